@@ -1,0 +1,1 @@
+"""The `beekeeper` command line."""

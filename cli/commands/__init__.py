@@ -1,0 +1,1 @@
+"""One module per command group; cli/main.py registers them."""

@@ -1,0 +1,106 @@
+"""Names and shapes shared by everything that reads or writes the room's table and queue.
+
+docs/data-model.md is the prose of this module: the producer, trigger, consumer and governor
+Lambdas, the VTL templates behind /polling and /client, the CLI and local mode all follow it.
+Standard library only: shipped inside the Lambda asset.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+# -- the visitor's token ---------------------------------------------------------------------
+
+COOKIE_NAME = "beekeeper_token"
+# Query parameter carrying the token on the redirect to the origin and on /client?token=.
+ORIGIN_TOKEN_PARAMETER = "beekeeper_token"
+CLIENT_TOKEN_PARAMETER = "token"
+
+TOKEN_ID_BYTES = 16  # 128 bits from a CSPRNG
+TOKEN_ID_LENGTH = 22  # base64url of 16 bytes, unpadded
+MAX_ORDINAL_DIGITS = 12
+# A token is "<id>.<ordinal>": the id is the secret that admits, the ordinal is the visitor's
+# estimated place in the arrival order (it only feeds the position shown; editing it admits
+# nobody). Match with fullmatch: "$" alone lets a trailing newline through. The VTL templates
+# spell out the same pattern; tests keep them equal.
+TOKEN_PATTERN = re.compile(
+    rf"^[A-Za-z0-9_-]{{{TOKEN_ID_LENGTH}}}\.[0-9]{{1,{MAX_ORDINAL_DIGITS}}}$"
+)
+
+
+@dataclass(frozen=True)
+class Token:
+    id: str
+    ordinal: int
+
+    def __str__(self) -> str:
+        return f"{self.id}.{self.ordinal}"
+
+    @classmethod
+    def parse(cls, text: object) -> Token | None:
+        """The token in `text`, or None when it is not exactly a well-formed token."""
+        if not isinstance(text, str) or not TOKEN_PATTERN.fullmatch(text):
+            return None
+        token_id, ordinal = text.split(".")
+        return cls(token_id, int(ordinal))
+
+    @classmethod
+    def issue(cls, ordinal: int, token_bytes: Callable[[int], bytes]) -> Token:
+        """A new token; `token_bytes` is the CSPRNG (secrets.token_bytes in production)."""
+        raw = token_bytes(TOKEN_ID_BYTES)
+        if len(raw) != TOKEN_ID_BYTES:
+            raise ValueError("the token source must return 16 bytes")
+        token_id = base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+        return cls(token_id, ordinal)
+
+
+# -- table keys (partition key "pk", string; no sort key) -----------------------------------
+
+PARTITION_KEY = "pk"
+TTL_ATTRIBUTE = "ttl"
+STATUS_COPIES = 10  # /polling reads status#<last digit of the ordinal>
+
+
+def visitor_key(token_id: str) -> str:
+    return f"v#{token_id}"
+
+
+def arrival_shard_key(shard: int) -> str:
+    return f"arrivals#{shard}"
+
+
+def minute_key(epoch_minute: int) -> str:
+    return f"minute#{epoch_minute}"
+
+
+def status_key(copy: int) -> str:
+    return f"status#{copy}"
+
+
+def status_copy_for(ordinal: int) -> int:
+    return ordinal % STATUS_COPIES
+
+
+def governor_decision_key(epoch_minute: int) -> str:
+    return f"governor#{epoch_minute}"
+
+
+CONFIG_KEY = "config"
+ADMITTED_COUNTER_KEY = "admitted"
+GOVERNOR_KEY = "governor"
+
+# How long bookkeeping items (minutes, governor decisions) stay before TTL removes them.
+BOOKKEEPING_TTL_SECONDS = 7 * 24 * 3600
+# Admitted visitors' items stay this long after expires_at before TTL removes them, so /polling
+# can still say "expired" rather than "unknown" for a while. Expiry itself is enforced against
+# the request time, never left to TTL.
+VISITOR_TTL_GRACE_SECONDS = 24 * 3600
+
+
+def origin_url_with_token(origin: str, token: str) -> str:
+    """The origin URL the waiting room sends an admitted visitor to."""
+    separator = "&" if "?" in origin else "?"
+    return f"{origin}{separator}{ORIGIN_TOKEN_PARAMETER}={token}"

@@ -1,0 +1,64 @@
+"""Token format and key helpers shared by every part of the room."""
+
+from __future__ import annotations
+
+import secrets
+
+import pytest
+
+from beekeeper.core.datamodel import (
+    TOKEN_PATTERN,
+    Token,
+    origin_url_with_token,
+    status_copy_for,
+    visitor_key,
+)
+
+
+def test_issued_tokens_are_128_bit_url_safe_and_parse_back() -> None:
+    token = Token.issue(42, secrets.token_bytes)
+    assert len(token.id) == 22
+    assert TOKEN_PATTERN.fullmatch(str(token))
+    assert Token.parse(str(token)) == token
+    assert visitor_key(token.id) == f"v#{token.id}"
+
+
+def test_issue_uses_the_given_random_source() -> None:
+    assert Token.issue(7, lambda n: b"\xff" * n) == Token("_" * 21 + "w", 7)
+    with pytest.raises(ValueError, match="16 bytes"):
+        Token.issue(7, lambda n: b"\x00" * (n - 1))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        None,
+        "",
+        "abc",
+        "A" * 22,
+        "A" * 22 + ".",
+        "A" * 22 + ".x",
+        "A" * 21 + ".1",
+        "A" * 23 + ".1",
+        "A" * 22 + ".1234567890123",
+        "A" * 21 + "=.1",
+        "A" * 22 + ".1\n",
+        "A" * 22 + '.1"',
+        " " + "A" * 22 + ".1",
+    ],
+)
+def test_anything_but_an_exact_token_is_rejected(text: object) -> None:
+    assert Token.parse(text) is None
+
+
+def test_origin_url_keeps_an_existing_query() -> None:
+    assert origin_url_with_token("https://s.example/a", "T.1") == (
+        "https://s.example/a?beekeeper_token=T.1"
+    )
+    assert origin_url_with_token("https://s.example/a?x=1", "T.1") == (
+        "https://s.example/a?x=1&beekeeper_token=T.1"
+    )
+
+
+def test_status_copy_is_the_last_digit_of_the_ordinal() -> None:
+    assert [status_copy_for(n) for n in (1, 10, 19, 123456789)] == [1, 0, 9, 9]

@@ -1,0 +1,207 @@
+"""The room settings model: every field valid and invalid, and the file round trip."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from beekeeper.core.settings import (
+    ENVIRONMENT_VARIABLE,
+    MAX_RATE,
+    RoomSettings,
+    SettingsError,
+    default_for,
+)
+
+REQUIRED = {
+    "name": "spring-sale",
+    "display_name": "Spring Sale",
+    "region": "eu-west-1",
+    "origin": "https://shop.example.com/sale",
+    "rate": 600,
+}
+
+
+def room(**changes: object) -> RoomSettings:
+    return RoomSettings.from_mapping({**REQUIRED, **changes})
+
+
+def test_defaults_fill_the_optional_settings() -> None:
+    settings = room()
+    assert settings.dynamic_rate_throttling is False
+    assert settings.admission_validity_minutes == 60
+    assert settings.admission_validity_seconds == 3600
+    assert settings.fail_open is False
+    assert settings.stack_name == "beekeeper-spring-sale"
+    assert settings.sampled_url == "https://shop.example.com/sale"
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("name", "a"),
+        ("name", "spring-sale-2026"),
+        ("name", "x" * 32),
+        ("display_name", "Spring Sale — 50% off, ünïcödé"),
+        ("region", "us-east-1"),
+        ("region", "ap-southeast-2"),
+        ("region", "us-gov-west-1"),
+        ("origin", "https://shop.example.com"),
+        ("origin", "https://shop.example.com:8443/a/b?c=d"),
+        ("origin", "http://localhost:8000/shop"),
+        ("origin", "http://127.0.0.1:9000"),
+        ("rate", 1),
+        ("rate", MAX_RATE),
+        ("rate", 25),
+        ("dynamic_rate_throttling", True),
+        ("admission_validity_minutes", 1),
+        ("admission_validity_minutes", 10080),
+        ("fail_open", True),
+        ("consumer_capacity", 100),
+        ("consumer_capacity", 30000),
+        ("arrival_shards", 1),
+        ("arrival_shards", 64),
+        ("waf_requests_per_5_minutes", 0),
+        ("waf_requests_per_5_minutes", 10),
+        ("health_check_url", "https://shop.example.com/health"),
+        ("health_check_url", ""),
+        ("accent_colour", "#A0b1C2"),
+        ("logo_url", "https://cdn.example.com/logo.svg"),
+        ("custom_template", "/home/me/page.html"),
+        ("log_retention_days", 7),
+    ],
+)
+def test_valid_values_are_kept(field: str, value: object) -> None:
+    assert getattr(room(**{field: value}), field) == value
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "hint"),
+    [
+        ("name", "", "lower-case letters"),
+        ("name", "Spring", "lower-case letters"),
+        ("name", "1sale", "starting with a letter"),
+        ("name", "sale-", "not ending with a hyphen"),
+        ("name", "sale--2", "single hyphens"),
+        ("name", "x" * 33, "1 to 32 characters"),
+        ("name", "sale_2", "lower-case letters"),
+        ("name", 5, "lower-case letters"),
+        ("display_name", "", "event's name"),
+        ("display_name", "   ", "event's name"),
+        ("display_name", "two\nlines", "printable"),
+        ("display_name", "x" * 81, "at most 80"),
+        ("region", "Europe", "AWS region code"),
+        ("region", "us-east", "AWS region code"),
+        ("origin", "ftp://shop.example.com", "https://"),
+        ("origin", "http://shop.example.com", "https://"),
+        ("origin", "shop.example.com", "https://"),
+        ("origin", "https://", "https://"),
+        ("origin", "https://user:pw@shop.example.com", "credentials"),
+        ("origin", "https://shop.example.com/#top", "fragment"),
+        ("origin", "https://shop.example.com/a b", "without spaces"),
+        ("origin", 'https://shop.example.com/"x', "quotes"),
+        ("origin", "https://shop.example.com:99999", "https://"),
+        ("rate", 0, "1 to 300,000"),
+        ("rate", MAX_RATE + 1, "1 to 300,000"),
+        ("rate", 1.5, "whole number"),
+        ("rate", True, "whole number"),
+        ("rate", "600", "whole number"),
+        ("dynamic_rate_throttling", "yes", "true or false"),
+        ("admission_validity_minutes", 0, "minutes"),
+        ("admission_validity_minutes", 10081, "minutes"),
+        ("fail_open", 1, "true or false"),
+        ("consumer_capacity", 99, "100 to 30,000"),
+        ("arrival_shards", 0, "1 to 64"),
+        ("arrival_shards", 65, "1 to 64"),
+        ("waf_requests_per_5_minutes", 9, "or 0 for no WAF"),
+        ("health_check_url", "http://example.com", "https://"),
+        ("accent_colour", "blue", "#1f5fbf"),
+        ("accent_colour", "#12345", "#1f5fbf"),
+        ("logo_url", "javascript:alert(1)", "https://"),
+        ("custom_template", 3, "file path"),
+        ("log_retention_days", 2, "one of 1, 3, 5"),
+    ],
+)
+def test_invalid_values_name_the_field_the_value_and_what_is_allowed(
+    field: str, value: object, hint: str
+) -> None:
+    with pytest.raises(SettingsError) as raised:
+        room(**{field: value})
+    message = str(raised.value)
+    assert message.startswith(f"{field}: {value!r} is not allowed; ")
+    assert hint in message
+    assert raised.value.field_name == field
+    assert "\n" not in message
+
+
+def test_display_name_is_trimmed() -> None:
+    assert room(display_name="  Sale  ").display_name == "Sale"
+
+
+def test_unknown_and_missing_settings_are_named() -> None:
+    with pytest.raises(SettingsError, match=r"^colour: 'red' is not allowed; this is not a room"):
+        room(colour="red")
+    data = dict(REQUIRED)
+    del data["origin"]
+    with pytest.raises(SettingsError, match=r"^origin: None is not allowed; this setting is requ"):
+        RoomSettings.from_mapping(data)
+
+
+def test_text_from_a_prompt_is_coerced_with_the_same_checks() -> None:
+    settings = RoomSettings.from_mapping(
+        {**REQUIRED, "rate": " 1,200 ", "dynamic_rate_throttling": "Yes", "fail_open": "off"},
+        coerce_strings=True,
+    )
+    assert settings.rate == 1200
+    assert settings.dynamic_rate_throttling is True
+    assert settings.fail_open is False
+    with pytest.raises(SettingsError, match=r"^rate: 'lots' is not allowed; use a whole number"):
+        RoomSettings.from_mapping({**REQUIRED, "rate": "lots"}, coerce_strings=True)
+    with pytest.raises(SettingsError, match=r"^fail_open: 'maybe' is not allowed; use yes or no"):
+        RoomSettings.from_mapping({**REQUIRED, "fail_open": "maybe"}, coerce_strings=True)
+    with pytest.raises(SettingsError, match=r"1 to 300,000"):
+        RoomSettings.from_mapping({**REQUIRED, "rate": "300001"}, coerce_strings=True)
+
+
+def test_toml_round_trip_keeps_every_field_and_is_commented() -> None:
+    original = room(
+        display_name='Quotes " and \\ backslashes and ünïcödé',
+        dynamic_rate_throttling=True,
+        waf_requests_per_5_minutes=500,
+        logo_url="https://cdn.example.com/logo.svg",
+    )
+    text = original.to_toml()
+    assert RoomSettings.from_toml(text) == original
+    assert text.count("\n# ") >= len(original.to_mapping())
+    assert "rate = 600\n" in text
+
+
+def test_hand_edited_file_is_validated() -> None:
+    text = room().to_toml().replace("rate = 600", "rate = 0")
+    with pytest.raises(SettingsError, match=r"^rate: 0 is not allowed"):
+        RoomSettings.from_toml(text)
+    with pytest.raises(SettingsError, match=r"^room file: .*fix the file's syntax"):
+        RoomSettings.from_toml("rate = = 3")
+
+
+def test_lambda_environment_round_trip() -> None:
+    original = room(fail_open=True)
+    environment = original.to_lambda_environment()
+    assert set(environment) == {ENVIRONMENT_VARIABLE}
+    assert json.loads(environment[ENVIRONMENT_VARIABLE])["fail_open"] is True
+    assert RoomSettings.from_lambda_environment(environment) == original
+    with pytest.raises(SettingsError, match=ENVIRONMENT_VARIABLE):
+        RoomSettings.from_lambda_environment({})
+
+
+def test_replace_validates_again() -> None:
+    settings = room()
+    assert settings.replace(rate=5).rate == 5
+    with pytest.raises(SettingsError):
+        settings.replace(rate=-5)
+
+
+def test_default_for_reports_the_model_defaults() -> None:
+    assert default_for("admission_validity_minutes") == 60
+    assert default_for("dynamic_rate_throttling") is False

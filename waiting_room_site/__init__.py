@@ -1,0 +1,1 @@
+"""The waiting room page's files (package data)."""

@@ -30,3 +30,22 @@ def load_template(name: str, values: Mapping[str, str]) -> str:
         return values[key]
 
     return _PLACEHOLDER.sub(substitute, text)
+
+
+# The contract between the templates, the stack and local mode: for each route, its request
+# template, its response template and the DynamoDB action the request template targets.
+ROUTES: dict[str, tuple[str, str, str]] = {
+    "polling": ("polling-request.vtl", "polling-response.vtl", "BatchGetItem"),
+    "client": ("client-request.vtl", "client-response.vtl", "GetItem"),
+}
+
+
+def template_values(*, table_name: str, origin: str) -> dict[str, str]:
+    """Synth-time values for the placeholders; the stack passes its table's name token.
+
+    ORIGIN_JSON is the origin URL as a JSON string literal (quotes included), so a template
+    can place it in its JSON output without any escaping of its own.
+    """
+    import json
+
+    return {"TABLE_NAME": table_name, "ORIGIN_JSON": json.dumps(origin)}

@@ -1,0 +1,1 @@
+"""`beekeeper local`: the whole room on one machine, no AWS account."""

@@ -1,0 +1,1 @@
+"""Deterministic simulator of the admission pipeline (beekeeper simulate)."""

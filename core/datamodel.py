@@ -104,3 +104,15 @@ def origin_url_with_token(origin: str, token: str) -> str:
     """The origin URL the waiting room sends an admitted visitor to."""
     separator = "&" if "?" in origin else "?"
     return f"{origin}{separator}{ORIGIN_TOKEN_PARAMETER}={token}"
+
+
+# -- resource definitions shared by the CDK stack and local mode --------------------------
+
+# A consumer receives only what it is about to admit and deletes it seconds later; a message
+# comes back only after a consumer crashed or its write failed, 60 s later.
+QUEUE_VISIBILITY_TIMEOUT_SECONDS = 60
+# The longest event the room can hold a visitor for: SQS's maximum retention.
+QUEUE_RETENTION_SECONDS = 14 * 24 * 3600
+# After this many receives without a successful admission a message moves to the dead-letter
+# queue, where an alarm asks a person to look (it is never silently dropped).
+QUEUE_MAX_RECEIVE_COUNT = 5

@@ -1,0 +1,29 @@
+"""Where the operator's room files live, shared by the CLI and the CDK app (`-c room=NAME`).
+
+Precedence: $BEEKEEPER_CONFIG_DIR, else $XDG_CONFIG_HOME/beekeeper, else ~/.config/beekeeper.
+Room settings are `rooms/<name>.toml` (human-editable); what a deploy produced is recorded
+beside them as `rooms/<name>.deployed.json`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+
+def config_dir(environ: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if environ is None else environ
+    if env.get("BEEKEEPER_CONFIG_DIR"):
+        return Path(env["BEEKEEPER_CONFIG_DIR"]).expanduser()
+    if env.get("XDG_CONFIG_HOME"):
+        return Path(env["XDG_CONFIG_HOME"]).expanduser() / "beekeeper"
+    return Path.home() / ".config" / "beekeeper"
+
+
+def room_file(name: str, environ: Mapping[str, str] | None = None) -> Path:
+    return config_dir(environ) / "rooms" / f"{name}.toml"
+
+
+def deployment_file(name: str, environ: Mapping[str, str] | None = None) -> Path:
+    return config_dir(environ) / "rooms" / f"{name}.deployed.json"

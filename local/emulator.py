@@ -1,0 +1,107 @@
+"""The AWS API emulator behind a local room: moto's server on loopback, in this process.
+
+It holds the room's real queue (with its dead-letter queue) and table, created from the same
+definitions the stack deploys (`core/datamodel.py`), so the Lambdas, the templates and the
+operator CLI talk to it exactly as they would to AWS, through `endpoint_url`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import boto3
+from moto.moto_api._internal import moto_api_backend
+from moto.server import ThreadedMotoServer
+
+from beekeeper.core import datamodel
+
+# Inside this process only: moto accepts any credentials, boto3 needs some to sign with, and a
+# local room must never pick up (or send anywhere) the operator's real ones.
+LOCAL_REGION = "us-east-1"
+FAKE_CREDENTIALS = {
+    "aws_access_key_id": "beekeeper-local",
+    "aws_secret_access_key": "beekeeper-local",
+}
+
+
+@dataclass(frozen=True)
+class RoomResources:
+    table_name: str
+    queue_url: str
+    dead_letter_queue_url: str
+
+
+def table_definition(table_name: str) -> dict[str, Any]:
+    """CreateTable parameters for the room's table: what the stack deploys, as an API call."""
+    return {
+        "TableName": table_name,
+        "KeySchema": [{"AttributeName": datamodel.PARTITION_KEY, "KeyType": "HASH"}],
+        "AttributeDefinitions": [{"AttributeName": datamodel.PARTITION_KEY, "AttributeType": "S"}],
+        "BillingMode": "PAY_PER_REQUEST",
+    }
+
+
+def queue_attributes(dead_letter_queue_arn: str) -> dict[str, str]:
+    """The visitors' queue settings, the same constants the stack uses."""
+    return {
+        "VisibilityTimeout": str(datamodel.QUEUE_VISIBILITY_TIMEOUT_SECONDS),
+        "MessageRetentionPeriod": str(datamodel.QUEUE_RETENTION_SECONDS),
+        "RedrivePolicy": json.dumps(
+            {
+                "deadLetterTargetArn": dead_letter_queue_arn,
+                "maxReceiveCount": datamodel.QUEUE_MAX_RECEIVE_COUNT,
+            }
+        ),
+    }
+
+
+class Emulator:
+    """moto's server on 127.0.0.1; `port=0` lets the system pick a free port."""
+
+    def __init__(self, port: int = 0) -> None:
+        self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+        self.endpoint_url = ""
+
+    def start(self) -> str:
+        # moto keeps its state per process: a room starts from nothing, as a new stack does.
+        moto_api_backend.reset()
+        self._server.start()
+        host, port = self._server.get_host_and_port()
+        self.endpoint_url = f"http://{host}:{port}"
+        return self.endpoint_url
+
+    def stop(self) -> None:
+        self._server.stop()
+
+    def client(self, service: str) -> Any:
+        return boto3.client(
+            service,  # type: ignore[call-overload]
+            endpoint_url=self.endpoint_url,
+            region_name=LOCAL_REGION,
+            **FAKE_CREDENTIALS,
+        )
+
+    def create_room_resources(self, room_name: str) -> RoomResources:
+        """The room's table and queues, named as the stack names them."""
+        prefix = f"beekeeper-{room_name}"
+        dynamodb = self.client("dynamodb")
+        table_name = f"{prefix}-table"
+        dynamodb.create_table(**table_definition(table_name))
+        dynamodb.update_time_to_live(
+            TableName=table_name,
+            TimeToLiveSpecification={"Enabled": True, "AttributeName": datamodel.TTL_ATTRIBUTE},
+        )
+        sqs = self.client("sqs")
+        dlq_url = sqs.create_queue(
+            QueueName=f"{prefix}-dead-letters",
+            Attributes={"MessageRetentionPeriod": str(datamodel.QUEUE_RETENTION_SECONDS)},
+        )["QueueUrl"]
+        dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])[
+            "Attributes"
+        ]["QueueArn"]
+        queue_url = sqs.create_queue(
+            QueueName=f"{prefix}-visitors", Attributes=queue_attributes(dlq_arn)
+        )["QueueUrl"]
+        return RoomResources(table_name, queue_url, dlq_url)

@@ -1,0 +1,190 @@
+"""The local gateway: the deployed stage's routes at the same paths, as a WSGI app.
+
+| route | answered by (as in AWS) |
+|---|---|
+| /beekeeper | the producer Lambda's handler, with a REST proxy event |
+| /polling, /client | the VTL templates through `run_integration`, against the emulator |
+| /room | the waiting room page of the room's settings |
+
+Served by waitress (a real, multi-threaded WSGI server) in `beekeeper.local.room`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from beekeeper.core.datamodel import COOKIE_NAME
+from beekeeper.core.settings import RoomSettings
+from beekeeper.local.proxy_event import (
+    proxy_result_headers,
+    query_pairs,
+    request_headers,
+    rest_proxy_event,
+)
+from beekeeper.local.room_code import RoomCode
+
+log = logging.getLogger("beekeeper.local")
+
+StartResponse = Callable[[str, list[tuple[str, str]]], Any]
+MAX_BODY_BYTES = 64 * 1024
+
+_REASONS = {
+    200: "OK",
+    201: "Created",
+    204: "No Content",
+    301: "Moved Permanently",
+    302: "Found",
+    303: "See Other",
+    304: "Not Modified",
+    307: "Temporary Redirect",
+    400: "Bad Request",
+    403: "Forbidden",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    413: "Content Too Large",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    502: "Bad Gateway",
+    503: "Service Unavailable",
+}
+
+
+def status_line(code: int) -> str:
+    return f"{code} {_REASONS.get(code, 'Status')}"
+
+
+class ArrivalCounter:
+    """New visitors the producer gave a cookie to, for the room's log."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.total = 0
+
+    def add(self) -> None:
+        with self._lock:
+            self.total += 1
+
+
+class Gateway:
+    def __init__(
+        self,
+        *,
+        code: RoomCode,
+        settings: RoomSettings,
+        dynamodb: Any,
+        table_name: str,
+        host: str,
+        clock: Callable[[], float] = time.time,
+        arrivals: ArrivalCounter | None = None,
+    ) -> None:
+        self._code = code
+        self._settings = settings
+        self._dynamodb = dynamodb
+        self._table_name = table_name
+        self._host = host
+        self._clock = clock
+        self.arrivals = arrivals or ArrivalCounter()
+        self._page = code.page(settings).encode("utf-8")
+
+    def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        path = str(environ.get("PATH_INFO", "/"))
+        try:
+            if path == "/beekeeper":
+                status, headers, body = self._producer(environ)
+            elif path in ("/polling", "/client"):
+                status, headers, body = self._integration(path[1:], environ)
+            elif path == "/room":
+                status, headers, body = self._room(environ)
+            else:
+                status, headers, body = _json(404, {"message": "Not Found"})
+        except Exception:
+            # A bug in a handler is a 5xx in AWS too; say so in the log, not to the visitor.
+            log.exception("%s %s failed", environ.get("REQUEST_METHOD"), path)
+            status, headers, body = _json(500, {"message": "Internal server error"})
+        headers.append(("Content-Length", str(len(body))))
+        start_response(status_line(status), headers)
+        return [body]
+
+    # -- routes ---------------------------------------------------------------------------
+
+    def _producer(self, environ: dict[str, Any]) -> tuple[int, list[tuple[str, str]], bytes]:
+        body = _read_body(environ)
+        event = rest_proxy_event(
+            environ,
+            resource="/beekeeper",
+            host=self._host,
+            request_time_ms=int(self._clock() * 1000),
+            body=body,
+        )
+        result = self._code.producer(event, None)
+        headers = proxy_result_headers(result)
+        if any(
+            name.lower() == "set-cookie" and value.startswith(f"{COOKIE_NAME}=")
+            for name, value in headers
+        ):
+            self.arrivals.add()
+            log.debug("arrival: a new visitor joined the line")
+        text = result.get("body") or ""
+        return int(result.get("statusCode", 200)), headers, str(text).encode("utf-8")
+
+    def _integration(
+        self, route: str, environ: dict[str, Any]
+    ) -> tuple[int, list[tuple[str, str]], bytes]:
+        method = str(environ.get("REQUEST_METHOD", "GET"))
+        if method != "GET":
+            status, headers, body = _json(405, {"message": "Method Not Allowed"})
+            headers.append(("Allow", "GET"))
+            return status, headers, body
+        request = self._code.http_request(
+            method=method,
+            path=f"/{route}",
+            query=dict(query_pairs(environ)),
+            headers=dict(request_headers(environ)),
+        )
+        now_ms = int(self._clock() * 1000)
+        response = self._code.integration(
+            route,
+            request,
+            dynamodb=self._dynamodb,
+            table_name=self._table_name,
+            origin=self._settings.origin,
+            request_time_ms=now_ms,
+            request_id=f"local-{now_ms}",
+        )
+        headers = [(str(k), str(v)) for k, v in dict(response.headers).items()]
+        body = response.body
+        raw = body if isinstance(body, bytes) else str(body).encode("utf-8")
+        return int(response.status), headers, raw
+
+    def _room(self, environ: dict[str, Any]) -> tuple[int, list[tuple[str, str]], bytes]:
+        if environ.get("REQUEST_METHOD") not in ("GET", "HEAD"):
+            status, headers, body = _json(405, {"message": "Method Not Allowed"})
+            headers.append(("Allow", "GET, HEAD"))
+            return status, headers, body
+        headers = [
+            ("Content-Type", "text/html; charset=utf-8"),
+            ("Cache-Control", "no-store"),
+            ("X-Content-Type-Options", "nosniff"),
+            ("Referrer-Policy", "no-referrer"),
+        ]
+        return 200, headers, self._page
+
+
+def _read_body(environ: dict[str, Any]) -> str | None:
+    try:
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        length = 0
+    if length <= 0:
+        return None
+    raw = environ["wsgi.input"].read(min(length, MAX_BODY_BYTES))
+    return bytes(raw).decode("utf-8", errors="replace")
+
+
+def _json(status: int, payload: object) -> tuple[int, list[tuple[str, str]], bytes]:
+    return status, [("Content-Type", "application/json")], json.dumps(payload).encode("utf-8")

@@ -1,0 +1,241 @@
+"""A whole waiting room on this machine: emulator, gateway, scheduler, record, demo shop.
+
+`LocalRoom.start()` binds the ports first (a busy port is reported before anything else
+starts), then starts the emulator with the room's queue and table, loads the real room code
+pointed at it, records the room for the operator CLI and starts serving and scheduling.
+`stop()` undoes all of it in reverse order, joining every thread it started.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from beekeeper.core import datamodel
+from beekeeper.core.settings import RoomSettings
+from beekeeper.local.demo_shop import DemoShop
+from beekeeper.local.emulator import LOCAL_REGION, Emulator, RoomResources
+from beekeeper.local.gateway import Gateway
+from beekeeper.local.http_server import ServerThread
+from beekeeper.local.record import RoomRecord, RoomUrls, room_urls, stack_outputs
+from beekeeper.local.room_code import RoomCode, load_room_code
+from beekeeper.local.scheduler import Scheduler
+
+log = logging.getLogger("beekeeper.local")
+
+DEFAULT_PORT = 8080
+DEFAULT_DEMO_PORT = 8081
+DEFAULT_MINUTE_SECONDS = 60.0
+GATEWAY_THREADS = 16
+STOP_TIMEOUT_SECONDS = 5.0
+
+CodeLoader = Callable[[RoomSettings, RoomResources, str, float], RoomCode]
+
+
+def _load_real_code(
+    settings: RoomSettings, resources: RoomResources, endpoint_url: str, minute_seconds: float
+) -> RoomCode:
+    return load_room_code(settings, resources, endpoint_url, minute_seconds=minute_seconds)
+
+
+@dataclass(frozen=True)
+class LocalOptions:
+    rate: int
+    origin: str | None = None
+    port: int = DEFAULT_PORT
+    demo: bool = False
+    demo_port: int = DEFAULT_DEMO_PORT
+    minute_seconds: float = DEFAULT_MINUTE_SECONDS
+    name: str = "local"
+    display_name: str = "Local rehearsal"
+    dynamic_rate_throttling: bool = False
+
+
+def local_settings(options: LocalOptions, origin: str) -> RoomSettings:
+    """The room's settings, validated like any room's; the region is a placeholder."""
+    return RoomSettings(
+        name=options.name,
+        display_name=options.display_name,
+        region=LOCAL_REGION,
+        origin=origin,
+        rate=options.rate,
+        dynamic_rate_throttling=options.dynamic_rate_throttling,
+    )
+
+
+class _LateApp:
+    """The gateway's WSGI app, bound once the room code is loaded (the port is bound first)."""
+
+    def __init__(self) -> None:
+        self.app: Callable[..., Any] | None = None
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+        if self.app is None:
+            start_response("503 Service Unavailable", [("Retry-After", "1")])
+            return [b"starting"]
+        return self.app(environ, start_response)
+
+
+class LocalRoom:
+    def __init__(self, options: LocalOptions, *, code_loader: CodeLoader = _load_real_code):
+        if options.origin is None and not options.demo:
+            raise ValueError("a local room needs an origin, or --demo to use the demo shop")
+        self.options = options
+        self._code_loader = code_loader
+        self._stack: list[Callable[[], None]] = []
+        self.settings: RoomSettings | None = None
+        self.urls: RoomUrls | None = None
+        self.shop_url: str | None = None
+        self.endpoint_url = ""
+        self.resources: RoomResources | None = None
+        self.record: RoomRecord | None = None
+        self._reporter_stop = threading.Event()
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    def start(self) -> None:
+        try:
+            self._start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self) -> None:
+        options = self.options
+        late_shop = _LateApp()
+        shop_server: ServerThread | None = None
+        if options.demo:
+            shop_server = ServerThread(
+                late_shop, port=options.demo_port, threads=4, what="demo shop"
+            )
+            self._stack.append(shop_server.stop)
+            # "localhost", not 127.0.0.1: the shop is a different site from the room, as in
+            # production, so the browser treats the room's cookie as the room's alone.
+            self.shop_url = f"http://localhost:{shop_server.port}/"
+        origin = options.origin or self.shop_url
+        assert origin is not None
+        settings = local_settings(options, origin)
+        self.settings = settings
+
+        record = RoomRecord(settings.name)
+        record.check_free()
+
+        late_gateway = _LateApp()
+        gateway_server = ServerThread(
+            late_gateway, port=options.port, threads=GATEWAY_THREADS, what="local gateway"
+        )
+        self._stack.append(gateway_server.stop)
+        self.urls = urls = room_urls(gateway_server.base_url)
+
+        emulator = Emulator()
+        self.endpoint_url = emulator.start()
+        self._stack.append(emulator.stop)
+        self.resources = resources = emulator.create_room_resources(settings.name)
+
+        code = self._code_loader(settings, resources, self.endpoint_url, options.minute_seconds)
+        dynamodb = emulator.client("dynamodb")
+        gateway = Gateway(
+            code=code,
+            settings=settings,
+            dynamodb=dynamodb,
+            table_name=resources.table_name,
+            host=f"127.0.0.1:{gateway_server.port}",
+        )
+        late_gateway.app = gateway
+        if shop_server is not None:
+            late_shop.app = DemoShop(
+                client_url=urls.client_check_url, marketing_url=urls.marketing_url
+            )
+
+        record.write(settings, stack_outputs(settings, urls, resources, self.endpoint_url))
+        self.record = record
+        self._stack.append(record.remove)
+
+        gateway_server.start()
+        if shop_server is not None:
+            shop_server.start()
+
+        scheduler = Scheduler(
+            code,
+            minute_seconds=options.minute_seconds,
+            with_governor=settings.dynamic_rate_throttling,
+        )
+        scheduler.start()
+        self._stack.append(lambda: self._stop_scheduler(scheduler))
+
+        reporter = threading.Thread(
+            target=self._report,
+            args=(dynamodb, resources.table_name, settings.arrival_shards),
+            name="beekeeper-reporter",
+            daemon=True,
+        )
+        reporter.start()
+        self._stack.append(lambda: self._stop_reporter(reporter))
+
+    def stop(self) -> None:
+        """Stop everything started so far, last started first; safe to call twice."""
+        while self._stack:
+            undo = self._stack.pop()
+            try:
+                undo()
+            except Exception:
+                log.exception("stopping the local room")
+
+    def _stop_scheduler(self, scheduler: Scheduler) -> None:
+        left = scheduler.stop(STOP_TIMEOUT_SECONDS)
+        if left:
+            # A consumer long-polls the queue until its minute ends; the emulator's stop (next)
+            # ends its call, and nothing it held is lost: unadmitted messages stay queued.
+            log.info("still finishing at stop: %s", ", ".join(sorted(set(left))))
+
+    def _stop_reporter(self, reporter: threading.Thread) -> None:
+        self._reporter_stop.set()
+        reporter.join(STOP_TIMEOUT_SECONDS)
+
+    # -- the room's log -------------------------------------------------------------------
+
+    def _report(self, dynamodb: Any, table_name: str, shards: int) -> None:
+        """Arrivals and admissions, from the table's counters, every few seconds."""
+        interval = min(5.0, max(1.0, self.options.minute_seconds))
+        arrived = admitted = 0
+        while not self._reporter_stop.wait(interval):
+            try:
+                now_arrived, now_admitted = read_counters(dynamodb, table_name, shards)
+            except Exception as error:  # the emulator stopping under us
+                log.debug("counters unavailable: %s", error)
+                continue
+            if (now_arrived, now_admitted) != (arrived, admitted):
+                log.info(
+                    "arrivals +%d (total %d), admitted +%d (total %d), waiting %d",
+                    now_arrived - arrived,
+                    now_arrived,
+                    now_admitted - admitted,
+                    now_admitted,
+                    max(0, now_arrived - now_admitted),
+                )
+                arrived, admitted = now_arrived, now_admitted
+
+
+def read_counters(dynamodb: Any, table_name: str, shards: int) -> tuple[int, int]:
+    """(arrivals, admitted) as docs/data-model.md counts them: shard sums and `admitted`."""
+    keys = [datamodel.arrival_shard_key(k) for k in range(shards)]
+    keys.append(datamodel.ADMITTED_COUNTER_KEY)
+    answer = dynamodb.batch_get_item(
+        RequestItems={table_name: {"Keys": [{datamodel.PARTITION_KEY: {"S": k}} for k in keys]}}
+    )
+    counts = {
+        item[datamodel.PARTITION_KEY]["S"]: int(item.get("n", {}).get("N", "0"))
+        for item in answer["Responses"].get(table_name, [])
+    }
+    admitted = counts.pop(datamodel.ADMITTED_COUNTER_KEY, 0)
+    return sum(counts.values()), admitted
+
+
+def wait_for_stop(stop_requested: threading.Event) -> None:
+    """Block the main thread until Ctrl-C or SIGTERM (signals reach only the main thread)."""
+    while not stop_requested.wait(0.5):
+        time.sleep(0)

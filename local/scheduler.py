@@ -1,0 +1,85 @@
+"""The local stand-in for EventBridge and Lambda's async invoke.
+
+Every (possibly shortened) minute it runs the real trigger, which starts the real consumers
+through `invoke_consumer`: each consumer runs in its own thread, as each runs in its own Lambda
+in AWS. With dynamic rate throttling the real governor runs on the same schedule.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from beekeeper.local.room_code import Payload, RoomCode
+
+log = logging.getLogger("beekeeper.local")
+
+
+class Scheduler:
+    def __init__(
+        self,
+        code: RoomCode,
+        *,
+        minute_seconds: float,
+        with_governor: bool,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._code = code
+        self._minute_seconds = minute_seconds
+        self._with_governor = with_governor
+        self._clock = clock
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="beekeeper-scheduler", daemon=True)
+        self._workers: list[threading.Thread] = []
+        self._workers_lock = threading.Lock()
+        self.deliveries = 0
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self, timeout: float) -> list[str]:
+        """Stop scheduling, wait up to `timeout` s for running work; names what is left."""
+        self._stopping.set()
+        deadline = time.monotonic() + timeout
+        if self._thread.is_alive():
+            self._thread.join(max(0.0, deadline - time.monotonic()))
+        with self._workers_lock:
+            workers = list(self._workers)
+        for worker in workers:
+            worker.join(max(0.0, deadline - time.monotonic()))
+        return [w.name for w in workers if w.is_alive()]
+
+    def invoke_consumer(self, payload: Payload) -> None:
+        """Lambda's async invoke, locally: the consumer runs in a thread of its own."""
+        self._spawn("beekeeper-consumer", lambda: self._code.consumer(payload))
+
+    def _spawn(self, name: str, work: Callable[[], Any]) -> None:
+        def run() -> None:
+            try:
+                work()
+            except Exception:
+                if not self._stopping.is_set():
+                    log.exception("%s failed", name)
+
+        thread = threading.Thread(target=run, name=name, daemon=True)
+        with self._workers_lock:
+            self._workers = [w for w in self._workers if w.is_alive()]
+            self._workers.append(thread)
+        thread.start()
+
+    def _run(self) -> None:
+        # Like EventBridge, fire at the start of each minute, never catching up on missed ones.
+        next_at = self._clock()
+        while not self._stopping.is_set():
+            self.deliveries += 1
+            self._spawn("beekeeper-trigger", lambda: self._code.trigger(self.invoke_consumer))
+            if self._with_governor:
+                self._spawn("beekeeper-governor", self._code.governor)
+            next_at += self._minute_seconds
+            now = self._clock()
+            while next_at <= now:
+                next_at += self._minute_seconds
+            self._stopping.wait(next_at - now)

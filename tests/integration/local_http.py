@@ -1,0 +1,48 @@
+"""Small HTTP helpers for the local room's tests: no redirect following, cookies by hand."""
+
+from __future__ import annotations
+
+import http.client
+import json
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+
+@dataclass
+class Answer:
+    status: int
+    headers: list[tuple[str, str]]
+    body: bytes
+
+    def header(self, name: str) -> str | None:
+        return next((v for k, v in self.headers if k.lower() == name.lower()), None)
+
+    def headers_named(self, name: str) -> list[str]:
+        return [v for k, v in self.headers if k.lower() == name.lower()]
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+    @property
+    def text(self) -> str:
+        return self.body.decode("utf-8")
+
+
+def get(url: str, *, cookie: str | None = None, method: str = "GET") -> Answer:
+    parts = urlsplit(url)
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+    try:
+        path = parts.path + (f"?{parts.query}" if parts.query else "")
+        headers = {"Cookie": cookie} if cookie is not None else {}
+        connection.request(method, path, headers=headers)
+        response = connection.getresponse()
+        return Answer(response.status, response.getheaders(), response.read())
+    finally:
+        connection.close()
+
+
+def cookie_value(set_cookie: str, name: str) -> str | None:
+    first = set_cookie.split(";", 1)[0]
+    key, _, value = first.partition("=")
+    return value if key.strip() == name else None

@@ -1,0 +1,160 @@
+"""A double of `RoomCode` (our own interface), following docs/data-model.md in a few lines.
+
+It lets the local room's own wiring (gateway, proxy events, scheduler, record, CLI) be tested
+without the pipeline's and the templates' modules; the tests that need the real room code use
+`load_room_code` instead.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import boto3
+
+from beekeeper.core import datamodel
+from beekeeper.core.settings import RoomSettings
+from beekeeper.local.emulator import FAKE_CREDENTIALS, LOCAL_REGION, RoomResources
+from beekeeper.local.room_code import InvokeConsumer, Payload, RoomCode
+
+
+@dataclass
+class HttpRequest:
+    method: str
+    path: str
+    query: dict[str, str] = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class HttpResponse:
+    status: int
+    headers: dict[str, str]
+    body: str
+
+
+def _cookie_token(headers: dict[str, str]) -> str | None:
+    raw = next((v for k, v in headers.items() if k.lower() == "cookie"), "")
+    for part in raw.split(";"):
+        name, _, value = part.strip().partition("=")
+        if name == datamodel.COOKIE_NAME:
+            return value
+    return None
+
+
+def double_code(
+    settings: RoomSettings, resources: RoomResources, endpoint_url: str, minute_seconds: float
+) -> RoomCode:
+    def client(service: str) -> Any:
+        return boto3.client(
+            service,  # type: ignore[call-overload]
+            endpoint_url=endpoint_url,
+            region_name=LOCAL_REGION,
+            **FAKE_CREDENTIALS,
+        )
+
+    ddb, sqs, table = client("dynamodb"), client("sqs"), resources.table_name
+
+    def enabled() -> bool:
+        item = ddb.get_item(TableName=table, Key={"pk": {"S": datamodel.CONFIG_KEY}}).get("Item")
+        return item is None or item["enabled"]["BOOL"]
+
+    def producer(event: dict[str, Any], _context: Any) -> dict[str, Any]:
+        if datamodel.Token.parse(_cookie_token(event["headers"])) is not None:
+            return {"statusCode": 302, "headers": {"Location": "room"}, "body": ""}
+        if not enabled():
+            return {"statusCode": 302, "headers": {"Location": settings.origin}, "body": ""}
+        n = ddb.update_item(
+            TableName=table,
+            Key={"pk": {"S": datamodel.arrival_shard_key(0)}},
+            UpdateExpression="ADD n :one",
+            ExpressionAttributeValues={":one": {"N": "1"}},
+            ReturnValues="UPDATED_NEW",
+        )["Attributes"]["n"]["N"]
+        token = str(datamodel.Token.issue(int(n), secrets.token_bytes))
+        sqs.send_message(QueueUrl=resources.queue_url, MessageBody=token)
+        secure = "" if event["headers"].get("X-Forwarded-Proto") == "http" else "; Secure"
+        return {
+            "statusCode": 302,
+            "headers": {"Location": "room"},
+            "multiValueHeaders": {
+                "Set-Cookie": [f"{datamodel.COOKIE_NAME}={token}; Path=/; HttpOnly{secure}"]
+            },
+            "body": "",
+        }
+
+    def trigger(invoke_consumer: InvokeConsumer) -> None:
+        minute = int(time.time() // minute_seconds)
+        try:
+            ddb.put_item(
+                TableName=table,
+                Item={"pk": {"S": datamodel.minute_key(minute)}},
+                ConditionExpression="attribute_not_exists(pk)",
+            )
+        except ddb.exceptions.ConditionalCheckFailedException:
+            return
+        invoke_consumer({"quota": settings.rate, "deadline": time.time() + minute_seconds * 0.8})
+
+    def consumer(payload: Payload) -> None:
+        left = int(payload["quota"])
+        while left > 0 and time.time() < float(payload["deadline"]):
+            got = sqs.receive_message(
+                QueueUrl=resources.queue_url, MaxNumberOfMessages=min(10, left), WaitTimeSeconds=1
+            ).get("Messages", [])
+            for message in got:
+                token = datamodel.Token.parse(message["Body"])
+                assert token is not None
+                now = int(time.time())
+                ddb.put_item(
+                    TableName=table,
+                    Item={
+                        "pk": {"S": datamodel.visitor_key(token.id)},
+                        "admitted_at": {"N": str(now)},
+                        "expires_at": {"N": str(now + settings.admission_validity_seconds)},
+                        "ordinal": {"N": str(token.ordinal)},
+                    },
+                )
+                sqs.delete_message(
+                    QueueUrl=resources.queue_url, ReceiptHandle=message["ReceiptHandle"]
+                )
+                ddb.update_item(
+                    TableName=table,
+                    Key={"pk": {"S": datamodel.ADMITTED_COUNTER_KEY}},
+                    UpdateExpression="ADD n :one",
+                    ExpressionAttributeValues={":one": {"N": "1"}},
+                )
+                left -= 1
+
+    def integration(route: str, request: HttpRequest, **kw: Any) -> HttpResponse:
+        token = datamodel.Token.parse(
+            request.query.get("token") if route == "client" else _cookie_token(request.headers)
+        )
+        item = None
+        if token is not None:
+            item = (
+                kw["dynamodb"]
+                .get_item(
+                    TableName=kw["table_name"], Key={"pk": {"S": datamodel.visitor_key(token.id)}}
+                )
+                .get("Item")
+            )
+        allowed = item is not None and int(item["expires_at"]["N"]) * 1000 > kw["request_time_ms"]
+        answer: dict[str, Any] = {"allow": allowed}
+        if allowed and route == "polling" and token is not None:
+            answer["origin"] = datamodel.origin_url_with_token(kw["origin"], str(token))
+        elif route == "polling":
+            answer.update(state="waiting" if token else "no_token", position=1, eta_seconds=0)
+        return HttpResponse(200, {"Content-Type": "application/json"}, json.dumps(answer))
+
+    return RoomCode(
+        producer=producer,
+        trigger=trigger,
+        consumer=consumer,
+        governor=lambda: None,
+        integration=integration,
+        http_request=HttpRequest,
+        page=lambda s: f"<!doctype html><title>{s.display_name}</title><p>in line</p>",
+    )

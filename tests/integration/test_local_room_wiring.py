@@ -1,0 +1,123 @@
+"""The local room's own wiring, in process, with a double of the room code.
+
+Emulator, gateway (waitress), proxy events, scheduler, record and demo shop are all real; only
+the producer/trigger/consumer/template code is the `RoomCode` double, so these tests say what
+local mode itself does. tests/integration/test_local_mode.py runs the real room code.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from local_http import cookie_value, get
+from local_room_doubles import double_code
+
+from beekeeper.core.datamodel import COOKIE_NAME, Token
+from beekeeper.local.room import LocalOptions, LocalRoom
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture()
+def config_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("BEEKEEPER_CONFIG_DIR", str(tmp_path))
+    return tmp_path
+
+
+@pytest.fixture()
+def room(config_dir: Path) -> Iterator[LocalRoom]:
+    options = LocalOptions(
+        rate=600, port=0, demo=True, demo_port=0, minute_seconds=1, name="wiring"
+    )
+    room = LocalRoom(options, code_loader=double_code)
+    room.start()
+    try:
+        yield room
+    finally:
+        room.stop()
+
+
+def _join(room: LocalRoom) -> str:
+    assert room.urls is not None
+    answer = get(room.urls.marketing_url)
+    assert answer.status == 302
+    set_cookie = answer.header("Set-Cookie")
+    assert set_cookie is not None
+    token = cookie_value(set_cookie, COOKIE_NAME)
+    assert token is not None
+    return token
+
+
+def test_the_marketing_link_runs_the_producer_with_a_loopback_proxy_event(room: LocalRoom) -> None:
+    assert room.urls is not None
+    answer = get(room.urls.marketing_url)
+    assert answer.status == 302
+    assert answer.header("Location") == "room"
+    (set_cookie,) = answer.headers_named("Set-Cookie")
+    # X-Forwarded-Proto http reached the handler: the cookie leaves out Secure only here.
+    assert "Secure" not in set_cookie
+    assert Token.parse(cookie_value(set_cookie, COOKIE_NAME)) is not None
+
+
+def test_a_joined_visitor_is_admitted_on_schedule_and_the_demo_shop_confirms(
+    room: LocalRoom,
+) -> None:
+    assert room.urls is not None and room.shop_url is not None
+    token = _join(room)
+    deadline = time.monotonic() + 10
+    answer = get(room.urls.page_url.replace("/room", "/polling"), cookie=f"{COOKIE_NAME}={token}")
+    while not answer.json()["allow"] and time.monotonic() < deadline:
+        time.sleep(0.2)
+        answer = get(
+            room.urls.page_url.replace("/room", "/polling"), cookie=f"{COOKIE_NAME}={token}"
+        )
+    assert answer.json()["allow"] is True
+    shop = get(answer.json()["origin"].replace("localhost", "127.0.0.1"))
+    assert shop.status == 200
+    assert "You're in" in shop.text
+    refused = get(room.shop_url.replace("localhost", "127.0.0.1"))
+    assert refused.status == 403
+    assert "You skipped the line" in refused.text
+
+
+def test_the_page_and_unknown_paths(room: LocalRoom) -> None:
+    assert room.urls is not None
+    page = get(room.urls.page_url)
+    assert page.status == 200
+    assert page.header("Content-Type") == "text/html; charset=utf-8"
+    assert "Local rehearsal" in page.text
+    assert get(room.urls.page_url, method="POST").status == 405
+    assert get(room.urls.client_check_url, method="DELETE").status == 405
+    assert get(room.urls.marketing_url.replace("/beekeeper", "/nothing")).status == 404
+
+
+def test_the_room_is_recorded_for_the_operator_cli_and_removed_at_stop(config_dir: Path) -> None:
+    room = LocalRoom(
+        LocalOptions(rate=60, origin="http://localhost:9/", port=0, name="recorded"),
+        code_loader=double_code,
+    )
+    room.start()
+    record_path = config_dir / "rooms" / "recorded.deployed.json"
+    room_path = config_dir / "rooms" / "recorded.toml"
+    try:
+        record = json.loads(record_path.read_text())
+        assert room.urls is not None
+        assert record["MarketingUrl"] == room.urls.marketing_url
+        assert record["EndpointUrl"] == room.endpoint_url
+        assert record["EndpointUrl"].startswith("http://127.0.0.1:")
+        assert 'origin = "http://localhost:9/"' in room_path.read_text()
+        threads_during = {t.name for t in threading.enumerate()}
+        assert "beekeeper-scheduler" in threads_during
+    finally:
+        room.stop()
+    assert not record_path.exists()
+    assert not room_path.exists()
+    time.sleep(0.3)
+    names = {t.name for t in threading.enumerate()}
+    assert not {"beekeeper-scheduler", "beekeeper-reporter"} & names
+    assert not any(name.startswith("waitress-") for name in names)

@@ -73,10 +73,12 @@ class DemoShop:
 def _page(
     start_response: StartResponse, status: int, title: str, text: str, extra: str
 ) -> list[bytes]:
+    # Text content only (no attribute values), so apostrophes may stay as they are.
+    title_html, text_html = html.escape(title, quote=False), html.escape(text, quote=False)
     body = (
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
-        f"<title>Demo shop: {html.escape(title, quote=False)}</title></head><body>"
-        f"<h1 id='verdict'>{html.escape(title, quote=False)}</h1><p>{html.escape(text, quote=False)}</p>{extra}"
+        f"<title>Demo shop: {title_html}</title></head><body>"
+        f"<h1 id='verdict'>{title_html}</h1><p>{text_html}</p>{extra}"
         "</body></html>"
     ).encode()
     reason = {200: "OK", 403: "Forbidden", 404: "Not Found"}[status]

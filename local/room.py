@@ -19,6 +19,7 @@ from beekeeper.core import datamodel
 from beekeeper.core.settings import RoomSettings
 from beekeeper.local.demo_shop import DemoShop
 from beekeeper.local.emulator import LOCAL_REGION, Emulator, RoomResources
+from beekeeper.local.fast_paths import InProcessTransport, fast_standard_sends
 from beekeeper.local.gateway import Gateway
 from beekeeper.local.http_server import ServerThread
 from beekeeper.local.record import RoomRecord, RoomUrls, room_urls, stack_outputs
@@ -53,6 +54,8 @@ class LocalOptions:
     name: str = "local"
     display_name: str = "Local rehearsal"
     dynamic_rate_throttling: bool = False
+    # The emulator workarounds of beekeeper.local.fast_paths; off only to measure without them.
+    fast_paths: bool = True
 
 
 def local_settings(options: LocalOptions, origin: str) -> RoomSettings:
@@ -134,6 +137,12 @@ class LocalRoom:
         emulator = Emulator()
         self.endpoint_url = emulator.start()
         self._stack.append(emulator.stop)
+        if options.fast_paths:
+            transport = InProcessTransport(self.endpoint_url)
+            transport.install()
+            self._stack.append(transport.uninstall)
+            fast_standard_sends(True)
+            self._stack.append(lambda: fast_standard_sends(False))
         self.resources = resources = emulator.create_room_resources(settings.name)
 
         code = self._code_loader(settings, resources, self.endpoint_url, options.minute_seconds)

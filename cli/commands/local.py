@@ -66,6 +66,13 @@ def _room_name(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
     is_flag=True,
     help="Run the governor: slow the rate when the origin slows down.",
 )
+@click.option(
+    "--no-fast-paths",
+    "no_fast_paths",
+    is_flag=True,
+    hidden=True,
+    help="Talk to the emulator over HTTP only (to measure the workarounds; see docs/local.md).",
+)
 def local(
     origin: str | None,
     rate: int,
@@ -75,6 +82,7 @@ def local(
     demo: bool,
     demo_port: int,
     dynamic_rate_throttling: bool,
+    no_fast_paths: bool,
 ) -> None:
     """Run a waiting room on this machine, with the same code as in AWS.
 
@@ -107,6 +115,7 @@ def local(
         minute_seconds=minute_seconds,
         name=name,
         dynamic_rate_throttling=dynamic_rate_throttling,
+        fast_paths=not no_fast_paths,
     )
     room = LocalRoom(options)
     stop_requested = threading.Event()

@@ -1,0 +1,188 @@
+"""Throughput of a local room (`beekeeper local`) on this machine, over loopback HTTP.
+
+    .venv/bin/python bench/local_throughput.py [--visitors 10000] [--poll-seconds 10]
+
+Starts `beekeeper local` (rate 1/minute, so the queue only grows), then:
+1. joins --visitors new visitors at /beekeeper from --workers keep-alive connections and prints
+   the arrival rate per slice of 1,000 (how it holds up as the queue grows) and overall;
+2. with all of them queued, polls /polling with their cookies for --poll-seconds and prints the
+   poll rate.
+Bounded: the whole run stops after --max-seconds. `--url http://127.0.0.1:PORT` measures a room
+that is already running instead. Goal: >= 300 visitors/s and >= 1,000 polls/s with 10,000 queued.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import urlsplit
+
+COOKIE = re.compile(r"beekeeper_token=([^;]+)")
+
+
+def cpu_seconds(pid: int | None) -> float:
+    """CPU time (user + system) the room's process has used: the figure a shared machine's
+    load does not distort, unlike requests per wall-clock second."""
+    if pid is None:
+        return float("nan")
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@contextmanager
+def running_room(extra: list[str]) -> Iterator[tuple[str, int | None]]:
+    """`beekeeper local` in a subprocess; yields the gateway's base URL and the pid."""
+    beekeeper = Path(sys.executable).with_name("beekeeper")
+    with tempfile.TemporaryDirectory() as config:
+        env = {**os.environ, "BEEKEEPER_CONFIG_DIR": config}
+        args = [str(beekeeper), "local", "--origin", "http://localhost:9/", "--rate", "1"]
+        args += ["--port", "0", "--name", "bench", *extra]
+        process = subprocess.Popen(
+            args, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+        )
+        try:
+            assert process.stdout is not None
+            base = ""
+            for line in process.stdout:
+                if "marketing URL:" in line:
+                    base = line.split()[-1].rsplit("/beekeeper", 1)[0]
+                if "Ctrl-C" in line:
+                    break
+            if not base:
+                raise SystemExit("beekeeper local did not start")
+            yield base, process.pid
+        finally:
+            process.terminate()
+            process.wait(30)
+
+
+class Worker(threading.Thread):
+    """One keep-alive connection issuing requests until its share is done or time is up."""
+
+    def __init__(
+        self, base: str, path: str, count: int, cookies: list[str], deadline: float
+    ) -> None:
+        super().__init__(daemon=True)
+        parts = urlsplit(base)
+        self._host, self._port = parts.hostname or "127.0.0.1", parts.port or 80
+        self._path, self._count = path, count
+        self._cookies, self._deadline = cookies, deadline
+        self.done: list[float] = []
+        self.tokens: list[str] = []
+        self.errors = 0
+
+    def run(self) -> None:
+        connection = http.client.HTTPConnection(self._host, self._port, timeout=30)
+        for index in range(self._count):
+            if time.monotonic() > self._deadline:
+                break
+            headers = {}
+            if self._cookies:
+                headers["Cookie"] = f"beekeeper_token={self._cookies[index % len(self._cookies)]}"
+            try:
+                connection.request("GET", self._path, headers=headers)
+                response = connection.getresponse()
+                response.read()
+            except (OSError, http.client.HTTPException):
+                self.errors += 1
+                connection.close()
+                connection = http.client.HTTPConnection(self._host, self._port, timeout=30)
+                continue
+            if response.status >= 500:
+                self.errors += 1
+                continue
+            self.done.append(time.monotonic())
+            found = COOKIE.search(response.getheader("Set-Cookie") or "")
+            if found:
+                self.tokens.append(found.group(1))
+        connection.close()
+
+
+def run_phase(
+    base: str, path: str, total: int, workers: int, cookies: list[str], deadline: float
+) -> tuple[list[float], list[str], int, float]:
+    pool = [
+        Worker(
+            base,
+            path,
+            total // workers + (1 if i < total % workers else 0),
+            cookies[i::workers] or cookies,
+            deadline,
+        )
+        for i in range(workers)
+    ]
+    started = time.monotonic()
+    for worker in pool:
+        worker.start()
+    for worker in pool:
+        worker.join()
+    times = sorted(t for worker in pool for t in worker.done)
+    tokens = [token for worker in pool for token in worker.tokens]
+    return times, tokens, sum(w.errors for w in pool), started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("--visitors", type=int, default=10_000)
+    parser.add_argument("--poll-seconds", type=float, default=10.0)
+    parser.add_argument("--workers", type=int, default=16)
+    parser.add_argument("--max-seconds", type=float, default=300.0)
+    parser.add_argument("--url", help="measure a running room at this base URL")
+    parser.add_argument("--pid", type=int, help="the running room's process id (CPU figures)")
+    parser.add_argument("room_args", nargs="*", help="extra `beekeeper local` arguments")
+    args = parser.parse_args()
+    deadline = time.monotonic() + args.max_seconds
+
+    context = running_room(args.room_args) if not args.url else _given(args.url, args.pid)
+    with context as (base, pid):
+        cpu_before = cpu_seconds(pid)
+        times, tokens, errors, started = run_phase(
+            base, "/beekeeper", args.visitors, args.workers, [], deadline
+        )
+        cpu_used = cpu_seconds(pid) - cpu_before
+        print(f"new visitors at /beekeeper: {len(times)} joined, {errors} errors")
+        for first in range(0, len(times) - 999, 1000):
+            window = times[first + 999] - (times[first - 1] if first else started)
+            print(f"  visitors {first + 1:>6}-{first + 1000:<6} {1000 / window:8.0f} /s")
+        if times:
+            print(f"  overall {len(times) / (times[-1] - started):.0f} /s")
+            print(
+                f"  room process CPU: {1000 * cpu_used / len(times):.2f} ms per visitor "
+                f"(= {len(times) / cpu_used:.0f} /s per core it has to itself)"
+            )
+        if not tokens:
+            return
+        random.shuffle(tokens)
+        poll_deadline = min(deadline, time.monotonic() + args.poll_seconds)
+        cpu_before = cpu_seconds(pid)
+        polls, _, errors, started = run_phase(
+            base, "/polling", 10_000_000, args.workers, tokens, poll_deadline
+        )
+        cpu_used = cpu_seconds(pid) - cpu_before
+        elapsed = (polls[-1] - started) if polls else 1.0
+        print(
+            f"polls at /polling with {len(tokens)} queued: {len(polls)} in {elapsed:.1f} s, "
+            f"{len(polls) / elapsed:.0f} /s, {errors} errors"
+        )
+
+
+@contextmanager
+def _given(url: str, pid: int | None) -> Iterator[tuple[str, int | None]]:
+    yield url.rstrip("/"), pid
+
+
+if __name__ == "__main__":
+    main()

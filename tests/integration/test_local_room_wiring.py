@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from local_http import cookie_value, get
-from local_room_doubles import double_code
+from localroom.doubles import double_code
+from localroom.http import cookie_value, get
 
 from beekeeper.core.datamodel import COOKIE_NAME, Token
 from beekeeper.local.room import LocalOptions, LocalRoom

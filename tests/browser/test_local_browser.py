@@ -1,0 +1,109 @@
+"""A visitor's whole journey in headless Chromium, against `beekeeper local --demo`.
+
+Debian's chromium (/usr/bin/chromium, installed by .ci/run) driven by PyPI's playwright; the
+room runs the real room code with 2 s minutes at 1 visitor per minute, with one visitor
+already waiting, so the browser's visitor has a position and a wait to see before admission.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from localroom.http import get
+from localroom.process import LocalProcess, start_local
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+MINUTE_SECONDS = 2
+
+if not shutil.which(CHROMIUM):
+    pytest.skip("Debian's chromium is not installed (.ci/run installs it)", allow_module_level=True)
+
+sync_api = pytest.importorskip("playwright.sync_api")
+
+
+@pytest.fixture(scope="module")
+def room(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalProcess]:
+    room = start_local(
+        ["--demo", "--demo-port", "0", "--rate", "1", "--minute-seconds", str(MINUTE_SECONDS)],
+        tmp_path_factory.mktemp("config"),
+        name="browser-test",
+    )
+    try:
+        yield room
+    finally:
+        if room.process.poll() is None:
+            room.interrupt()
+
+
+@pytest.fixture(scope="module")
+def playwright() -> Iterator[object]:
+    with sync_api.sync_playwright() as p:
+        yield p
+
+
+def journey(room: LocalProcess, context: object) -> None:
+    """Marketing link -> waiting room page (position, wait) -> admitted -> demo shop says in."""
+    # Someone is already in line, so this visitor has a place and a wait to be shown.
+    assert get(room.urls["marketing URL"]).status == 302
+    page = context.new_page()  # type: ignore[attr-defined]
+    page.goto(room.urls["marketing URL"])
+    assert page.url == room.urls["page URL"]
+    body = page.locator("body")
+    sync_api.expect(body).to_contain_text(re.compile(r"\b[12]\b"), timeout=5_000)
+    sync_api.expect(body).to_contain_text(re.compile(r"(?i)wait"), timeout=5_000)
+    shop_prefix = room.urls["demo shop"]
+    page.wait_for_url(re.compile("^" + re.escape(shop_prefix)), timeout=MINUTE_SECONDS * 10_000)
+    assert "beekeeper_token=" in page.url
+    sync_api.expect(page.locator("#verdict")).to_have_text("You're in")
+    page.close()
+
+
+def test_a_visitor_waits_is_admitted_and_the_shop_confirms_and_a_line_skipper_is_refused(
+    room: LocalProcess, playwright: object
+) -> None:
+    browser = playwright.chromium.launch(  # type: ignore[attr-defined]
+        executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+    )
+    try:
+        journey(room, browser.new_context())
+        skipper = browser.new_context().new_page()
+        skipper.goto(room.urls["demo shop"])
+        sync_api.expect(skipper.locator("#verdict")).to_have_text("You skipped the line")
+    finally:
+        browser.close()
+
+
+def test_the_journey_works_with_third_party_cookies_blocked(
+    room: LocalProcess, playwright: object, tmp_path: Path
+) -> None:
+    # Chromium's own setting ("Block third-party cookies"), as a visitor would switch it on.
+    profile = tmp_path / "profile"
+    (profile / "Default").mkdir(parents=True)
+    (profile / "Default" / "Preferences").write_text(
+        json.dumps({"profile": {"block_third_party_cookies": True, "cookie_controls_mode": 1}})
+    )
+    context = playwright.chromium.launch_persistent_context(  # type: ignore[attr-defined]
+        str(profile),
+        executable_path=CHROMIUM,
+        headless=True,
+        args=[*CHROMIUM_ARGS, "--test-third-party-cookie-phaseout"],
+    )
+    try:
+        journey(room, context)
+    finally:
+        context.close()

@@ -1,0 +1,249 @@
+"""A real local room over HTTP: `beekeeper local` running the real room code, with 2 s minutes.
+
+The producer, trigger and consumers, the /polling and /client templates and the page are the
+ones AWS runs; the tests only talk HTTP to the room and read its table through the emulator,
+as the operator CLI does.
+"""
+
+from __future__ import annotations
+
+import base64
+import secrets
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from localroom.http import cookie_value, get
+from localroom.process import LocalProcess, start_local, wait_until
+
+from beekeeper.core import datamodel
+
+pytestmark = pytest.mark.slow
+
+RATE = 60
+MINUTE_SECONDS = 2  # the room below is started with --minute-seconds 2
+VISITORS = 200
+
+
+@pytest.fixture(scope="module")
+def room(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalProcess]:
+    config_dir = tmp_path_factory.mktemp("config")
+    room = start_local(
+        ["--demo", "--demo-port", "0", "--rate", str(RATE), "--minute-seconds", "2"],
+        config_dir,
+        name="http-test",
+    )
+    try:
+        yield room
+    finally:
+        if room.process.poll() is None:
+            room.interrupt()
+
+
+def join(room: LocalProcess) -> str:
+    answer = get(room.urls["marketing URL"])
+    assert answer.status == 302, answer.text
+    (set_cookie,) = answer.headers_named("Set-Cookie")
+    assert "HttpOnly" in set_cookie
+    assert "Secure" not in set_cookie  # plain-http loopback only
+    token = cookie_value(set_cookie, datamodel.COOKIE_NAME)
+    assert datamodel.Token.parse(token) is not None
+    assert token is not None
+    return token
+
+
+def client_allows(room: LocalProcess, token: str) -> bool:
+    answer = get(f"{room.urls['client check URL']}?token={quote(token)}")
+    assert answer.status == 200
+    allow = answer.json()["allow"]
+    assert isinstance(allow, bool)
+    return allow
+
+
+def polling(room: LocalProcess, cookie: str | None) -> dict[str, Any]:
+    answer = get(room.urls["page URL"].replace("/room", "/polling"), cookie=cookie)
+    assert answer.status == 200, answer.text
+    body: dict[str, Any] = answer.json()
+    return body
+
+
+def scan(room: LocalProcess, prefix: str) -> list[dict[str, Any]]:
+    dynamodb = room.client("dynamodb")
+    items: list[dict[str, Any]] = []
+    kwargs: dict[str, Any] = {
+        "TableName": room.record["TableName"],
+        "FilterExpression": "begins_with(pk, :p)",
+        "ExpressionAttributeValues": {":p": {"S": prefix}},
+    }
+    while True:
+        page = dynamodb.scan(**kwargs)
+        items += page["Items"]
+        if "LastEvaluatedKey" not in page:
+            return items
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def test_200_visitors_are_each_admitted_once_at_the_rate_and_none_is_lost(
+    room: LocalProcess,
+) -> None:
+    with ThreadPoolExecutor(8) as pool:
+        tokens = list(pool.map(lambda _: join(room), range(VISITORS)))
+    ids = {datamodel.Token.parse(t).id for t in tokens}  # type: ignore[union-attr]
+    assert len(ids) == VISITORS
+
+    # A waiting visitor sees a position and an estimated wait.
+    waiting = polling(room, f"{datamodel.COOKIE_NAME}={tokens[-1]}")
+    if not waiting["allow"]:
+        assert waiting["state"] == "waiting"
+        assert waiting["position"] >= 1
+        assert waiting["eta_seconds"] >= 0
+
+    minutes_needed = -(-VISITORS // RATE)
+    pending = set(tokens)
+
+    def all_admitted() -> bool:
+        with ThreadPoolExecutor(8) as pool:
+            allowed = list(pool.map(lambda t: (t, client_allows(room, t)), list(pending)))
+        pending.difference_update(t for t, ok in allowed if ok)
+        return not pending
+
+    assert wait_until(all_admitted, timeout=(minutes_needed + 4) * MINUTE_SECONDS + 10, interval=1)
+
+    admitted_items = scan(room, "v#")
+    assert len(admitted_items) == VISITORS
+    assert {item["pk"]["S"][2:] for item in admitted_items} == ids
+    counter = room.client("dynamodb").get_item(
+        TableName=room.record["TableName"], Key={"pk": {"S": datamodel.ADMITTED_COUNTER_KEY}}
+    )["Item"]
+    assert int(counter["n"]["N"]) == VISITORS  # admitted once each: duplicates never counted
+
+    per_minute = sorted(
+        (int(m["pk"]["S"].split("#")[1]), int(m.get("admitted", {"N": "0"})["N"]))
+        for m in scan(room, "minute#")
+    )
+    busy = [count for _, count in per_minute if count]
+    assert sum(busy) == VISITORS
+    assert max(busy) <= RATE
+    assert len(busy) >= minutes_needed
+
+    sqs = room.client("sqs")
+    for queue in (room.record["QueueUrl"], room.record["DeadLetterQueueUrl"]):
+        attributes = sqs.get_queue_attributes(
+            QueueUrl=queue,
+            AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+        )["Attributes"]
+        assert attributes == {
+            "ApproximateNumberOfMessages": "0",
+            "ApproximateNumberOfMessagesNotVisible": "0",
+        }
+
+    # The page's redirect and the demo shop's server-to-server check agree.
+    answer = polling(room, f"{datamodel.COOKIE_NAME}={tokens[0]}")
+    assert answer["allow"] is True
+    assert answer["origin"] == datamodel.origin_url_with_token(room.urls["demo shop"], tokens[0])
+    shop = get(answer["origin"].replace("localhost", "127.0.0.1"))
+    assert shop.status == 200
+    assert "You're in" in shop.text
+
+
+def _random_id() -> str:
+    return base64.urlsafe_b64encode(secrets.token_bytes(16)).rstrip(b"=").decode()
+
+
+@pytest.mark.parametrize(
+    "cookie",
+    [
+        None,
+        "",
+        f"{datamodel.COOKIE_NAME}=",
+        f"{datamodel.COOKIE_NAME}=not-a-token",
+        f"{datamodel.COOKIE_NAME}={'A' * 22}.1\n",
+        f'{datamodel.COOKIE_NAME}={"A" * 21}".1',
+        f'{datamodel.COOKIE_NAME}={"A" * 22}.1"}}],"x":[{{"pk":{{"S":"config"',
+        f"{datamodel.COOKIE_NAME}={'A' * 22}.1234567890123",
+        f"x{datamodel.COOKIE_NAME}={_random_id()}.5",
+        "FORGED",  # replaced below by a well-formed token nobody was given
+    ],
+)
+def test_forged_and_malformed_cookies_never_get_allow(
+    room: LocalProcess, cookie: str | None
+) -> None:
+    if cookie == "FORGED":
+        cookie = f"{datamodel.COOKIE_NAME}={_random_id()}.1"
+    answer = polling(room, cookie)
+    assert answer["allow"] is False
+    assert answer["state"] in {"no_token", "malformed", "unknown"}
+    if cookie:
+        token = cookie.split("=", 1)[1]
+        assert client_allows(room, token) is False
+
+
+def test_an_expired_admission_never_gets_allow(room: LocalProcess) -> None:
+    token_id = _random_id()
+    now = int(time.time())
+    room.client("dynamodb").put_item(
+        TableName=room.record["TableName"],
+        Item={
+            "pk": {"S": datamodel.visitor_key(token_id)},
+            "admitted_at": {"N": str(now - 3600)},
+            "expires_at": {"N": str(now - 1)},
+            "ordinal": {"N": "3"},
+            "ttl": {"N": str(now + 86400)},
+        },
+    )
+    token = f"{token_id}.3"
+    answer = polling(room, f"{datamodel.COOKIE_NAME}={token}")
+    assert answer == {"allow": False, "state": "expired"}
+    assert client_allows(room, token) is False
+
+
+def test_off_sends_new_visitors_to_the_origin_without_a_cookie_within_10_s(
+    room: LocalProcess,
+) -> None:
+    switch_room(room, enabled=False)
+    try:
+        started = time.monotonic()
+
+        def straight_to_origin() -> bool:
+            answer = get(room.urls["marketing URL"])
+            return (
+                answer.status == 302
+                and answer.header("Location") == room.urls["demo shop"]
+                and not answer.headers_named("Set-Cookie")
+            )
+
+        assert wait_until(straight_to_origin, timeout=10.5)
+        assert time.monotonic() - started <= 10.5
+    finally:
+        switch_room(room, enabled=True)
+
+
+def switch_room(room: LocalProcess, *, enabled: bool) -> None:
+    """`beekeeper off` / `on` against the running room, as the operator runs it."""
+    from beekeeper.lambdas import room_state  # the pipeline's live-state module
+
+    room_state.set_enabled(  # type: ignore[attr-defined]
+        room.client("dynamodb"), room.record["TableName"], enabled
+    )
+
+
+def test_ctrl_c_stops_everything_and_removes_the_record(tmp_path: Path) -> None:
+    room = start_local(
+        ["--origin", "http://localhost:9/", "--rate", "5", "--minute-seconds", "1"],
+        tmp_path,
+        name="stopping",
+    )
+    record = tmp_path / "rooms" / "stopping.deployed.json"
+    assert record.exists()
+    marketing = room.urls["marketing URL"]
+    assert get(marketing).status == 302
+    assert room.interrupt() == 0
+    assert "Stopped." in room.output()
+    assert "Traceback" not in room.output()
+    assert not record.exists()
+    with pytest.raises(OSError):
+        get(marketing)

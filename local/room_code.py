@@ -89,21 +89,32 @@ def load_room_code(
     target.pop("AWS_SESSION_TOKEN", None)
     target.update(lambda_environment(settings, resources, endpoint_url))
 
-    from beekeeper.lambdas import consumer, governor, producer, trigger
+    import time
+
+    from beekeeper.lambdas import consumer, governor, producer, runtime, trigger
     from beekeeper.vtl import integration
     from beekeeper.waiting_room_site import render_page
 
+    # The clients and settings the handlers use (created lazily, once, as in a container).
     def run_trigger(invoke_consumer: InvokeConsumer) -> Any:
-        return trigger.run_local_delivery(  # type: ignore[attr-defined]
-            invoke_consumer=invoke_consumer, minute_seconds=minute_seconds
+        return trigger.run_trigger(
+            settings=runtime.settings(),
+            table=runtime.env("TABLE_NAME"),
+            queue_url=runtime.env("QUEUE_URL"),
+            dynamodb=runtime.client("dynamodb"),
+            sqs=runtime.client("sqs"),
+            invoke_consumer=lambda payload: invoke_consumer(dict(payload)),
+            clock=time.time,
+            minute_seconds=minute_seconds,
         )
 
     return RoomCode(
-        producer=producer.handler,  # type: ignore[attr-defined]
+        producer=producer.handler,
         trigger=run_trigger,
-        consumer=lambda payload: consumer.handler(dict(payload), None),  # type: ignore[attr-defined]
-        governor=lambda: governor.handler({}, None),  # type: ignore[attr-defined]
-        integration=integration.run_integration,  # type: ignore[attr-defined]
-        http_request=integration.HttpRequest,  # type: ignore[attr-defined]
+        # The payload is JSON in AWS's async invoke: the consumer gets a copy, as it would.
+        consumer=lambda payload: consumer.handler(dict(payload), None),
+        governor=lambda: governor.handler({}, None),
+        integration=integration.run_integration,
+        http_request=integration.HttpRequest,
         page=render_page,
     )

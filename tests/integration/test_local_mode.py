@@ -223,11 +223,17 @@ def test_off_sends_new_visitors_to_the_origin_without_a_cookie_within_10_s(
 
 
 def switch_room(room: LocalProcess, *, enabled: bool) -> None:
-    """`beekeeper off` / `on` against the running room, as the operator runs it."""
-    from beekeeper.lambdas import room_state  # the pipeline's live-state module
+    """What `beekeeper off` / `on` write, through the room's record and its emulator."""
+    from beekeeper.core.settings import RoomSettings
+    from beekeeper.lambdas import room_state
 
-    room_state.set_enabled(  # type: ignore[attr-defined]
-        room.client("dynamodb"), room.record["TableName"], enabled
+    settings = RoomSettings.from_toml((room.config_dir / "rooms" / f"{room.name}.toml").read_text())
+    room_state.write_config(
+        room.client("dynamodb"),
+        room.record["TableName"],
+        settings,
+        now=time.time(),
+        enabled=enabled,
     )
 
 

@@ -25,7 +25,7 @@ class Scheduler:
         *,
         minute_seconds: float,
         with_governor: bool,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self._code = code
         self._minute_seconds = minute_seconds
@@ -70,16 +70,21 @@ class Scheduler:
             self._workers.append(thread)
         thread.start()
 
+    def next_delivery(self, now: float) -> float:
+        """Like EventBridge: just after the start of the next (epoch-aligned) minute.
+
+        The trigger names its minute floor(now / minute_seconds), so aligned deliveries give
+        every minute exactly one delivery, whatever the thread's timing jitter.
+        """
+        minute = self._minute_seconds
+        return (now // minute + 1) * minute + min(0.25, minute / 20)
+
     def _run(self) -> None:
-        # Like EventBridge, fire at the start of each minute, never catching up on missed ones.
-        next_at = self._clock()
+        # The first delivery is at once: a room admits from its first minute.
         while not self._stopping.is_set():
             self.deliveries += 1
             self._spawn("beekeeper-trigger", lambda: self._code.trigger(self.invoke_consumer))
             if self._with_governor:
                 self._spawn("beekeeper-governor", self._code.governor)
-            next_at += self._minute_seconds
             now = self._clock()
-            while next_at <= now:
-                next_at += self._minute_seconds
-            self._stopping.wait(next_at - now)
+            self._stopping.wait(self.next_delivery(now) - now)

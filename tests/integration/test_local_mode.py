@@ -24,7 +24,7 @@ from beekeeper.core import datamodel
 
 pytestmark = pytest.mark.slow
 
-RATE = 60
+RATE = 100
 MINUTE_SECONDS = 2  # the room below is started with --minute-seconds 2
 VISITORS = 200
 
@@ -161,7 +161,7 @@ def _random_id() -> str:
         "",
         f"{datamodel.COOKIE_NAME}=",
         f"{datamodel.COOKIE_NAME}=not-a-token",
-        f"{datamodel.COOKIE_NAME}={'A' * 22}.1\n",
+        f"{datamodel.COOKIE_NAME}={'A' * 22}.1%0A",
         f'{datamodel.COOKIE_NAME}={"A" * 21}".1',
         f'{datamodel.COOKIE_NAME}={"A" * 22}.1"}}],"x":[{{"pk":{{"S":"config"',
         f"{datamodel.COOKIE_NAME}={'A' * 22}.1234567890123",
@@ -172,11 +172,14 @@ def _random_id() -> str:
 def test_forged_and_malformed_cookies_never_get_allow(
     room: LocalProcess, cookie: str | None
 ) -> None:
-    if cookie == "FORGED":
+    forged = cookie == "FORGED"
+    if forged:
         cookie = f"{datamodel.COOKIE_NAME}={_random_id()}.1"
     answer = polling(room, cookie)
     assert answer["allow"] is False
-    assert answer["state"] in {"no_token", "malformed", "unknown"}
+    # A well-formed token nobody was given is indistinguishable from one still in the queue
+    # (neither has an admitted item), so it may be told "waiting"; it is never let in.
+    assert answer["state"] in ({"unknown", "waiting"} if forged else {"no_token", "malformed"})
     if cookie:
         token = cookie.split("=", 1)[1]
         assert client_allows(room, token) is False

@@ -177,6 +177,11 @@ def main() -> None:
             f"polls at /polling with {len(tokens)} queued: {len(polls)} in {elapsed:.1f} s, "
             f"{len(polls) / elapsed:.0f} /s, {errors} errors"
         )
+        if polls:
+            print(
+                f"  room process CPU: {1000 * cpu_used / len(polls):.2f} ms per poll "
+                f"(= {len(polls) / cpu_used:.0f} /s per core it has to itself)"
+            )
 
 
 @contextmanager

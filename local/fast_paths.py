@@ -15,19 +15,35 @@ Profiling a local room under load (py-spy) showed two costs, neither in our code
    a send that skips that scan and otherwise does what moto's does.
 3. moto lists a response class's methods with `inspect.getmembers` on every call to find the
    action; the list never changes, so it is computed once per class.
+4. Reads dominate a room (every poll, every /client check): moto's generic dispatch and
+   response serializer cost more than the read itself. Plain GetItem and BatchGetItem
+   requests by partition key (what the templates and the pipeline send) are answered straight
+   from moto's table; anything else (projections, bad keys, unknown tables, duplicates) takes
+   moto's own path and gets moto's own answer or error.
+5. The producer's two calls per new visitor: the arrival counter (`UpdateItem ... ADD n :one`)
+   went through moto's expression parser, validator and serializer, and `SendMessage` through
+   its dispatch. Exactly these shapes (an atomic ADD of a whole number to one attribute of an
+   item keyed by partition key; a plain message body) are applied to moto's table and queue
+   directly, under one lock so no concurrent increment is lost; any other shape takes moto's
+   own path.
 """
 
 from __future__ import annotations
 
 import functools
+import json
+import re
 import threading
 from typing import Any
 from urllib.parse import urlsplit
 
 from botocore.awsrequest import AWSPreparedRequest, AWSResponse
 from botocore.handlers import BUILTIN_HANDLERS
+from moto.core import DEFAULT_ACCOUNT_ID
 from moto.core import responses as moto_responses
-from moto.core.botocore_stubber import BotocoreStubber
+from moto.core.botocore_stubber import BotocoreStubber, MockRawResponse
+from moto.dynamodb.models import dynamodb_backends
+from moto.dynamodb.models.dynamo_type import DynamoType
 from moto.moto_api._internal import mock_random
 from moto.sqs import models as sqs_models
 
@@ -56,7 +72,13 @@ class InProcessTransport:
             return None  # a service we do not route: let it go over HTTP as usual
         parts = urlsplit(url)
         request.url = f"https://{host}{parts.path}" + (f"?{parts.query}" if parts.query else "")
-        response: AWSResponse | None = self._stubber(event_name, request)
+        response: AWSResponse | None = None
+        action = event_name.rsplit(".", 1)[1]
+        fast = _FAST_ACTIONS.get(f"{service}.{action}")
+        if fast is not None:
+            response = fast(action, request)
+        if response is None:
+            response = self._stubber(event_name, request)
         if response is None:  # moto did not recognise it: the server will say why
             request.url = url
         else:
@@ -79,6 +101,150 @@ class InProcessTransport:
             BUILTIN_HANDLERS.remove(("before-send", self))
         if boto3.DEFAULT_SESSION is not None:
             boto3.DEFAULT_SESSION.events.unregister("before-send", self)
+
+
+_READ_OPTIONS = frozenset({"TableName", "Key", "ConsistentRead"})
+_BATCH_OPTIONS = frozenset({"Keys", "ConsistentRead"})
+
+
+def _fast_read(action: str, request: AWSPreparedRequest) -> AWSResponse | None:
+    """A plain read answered from moto's table, or None for moto's own path to answer."""
+    try:
+        body = json.loads(request.body or b"{}")
+    except ValueError:
+        return None
+    backend = dynamodb_backends[DEFAULT_ACCOUNT_ID]["us-east-1"]
+    if action == "GetItem":
+        if not set(body) <= _READ_OPTIONS:
+            return None
+        item = _read(backend, body.get("TableName"), body.get("Key"))
+        if item is False:
+            return None
+        answer: dict[str, Any] = {"Item": item} if item else {}
+    else:
+        requested = body.get("RequestItems")
+        if set(body) != {"RequestItems"} or not isinstance(requested, dict):
+            return None
+        responses: dict[str, list[Any]] = {}
+        total = 0
+        for table_name, table_request in requested.items():
+            keys = table_request.get("Keys") if isinstance(table_request, dict) else None
+            if not set(table_request) <= _BATCH_OPTIONS or not isinstance(keys, list):
+                return None
+            total += len(keys)
+            if total > 100 or len({json.dumps(k, sort_keys=True) for k in keys}) != len(keys):
+                return None
+            found = responses.setdefault(table_name, [])
+            for key in keys:
+                item = _read(backend, table_name, key)
+                if item is False:
+                    return None
+                if item:
+                    found.append(item)
+        answer = {"Responses": responses, "UnprocessedKeys": {}}
+    return _json_response(request, answer)
+
+
+def _read(backend: Any, table_name: object, key: object) -> dict[str, Any] | bool | None:
+    """The item's attributes, None when absent, False when moto's path must decide."""
+    table = backend.tables.get(table_name) if isinstance(table_name, str) else None
+    if table is None or table.range_key_attr is not None or not isinstance(key, dict):
+        return False
+    value = key.get(table.hash_key_attr)
+    if len(key) != 1 or not isinstance(value, dict) or len(value) != 1:
+        return False
+    ((kind, text),) = value.items()
+    if kind not in ("S", "N", "B") or not isinstance(text, str) or not text:
+        return False
+    item = backend.get_item(table_name, key)
+    if item is None:
+        return None
+    attributes: dict[str, Any] = item.to_json("Item")["Item"]
+    return attributes
+
+
+# One lock for every fast write: an increment is a read and a write, and threads interleave.
+_WRITE_LOCK = threading.Lock()
+_COUNTER_EXPRESSION = re.compile(r"ADD ([A-Za-z_][A-Za-z0-9_]*) (:[A-Za-z0-9_]+)")
+_COUNTER_OPTIONS = frozenset(
+    {"TableName", "Key", "UpdateExpression", "ExpressionAttributeValues", "ReturnValues"}
+)
+
+
+def _fast_counter(_action: str, request: AWSPreparedRequest) -> AWSResponse | None:
+    """`UpdateItem` of exactly `ADD <attribute> :<whole number>`, else None (moto's path)."""
+    try:
+        body = json.loads(request.body or b"{}")
+    except ValueError:
+        return None
+    if not set(body) <= _COUNTER_OPTIONS:
+        return None
+    match = _COUNTER_EXPRESSION.fullmatch(str(body.get("UpdateExpression", "")))
+    values = body.get("ExpressionAttributeValues")
+    returns = body.get("ReturnValues", "NONE")
+    if match is None or not isinstance(values, dict) or set(values) != {match.group(2)}:
+        return None
+    increment = values[match.group(2)]
+    if returns not in ("NONE", "UPDATED_NEW", "ALL_NEW") or not isinstance(increment, dict):
+        return None
+    text = increment.get("N")
+    if (
+        set(increment) != {"N"}
+        or not isinstance(text, str)
+        or not re.fullmatch(r"-?\d{1,30}", text)
+    ):
+        return None
+    backend = dynamodb_backends[DEFAULT_ACCOUNT_ID]["us-east-1"]
+    table_name, key, attribute = body.get("TableName"), body.get("Key"), match.group(1)
+    if not isinstance(key, dict) or attribute in key:
+        return None  # a key attribute can not be updated: moto says so
+    with _WRITE_LOCK:
+        current = _read(backend, table_name, key)
+        if current is False:
+            return None
+        if current is None:
+            item = backend.put_item(table_name, {**key, attribute: {"N": text}})
+        else:
+            old = current.get(attribute)
+            if old is not None and (set(old) != {"N"} or not re.fullmatch(r"-?\d+", old["N"])):
+                return None  # not a whole number: moto decides (and explains)
+            total = int(text) + (int(old["N"]) if old is not None else 0)
+            item = backend.get_item(table_name, key)
+            item.attrs[attribute] = DynamoType({"N": str(total)})
+        new = item.to_json("Item")["Item"]
+    answer: dict[str, Any] = {}
+    if returns == "UPDATED_NEW":
+        answer = {"Attributes": {attribute: new[attribute]}}
+    elif returns == "ALL_NEW":
+        answer = {"Attributes": new}
+    return _json_response(request, answer)
+
+
+_SEND_OPTIONS = frozenset({"QueueUrl", "MessageBody"})
+
+
+def _fast_send(_action: str, request: AWSPreparedRequest) -> AWSResponse | None:
+    """A plain `SendMessage` (body only) to a standard queue, else None (moto's path)."""
+    try:
+        body = json.loads(request.body or b"{}")
+    except ValueError:
+        return None
+    queue_url, message_body = body.get("QueueUrl"), body.get("MessageBody")
+    if set(body) != _SEND_OPTIONS or not isinstance(queue_url, str) or not message_body:
+        return None
+    backend = sqs_models.sqs_backends[DEFAULT_ACCOUNT_ID]["us-east-1"]
+    queue = backend.queues.get(queue_url.rstrip("/").rsplit("/", 1)[-1])
+    if queue is None or queue.fifo_queue or not isinstance(message_body, str):
+        return None
+    with _WRITE_LOCK:
+        message = _send_message(backend, queue.name, message_body)
+    return _json_response(request, {"MD5OfMessageBody": message.body_md5, "MessageId": message.id})
+
+
+def _json_response(request: AWSPreparedRequest, answer: dict[str, Any]) -> AWSResponse:
+    raw = json.dumps(answer).encode()
+    headers = {"Content-Type": "application/x-amz-json-1.0", "Content-Length": str(len(raw))}
+    return AWSResponse(request.url, 200, headers, MockRawResponse(raw))  # type: ignore[arg-type]
 
 
 _original_send_message = sqs_models.SQSBackend.send_message
@@ -141,3 +307,11 @@ def fast_standard_sends(enabled: bool) -> None:
     moto_responses.method_names_from_class = (  # type: ignore[assignment]
         _method_names if enabled else _original_method_names
     )
+
+
+_FAST_ACTIONS = {
+    "dynamodb.GetItem": _fast_read,
+    "dynamodb.BatchGetItem": _fast_read,
+    "dynamodb.UpdateItem": _fast_counter,
+    "sqs.SendMessage": _fast_send,
+}

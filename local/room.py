@@ -4,6 +4,7 @@
 starts), then starts the emulator with the room's queue and table, loads the real room code
 pointed at it, records the room for the operator CLI and starts serving and scheduling.
 `stop()` undoes all of it in reverse order, joining every thread it started.
+One room per process: moto's state and the fast paths are process-wide.
 """
 
 from __future__ import annotations

@@ -12,7 +12,6 @@ import secrets
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -240,19 +239,16 @@ def switch_room(room: LocalProcess, *, enabled: bool) -> None:
     )
 
 
-def test_ctrl_c_stops_everything_and_removes_the_record(tmp_path: Path) -> None:
-    room = start_local(
-        ["--origin", "http://localhost:9/", "--rate", "5", "--minute-seconds", "1"],
-        tmp_path,
-        name="stopping",
-    )
-    record = tmp_path / "rooms" / "stopping.deployed.json"
-    assert record.exists()
+def test_ctrl_c_stops_everything_and_removes_the_record(room: LocalProcess) -> None:
+    """Last in this module: it stops the module's room, as the operator ends a rehearsal."""
+    record = room.config_dir / "rooms" / f"{room.name}.deployed.json"
+    room_file = room.config_dir / "rooms" / f"{room.name}.toml"
+    assert record.exists() and room_file.exists()
     marketing = room.urls["marketing URL"]
-    assert get(marketing).status == 302
     assert room.interrupt() == 0
     assert "Stopped." in room.output()
     assert "Traceback" not in room.output()
     assert not record.exists()
+    assert not room_file.exists()
     with pytest.raises(OSError):
         get(marketing)

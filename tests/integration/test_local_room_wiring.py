@@ -29,17 +29,47 @@ def config_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-@pytest.fixture()
-def room(config_dir: Path) -> Iterator[LocalRoom]:
+# First: one room per process (moto's state is process-wide), so before the module's room.
+def test_the_room_is_recorded_for_the_operator_cli_and_removed_at_stop(config_dir: Path) -> None:
+    room = LocalRoom(
+        LocalOptions(rate=60, origin="http://localhost:9/", port=0, name="recorded"),
+        code_loader=double_code,
+    )
+    room.start()
+    record_path = config_dir / "rooms" / "recorded.deployed.json"
+    room_path = config_dir / "rooms" / "recorded.toml"
+    try:
+        record = json.loads(record_path.read_text())
+        assert room.urls is not None
+        assert record["MarketingUrl"] == room.urls.marketing_url
+        assert record["EndpointUrl"] == room.endpoint_url
+        assert record["EndpointUrl"].startswith("http://127.0.0.1:")
+        assert 'origin = "http://localhost:9/"' in room_path.read_text()
+        threads_during = {t.name for t in threading.enumerate()}
+        assert "beekeeper-scheduler" in threads_during
+    finally:
+        room.stop()
+    assert not record_path.exists()
+    assert not room_path.exists()
+    time.sleep(0.3)
+    names = {t.name for t in threading.enumerate()}
+    assert not {"beekeeper-scheduler", "beekeeper-reporter"} & names
+    assert not any(name.startswith("waitress-") for name in names)
+
+
+@pytest.fixture(scope="module")
+def room(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalRoom]:
     options = LocalOptions(
         rate=600, port=0, demo=True, demo_port=0, minute_seconds=1, name="wiring"
     )
-    room = LocalRoom(options, code_loader=double_code)
-    room.start()
-    try:
-        yield room
-    finally:
-        room.stop()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("BEEKEEPER_CONFIG_DIR", str(tmp_path_factory.mktemp("config")))
+        room = LocalRoom(options, code_loader=double_code)
+        room.start()
+        try:
+            yield room
+        finally:
+            room.stop()
 
 
 def _join(room: LocalRoom) -> str:
@@ -94,30 +124,3 @@ def test_the_page_and_unknown_paths(room: LocalRoom) -> None:
     assert get(room.urls.page_url, method="POST").status == 405
     assert get(room.urls.client_check_url, method="DELETE").status == 405
     assert get(room.urls.marketing_url.replace("/beekeeper", "/nothing")).status == 404
-
-
-def test_the_room_is_recorded_for_the_operator_cli_and_removed_at_stop(config_dir: Path) -> None:
-    room = LocalRoom(
-        LocalOptions(rate=60, origin="http://localhost:9/", port=0, name="recorded"),
-        code_loader=double_code,
-    )
-    room.start()
-    record_path = config_dir / "rooms" / "recorded.deployed.json"
-    room_path = config_dir / "rooms" / "recorded.toml"
-    try:
-        record = json.loads(record_path.read_text())
-        assert room.urls is not None
-        assert record["MarketingUrl"] == room.urls.marketing_url
-        assert record["EndpointUrl"] == room.endpoint_url
-        assert record["EndpointUrl"].startswith("http://127.0.0.1:")
-        assert 'origin = "http://localhost:9/"' in room_path.read_text()
-        threads_during = {t.name for t in threading.enumerate()}
-        assert "beekeeper-scheduler" in threads_during
-    finally:
-        room.stop()
-    assert not record_path.exists()
-    assert not room_path.exists()
-    time.sleep(0.3)
-    names = {t.name for t in threading.enumerate()}
-    assert not {"beekeeper-scheduler", "beekeeper-reporter"} & names
-    assert not any(name.startswith("waitress-") for name in names)

@@ -12,7 +12,7 @@ import shutil
 import sys
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import click
@@ -44,6 +44,7 @@ class CliFactory:
     sleep: Callable[[float], None] = time.sleep
     python: str = sys.executable
     stderr_is_terminal: Callable[[], bool] = _stderr_is_terminal
+    _session: Any = field(default=None, init=False, repr=False)
 
     @classmethod
     def default(cls) -> CliFactory:
@@ -56,8 +57,14 @@ class CliFactory:
     def store(self) -> RoomStore:
         return RoomStore(self.environ)
 
+    def session(self) -> Any:
+        """One AWS session per command: credentials and service models are loaded once."""
+        if self._session is None:
+            self._session = self.session_factory()
+        return self._session
+
     def aws(self) -> AwsClients:
-        return AwsClients(self.session_factory)
+        return AwsClients(self.session)
 
     def client(self, service: str, settings: RoomSettings, deployment: Deployment) -> Any:
         return self.aws().client(service, settings, deployment)
@@ -67,7 +74,7 @@ class CliFactory:
         for variable in ("AWS_REGION", "AWS_DEFAULT_REGION"):
             if self.environ.get(variable):
                 return self.environ[variable]
-        region = self.session_factory().region_name
+        region = self.session().region_name
         return str(region) if region else None
 
     def deployer(self) -> Deployer:

@@ -3,6 +3,7 @@ runner, a fixed clock, and a helper that runs the `beekeeper` group through CliR
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from moto import mock_aws
 from beekeeper.cli.errors import UserError
 from beekeeper.cli.factory import CliFactory
 from beekeeper.cli.main import cli
+from beekeeper.cli.table import get_item, to_attribute
 from beekeeper.core.datamodel import (
     QUEUE_MAX_RECEIVE_COUNT,
     QUEUE_VISIBILITY_TIMEOUT_SECONDS,
@@ -190,7 +192,7 @@ def stack_outputs(name: str, table: str, queue_url: str, dlq_url: str) -> dict[s
 
 def create_room_resources(region: str, name: str) -> dict[str, str]:
     """The table and queues of docs/data-model.md, in moto; returns the stack outputs."""
-    dynamodb = boto3.client("dynamodb", region_name=region)
+    dynamodb = aws_client("dynamodb", region)
     table = f"beekeeper-{name}-table"
     dynamodb.create_table(
         TableName=table,
@@ -198,7 +200,7 @@ def create_room_resources(region: str, name: str) -> dict[str, str]:
         KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
         BillingMode="PAY_PER_REQUEST",
     )
-    sqs = boto3.client("sqs", region_name=region)
+    sqs = aws_client("sqs", region)
     dlq_url = sqs.create_queue(QueueName=f"beekeeper-{name}-dlq")["QueueUrl"]
     dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])["Attributes"][
         "QueueArn"
@@ -240,15 +242,19 @@ def deployed_room(aws: None, config_dir: Path) -> DeployedRoom:
     return DeployedRoom(settings, outputs)
 
 
-def read_item(table: str, pk: str) -> dict[str, Any] | None:
-    from beekeeper.cli.table import get_item
+@functools.cache
+def aws_client(service: str, region: str = REGION) -> Any:
+    """One client per service for the tests' own calls (moto intercepts it in every test)."""
+    return boto3.client(service, region_name=region)
 
-    return get_item(boto3.client("dynamodb", region_name=REGION), table, pk)
+
+def table_client() -> Any:
+    return aws_client("dynamodb")
+
+
+def read_item(table: str, pk: str) -> dict[str, Any] | None:
+    return get_item(table_client(), table, pk)
 
 
 def put_item(table: str, item: dict[str, Any]) -> None:
-    from beekeeper.cli.table import to_attribute
-
-    boto3.client("dynamodb", region_name=REGION).put_item(
-        TableName=table, Item={k: to_attribute(v) for k, v in item.items()}
-    )
+    table_client().put_item(TableName=table, Item={k: to_attribute(v) for k, v in item.items()})

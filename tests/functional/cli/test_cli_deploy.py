@@ -17,6 +17,7 @@ from conftest import (
     REGION,
     Invoke,
     RecordedCdkRunner,
+    aws_client,
     room_settings,
     stack_outputs,
     write_deployment,
@@ -54,7 +55,7 @@ def deploy_args(config_dir: Path) -> list[str]:
 
 
 def bootstrap(region: str = REGION) -> None:
-    boto3.client("ssm", region_name=region).put_parameter(
+    aws_client("ssm", region).put_parameter(
         Name="/cdk-bootstrap/hnb659fds/version", Value="27", Type="String"
     )
 
@@ -130,7 +131,7 @@ def test_an_existing_healthy_stack_is_updated_in_place(
     invoke: Invoke, aws: None, room: Path, config_dir: Path, cdk: RecordedCdkRunner
 ) -> None:
     bootstrap()
-    cloudformation = boto3.client("cloudformation", region_name=REGION)
+    cloudformation = aws_client("cloudformation")
     template = {"Resources": {"Q": {"Type": "AWS::SQS::Queue"}}}
     cloudformation.create_stack(StackName="beekeeper-sale", TemplateBody=json.dumps(template))
     result = invoke("deploy", "sale")
@@ -144,7 +145,7 @@ class StubbedCloudFormation:
 
     def __init__(self) -> None:
         self.region_name = REGION
-        self.cloudformation = boto3.client("cloudformation", region_name=REGION)
+        self.cloudformation = boto3.client("cloudformation", region_name=REGION)  # its own: stubbed
         self.stubber = Stubber(self.cloudformation)
 
     def client(self, service: str, **kwargs: Any) -> Any:

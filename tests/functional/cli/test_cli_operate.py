@@ -9,9 +9,9 @@ import boto3
 import pytest
 from conftest import (
     NOW,
-    REGION,
     DeployedRoom,
     Invoke,
+    aws_client,
     put_item,
     read_item,
     room_settings,
@@ -210,7 +210,7 @@ def test_an_unreadable_deployment_record_says_to_deploy_again(
 def test_a_missing_table_is_an_aws_error_naming_the_operation(
     invoke: Invoke, deployed_room: DeployedRoom
 ) -> None:
-    boto3.client("dynamodb", region_name=REGION).delete_table(TableName=deployed_room.table)
+    aws_client("dynamodb").delete_table(TableName=deployed_room.table)
     result = invoke("off", "sale")
     assert result.exit_code == 3
     assert result.output.startswith("Error: AWS refused UpdateItem: ")

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import json
 
-import boto3
-from conftest import NOW, REGION, DeployedRoom, Invoke, WatchSleep, put_item
+from conftest import NOW, REGION, DeployedRoom, Invoke, WatchSleep, aws_client, put_item
 
 MINUTE = int(NOW) // 60
 
@@ -28,7 +27,7 @@ def populate(room: DeployedRoom) -> None:
                          "quota": 600, "claimed_at": 0, "ttl": 9})  # fmt: skip
     put_item(table, {"pk": f"minute#{MINUTE}", "admitted": 3, "arrivals_total": 960})
     put_item(table, {"pk": f"minute#{MINUTE - 61}", "admitted": 99999})  # outside the hour
-    sqs = boto3.client("sqs", region_name=REGION)
+    sqs = aws_client("sqs")
     for n in range(3):
         sqs.send_message(QueueUrl=room.outputs["QueueUrl"], MessageBody=f"token-{n}")
     sqs.receive_message(QueueUrl=room.outputs["QueueUrl"], MaxNumberOfMessages=1)

@@ -8,7 +8,7 @@ from beekeeper.cli.factory import factory_of
 from beekeeper.cli.options import room_argument
 
 
-@click.command()
+@click.command(short_help="Deploy (or update) a room in AWS.")
 @room_argument
 @click.pass_context
 def deploy(ctx: click.Context, name: str) -> None:

@@ -11,7 +11,7 @@ from beekeeper.cli.init_wizard import RoomWizard
 from beekeeper.cli.options import SettingType
 
 
-@click.command()
+@click.command(short_help="Create a room (six questions, or flags).")
 @click.option("--name", type=SettingType("name"), help="Room name, e.g. spring-sale.")
 @click.option("--display-name", type=SettingType("display_name"), help="Name visitors see.")
 @click.option("--region", type=SettingType("region"), help="AWS region, e.g. eu-west-1.")

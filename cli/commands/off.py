@@ -9,7 +9,7 @@ from beekeeper.cli.operate import switch
 from beekeeper.cli.options import room_argument
 
 
-@click.command()
+@click.command(short_help="Switch a room off: visitors go straight to the shop.")
 @room_argument
 @click.pass_context
 def off(ctx: click.Context, name: str) -> None:

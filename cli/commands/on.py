@@ -9,7 +9,7 @@ from beekeeper.cli.operate import switch
 from beekeeper.cli.options import room_argument
 
 
-@click.command()
+@click.command(short_help="Switch a room on: visitors wait in line.")
 @room_argument
 @click.pass_context
 def on(ctx: click.Context, name: str) -> None:

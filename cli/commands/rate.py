@@ -9,7 +9,7 @@ from beekeeper.cli.operate import room_control
 from beekeeper.cli.options import SettingType, room_argument
 
 
-@click.command()
+@click.command(short_help="Set visitors let through per minute, live.")
 @room_argument
 @click.argument("rate", type=SettingType("rate"), metavar="N")
 @click.pass_context

@@ -13,7 +13,7 @@ from beekeeper.cli.options import room_argument
 from beekeeper.cli.room_status import StatusReport, read_status, render_text
 
 
-@click.command()
+@click.command(short_help="Show how a room is doing.")
 @room_argument
 @click.option("--watch", is_flag=True, help="Refresh until Ctrl-C.")
 @click.option(

@@ -228,6 +228,17 @@ class DeployedRoom:
 
 
 @pytest.fixture
+def no_credentials(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No AWS credentials anywhere botocore looks (the metadata service is off in tests)."""
+    for variable in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+        monkeypatch.delenv(variable, raising=False)
+    empty = tmp_path / "empty-aws-config"
+    empty.write_text("")
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(empty))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(empty))
+
+
+@pytest.fixture
 def aws() -> Iterator[None]:
     with mock_aws():
         yield

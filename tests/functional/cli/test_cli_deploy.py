@@ -226,14 +226,8 @@ def test_deploy_of_an_unknown_room(invoke: Invoke, cdk: RecordedCdkRunner) -> No
 
 
 def test_deploy_without_credentials_is_explained(
-    invoke: Invoke, room: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    invoke: Invoke, room: Path, no_credentials: None
 ) -> None:
-    for variable in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
-        monkeypatch.delenv(variable, raising=False)
-    empty = tmp_path / "empty"
-    empty.write_text("")
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(empty))
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(empty))
     result = invoke("deploy", "sale")
     assert result.exit_code == 3
     assert "No AWS credentials were found" in result.output

@@ -219,14 +219,8 @@ def test_a_missing_table_is_an_aws_error_naming_the_operation(
 
 
 def test_missing_credentials_are_explained(
-    invoke: Invoke, deployed_room: DeployedRoom, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    invoke: Invoke, deployed_room: DeployedRoom, no_credentials: None
 ) -> None:
-    for variable in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
-        monkeypatch.delenv(variable, raising=False)
-    empty = tmp_path / "empty"
-    empty.write_text("")
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(empty))
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(empty))
     result = invoke("off", "sale")
     assert result.exit_code == 3
     assert "No AWS credentials were found; run `aws configure`" in result.output

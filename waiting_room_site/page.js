@@ -38,6 +38,23 @@ export function chooseLanguage(preferred, available, fallback = DEFAULT_LANGUAGE
   return fallback;
 }
 
+/**
+ * The locale for numbers and times: the visitor's own tag when it is of the chosen language
+ * (en-GB keeps its 24-hour clock, de-CH its number grouping), else the language itself.
+ */
+export function formattingLocale(preferred, lang) {
+  const primary = lang.toLowerCase().split("-")[0];
+  for (const tag of preferred || []) {
+    if (typeof tag !== "string" || tag.toLowerCase().split("-")[0] !== primary) continue;
+    try {
+      return Intl.getCanonicalLocales(tag)[0];
+    } catch {
+      // Not a well-formed tag: try the next one.
+    }
+  }
+  return lang;
+}
+
 /** `template` with each `{name}` replaced by values[name]; unknown names stay visible. */
 export function fill(template, values) {
   return template.replace(/\{(\w+)\}/g, (whole, name) =>
@@ -91,11 +108,13 @@ export function formatWait(seconds, strings, lang) {
   });
 }
 
-export function formatClock(epochMs, lang) {
+/** A clock time in the visitor's locale; timeZone is for tests (the browser's own by default). */
+export function formatClock(epochMs, lang, timeZone = undefined) {
   return new Intl.DateTimeFormat(lang, {
     hour: "2-digit",
     minute: "2-digit",
     second: "2-digit",
+    timeZone,
   }).format(new Date(epochMs));
 }
 
@@ -104,7 +123,7 @@ export function formatClock(epochMs, lang) {
  *
  * Two figures are kept: `trend`, the samples smoothed (so noise averages out), and `eta`, what
  * is shown. Between samples both count down with the clock. The shown figure follows the trend
- * down and absorbs small rises (the countdown just goes on). A sample above the countdown by
+ * down (at once when the news is much better) and absorbs small rises (the countdown goes on). A sample above the countdown by
  * more than the tolerance is held back once (`high`): a single outlier is ignored, and a second
  * one in a row is a real change, shown at once as one rise with `rose` set so the page can say
  * why, rather than as a creep upwards over several polls.
@@ -123,7 +142,9 @@ export function smoothEstimate(previous, sample) {
     if (previous.high) return { eta: raw, trend: raw, high: false, at, rose: true };
     return { eta: predicted, trend: priorTrend, high: true, at, rose: false };
   }
-  const trend = priorTrend + TREND_WEIGHT * (raw - priorTrend);
+  // Good news well beyond the noise is taken at once; small dips are averaged with the trend.
+  const trend =
+    raw < priorTrend - tolerance ? raw : priorTrend + TREND_WEIGHT * (raw - priorTrend);
   return { eta: Math.min(predicted, trend), trend, high: false, at, rose: false };
 }
 

@@ -10,6 +10,7 @@ import {
   fill,
   formatClock,
   formatNumber,
+  formattingLocale,
   formatPosition,
   formatWait,
   goneKey,
@@ -35,6 +36,7 @@ export function startRoom(env) {
     config.defaultLanguage || DEFAULT_LANGUAGE,
   );
   const t = config.strings[lang];
+  const locale = formattingLocale(env.languages, lang);
   const hook = (name) => document.querySelector(`[data-bk="${name}"]`);
   const setText = (name, text) => {
     const element = hook(name);
@@ -104,8 +106,8 @@ export function startRoom(env) {
     state.estimate = smoothEstimate(state.estimate, { eta: answer.etaSeconds, at: now });
     if (state.estimate.rose) state.roseAt = now;
 
-    const waitText = formatWait(state.estimate.eta, t, lang);
-    setText("position", formatPosition(state.position, t, lang));
+    const waitText = formatWait(state.estimate.eta, t, locale);
+    setText("position", formatPosition(state.position, t, locale));
     setText("wait", `${t.waitLabel} ${waitText}`);
     let note = "";
     if (now - state.roseAt < RISE_NOTE_MS) note = answer.slowed ? t.waitRoseSlowed : t.waitRoseSlower;
@@ -124,12 +126,12 @@ export function startRoom(env) {
     const nextAt = schedule(pollDelay(answer.pollAfter, env.random));
     setText(
       "checked",
-      fill(t.checkedTimes, { last: formatClock(now, lang), next: formatClock(nextAt, lang) }),
+      fill(t.checkedTimes, { last: formatClock(now, locale), next: formatClock(nextAt, locale) }),
     );
     show("retry", false);
     show("details", true);
     const spoken = fill(state.position <= 1 ? t.announceNext : t.announceWaiting, {
-      position: formatNumber(state.position, lang),
+      position: formatNumber(state.position, locale),
       wait: waitText,
     });
     announce({ kind: "waiting", waitText, position: state.position }, spoken);
@@ -138,7 +140,7 @@ export function startRoom(env) {
   function showFailure() {
     state.failures += 1;
     const nextAt = schedule(backoffDelay(state.failures, env.random));
-    const text = fill(t.retrying, { next: formatClock(nextAt, lang) });
+    const text = fill(t.retrying, { next: formatClock(nextAt, locale) });
     setText("retry", text);
     show("retry", true);
     announce({ kind: "retrying" }, text);

@@ -9,7 +9,9 @@ import {
   backoffDelay,
   chooseLanguage,
   fill,
+  formatClock,
   formatPosition,
+  formattingLocale,
   formatWait,
   goneKey,
   interpretAnswer,
@@ -49,6 +51,14 @@ test("language: first supported preference by full tag or primary subtag, else E
   assert.equal(chooseLanguage(["", null, "pt-BR"], ["en", "pt-BR"]), "pt-BR");
 });
 
+test("formatting locale: the visitor's own variant of the chosen language", () => {
+  assert.equal(formattingLocale(["en-GB", "de"], "en"), "en-GB");
+  assert.equal(formattingLocale(["fr-FR", "de-ch"], "de"), "de-CH");
+  assert.equal(formattingLocale(["fr-FR"], "en"), "en");
+  assert.equal(formattingLocale(["en-!!", "en-AU"], "en"), "en-AU");
+  assert.equal(formattingLocale(undefined, "de"), "de");
+});
+
 test("position: grouped digits in each language, and 'next' at the front", () => {
   assert.equal(formatPosition(1234, en, "en"), "You are number 1,234 in line.");
   assert.equal(formatPosition(1234, de, "de"), "Sie sind Nummer 1.234 in der Warteschlange.");
@@ -71,6 +81,13 @@ test("wait rounding is never more precise than an estimate can be", () => {
   assert.deepEqual(roundWait(5 * 3600 + 1700), { kind: "hours", hours: 5, minutes: 0 });
   assert.deepEqual(roundWait(-5), { kind: "lessThanMinute" });
   assert.deepEqual(roundWait("nonsense"), { kind: "lessThanMinute" });
+});
+
+test("clock times follow the locale", () => {
+  const noon = Date.UTC(2026, 8, 21, 12, 0, 5);
+  assert.equal(formatClock(noon, "de-DE", "UTC"), "12:00:05");
+  assert.equal(formatClock(noon, "en-GB", "UTC"), "12:00:05");
+  assert.match(formatClock(noon, "en-US", "UTC"), /^12:00:05\sPM$/);
 });
 
 test("wait wording in English and German, singular and plural", () => {
@@ -104,10 +121,11 @@ test("smoothing: first sample shown as is, then a steady countdown", () => {
   assert.equal(second.rose, false);
 });
 
-test("smoothing: better news pulls the estimate half way down, never below the sample", () => {
+test("smoothing: much better news is shown at once, a small dip is averaged", () => {
   const previous = smoothEstimate(null, { eta: 600, at: 0 });
-  const next = smoothEstimate(previous, { eta: 380, at: 20_000 });
-  assert.equal(next.eta, 480); // predicted 580, sample 380
+  assert.equal(smoothEstimate(previous, { eta: 95, at: 20_000 }).eta, 95);
+  // predicted 580, sample 520: within the tolerance (87), so half way
+  assert.equal(smoothEstimate(previous, { eta: 520, at: 20_000 }).eta, 550);
 });
 
 test("smoothing: a small rise is absorbed, the countdown continues", () => {

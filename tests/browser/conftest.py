@@ -7,8 +7,8 @@ so a poll 20 s away, a back-off or a minute between announcements take no real t
 from __future__ import annotations
 
 import os
-from datetime import UTC, datetime
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest

@@ -97,7 +97,7 @@ def _handler(double: PollingDouble) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(data)
 
-        def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        def log_message(self, format: str, *args: object) -> None:
             """Quiet: the tests assert on what was served, not on a log."""
 
     return Handler

@@ -75,7 +75,7 @@ def render_page(settings: RoomSettings) -> str:
         "DISPLAY_NAME": html.escape(settings.display_name),
         "LOGO": _logo_element(settings.logo_url),
         "NOSCRIPT": "".join(
-            f'<p lang="{lang}">{html.escape(strings["noscript"])}</p>'
+            f'<p lang="{lang}">{html.escape(str(strings["noscript"]))}</p>'
             for lang, strings in locales.items()
         ),
         "PAGE_STYLE": f"<style>{style}</style>",

@@ -93,7 +93,7 @@ export function startRoom(env) {
       link.setAttribute("href", href);
     }
     show("notice", true);
-    announce({ kind: "notice" }, `${title}. ${text}`);
+    announce({ kind: "notice" }, /[.!?]$/.test(title) ? `${title} ${text}` : `${title}. ${text}`);
   }
 
   function showWaiting(answer) {

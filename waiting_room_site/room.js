@@ -53,6 +53,11 @@ export function startRoom(env) {
     if (typeof t[key] === "string") element.textContent = t[key];
   }
   setText("position", t.checking);
+  // The live region must be one before anything is written to it, whatever the template says.
+  const status = hook("status");
+  status.setAttribute("role", "status");
+  status.setAttribute("aria-live", "polite");
+  status.setAttribute("aria-atomic", "true");
   const progress = hook("progress");
   if (progress) progress.setAttribute("aria-label", t.progressLabel);
 

@@ -1,6 +1,7 @@
 """A loopback double of the room's HTTP interface for driving the page in a real browser.
 
-It serves what the stack and local mode serve on one origin: the page at /room (render_page),
+It serves what the stack and local mode serve on one origin, at the root as local mode does
+and under /prod as an API Gateway stage does: the page at /room (render_page),
 /polling answering from a script of answers given by the test (the last one repeats), the
 marketing link /beekeeper and a stand-in shop at /shop. Every /polling request is recorded with
 its Cookie header, so a test can check what the page sent and how often it asked.
@@ -18,6 +19,8 @@ from urllib.parse import urlsplit
 
 from beekeeper.core.settings import RoomSettings
 from beekeeper.waiting_room_site import render_page
+
+STAGE_PREFIX = "/prod"
 
 # An answer is a JSON body (a dict) or an HTTP status code standing for a failed request.
 Answer = dict[str, object] | int
@@ -50,6 +53,7 @@ class PollingDouble:
     settings: RoomSettings
     answers: list[Answer] = field(default_factory=list)
     polls: list[str | None] = field(default_factory=list)  # each poll's Cookie header
+    poll_paths: list[str] = field(default_factory=list)
     base_url: str = ""
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -57,10 +61,12 @@ class PollingDouble:
         with self._lock:
             self.answers = list(answers)
             self.polls.clear()
+            self.poll_paths.clear()
 
-    def next_answer(self, cookie: str | None) -> Answer:
+    def next_answer(self, path: str, cookie: str | None) -> Answer:
         with self._lock:
             self.polls.append(cookie)
+            self.poll_paths.append(path)
             if not self.answers:
                 return 503
             return self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
@@ -72,11 +78,13 @@ class PollingDouble:
 def _handler(double: PollingDouble) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
-            path = urlsplit(self.path).path
+            full_path = urlsplit(self.path).path
+            # Everything may sit under a stage prefix, as in API Gateway: /prod/room.
+            path = full_path.removeprefix(STAGE_PREFIX)
             if path == "/room":
                 self._send(200, "text/html; charset=utf-8", render_page(double.settings))
             elif path == "/polling":
-                answer = double.next_answer(self.headers.get("Cookie"))
+                answer = double.next_answer(full_path, self.headers.get("Cookie"))
                 if isinstance(answer, int):
                     self._send(answer, "text/plain", "unavailable")
                 else:

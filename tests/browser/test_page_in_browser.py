@@ -110,6 +110,20 @@ def test_live_region_announces_politely_without_repeating_every_poll(
     assert len(room.polls) == 5
 
 
+def test_under_a_stage_prefix_every_url_stays_under_it(
+    new_page: Callable[..., Any], room: PollingDouble
+) -> None:
+    room.script(waiting(5, 60), {"allow": False, "state": "unknown"})
+    page = new_page()
+    page.goto(room.url("/prod/room"))
+    wait_for_text(page, "position", "You are number 5 in line.")
+    page.clock.run_for(NEXT_POLL_MS)
+    wait_for_text(page, "notice-title", "We could not find your place in line")
+    assert room.poll_paths == ["/prod/polling", "/prod/polling"]
+    link = page.get_by_role("link", name="Join the line")
+    assert link.get_attribute("href") == room.url("/prod/beekeeper")
+
+
 def test_german_browser_gets_german_page(new_page: Callable[..., Any], room: PollingDouble) -> None:
     room.script(waiting(1234, 75 * 60))
     page = open_room(new_page, room, locale="de-DE")
@@ -282,3 +296,37 @@ def test_without_javascript_the_page_says_what_to_do(browser: Any, room: Polling
         assert page.locator("h1").text_content() == "Spring Sale"
     finally:
         context.close()
+
+
+MINIMAL_TEMPLATE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8">{{SECURITY_POLICY}}
+<title>{{DISPLAY_NAME}} | Acme</title>
+<style>body { font-family: serif; background: #fff; color: #111; }</style></head>
+<body><main><h1>Acme: {{DISPLAY_NAME}}</h1>
+<div data-bk="waiting"><p data-bk="position"></p><p data-bk="wait"></p>
+<p data-bk-text="keepPlace"></p></div>
+<div data-bk="notice" hidden><h2 data-bk="notice-title"></h2><p data-bk="notice-text"></p>
+<a data-bk="notice-link" href="beekeeper"></a></div>
+<div data-bk="status"></div></main>
+{{ROOM_CONFIG}}{{PAGE_SCRIPT}}</body></html>
+"""
+
+
+def test_custom_template_with_only_the_required_hooks_works(
+    new_page: Callable[..., Any], tmp_path: Path
+) -> None:
+    template = tmp_path / "acme.html"
+    template.write_text(MINIMAL_TEMPLATE, encoding="utf-8")
+    with serve(room_settings(custom_template=str(template))) as r:
+        r.script(waiting(7, 120))
+        page = open_room(new_page, r)
+        wait_for_text(page, "position", "You are number 7 in line.")
+        assert page.locator("h1").text_content() == "Acme: Spring Sale"
+        assert text(page, "wait") == "Estimated wait: about 2 minutes"
+        assert "Reloading this page keeps your place" in text(page, "waiting")
+        # The script makes the status hook a polite live region even when the template did not.
+        assert page.get_by_role("status").get_attribute("aria-live") == "polite"
+        wait_for_text(page, "status", "You are number 7 in line.")
+        # The template's own <style> is allowed by the policy; nothing was blocked.
+        assert page.evaluate("getComputedStyle(document.body).fontFamily") == "serif"
+        assert page.errors == []

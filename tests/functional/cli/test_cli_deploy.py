@@ -13,7 +13,7 @@ from typing import Any
 import boto3
 import pytest
 from botocore.stub import Stubber
-from conftest import (
+from cli_testkit import (
     REGION,
     Invoke,
     RecordedCdkRunner,

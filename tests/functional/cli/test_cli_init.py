@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import Invoke, room_settings, write_room
+from cli_testkit import Invoke, room_settings, write_room
 
 from beekeeper.core.settings import RoomSettings
 

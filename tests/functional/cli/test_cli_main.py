@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from conftest import DeployedRoom
+from cli_testkit import DeployedRoom
 
 from beekeeper.cli.factory import CliFactory
 from beekeeper.cli.main import main

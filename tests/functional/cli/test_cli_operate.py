@@ -7,7 +7,7 @@ from pathlib import Path
 
 import boto3
 import pytest
-from conftest import (
+from cli_testkit import (
     NOW,
     DeployedRoom,
     Invoke,
@@ -230,7 +230,7 @@ def test_off_on_and_rate_reach_a_local_room_through_its_endpoint(
     invoke: Invoke, config_dir: Path
 ) -> None:
     """A local room's record carries EndpointUrl; the same commands work against it."""
-    from conftest import stack_outputs
+    from cli_testkit import stack_outputs
     from moto.server import ThreadedMotoServer
 
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import NOW, REGION, DeployedRoom, Invoke, WatchSleep, aws_client, put_item
+from cli_testkit import NOW, REGION, DeployedRoom, Invoke, WatchSleep, aws_client, put_item
 
 MINUTE = int(NOW) // 60
 

@@ -157,71 +157,43 @@ def _replace_all(text: str, pattern: str, replacement: str) -> str:
 # -- method tables ----------------------------------------------------------------------------
 
 
-def _require(value: object, kind: type, method: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, kind):
-        raise UnsupportedVtl(f"{method}: argument {value!r} has a type Java would not accept")
+# String methods by (name, argument types): Java picks an overload by its arguments' types.
+_STRING_METHODS: dict[tuple[str, tuple[type, ...]], Callable[..., Any]] = {
+    ("length", ()): java_length,
+    ("isEmpty", ()): lambda text: java_length(text) == 0,
+    ("trim", ()): _trim,
+    ("toLowerCase", ()): str.lower,
+    ("toString", ()): lambda text: text,
+    ("equals", (object,)): lambda text, other: isinstance(other, str) and other == text,
+    ("contains", (str,)): lambda text, other: _index_of(text, other) != -1,
+    ("startsWith", (str,)): lambda text, other: _units(text).startswith(_units(other)),
+    ("endsWith", (str,)): lambda text, other: _units(text).endswith(_units(other)),
+    ("indexOf", (str,)): _index_of,
+    ("indexOf", (str, int)): _index_of,
+    ("lastIndexOf", (str,)): _last_index_of,
+    ("substring", (int,)): _substring,
+    ("substring", (int, int)): _substring,
+    ("split", (str,)): java_split,
+    ("matches", (str,)): _matches,
+    ("replaceAll", (str, str)): _replace_all,
+}
+_STRING_METHOD_NAMES = frozenset(name for name, _types in _STRING_METHODS)
+
+
+def _argument_types(args: tuple[Any, ...]) -> tuple[type, ...]:
+    # bool is an int in Python, not in Java: a boolean argument matches no int parameter.
+    return tuple(type(arg) if type(arg) in (str, int) else object for arg in args)
 
 
 def _string_method(name: str, text: str, args: tuple[Any, ...]) -> Any:
-    def want(*kinds: type) -> None:
-        if len(args) != len(kinds):
-            raise UnsupportedVtl(f"String.{name} takes {len(kinds)} argument(s), got {len(args)}")
-        for arg, kind in zip(args, kinds, strict=True):
-            _require(arg, kind, f"String.{name}")
-
-    if name == "length":
-        want()
-        return java_length(text)
-    if name == "isEmpty":
-        want()
-        return java_length(text) == 0
-    if name == "trim":
-        want()
-        return _trim(text)
-    if name == "toLowerCase":
-        want()
-        return text.lower()
-    if name == "equals":
-        if len(args) != 1:
-            raise UnsupportedVtl("String.equals takes 1 argument")
-        return isinstance(args[0], str) and args[0] == text
-    if name == "contains":
-        want(str)
-        return _index_of(text, args[0]) != -1
-    if name == "startsWith":
-        want(str)
-        return _units(text).startswith(_units(args[0]))
-    if name == "endsWith":
-        want(str)
-        return _units(text).endswith(_units(args[0]))
-    if name == "indexOf":
-        if len(args) == 2:
-            want(str, int)
-            return _index_of(text, args[0], args[1])
-        want(str)
-        return _index_of(text, args[0])
-    if name == "lastIndexOf":
-        want(str)
-        return _last_index_of(text, args[0])
-    if name == "substring":
-        if len(args) == 2:
-            want(int, int)
-            return _substring(text, args[0], args[1])
-        want(int)
-        return _substring(text, args[0])
-    if name == "split":
-        want(str)
-        return java_split(text, args[0])
-    if name == "matches":
-        want(str)
-        return _matches(text, args[0])
-    if name == "replaceAll":
-        want(str, str)
-        return _replace_all(text, args[0], args[1])
-    if name == "toString":
-        want()
-        return text
-    raise UnsupportedVtl(f"String.{name}() is not supported by the renderer (docs/vtl.md)")
+    method = _STRING_METHODS.get((name, _argument_types(args)))
+    if method is None and len(args) == 1:
+        method = _STRING_METHODS.get((name, (object,)))
+    if method is None:
+        if name in _STRING_METHOD_NAMES:
+            raise UnsupportedVtl(f"String.{name}: no overload takes {args!r}")
+        raise UnsupportedVtl(f"String.{name}() is not supported by the renderer (docs/vtl.md)")
+    return method(text, *args)
 
 
 def _list_method(name: str, items: list[Any], args: tuple[Any, ...]) -> Any:

@@ -114,6 +114,7 @@ def test_list_and_map_methods() -> None:
         "#set($s = 'abc')$s.strip()",
         "#set($s = 'abc')$s.charAt(0)",  # Java has it; the renderer does not (not in the subset)
         "#set($s = 'abc')$s.length",  # a property where Java has none
+        "#set($s = 'abc')$s.substring('1')",  # no overload takes a string
         "$context.nonsense",
         "$input.nonsense()",
         "$util.toJson('x')",

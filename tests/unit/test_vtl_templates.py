@@ -345,9 +345,10 @@ COOKIE_HEADERS = st.one_of(
         lambda parts: "".join(f"{n}={v}{sep}" for n, v, sep in parts)
     ),
 )
-HEADERS = st.dictionaries(
-    st.sampled_from(["Cookie", "cookie", "COOKIE", "X-Other", "token"]), COOKIE_HEADERS, max_size=3
+HEADER_NAMES = st.one_of(
+    st.sampled_from(["Cookie", "cookie", "COOKIE", "X-Other", "token"]), st.text(max_size=12)
 )
+HEADERS = st.dictionaries(HEADER_NAMES, COOKIE_HEADERS, max_size=3)
 QUERIES = st.dictionaries(st.sampled_from(["token", "Token", "x"]), COOKIE_VALUES, max_size=2)
 
 
@@ -388,3 +389,10 @@ def test_any_request_gets_a_json_answer_and_allow_only_when_admitted(
         answer = respond(route, body, headers, query=query)
         assert isinstance(answer["allow"], bool)
         assert answer["allow"] is (found and expires_at > NOW_S)
+
+
+def test_request_time_may_come_as_a_number_or_as_text() -> None:
+    body = json.dumps({"Item": visitor_item(TOKEN_ID, NOW_S + 1)})
+    for now in (NOW_MS, str(NOW_MS)):
+        data = RenderInput(body=body, headers=cookie(TOKEN), context={"requestTimeEpoch": now})
+        assert json.loads(render(template(ROUTES["client"][1]), data)) == {"allow": True}

@@ -120,17 +120,20 @@ def _compile(pattern: object) -> re.Pattern[str]:
         raise VelocityRuntimeError(f"PatternSyntaxException: {error}") from error
 
 
-def java_split(text: str, pattern: str) -> list[str]:
-    """String#split(regex): regex separators, trailing empty strings dropped.
+def java_split(text: str, pattern: str, limit: int = 0) -> list[str]:
+    """String#split(regex[, limit]): regex separators, as Java 8+ splits.
 
-    As in Java 8+: a zero-width match at the very start produces no leading empty string; when
-    nothing matches the result is the whole input (even when it is empty).
+    A zero-width match at the very start produces no leading empty string; when nothing
+    matches the result is the whole input (even when it is empty). limit > 0: at most `limit`
+    parts, the last holding the rest; limit 0: trailing empty strings dropped; limit < 0: kept.
     """
     regex = _compile(pattern)
     parts: list[str] = []
     index = 0
     matched = False
     for match in regex.finditer(text):
+        if limit > 0 and len(parts) == limit - 1:
+            break
         if match.end() == 0:
             continue  # zero-width match at the beginning
         matched = True
@@ -139,8 +142,9 @@ def java_split(text: str, pattern: str) -> list[str]:
     if not matched:
         return [text]
     parts.append(text[index:])
-    while parts and parts[-1] == "":
-        parts.pop()
+    if limit == 0:
+        while parts and parts[-1] == "":
+            parts.pop()
     return parts
 
 
@@ -174,6 +178,7 @@ _STRING_METHODS: dict[tuple[str, tuple[type, ...]], Callable[..., Any]] = {
     ("substring", (int,)): _substring,
     ("substring", (int, int)): _substring,
     ("split", (str,)): java_split,
+    ("split", (str, int)): java_split,
     ("matches", (str,)): _matches,
     ("replaceAll", (str, str)): _replace_all,
 }

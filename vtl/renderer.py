@@ -42,8 +42,9 @@ __all__ = [
     "render",
 ]
 
-# API Gateway stops a #foreach after 1,000 iterations (a documented quota); the renderer does
-# the same, so a hostile header with thousands of cookies is treated alike here and in AWS.
+# API Gateway allows a #foreach 1,000 iterations (a documented quota). Whether it then stops
+# or fails is not documented, so a loop that would go further fails the render: templates
+# bound their loops (split with a limit, a size check) so client input can not reach it.
 MAX_FOREACH_ITERATIONS = 1000
 
 
@@ -454,7 +455,10 @@ def _foreach(self: Any, stream: Any, namespace: Any, loader: Any) -> None:
         return
     if not isinstance(items, list):
         raise UnsupportedVtl(f"#foreach over {type(items).__name__}: iterate a list")
-    items = items[:MAX_FOREACH_ITERATIONS]
+    if len(items) > MAX_FOREACH_ITERATIONS:
+        raise UnsupportedVtl(
+            f"#foreach over {len(items)} items: API Gateway allows {MAX_FOREACH_ITERATIONS}"
+        )
     for number, item in enumerate(items, start=1):
         local = _ops.LocalNamespace(namespace)
         local["foreach"] = {"count": number, "index": number - 1, "hasNext": number < len(items)}

@@ -151,10 +151,27 @@ def test_set_inside_foreach_outlives_the_loop() -> None:
     assert run("#foreach($i in ['a', 'b'])#set($last = $i)#end$last") == "b"
 
 
-def test_foreach_stops_after_api_gateways_iteration_quota() -> None:
-    header = ";".join(["x"] * (MAX_FOREACH_ITERATIONS + 50))
-    rendered = with_text(header, "#foreach($p in $s.split(';')).#end")
-    assert len(rendered) == MAX_FOREACH_ITERATIONS
+def test_foreach_beyond_api_gateways_iteration_quota_fails() -> None:
+    header = ";".join(["x"] * (MAX_FOREACH_ITERATIONS + 1))
+    with pytest.raises(UnsupportedVtl, match="allows 1000"):
+        with_text(header, "#foreach($p in $s.split(';'))#end")
+    # Bounded with split's limit: the last part holds the rest.
+    rendered = with_text(header, "#foreach($p in $s.split(';', 1000))#set($last = $p)#end$last")
+    assert rendered == "x;x"
+
+
+@pytest.mark.parametrize(
+    ("text", "limit", "expected"),
+    [
+        ("a;b;c", 2, ["a", "b;c"]),
+        ("a;b;;", 10, ["a", "b", "", ""]),  # a positive limit keeps trailing empty strings
+        ("a;b;;", -1, ["a", "b", "", ""]),
+        ("a;b;;", 0, ["a", "b"]),
+        ("abc", 1, ["abc"]),
+    ],
+)
+def test_split_with_a_limit(text: str, limit: int, expected: list[str]) -> None:
+    assert java_split(text, ";", limit) == expected
 
 
 def test_input_params_search_order_and_case_insensitive_headers() -> None:

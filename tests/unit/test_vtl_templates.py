@@ -63,6 +63,7 @@ def cookie(value: str) -> dict[str, str]:
 
 # -- the token check ------------------------------------------------------------------------
 
+MANY_HEADERS = [(f"X-{i}", "1") for i in range(1000)]
 COOKIE_CASES = [
     # (name, headers, expected token or the state when there is none)
     ("only ours", {"Cookie": f"beekeeper_token={TOKEN}"}, TOKEN),
@@ -105,6 +106,11 @@ COOKIE_CASES = [
         {"Cookie": "; ".join(f"c{i}={i}" for i in range(300)) + f"; beekeeper_token={TOKEN}"},
         TOKEN,
     ),
+    ("ours as cookie 999", {"Cookie": "a=1;" * 998 + f"beekeeper_token={TOKEN}"}, TOKEN),
+    ("ours as cookie 1000", {"Cookie": "a=1;" * 999 + f"beekeeper_token={TOKEN}"}, "no_token"),
+    ("many separators", {"Cookie": ";" * 5000 + f"beekeeper_token={TOKEN}"}, "no_token"),
+    ("1000 headers", dict(MANY_HEADERS[:999]) | cookie(TOKEN), TOKEN),
+    ("1001 headers", dict(MANY_HEADERS) | cookie(TOKEN), "no_token"),
 ]
 
 

@@ -230,3 +230,13 @@ def test_url_encode_decode_and_base64_follow_java() -> None:
         run("$util.base64Decode('!!')")
     with pytest.raises(VelocityRuntimeError):
         run("$util.parseJson('{oops')")
+
+
+def test_remaining_string_methods() -> None:
+    rendered = with_text(
+        "a=b=c", "$s.endsWith('=c') $s.lastIndexOf('=') $s.indexOf('=', 2) $s.toString()"
+    )
+    assert rendered == "true 3 3 a=b=c"
+    assert with_text("a1b22", "$s.replaceAll('[0-9]+', '-')") == "a-b-"
+    with pytest.raises(UnsupportedVtl, match="replacement"):
+        with_text("a1", "$s.replaceAll('[0-9]', '$0')")

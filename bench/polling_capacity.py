@@ -6,9 +6,9 @@ Uses the poll rule of the /polling response template (beekeeper.vtl.polling, hel
 template by the unit tests and re-checked here against the real template before measuring).
 
 Standing load. With N visitors waiting and the room admitting R per minute, the visitor at
-position p sees eta(p) = ceil(60 p / R) and polls every poll_after(eta) seconds, shortened by
-the page's jitter (a uniform factor in [0.8, 1.0], mean 0.9). The load is the sum over all
-positions of 1 / (0.9 poll_after): exact for a line that is not moving faster than its polls.
+position p sees eta(p) = ceil(60 p / R) and polls every poll_after(eta) seconds, stretched by
+the page's jitter (a uniform factor in [1, 1.25], mean 1.125). The load is the sum over all
+positions of 1 / (1.125 poll_after): exact for a line that is not moving faster than its polls.
 
 Notice latency. A Monte Carlo run of visitors approaching the front, each starting 15 minutes
 out (beyond that everyone polls at the cap, so the start does not matter) at a random phase
@@ -35,7 +35,9 @@ from beekeeper.vtl import ROUTES, load_template, polling, template_values
 from beekeeper.vtl.renderer import RenderInput, render
 
 API_GATEWAY_DEFAULT_LIMIT = 10_000  # requests per second, per account and region
-JITTER_LOW, JITTER_HIGH = 0.8, 1.0
+# The page waits poll_after * (1 + 0.25 * random()): never sooner than asked
+# (waiting_room_site/page.js, pollDelay and POLL_JITTER).
+JITTER_LOW, JITTER_HIGH = 1.0, 1.25
 MEAN_JITTER = (JITTER_LOW + JITTER_HIGH) / 2
 RATES_PER_MINUTE = (1_000, 6_000, 20_000, 30_000, 60_000, 300_000)
 LINE_LENGTHS = (100_000, 1_000_000, 2_000_000)
@@ -137,6 +139,18 @@ def max_line_under_limit(rate_per_minute: int) -> int:
     return low
 
 
+def max_rate_under_limit(line_length: int) -> int:
+    """The highest admission rate (per minute) at which `line_length` waiting stay under it."""
+    low, high = 0, 300_000
+    while low < high:
+        middle = (low + high + 1) // 2
+        if standing_requests_per_second(line_length, middle) <= API_GATEWAY_DEFAULT_LIMIT:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=20_000)
@@ -159,6 +173,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         loads = [standing_requests_per_second(n, rate) for n in LINE_LENGTHS]
         cells = " | ".join(f"{load:>19,.0f}" for load in loads)
         print(f"{rate:>9,} | {cells} | {max_line_under_limit(rate):>21,}")
+
+    for line in LINE_LENGTHS:
+        print(
+            f"{line:,} waiting stay under {API_GATEWAY_DEFAULT_LIMIT:,} requests/s up to "
+            f"{max_rate_under_limit(line):,} admissions per minute"
+        )
 
     print(
         f"\nNotice latency (s): staleness <= {args.staleness} s, order noise sd "

@@ -12,7 +12,7 @@ one every few seconds at the front, where admission is noticed.
 
 from __future__ import annotations
 
-POLL_AFTER_MIN_SECONDS = 4
+POLL_AFTER_MIN_SECONDS = 2
 POLL_AFTER_MAX_SECONDS = 300
 # No rate to estimate from (no status item yet): ask again soon, the first status is a minute away.
 POLL_AFTER_WITHOUT_RATE_SECONDS = 30

@@ -29,7 +29,7 @@ import math
 import random
 import statistics
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from beekeeper.vtl import ROUTES, load_template, polling, template_values
 from beekeeper.vtl.renderer import RenderInput, render
@@ -127,28 +127,31 @@ def check_rule_against_template(rng: random.Random, checks: int = 200) -> None:
             raise SystemExit(f"template and rule differ for {ordinal=} {admitted=} {rate=}")
 
 
-def max_line_under_limit(rate_per_minute: int) -> int:
-    """The longest line whose standing load stays under API Gateway's default limit."""
-    low, high = 0, 50_000_000
+def _largest(high: int, fits: Callable[[int], bool]) -> int:
+    """The largest value in [0, high] for which `fits` holds (it must hold for all smaller)."""
+    low = 0
     while low < high:
         middle = (low + high + 1) // 2
-        if standing_requests_per_second(middle, rate_per_minute) <= API_GATEWAY_DEFAULT_LIMIT:
-            low = middle
-        else:
-            high = middle - 1
+        low, high = (middle, high) if fits(middle) else (low, middle - 1)
     return low
+
+
+def max_line_under_limit(rate_per_minute: int) -> int:
+    """The longest line whose standing load stays under API Gateway's default limit."""
+    return _largest(
+        50_000_000,
+        lambda line: (
+            standing_requests_per_second(line, rate_per_minute) <= API_GATEWAY_DEFAULT_LIMIT
+        ),
+    )
 
 
 def max_rate_under_limit(line_length: int) -> int:
     """The highest admission rate (per minute) at which `line_length` waiting stay under it."""
-    low, high = 0, 300_000
-    while low < high:
-        middle = (low + high + 1) // 2
-        if standing_requests_per_second(line_length, middle) <= API_GATEWAY_DEFAULT_LIMIT:
-            low = middle
-        else:
-            high = middle - 1
-    return low
+    return _largest(
+        300_000,
+        lambda rate: standing_requests_per_second(line_length, rate) <= API_GATEWAY_DEFAULT_LIMIT,
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -7,6 +7,7 @@ starts anything else; `stop()` ends the loop from its own thread and closes ever
 from __future__ import annotations
 
 import errno
+import socket
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -33,11 +34,22 @@ class PortInUseError(Exception):
 
 class ServerThread:
     def __init__(self, app: WsgiApp, *, port: int, threads: int, what: str) -> None:
+        # Bound here, before waitress starts its worker threads, so a busy port leaves nothing
+        # running behind it.
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # A room restarted at once may bind its port again (TIME_WAIT); a listening socket
+        # still refuses it.
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            listener.bind(("127.0.0.1", port))
+            listener.listen(1024)
+        except OSError as error:
+            listener.close()
+            raise PortInUseError(port, what, error) from error
         try:
             self._server: Any = create_server(
                 app,
-                host="127.0.0.1",
-                port=port,
+                sockets=[listener],
                 threads=threads,
                 ident="beekeeper-local",
                 # Many load-generator connections at once; waitress' default is 100.
@@ -45,11 +57,14 @@ class ServerThread:
                 channel_timeout=30,
                 clear_untrusted_proxy_headers=True,
             )
-        except OSError as error:
-            raise PortInUseError(port, what, error) from error
-        self.port: int = int(self._server.effective_port)
+        except BaseException:
+            listener.close()
+            raise
+        self.port: int = int(listener.getsockname()[1])
         self._stopping = threading.Event()
-        self._thread = threading.Thread(target=self._serve, name=f"waitress-{what}", daemon=True)
+        self._thread = threading.Thread(
+            target=self._serve, name=f"beekeeper-http-{what}", daemon=True
+        )
 
     @property
     def base_url(self) -> str:

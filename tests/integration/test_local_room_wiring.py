@@ -54,7 +54,7 @@ def test_the_room_is_recorded_for_the_operator_cli_and_removed_at_stop(config_di
     time.sleep(0.3)
     names = {t.name for t in threading.enumerate()}
     assert not {"beekeeper-scheduler", "beekeeper-reporter"} & names
-    assert not any(name.startswith("waitress-") for name in names)
+    assert not any(name.startswith(("beekeeper-http-", "waitress-")) for name in names)
 
 
 @pytest.fixture(scope="module")

@@ -77,7 +77,7 @@ class Emulator:
 
     def client(self, service: str) -> Any:
         return boto3.client(
-            service,  # type: ignore[call-overload]
+            service,
             endpoint_url=self.endpoint_url,
             region_name=LOCAL_REGION,
             **FAKE_CREDENTIALS,

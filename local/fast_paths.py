@@ -103,59 +103,73 @@ class InProcessTransport:
             boto3.DEFAULT_SESSION.events.unregister("before-send", self)
 
 
+def _json_body(request: AWSPreparedRequest) -> dict[str, Any] | None:
+    try:
+        body = json.loads(request.body or b"{}")
+    except ValueError:
+        return None
+    return body if isinstance(body, dict) else None
+
+
 _READ_OPTIONS = frozenset({"TableName", "Key", "ConsistentRead"})
 _BATCH_OPTIONS = frozenset({"Keys", "ConsistentRead"})
 
 
 def _fast_read(action: str, request: AWSPreparedRequest) -> AWSResponse | None:
     """A plain read answered from moto's table, or None for moto's own path to answer."""
-    try:
-        body = json.loads(request.body or b"{}")
-    except ValueError:
+    body = _json_body(request)
+    if body is None:
         return None
-    backend = dynamodb_backends[DEFAULT_ACCOUNT_ID]["us-east-1"]
+    try:
+        answer = _read_answer(action, body)
+    except _MotoDecides:
+        return None
+    return _json_response(request, answer)
+
+
+def _read_answer(action: str, body: dict[str, Any]) -> dict[str, Any]:
+    backend: Any = dynamodb_backends[DEFAULT_ACCOUNT_ID]["us-east-1"]
     if action == "GetItem":
         if not set(body) <= _READ_OPTIONS:
-            return None
+            raise _MotoDecides
         item = _read(backend, body.get("TableName"), body.get("Key"))
-        if item is False:
-            return None
-        answer: dict[str, Any] = {"Item": item} if item else {}
+        return {"Item": item} if item else {}
     else:
         requested = body.get("RequestItems")
         if set(body) != {"RequestItems"} or not isinstance(requested, dict):
-            return None
+            raise _MotoDecides
         responses: dict[str, list[Any]] = {}
         total = 0
         for table_name, table_request in requested.items():
             keys = table_request.get("Keys") if isinstance(table_request, dict) else None
             if not set(table_request) <= _BATCH_OPTIONS or not isinstance(keys, list):
-                return None
+                raise _MotoDecides
             total += len(keys)
             if total > 100 or len({json.dumps(k, sort_keys=True) for k in keys}) != len(keys):
-                return None
+                raise _MotoDecides
             found = responses.setdefault(table_name, [])
             for key in keys:
                 item = _read(backend, table_name, key)
-                if item is False:
-                    return None
                 if item:
                     found.append(item)
-        answer = {"Responses": responses, "UnprocessedKeys": {}}
-    return _json_response(request, answer)
+        return {"Responses": responses, "UnprocessedKeys": {}}
 
 
-def _read(backend: Any, table_name: object, key: object) -> dict[str, Any] | bool | None:
-    """The item's attributes, None when absent, False when moto's path must decide."""
+class _MotoDecides(Exception):
+    """Not a shape the fast path answers: moto's own path answers (or refuses) it."""
+
+
+def _read(backend: Any, table_name: object, key: object) -> dict[str, Any] | None:
+    """The item's attributes, or None when there is no such item."""
     table = backend.tables.get(table_name) if isinstance(table_name, str) else None
     if table is None or table.range_key_attr is not None or not isinstance(key, dict):
-        return False
+        raise _MotoDecides
     value = key.get(table.hash_key_attr)
     if len(key) != 1 or not isinstance(value, dict) or len(value) != 1:
-        return False
+        raise _MotoDecides
     ((kind, text),) = value.items()
     if kind not in ("S", "N", "B") or not isinstance(text, str) or not text:
-        return False
+        raise _MotoDecides
     item = backend.get_item(table_name, key)
     if item is None:
         return None
@@ -173,9 +187,8 @@ _COUNTER_OPTIONS = frozenset(
 
 def _fast_counter(_action: str, request: AWSPreparedRequest) -> AWSResponse | None:
     """`UpdateItem` of exactly `ADD <attribute> :<whole number>`, else None (moto's path)."""
-    try:
-        body = json.loads(request.body or b"{}")
-    except ValueError:
+    body = _json_body(request)
+    if body is None:
         return None
     if not set(body) <= _COUNTER_OPTIONS:
         return None
@@ -194,13 +207,14 @@ def _fast_counter(_action: str, request: AWSPreparedRequest) -> AWSResponse | No
         or not re.fullmatch(r"-?\d{1,30}", text)
     ):
         return None
-    backend = dynamodb_backends[DEFAULT_ACCOUNT_ID]["us-east-1"]
+    backend: Any = dynamodb_backends[DEFAULT_ACCOUNT_ID]["us-east-1"]
     table_name, key, attribute = body.get("TableName"), body.get("Key"), match.group(1)
     if not isinstance(key, dict) or attribute in key:
         return None  # a key attribute can not be updated: moto says so
     with _WRITE_LOCK:
-        current = _read(backend, table_name, key)
-        if current is False:
+        try:
+            current = _read(backend, table_name, key)
+        except _MotoDecides:
             return None
         if current is None:
             item = backend.put_item(table_name, {**key, attribute: {"N": text}})
@@ -225,14 +239,13 @@ _SEND_OPTIONS = frozenset({"QueueUrl", "MessageBody"})
 
 def _fast_send(_action: str, request: AWSPreparedRequest) -> AWSResponse | None:
     """A plain `SendMessage` (body only) to a standard queue, else None (moto's path)."""
-    try:
-        body = json.loads(request.body or b"{}")
-    except ValueError:
+    body = _json_body(request)
+    if body is None:
         return None
     queue_url, message_body = body.get("QueueUrl"), body.get("MessageBody")
     if set(body) != _SEND_OPTIONS or not isinstance(queue_url, str) or not message_body:
         return None
-    backend = sqs_models.sqs_backends[DEFAULT_ACCOUNT_ID]["us-east-1"]
+    backend: Any = sqs_models.sqs_backends[DEFAULT_ACCOUNT_ID]["us-east-1"]
     queue = backend.queues.get(queue_url.rstrip("/").rsplit("/", 1)[-1])
     if queue is None or queue.fifo_queue or not isinstance(message_body, str):
         return None
@@ -244,7 +257,7 @@ def _fast_send(_action: str, request: AWSPreparedRequest) -> AWSResponse | None:
 def _json_response(request: AWSPreparedRequest, answer: dict[str, Any]) -> AWSResponse:
     raw = json.dumps(answer).encode()
     headers = {"Content-Type": "application/x-amz-json-1.0", "Content-Length": str(len(raw))}
-    return AWSResponse(request.url, 200, headers, MockRawResponse(raw))  # type: ignore[arg-type]
+    return AWSResponse(request.url, 200, headers, MockRawResponse(raw))
 
 
 _original_send_message = sqs_models.SQSBackend.send_message
@@ -301,12 +314,10 @@ def _method_names(clazz: object) -> frozenset[str]:
 
 def fast_standard_sends(enabled: bool) -> None:
     """Switch workarounds 2 and 3 on or off (they patch moto, process-wide)."""
-    sqs_models.SQSBackend.send_message = (  # type: ignore[method-assign]
-        _send_message if enabled else _original_send_message
-    )
-    moto_responses.method_names_from_class = (  # type: ignore[assignment]
-        _method_names if enabled else _original_method_names
-    )
+    backend_class: Any = sqs_models.SQSBackend
+    backend_class.send_message = _send_message if enabled else _original_send_message
+    responses_module: Any = moto_responses
+    responses_module.method_names_from_class = _method_names if enabled else _original_method_names
 
 
 _FAST_ACTIONS = {

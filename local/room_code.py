@@ -9,7 +9,9 @@ their environment at the emulator, as the stack points it at AWS.
 
 from __future__ import annotations
 
+import importlib
 import os
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -89,10 +91,12 @@ def load_room_code(
     target.pop("AWS_SESSION_TOKEN", None)
     target.update(lambda_environment(settings, resources, endpoint_url))
 
-    import time
-
-    from beekeeper.lambdas import consumer, governor, producer, runtime, trigger
-    from beekeeper.vtl import integration
+    # Imported by name, after the environment is set: the modules read it when first used.
+    consumer, governor, producer, runtime, trigger = (
+        importlib.import_module(f"beekeeper.lambdas.{name}")
+        for name in ("consumer", "governor", "producer", "runtime", "trigger")
+    )
+    integration = importlib.import_module("beekeeper.vtl.integration")
     from beekeeper.waiting_room_site import render_page
 
     # The clients and settings the handlers use (created lazily, once, as in a container).

@@ -133,6 +133,11 @@ def local(
             raise UserError(str(error)) from error
         except SettingsError as error:
             raise UserError(str(error)) from error
+        except ImportError as error:  # the room code's own dependencies, loaded at start
+            raise UserError(
+                f"local mode needs {error.name or 'a module'} that is not installed; "
+                "install the local extra: pip install 'beekeeper-waiting-room[local]'"
+            ) from error
         assert room.urls is not None and room.settings is not None
         click.echo(
             f"Room {room.settings.name!r} is running at {room.settings.rate} visitors/minute"

@@ -90,7 +90,7 @@ def api_logging_from_context(context: Mapping[str, Any]) -> bool:
 
 
 def main() -> None:
-    # Imported here so a wrong room is reported before the (slow) CDK libraries load.
+    # Imported here: choosing a room (above) needs no CDK, so the CLI and tests use it cheaply.
     import aws_cdk as cdk
 
     app = cdk.App()

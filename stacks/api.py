@@ -193,9 +193,7 @@ class RoomApi(Construct):
 
     def _page(self) -> None:
         html = render_page(self.settings)
-        static, overridden = page.split_headers(
-            page.page_headers(html, logo_url=self.settings.logo_url)
-        )
+        static, overridden = page.split_headers(page.PAGE_HEADERS)
         template = page.page_response_template(html, overridden)
         integration = apigw.MockIntegration(
             passthrough_behavior=apigw.PassthroughBehavior.NEVER,

@@ -7,23 +7,30 @@ bucket is involved (no public bucket, no S3 request-rate ceiling, nothing to emp
 destroy). The page travels base64-encoded inside the response mapping template, so no `$` or
 `#` in its HTML, CSS or JavaScript can be read as Velocity.
 
+The page carries its own Content-Security-Policy (a meta element with the hashes of its inline
+script and styles, docs/page.md). A meta policy can not forbid framing, so the response adds a
+header policy with `frame-ancestors 'none'`; a browser enforces both policies together.
+
 Pure functions only (no CDK), so local mode can serve the page with the same headers.
 """
 
 from __future__ import annotations
 
 import base64
-import hashlib
-import re
 from urllib.parse import urlsplit
 
 # API Gateway's limit on one mapping template (a hard quota, not adjustable).
 MAPPING_TEMPLATE_LIMIT_BYTES = 300 * 1024
 
-_SCRIPT = re.compile(r"<script\b([^>]*)>(.*?)</script\s*>", re.IGNORECASE | re.DOTALL)
-_SRC_ATTRIBUTE = re.compile(r"\bsrc\s*=", re.IGNORECASE)
-_TYPE_ATTRIBUTE = re.compile(r"""\btype\s*=\s*["']?([^"'\s>]+)""", re.IGNORECASE)
-_JAVASCRIPT_TYPES = frozenset({"", "module", "text/javascript", "application/javascript"})
+PAGE_HEADERS = {
+    "Content-Type": "text/html; charset=utf-8",
+    # Revalidate on every load: a redeployed page is seen at once.
+    "Cache-Control": "no-cache",
+    "Content-Security-Policy": "frame-ancestors 'none'",
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
 
 
 class PageTooLargeError(ValueError):
@@ -40,58 +47,6 @@ def origin_of(url: str) -> str:
     port = parts.port
     default_port = {"https": 443, "http": 80}.get(scheme)
     return f"{scheme}://{host}" if port in (None, default_port) else f"{scheme}://{host}:{port}"
-
-
-def _inline_script_hashes(page: str) -> tuple[list[str], bool]:
-    hashes: list[str] = []
-    loads_files = False
-    for match in _SCRIPT.finditer(page):
-        attributes, body = match.group(1), match.group(2)
-        if _SRC_ATTRIBUTE.search(attributes):
-            loads_files = True
-            continue
-        kind = _TYPE_ATTRIBUTE.search(attributes)
-        if kind and kind.group(1).lower() not in _JAVASCRIPT_TYPES:
-            continue  # a data block (e.g. application/json) never runs
-        digest = hashlib.sha256(body.encode("utf-8")).digest()
-        hashes.append("'sha256-" + base64.b64encode(digest).decode("ascii") + "'")
-    return hashes, loads_files
-
-
-def content_security_policy(page: str, *, logo_url: str = "") -> str:
-    """A policy that lets exactly this page's own inline scripts run, and nothing else.
-
-    Scripts: the SHA-256 of each inline script (no 'unsafe-inline', so an injected script or
-    an inline event handler does not run). Network: same origin only (/polling). Images: the
-    page itself, data: URIs and the room's logo origin.
-    """
-    hashes, loads_files = _inline_script_hashes(page)
-    script_sources = (["'self'"] if loads_files else []) + sorted(set(hashes))
-    image_sources = ["'self'", "data:"] + ([origin_of(logo_url)] if logo_url else [])
-    directives = [
-        "default-src 'none'",
-        "script-src " + (" ".join(script_sources) or "'none'"),
-        "style-src 'self' 'unsafe-inline'",
-        "img-src " + " ".join(image_sources),
-        "connect-src 'self'",
-        "base-uri 'none'",
-        "form-action 'self'",
-        "frame-ancestors 'none'",
-    ]
-    return "; ".join(directives)
-
-
-def page_headers(page: str, *, logo_url: str = "") -> dict[str, str]:
-    """Every header GET /room answers with."""
-    return {
-        "Content-Type": "text/html; charset=utf-8",
-        # Revalidate on every load: a redeployed page is seen at once.
-        "Cache-Control": "no-cache",
-        "Content-Security-Policy": content_security_policy(page, logo_url=logo_url),
-        "X-Content-Type-Options": "nosniff",
-        "Referrer-Policy": "no-referrer",
-        "X-Frame-Options": "DENY",
-    }
 
 
 def split_headers(headers: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
@@ -116,8 +71,7 @@ def page_response_template(page: str, overridden_headers: dict[str, str]) -> str
         raise PageTooLargeError(
             f"the waiting room page is {len(page.encode('utf-8')):,} bytes; base64-encoded it "
             f"needs {size:,} of the {MAPPING_TEMPLATE_LIMIT_BYTES:,} bytes API Gateway allows "
-            "in one mapping template: keep the page under about 220 KB (inline less, or "
-            "compress images)"
+            "in one mapping template: keep the page under about 220 KB"
         )
     return template
 

@@ -34,7 +34,8 @@ class RoomStorage(Construct):
             point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
                 point_in_time_recovery_enabled=True
             ),
-            encryption=dynamodb.TableEncryption.AWS_MANAGED,
+            # Encrypted at rest with an AWS owned key: no KMS request on the poll path.
+            encryption=dynamodb.TableEncryption.DEFAULT,
             removal_policy=RemovalPolicy.DESTROY,
             deletion_protection=False,
         )

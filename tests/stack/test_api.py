@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from aws_cdk.assertions import Match
-from conftest import Synthesized, flatten
+from stack_testkit import Synthesized, flatten
 
 from beekeeper import vtl
 from beekeeper.stacks import capacity

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import Synthesized
+from stack_testkit import Synthesized
 
 from beekeeper.stacks import nag
 

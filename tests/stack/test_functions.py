@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import Synthesized, flatten
+from stack_testkit import Synthesized, flatten
 
 from beekeeper.core.settings import RoomSettings
 from beekeeper.stacks import capacity

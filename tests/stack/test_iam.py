@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import Synthesized, flatten
+from stack_testkit import Synthesized, flatten
 
 from beekeeper.stacks import permissions
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import Synthesized, flatten
+from stack_testkit import Synthesized, flatten
 
 from beekeeper.stacks import monitoring
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from aws_cdk.assertions import Capture, Match
-from conftest import Synthesized
+from stack_testkit import Synthesized
 
 from beekeeper.core import datamodel
 

@@ -6,6 +6,8 @@ promises to leave nothing behind (visitors' items expire within a day of the eve
 
 from __future__ import annotations
 
+from typing import Any
+
 from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_sqs as sqs
@@ -40,26 +42,30 @@ class RoomStorage(Construct):
             deletion_protection=False,
         )
 
-        self.dead_letter_queue = sqs.Queue(
-            self,
-            "DeadLetterQueue",
-            queue_name=f"{prefix}-dead-letters",
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
-            retention_period=Duration.seconds(datamodel.QUEUE_RETENTION_SECONDS),
-            removal_policy=RemovalPolicy.DESTROY,
-        )
-        self.queue = sqs.Queue(
+        self.dead_letter_queue = _private_queue(self, "DeadLetterQueue", f"{prefix}-dead-letters")
+        self.queue = _private_queue(
             self,
             "Queue",
-            queue_name=f"{prefix}-visitors",
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
+            f"{prefix}-visitors",
             visibility_timeout=Duration.seconds(datamodel.QUEUE_VISIBILITY_TIMEOUT_SECONDS),
-            retention_period=Duration.seconds(datamodel.QUEUE_RETENTION_SECONDS),
             dead_letter_queue=sqs.DeadLetterQueue(
                 queue=self.dead_letter_queue,
                 max_receive_count=datamodel.QUEUE_MAX_RECEIVE_COUNT,
             ),
-            removal_policy=RemovalPolicy.DESTROY,
         )
+
+
+def _private_queue(
+    scope: Construct, construct_id: str, queue_name: str, **options: Any
+) -> sqs.Queue:
+    """Encrypted, TLS only, the longest retention SQS allows, deleted with the room."""
+    return sqs.Queue(
+        scope,
+        construct_id,
+        queue_name=queue_name,
+        encryption=sqs.QueueEncryption.SQS_MANAGED,
+        enforce_ssl=True,
+        retention_period=Duration.seconds(datamodel.QUEUE_RETENTION_SECONDS),
+        removal_policy=RemovalPolicy.DESTROY,
+        **options,
+    )

@@ -226,6 +226,14 @@ export function interpretAnswer(body, base) {
   return { kind: "invalid" };
 }
 
+/**
+ * Whether a waiting answer carries an estimate: a room deployed moments ago has published no
+ * status yet and answers rate 0, and "0 seconds" would be a promise nobody made.
+ */
+export function hasEstimate(answer) {
+  return answer.kind === "waiting" && Number.isInteger(answer.rate) && answer.rate > 0;
+}
+
 /** The strings' key prefix for a gone state: no_token -> noToken. */
 export function goneKey(state) {
   return state.replace(/_(\w)/g, (_, letter) => letter.toUpperCase());

@@ -13,6 +13,7 @@ import {
   formattingLocale,
   formatPosition,
   formatWait,
+  hasEstimate,
   goneKey,
   interpretAnswer,
   nextPosition,
@@ -108,10 +109,12 @@ export function startRoom(env) {
       state.firstPosition = state.position;
       writeFirstPosition(window, state.position);
     }
-    state.estimate = smoothEstimate(state.estimate, { eta: answer.etaSeconds, at: now });
-    if (state.estimate.rose) state.roseAt = now;
-
-    const waitText = formatWait(state.estimate.eta, t, locale);
+    let waitText = t.waitUnknown;
+    if (hasEstimate(answer)) {
+      state.estimate = smoothEstimate(state.estimate, { eta: answer.etaSeconds, at: now });
+      if (state.estimate.rose) state.roseAt = now;
+      waitText = formatWait(state.estimate.eta, t, locale);
+    }
     setText("position", formatPosition(state.position, t, locale));
     setText("wait", `${t.waitLabel} ${waitText}`);
     let note = "";

@@ -14,6 +14,7 @@ import {
   formattingLocale,
   formatWait,
   goneKey,
+  hasEstimate,
   interpretAnswer,
   MAX_POLL_SECONDS,
   nextPosition,
@@ -296,4 +297,12 @@ test("announcements: first and changes of kind at once; waiting updates rarely",
   // A run of failures is announced once.
   const failing = { kind: "retrying", at };
   assert.equal(shouldAnnounce(failing, { kind: "retrying" }, later * 2), false);
+});
+
+test("an answer without a published rate carries no estimate", () => {
+  const waiting = (rate) =>
+    interpretAnswer({ allow: false, state: "waiting", position: 3, eta_seconds: 0, poll_after: 5, rate, slowed: false, updated_at: 0 });
+  assert.equal(hasEstimate(waiting(0)), false);
+  assert.equal(hasEstimate(waiting(120)), true);
+  assert.equal(hasEstimate(interpretAnswer({ allow: false, state: "room_off", poll_after: 5 })), false);
 });

@@ -35,6 +35,8 @@ if not shutil.which(CHROMIUM):
     pytest.skip("Debian's chromium is not installed (.ci/run installs it)", allow_module_level=True)
 
 sync_api = pytest.importorskip("playwright.sync_api")
+# The room's real code: the admission pipeline's Lambdas (issue 3) must be installed.
+pytest.importorskip("beekeeper.lambdas.producer", reason="needs the admission pipeline's modules")
 
 
 @pytest.fixture(scope="module")

@@ -13,6 +13,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 import click
 
+from beekeeper.cli.commands.simulate import simulate_command
 from beekeeper.cli.errors import EXIT_BUG
 from beekeeper.core.settings import SettingsError
 
@@ -32,6 +33,9 @@ def cli() -> None:
     Point the marketing link at the room; it lets visitors through to your shop at the rate
     you set, and your shop can ask it whether a visitor really came through the line.
     """
+
+
+cli.add_command(simulate_command)
 
 
 def main(argv: list[str] | None = None) -> None:

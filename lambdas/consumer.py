@@ -4,8 +4,10 @@ The loop counts visitors, not receive calls: it keeps long-polling until its quo
 or the minute's deadline passes, so a short or empty receive never ends the minute early.
 
 Pacing: by time t the consumer has admitted at most quota * (t - start) / (pace_end - start),
-rounded down, and it receives a batch only once a whole batch (10, or what is left) is due. In
-any second it therefore admits at most its per-second share plus one batch.
+rounded down, and it receives a batch only once a whole batch is due (10, or fewer when the
+quota is so small that 10 would take more than 2 s to fall due). After a stall it catches up no
+faster than its share of 1.25 x the minute's mean per second plus one batch, so the whole
+minute stays within that bound in every second.
 
 Exactly once, as far as SQS allows: a message is deleted only after its visitor's item was
 written; a write that keeps failing hands the message back to the queue. A duplicate delivery
@@ -45,6 +47,7 @@ log = logging.getLogger("beekeeper.consumer")
 
 RECEIVE_BATCH = 10  # SQS's maximum per ReceiveMessage
 PEAK_FACTOR = 1.25
+BATCH_FILL_SECONDS = 2.0
 MAX_LONG_POLL_SECONDS = 20
 STATUS_EVERY_SECONDS = 5.0
 WRITE_ATTEMPTS = 8
@@ -140,7 +143,11 @@ class Consumer:
         # Pace to end slightly before the deadline: slack to make up a short receive.
         pace_end = max(start, deadline - min(2.0, (deadline - start) * 0.04))
         ceiling = peak_per_second(assignment)
-        largest_batch = max(1, min(RECEIVE_BATCH, int(ceiling)))
+        # Batches of up to 10, but nobody waits more than BATCH_FILL_SECONDS for one to fill.
+        per_second = quota / max(0.001, pace_end - start)
+        largest_batch = max(
+            1, min(RECEIVE_BATCH, int(ceiling), int(per_second * BATCH_FILL_SECONDS))
+        )
         recent: deque[tuple[float, int]] = deque()  # (when, admitted) over the last second
         in_last_second = 0
         last_status = -math.inf
@@ -217,7 +224,8 @@ class Consumer:
             if token.id in self.seen:
                 done.append(handle)
             elif token.id in fresh:
-                fresh[token.id][1].append(handle)
+                fresh[token.id][1].append(handle)  # two copies in one receive
+                self.report.duplicates += 1
             else:
                 fresh[token.id] = (token, [handle])
         try:

@@ -37,10 +37,10 @@ def _cookie_pairs(header: str) -> Iterator[tuple[str, str]]:
         name, separator, value = part.partition("=")
         if not separator:
             continue
-        value = value.strip()
+        value = value.strip(" \t")  # RFC 6265 trims spaces and tabs only
         if len(value) >= 2 and value[0] == value[-1] == '"':
             value = value[1:-1]
-        yield name.strip(), value
+        yield name.strip(" \t"), value
 
 
 def token_from_cookies(event: Mapping[str, Any]) -> Token | None:

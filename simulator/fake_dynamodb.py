@@ -9,6 +9,7 @@ with the simulated time: that log, not the counters, is the truth the simulation
 from __future__ import annotations
 
 import copy
+import functools
 import random
 import re
 from collections import Counter
@@ -20,6 +21,14 @@ from beekeeper.simulator.faults import Faults, client_error
 _ADD = re.compile(r"^ADD\s+(.+)$")
 
 
+@functools.cache
+def _add_clauses(expression: str) -> tuple[tuple[str, str], ...]:
+    match = _ADD.match(expression.strip())
+    if not match:
+        raise NotImplementedError(expression)
+    return tuple(tuple(clause.split()) for clause in match.group(1).split(","))
+
+
 class FakeTable:
     def __init__(self, scheduler: Scheduler, rng: random.Random, faults: Faults) -> None:
         self._scheduler = scheduler
@@ -27,6 +36,7 @@ class FakeTable:
         self._faults = faults
         self.items: dict[str, dict[str, Any]] = {}
         self.calls = 0
+        self.injected: Counter[str] = Counter()  # faults that actually happened, by kind
         self.admissions: list[tuple[float, str]] = []  # (time, token id) per successful write
         self.writes_per_id: Counter[str] = Counter()
 
@@ -38,7 +48,7 @@ class FakeTable:
     def batch_get_item(self, *, RequestItems: dict[str, Any]) -> dict[str, Any]:
         self.calls += 1
         if self._scheduler.in_process():
-            self._faults.maybe_crash(self._rng)
+            self._faults.maybe_crash(self._rng, self.injected)
         ((table, request),) = RequestItems.items()
         found = [self.items[k["pk"]["S"]] for k in request["Keys"] if k["pk"]["S"] in self.items]
         return {"Responses": {table: found}, "UnprocessedKeys": {}}
@@ -46,7 +56,7 @@ class FakeTable:
     def batch_write_item(self, *, RequestItems: dict[str, Any]) -> dict[str, Any]:
         self.calls += 1
         if self._scheduler.in_process():
-            self._faults.maybe_crash(self._rng)
+            self._faults.maybe_crash(self._rng, self.injected)
         ((table, requests),) = RequestItems.items()
         is_admission = any(r["PutRequest"]["Item"]["pk"]["S"].startswith("v#") for r in requests)
         throttled = self._faults.throttle and is_admission
@@ -61,6 +71,7 @@ class FakeTable:
         for request in requests:
             item = request["PutRequest"]["Item"]
             if partly and self._rng.random() < self._faults.unprocessed_per_item:
+                self.injected["throttle"] += 1
                 unprocessed.append(request)
                 continue
             pk = item["pk"]["S"]
@@ -96,13 +107,9 @@ class FakeTable:
     ) -> dict[str, Any]:
         """Only `ADD name :value[, ...]`: what the consumers' counters use."""
         self.calls += 1
-        match = _ADD.match(UpdateExpression.strip())
-        if not match:
-            raise NotImplementedError(UpdateExpression)
         names = ExpressionAttributeNames or {}
         item = self.items.setdefault(Key["pk"]["S"], {"pk": dict(Key["pk"])})
-        for clause in match.group(1).split(","):
-            name, value = clause.split()
+        for name, value in _add_clauses(UpdateExpression):
             name = names.get(name, name)
             current = int(item.get(name, {"N": "0"})["N"])
             item[name] = {"N": str(current + int(ExpressionAttributeValues[value]["N"]))}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections import Counter
 from dataclasses import dataclass
 
 from botocore.exceptions import ClientError
@@ -50,8 +51,9 @@ class Faults:
         flags = (self.crash, self.throttle, self.duplicates, self.double_trigger)
         return [name for name, on in zip(FAULT_NAMES, flags, strict=True) if on]
 
-    def maybe_crash(self, rng: random.Random) -> None:
+    def maybe_crash(self, rng: random.Random, injected: Counter[str]) -> None:
         if self.crash and rng.random() < self.crash_per_call:
+            injected["crash"] += 1
             raise SimulatedCrash("simulated crash")
 
 

@@ -74,7 +74,9 @@ class SimulationResult:
     still_waiting: int
     dead_lettered: int
     duplicate_deliveries_skipped: int = 0
-    notes: list[str] = field(default_factory=list)
+    # How often each fault actually struck (a fault switched on but never hit proves nothing).
+    faults_injected: dict[str, int] = field(default_factory=dict)
+    triggers_refused: int = 0  # duplicate trigger deliveries that found their minute claimed
 
     @property
     def exact(self) -> bool:
@@ -122,6 +124,7 @@ def simulate(
     quotas: dict[int, int] = {}
     consumers: dict[int, int] = {}
     skipped = [0]
+    refused = [0]
 
     def start_consumer(payload: dict[str, Any]) -> None:
         def body() -> None:
@@ -149,7 +152,9 @@ def simulate(
             invoke_consumer=start_consumer,
             clock=scheduler.clock,
         )
-        if outcome.claimed:
+        if not outcome.claimed:
+            refused[0] += 1
+        else:
             m = outcome.minute - EPOCH // 60
             backlogs[m] = outcome.backlog
             quotas[m] = sum(outcome.quotas)
@@ -184,6 +189,7 @@ def simulate(
         quotas,
         consumers,
         skipped[0],
+        refused[0],
     )
 
 
@@ -201,6 +207,7 @@ def _measure(
     quotas: dict[int, int],
     consumers: dict[int, int],
     skipped: int,
+    refused: int,
 ) -> SimulationResult:
     per_minute = [0] * minutes
     per_second: Counter[int] = Counter()
@@ -254,4 +261,6 @@ def _measure(
         ),
         dead_lettered=sum(1 for s in states if s == "dead"),
         duplicate_deliveries_skipped=skipped,
+        faults_injected=dict(queue.injected + table.injected),
+        triggers_refused=refused,
     )

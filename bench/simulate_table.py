@@ -25,7 +25,7 @@ FAULT_SETS = ("", *FAULT_NAMES, ",".join(FAULT_NAMES))
 def simulation_table(rates: tuple[int, ...], fault_sets: tuple[str, ...]) -> None:
     header = (
         f"{'rate/min':>9} {'visitors':>9} {'faults':<40} {'admitted/min':<22} "
-        f"{'exact':>5} {'lost':>4} {'twice':>5} {'peak':>6} {'cons':>4} "
+        f"{'exact':>5} {'lost':>4} {'twice':>5} {'peak':>6} {'smooth':>6} {'cons':>4} "
         f"{'calls/adm':>9} {'secs':>5}"
     )
     print(header)
@@ -47,7 +47,8 @@ def simulation_table(rates: tuple[int, ...], fault_sets: tuple[str, ...]) -> Non
             print(
                 f"{rate:>9,} {visitors:>9,} {faults or 'none':<40} {per_minute:<22} "
                 f"{'yes' if r.exact else 'NO':>5} {r.lost:>4} {r.admitted_twice:>5} "
-                f"{r.peak_second_ratio:>6.2f} {r.peak_consumers:>4} "
+                f"{r.peak_second_ratio:>6.2f} {'yes' if r.smooth else 'NO':>6} "
+                f"{r.peak_consumers:>4} "
                 f"{r.aws_calls_per_admitted or 0:>9.3f} {elapsed:>5.1f}"
             )
             sys.stdout.flush()

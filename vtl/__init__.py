@@ -3,20 +3,31 @@
 The templates (*.vtl beside this file) hold synth-time placeholders written `{{NAME}}`; the
 stack and local mode fill them with the same function, so both run the very same template.
 `{{` is not Velocity syntax, so a placeholder can not be mistaken for a template reference.
+
+Files whose names start with `_` are shared fragments, not templates: `template_values`
+inserts them where a template says `{{READ_TOKEN}}` or `{{PARSE_NUMBER}}` (API Gateway has
+no #parse, and one copy of the token check is easier to trust than four).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 
+from beekeeper.core.datamodel import ORIGIN_TOKEN_PARAMETER
 from beekeeper.core.paths import VTL_DIR
+from beekeeper.vtl import polling
 
 _PLACEHOLDER = re.compile(r"\{\{([A-Z][A-Z0-9_]*)\}\}")
 
+# The key the request templates read when a request carries no usable token: visitor ids are
+# 22 characters, so no item can have it, and the request stays a valid DynamoDB request.
+NO_VISITOR_KEY = "v#!"
+
 
 def template_names() -> list[str]:
-    return sorted(path.name for path in VTL_DIR.glob("*.vtl"))
+    return sorted(path.name for path in VTL_DIR.glob("*.vtl") if not path.name.startswith("_"))
 
 
 def load_template(name: str, values: Mapping[str, str]) -> str:
@@ -40,12 +51,31 @@ ROUTES: dict[str, tuple[str, str, str]] = {
 }
 
 
+def _fragment(name: str) -> str:
+    return (VTL_DIR / name).read_text(encoding="utf-8")
+
+
 def template_values(*, table_name: str, origin: str) -> dict[str, str]:
     """Synth-time values for the placeholders; the stack passes its table's name token.
 
-    ORIGIN_JSON is the origin URL as a JSON string literal (quotes included), so a template
-    can place it in its JSON output without any escaping of its own.
+    ORIGIN_JSON is the origin URL as a JSON string literal (quotes included).
+    ORIGIN_TOKEN_PREFIX is `<origin>?beekeeper_token=` (or `&`), placed inside a single-quoted
+    Velocity string, where neither `$` nor `#` is interpreted; the room settings already refuse
+    quotes, backslashes and control characters in the origin, which keeps it JSON-safe too.
     """
-    import json
-
-    return {"TABLE_NAME": table_name, "ORIGIN_JSON": json.dumps(origin)}
+    if any(ch in origin for ch in "'\"\\") or any(ord(ch) < 32 for ch in origin):
+        raise ValueError("the origin must not contain quotes, backslashes or control characters")
+    separator = "&" if "?" in origin else "?"
+    return {
+        "TABLE_NAME": table_name,
+        "ORIGIN_JSON": json.dumps(origin),
+        "ORIGIN_TOKEN_PREFIX": f"{origin}{separator}{ORIGIN_TOKEN_PARAMETER}=",
+        "READ_TOKEN": _fragment("_read-token.vtl"),
+        "PARSE_NUMBER": _fragment("_parse-number.vtl"),
+        "POLL_AFTER_MIN": str(polling.POLL_AFTER_MIN_SECONDS),
+        "POLL_AFTER_MAX": str(polling.POLL_AFTER_MAX_SECONDS),
+        "POLL_AFTER_WITHOUT_RATE": str(polling.POLL_AFTER_WITHOUT_RATE_SECONDS),
+        "POLL_AFTER_ROOM_OFF": str(polling.POLL_AFTER_ROOM_OFF_SECONDS),
+        "UNKNOWN_AFTER_MINUTES": str(polling.UNKNOWN_AFTER_MINUTES),
+        "UNKNOWN_MIN_MARGIN": str(polling.UNKNOWN_MIN_MARGIN),
+    }

@@ -1,24 +1,216 @@
 """The waiting room page's files (package data) and how a room's settings go into them.
 
-`render_page(settings)` is the contract with the stack (which inlines the page in the API) and
-local mode (which serves it at /room): it returns the complete page for one room.
+`render_page(settings)` is the contract with the stack (which serves the page from API Gateway)
+and local mode (which serves it at /room): it returns one complete, self-contained HTML document
+for one room. The sources stay separate for maintenance and are inlined here:
+
+- index.html (or the room's custom template): the markup, with `{{PLACEHOLDER}}` hooks;
+- page.css: the styles, preceded by the room's colours as CSS custom properties;
+- page.js (pure logic) and room.js (the page controller): one inline module script;
+- locales/*.json: every visible string, one file per language, put into the room's JSON config.
+
+The page makes no request except its own /polling (and the room's logo, when one is set); a
+Content-Security-Policy with the hashes of the inline script and styles says so to the browser.
+docs/page.md documents the hooks a custom template must keep.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
 import json
+import re
+from pathlib import Path
+from urllib.parse import urlsplit
 
 from beekeeper.core.paths import SITE_DIR
-from beekeeper.core.settings import RoomSettings
+from beekeeper.core.settings import RoomSettings, SettingsError
+from beekeeper.waiting_room_site.colours import theme_properties
+
+# Transferred size the page must stay under (uncompressed, so it holds whatever the transport).
+MAX_PAGE_BYTES = 50_000
+
+# Relative to the page's own URL, so /prod/room polls /prod/polling and local /room polls /polling.
+POLL_URL = "polling"
+JOIN_URL = "beekeeper"
+DEFAULT_LANGUAGE = "en"
+
+# Placeholders a template must contain: without them the page has no script, config or policy.
+REQUIRED_PLACEHOLDERS = ("SECURITY_POLICY", "ROOM_CONFIG", "PAGE_SCRIPT")
+OPTIONAL_PLACEHOLDERS = ("PAGE_STYLE", "DISPLAY_NAME", "LOGO", "NOSCRIPT")
+# Elements the script writes into, found by data-bk="<name>"; others (docs/page.md) are optional.
+REQUIRED_HOOKS = (
+    "status",
+    "position",
+    "waiting",
+    "notice",
+    "notice-title",
+    "notice-text",
+    "notice-link",
+)
+SCRIPT_FILES = ("page.js", "room.js")
+
+_PLACEHOLDER = re.compile(r"\{\{([A-Z][A-Z0-9_]*)\}\}")
+_LOCAL_IMPORT = re.compile(r"^import\s*\{[^}]*\}\s*from\s*\"\./[\w.-]+\";\s*$", re.MULTILINE)
+_EXPORT = re.compile(r"^export\s+", re.MULTILINE)
+_INLINE_STYLE = re.compile(r"<style>(.*?)</style>", re.DOTALL)
+
+
+class PageTemplateError(SettingsError):
+    """The room's custom template can not make a working page; says which hook is missing."""
+
+    def __init__(self, path: str, problem: str, *, missing_hook: str = "") -> None:
+        self.missing_hook = missing_hook
+        super().__init__("custom_template", path, problem)
 
 
 def render_page(settings: RoomSettings) -> str:
-    """The room's page: index.html with the room's display name and settings filled in."""
-    page = (SITE_DIR / "index.html").read_text(encoding="utf-8")
-    room = {"displayName": settings.display_name, "accentColour": settings.accent_colour}
-    # "</" is escaped so no setting can close the script element it is embedded in.
-    room_json = json.dumps(room).replace("</", "<\\/")
-    return page.replace("{{DISPLAY_NAME}}", html.escape(settings.display_name)).replace(
-        "{{ROOM_JSON}}", room_json
+    """The room's page: one HTML document with its styles, script, strings and settings inlined."""
+    template = _read_template(settings.custom_template)
+    locales = load_locales()
+    script = bundle_script()
+    style = f":root{{{theme_properties(settings.accent_colour)}}}\n" + _read("page.css")
+    values = {
+        "DISPLAY_NAME": html.escape(settings.display_name),
+        "LOGO": _logo_element(settings.logo_url),
+        "NOSCRIPT": "".join(
+            f'<p lang="{lang}">{html.escape(str(strings["noscript"]))}</p>'
+            for lang, strings in locales.items()
+        ),
+        "PAGE_STYLE": f"<style>{style}</style>",
+        "ROOM_CONFIG": (
+            '<script type="application/json" id="beekeeper-room">'
+            + room_config_json(settings, locales)
+            + "</script>"
+        ),
+        "PAGE_SCRIPT": f'<script type="module">{script}</script>',
+        "SECURITY_POLICY": "",  # filled last: it hashes what the others put in
+    }
+    page = _PLACEHOLDER.sub(lambda match: values[match.group(1)], template)
+    policy = security_policy(page, script, settings.logo_url)
+    page = page.replace(
+        "<!--beekeeper-security-policy-->",
+        f'<meta http-equiv="Content-Security-Policy" content="{html.escape(policy)}">',
+        1,
     )
+    size = len(page.encode("utf-8"))
+    if size > MAX_PAGE_BYTES:
+        raise PageTemplateError(
+            settings.custom_template or "index.html",
+            f"the page would be {size:,} bytes; keep it under {MAX_PAGE_BYTES:,} bytes",
+        )
+    return page
+
+
+def room_config_json(settings: RoomSettings, locales: dict[str, dict[str, object]]) -> str:
+    """The room's config for the script, safe inside a <script> element.
+
+    Every `<`, `>` and `&` is written as a JSON \\u escape, so no setting can close the element
+    (`</script>`) or open a comment that changes how the parser reads the rest of the page.
+    """
+    config = {
+        "displayName": settings.display_name,
+        "pollUrl": POLL_URL,
+        "joinUrl": JOIN_URL,
+        "defaultLanguage": DEFAULT_LANGUAGE,
+        "strings": locales,
+    }
+    text = json.dumps(config, ensure_ascii=False, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def load_locales() -> dict[str, dict[str, object]]:
+    """Every language's strings, English first (the fallback), then by language tag."""
+    found = {path.stem: path for path in (SITE_DIR / "locales").glob("*.json")}
+    order = sorted(found, key=lambda lang: (lang != DEFAULT_LANGUAGE, lang))
+    return {lang: json.loads(found[lang].read_text(encoding="utf-8")) for lang in order}
+
+
+def bundle_script() -> str:
+    """page.js and room.js as one module: their local import line and `export` keywords dropped."""
+    parts = []
+    for name in SCRIPT_FILES:
+        source = _LOCAL_IMPORT.sub("", _read(name))
+        parts.append(_EXPORT.sub("", source))
+    return "\n".join(parts)
+
+
+def security_policy(page: str, script: str, logo_url: str) -> str:
+    """Nothing may load but the page's own inline script and styles, /polling and the logo."""
+    styles = " ".join(f"'{_sha256(match)}'" for match in _INLINE_STYLE.findall(page))
+    style_source = styles or "'none'"
+    image_source = "'none'"
+    if logo_url:
+        parts = urlsplit(logo_url)
+        image_source = f"{parts.scheme}://{parts.netloc}"
+    return (
+        "default-src 'none'; "
+        f"script-src '{_sha256(script)}'; "
+        f"style-src {style_source}; "
+        f"img-src {image_source}; "
+        "connect-src 'self'; "
+        "base-uri 'none'; form-action 'none'"
+    )
+
+
+def _sha256(text: str) -> str:
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    return "sha256-" + base64.b64encode(digest).decode("ascii")
+
+
+def _logo_element(logo_url: str) -> str:
+    if not logo_url:
+        return ""
+    # Decorative: the display name next to it says what it would.
+    return f'<img src="{html.escape(logo_url)}" alt="" referrerpolicy="no-referrer">'
+
+
+def _read(name: str) -> str:
+    return (SITE_DIR / name).read_text(encoding="utf-8")
+
+
+def _read_template(custom_template: str) -> str:
+    if not custom_template:
+        text = _read("index.html")
+        label = "index.html"
+    else:
+        path = Path(custom_template).expanduser()
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError as error:
+            raise PageTemplateError(
+                custom_template, "the file does not exist; give the path of an HTML file"
+            ) from error
+        except (OSError, UnicodeDecodeError) as error:
+            raise PageTemplateError(
+                custom_template, f"the file can not be read as UTF-8 text ({error})"
+            ) from error
+        label = custom_template
+    check_template(text, label)
+    # The policy meta element must come before anything it governs; it is filled in last.
+    return text.replace("{{SECURITY_POLICY}}", "<!--beekeeper-security-policy-->", 1)
+
+
+def check_template(text: str, label: str) -> None:
+    """A clear error naming the first hook the template lacks, or an unknown placeholder."""
+    known = set(REQUIRED_PLACEHOLDERS) | set(OPTIONAL_PLACEHOLDERS)
+    for name in _PLACEHOLDER.findall(text):
+        if name not in known:
+            raise PageTemplateError(
+                label,
+                f"{{{{{name}}}}} is not a page placeholder; the placeholders are "
+                + ", ".join(f"{{{{{p}}}}}" for p in sorted(known)),
+            )
+    for name in REQUIRED_PLACEHOLDERS:
+        if f"{{{{{name}}}}}" not in text:
+            raise PageTemplateError(
+                label, f"add the placeholder {{{{{name}}}}} (see docs/page.md)", missing_hook=name
+            )
+    for hook in REQUIRED_HOOKS:
+        if not re.search(rf"""data-bk\s*=\s*["']{re.escape(hook)}["']""", text):
+            raise PageTemplateError(
+                label,
+                f'add an element with the data hook data-bk="{hook}" (see docs/page.md)',
+                missing_hook=f'data-bk="{hook}"',
+            )

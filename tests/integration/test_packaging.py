@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from beekeeper.vtl import template_values
+
 REPO = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.slow
@@ -106,6 +108,7 @@ def test_installed_package_finds_its_data_files(installed: Path, tmp_path: Path)
         "print(json.dumps({'root': str(p.PACKAGE_ROOT),"
         " 'lambdas': sorted(f.name for f in p.LAMBDAS_DIR.glob('*.py')),"
         " 'vtl': v.template_names(),"
+        " 'fragments': sorted(v.template_values(table_name='t', origin='https://x.example')),"
         " 'site': sorted(f.name for f in p.SITE_DIR.iterdir()"
         "   if f.is_file() and f.suffix != '.py'),"
         " 'stacks': sorted(f.name for f in p.STACKS_DIR.glob('*.py'))}))"
@@ -123,7 +126,9 @@ def test_installed_package_finds_its_data_files(installed: Path, tmp_path: Path)
     assert not found["root"].startswith(str(REPO)), "imported from the checkout, not the wheel"
     expected = {
         "lambdas": sorted(f.name for f in (REPO / "lambdas").glob("*.py")),
-        "vtl": sorted(f.name for f in (REPO / "vtl").glob("*.vtl")),
+        # Files starting with "_" are fragments template_values() reads: they must be packaged.
+        "vtl": sorted(f.name for f in (REPO / "vtl").glob("*.vtl") if not f.name.startswith("_")),
+        "fragments": sorted(template_values(table_name="t", origin="https://x.example")),
         "site": sorted(
             f.name
             for f in (REPO / "waiting_room_site").iterdir()

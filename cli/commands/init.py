@@ -1,0 +1,44 @@
+"""`beekeeper init`: create a room file from six questions or flags."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from beekeeper.cli.factory import factory_of
+from beekeeper.cli.init_wizard import RoomWizard
+from beekeeper.cli.options import SettingType
+
+
+@click.command(short_help="Create a room (six questions, or flags).")
+@click.option("--name", type=SettingType("name"), help="Room name, e.g. spring-sale.")
+@click.option("--display-name", type=SettingType("display_name"), help="Name visitors see.")
+@click.option("--region", type=SettingType("region"), help="AWS region, e.g. eu-west-1.")
+@click.option("--origin", type=SettingType("origin"), help="The URL to protect (https).")
+@click.option("--rate", type=SettingType("rate"), help="Visitors let through per minute.")
+@click.option(
+    "--drt/--no-drt", "dynamic_rate_throttling", default=None, help="Dynamic rate throttling."
+)
+@click.option("--yes", "-y", is_flag=True, help="Ask nothing; take flags and defaults.")
+@click.option("--force", is_flag=True, help="Overwrite an existing room of the same name.")
+@click.pass_context
+def init(ctx: click.Context, yes: bool, force: bool, **flags: Any) -> None:
+    """Create a room: answer six questions (or give them as flags with --yes).
+
+    Writes the room file under the config directory; `beekeeper deploy NAME` deploys it.
+    """
+    factory = factory_of(ctx)
+    given = {name: value for name, value in flags.items() if value is not None}
+    wizard = RoomWizard(factory.store(), default_region=_region_or_none(factory))
+    path = wizard.create(given, interactive=not yes, force=force)
+    name = path.name.removesuffix(".toml")
+    click.echo(f"Saved room {name!r} to {path}.")
+    click.echo(f"Next: `beekeeper deploy {name}` (or try it first: `beekeeper local`).")
+
+
+def _region_or_none(factory: Any) -> str | None:
+    try:
+        return factory.default_region()
+    except Exception:  # a broken AWS profile only costs the suggestion
+        return None

@@ -1,0 +1,17 @@
+"""`beekeeper off NAME`: visitors go straight to the origin; no redeploy."""
+
+from __future__ import annotations
+
+import click
+
+from beekeeper.cli.factory import factory_of
+from beekeeper.cli.operate import switch
+from beekeeper.cli.options import room_argument
+
+
+@click.command(short_help="Switch a room off: visitors go straight to the shop.")
+@room_argument
+@click.pass_context
+def off(ctx: click.Context, name: str) -> None:
+    """Switch the room NAME off: the marketing link goes straight to the origin."""
+    switch(factory_of(ctx), name, enabled=False)

@@ -1,0 +1,17 @@
+"""`beekeeper on NAME`: the waiting room is back in front of the origin; no redeploy."""
+
+from __future__ import annotations
+
+import click
+
+from beekeeper.cli.factory import factory_of
+from beekeeper.cli.operate import switch
+from beekeeper.cli.options import room_argument
+
+
+@click.command(short_help="Switch a room on: visitors wait in line.")
+@room_argument
+@click.pass_context
+def on(ctx: click.Context, name: str) -> None:
+    """Switch the room NAME on: new visitors wait in line again."""
+    switch(factory_of(ctx), name, enabled=True)

@@ -1,0 +1,74 @@
+"""`beekeeper status NAME [--watch] [--json]`: how the room is doing, now."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+
+import click
+
+from beekeeper.cli.factory import CliFactory, factory_of
+from beekeeper.cli.options import room_argument
+from beekeeper.cli.room_status import StatusReport, read_status, render_text
+
+
+@click.command(short_help="Show how a room is doing.")
+@room_argument
+@click.option("--watch", is_flag=True, help="Refresh until Ctrl-C.")
+@click.option(
+    "--interval",
+    type=click.IntRange(1, 3600),
+    default=5,
+    show_default=True,
+    help="Seconds between refreshes with --watch.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (one object per refresh).")
+@click.pass_context
+def status(ctx: click.Context, name: str, watch: bool, interval: int, as_json: bool) -> None:
+    """Show room NAME: on/off, rates, governor, queue, the last minute and the last hour."""
+    factory = factory_of(ctx)
+    stdout = sys.stdout
+    unicode = (stdout.encoding or "").lower().replace("-", "") == "utf8"
+    clear = watch and not as_json and stdout.isatty()
+
+    def show(report: StatusReport) -> None:
+        if as_json:
+            click.echo(json.dumps(report.to_json(), sort_keys=True))
+        else:
+            if clear:
+                click.clear()
+            click.echo(render_text(report, unicode=unicode))
+
+    take = _reader(factory, name)
+    show(take())
+    if not watch:
+        return
+    try:
+        while True:
+            factory.sleep(interval)
+            if not as_json and not clear:
+                click.echo("")
+            show(take())
+    except KeyboardInterrupt:
+        return  # Ctrl-C is how a watch ends
+
+
+def _reader(factory: CliFactory, name: str) -> Callable[[], StatusReport]:
+    store = factory.store()
+    settings = store.load(name)
+    deployment = store.require_deployment(name)
+    dynamodb = factory.client("dynamodb", settings, deployment)
+    sqs = factory.client("sqs", settings, deployment)
+
+    def take() -> StatusReport:
+        return read_status(
+            settings=settings,
+            deployment=deployment,
+            dynamodb=dynamodb,
+            sqs=sqs,
+            clock=factory.clock,
+            sleep=factory.sleep,
+        )
+
+    return take

@@ -1,0 +1,219 @@
+"""Deploy and destroy a room's stack with the AWS CDK CLI.
+
+The CDK app is this package's own `beekeeper.stacks.app`, run by the same Python interpreter as
+the CLI and told which room to build with `-c room=NAME`; it reads the same room file. The CDK
+CLI works in a cache folder under the config directory (cdk.out is written there, never into
+site-packages).
+
+Run again after a failure: a stack whose first create rolled back (ROLLBACK_COMPLETE) can not be
+updated, so it is deleted first; a stack still busy is reported, not touched.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import botocore.exceptions
+
+from beekeeper.cli.aws import AwsClients
+from beekeeper.cli.cdk import CdkRunner, LineSink
+from beekeeper.cli.errors import DeployError, UserError
+from beekeeper.cli.rooms import Deployment, RoomStore
+from beekeeper.core.settings import RoomSettings
+
+APP_MODULE = "beekeeper.stacks.app"
+BOOTSTRAP_VERSION_PARAMETER = "/cdk-bootstrap/hnb659fds/version"
+# Stacks in these states can not be updated; deleting them is what "run it again" needs.
+_DELETE_BEFORE_DEPLOY = frozenset(
+    {"ROLLBACK_COMPLETE", "ROLLBACK_FAILED", "CREATE_FAILED", "DELETE_FAILED"}
+)
+
+ProgressFactory = Callable[[str], Any]  # label -> object with line(text) and finish()
+
+
+def cdk_environment(
+    base: Mapping[str, str], settings: RoomSettings, config: Path
+) -> dict[str, str]:
+    """The CDK CLI's environment: the caller's, quietened, pinned to the room's region."""
+    env = dict(base)
+    env.update(
+        {
+            "CDK_DISABLE_CLI_TELEMETRY": "true",
+            "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20",
+            "AWS_REGION": settings.region,
+            "AWS_DEFAULT_REGION": settings.region,
+            # The app finds the room file exactly where this CLI found it.
+            "BEEKEEPER_CONFIG_DIR": str(config),
+        }
+    )
+    return env
+
+
+class Deployer:
+    def __init__(
+        self,
+        *,
+        store: RoomStore,
+        aws: AwsClients,
+        runner: CdkRunner,
+        environ: Mapping[str, str],
+        python: str,
+        progress: ProgressFactory,
+        say: Callable[[str], None],
+        wait_delay_seconds: int = 5,
+    ) -> None:
+        self._store = store
+        self._aws = aws
+        self._runner = runner
+        self._environ = environ
+        self._python = python
+        self._progress = progress
+        self._say = say
+        self._wait_delay = wait_delay_seconds
+
+    # -- what the CDK CLI is asked to do --------------------------------------------------
+
+    def work_dir(self, name: str) -> Path:
+        return self._store.directory / "cache" / "cdk" / name
+
+    def outputs_file(self, name: str) -> Path:
+        return self.work_dir(name) / "outputs.json"
+
+    def app_args(self, name: str) -> list[str]:
+        return ["--app", f"{shlex.quote(self._python)} -m {APP_MODULE}", "-c", f"room={name}"]
+
+    def deploy_args(self, name: str) -> list[str]:
+        return [
+            "deploy",
+            *self.app_args(name),
+            "--require-approval",
+            "never",
+            "--outputs-file",
+            str(self.outputs_file(name)),
+            "--no-notices",
+            "--progress",
+            "events",
+        ]
+
+    def destroy_args(self, name: str) -> list[str]:
+        return ["destroy", *self.app_args(name), "--force", "--no-notices"]
+
+    # -- deploy -----------------------------------------------------------------------------
+
+    def deploy(self, settings: RoomSettings) -> Deployment:
+        self._runner.ensure_available()  # before anything is asked of AWS
+        cloudformation = self._aws.client("cloudformation", settings)
+        account = self._aws.client("sts", settings).get_caller_identity()["Account"]
+        if not self._bootstrapped(settings):
+            target = f"aws://{account}/{settings.region}"
+            self._say(f"Bootstrapping {target} for the CDK (once per account and region).")
+            self._run(settings, ["bootstrap", target, "--no-notices"], "bootstrapping", "bootstrap")
+        self._clear_failed_stack(cloudformation, settings)
+        outputs_file = self.outputs_file(settings.name)
+        outputs_file.parent.mkdir(parents=True, exist_ok=True)
+        outputs_file.unlink(missing_ok=True)
+        self._run(
+            settings, self.deploy_args(settings.name), f"deploying {settings.stack_name}", "deploy"
+        )
+        outputs = self._read_outputs(settings, outputs_file)
+        self._store.record_deployment(settings.name, outputs)
+        return Deployment(outputs)
+
+    def _bootstrapped(self, settings: RoomSettings) -> bool:
+        ssm = self._aws.client("ssm", settings)
+        try:
+            ssm.get_parameter(Name=BOOTSTRAP_VERSION_PARAMETER)
+        except botocore.exceptions.ClientError as error:
+            if error.response.get("Error", {}).get("Code") == "ParameterNotFound":
+                return False
+            raise
+        return True
+
+    def stack_status(self, cloudformation: Any, settings: RoomSettings) -> str | None:
+        try:
+            stacks = cloudformation.describe_stacks(StackName=settings.stack_name)["Stacks"]
+        except botocore.exceptions.ClientError as error:
+            if "does not exist" in str(error.response.get("Error", {}).get("Message", "")):
+                return None
+            raise
+        return str(stacks[0]["StackStatus"]) if stacks else None
+
+    def _clear_failed_stack(self, cloudformation: Any, settings: RoomSettings) -> None:
+        status = self.stack_status(cloudformation, settings)
+        if status is None:
+            return
+        if status.endswith("_IN_PROGRESS"):
+            raise UserError(
+                f"Stack {settings.stack_name} is busy ({status}); wait until it finishes "
+                f"and run `beekeeper deploy {settings.name}` again."
+            )
+        if status == "UPDATE_ROLLBACK_FAILED":
+            raise UserError(
+                f"Stack {settings.stack_name} is stuck in UPDATE_ROLLBACK_FAILED; run `aws "
+                f"cloudformation continue-update-rollback --stack-name {settings.stack_name} "
+                f"--region {settings.region}`, then `beekeeper deploy {settings.name}` again."
+            )
+        if status in _DELETE_BEFORE_DEPLOY:
+            self._say(
+                f"Stack {settings.stack_name} is left over from a failed deploy ({status}); "
+                "deleting it first."
+            )
+            cloudformation.delete_stack(StackName=settings.stack_name)
+            cloudformation.get_waiter("stack_delete_complete").wait(
+                StackName=settings.stack_name,
+                WaiterConfig={"Delay": self._wait_delay, "MaxAttempts": 360},
+            )
+
+    def _read_outputs(self, settings: RoomSettings, path: Path) -> dict[str, str]:
+        try:
+            by_stack = json.loads(path.read_text(encoding="utf-8"))
+            outputs = by_stack[settings.stack_name]
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            raise DeployError(
+                f"The CDK CLI finished but wrote no outputs for {settings.stack_name} in {path}; "
+                f"run `beekeeper deploy {settings.name}` again."
+            ) from error
+        return {str(k): str(v) for k, v in outputs.items()}
+
+    # -- destroy ----------------------------------------------------------------------------
+
+    def destroy(self, settings: RoomSettings) -> None:
+        deployment = self._store.deployment(settings.name)
+        if deployment is None or not deployment.is_local:
+            self._runner.ensure_available()
+            # Also when nothing was recorded: a first deploy that failed may have left a stack.
+            self._run(
+                settings,
+                self.destroy_args(settings.name),
+                f"destroying {settings.stack_name}",
+                "destroy",
+            )
+        self._store.forget(settings.name)
+
+    # -- running the CDK CLI ----------------------------------------------------------------
+
+    def _run(self, settings: RoomSettings, args: list[str], label: str, verb: str) -> None:
+        work_dir = self.work_dir(settings.name)
+        work_dir.mkdir(parents=True, exist_ok=True)
+        reporter = self._progress(label)
+        on_line: LineSink = reporter.line
+        try:
+            code = self._runner.run(
+                args,
+                env=cdk_environment(self._environ, settings, self._store.directory),
+                cwd=work_dir,
+                on_line=on_line,
+            )
+        finally:
+            reporter.finish()
+        if code != 0:
+            raise DeployError(
+                f"The CDK {verb} of {settings.stack_name} failed (exit code {code}; its output "
+                f"above says why); CloudFormation rolls a failed change back, so fix the cause "
+                f"and run `beekeeper {'destroy' if verb == 'destroy' else 'deploy'} "
+                f"{settings.name}` again."
+            )

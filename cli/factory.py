@@ -1,0 +1,104 @@
+"""Everything a command needs from the outside world, made in one place.
+
+Commands take a `CliFactory` from click's context object; tests pass their own (`CliRunner.
+invoke(cli, args, obj=factory)`) with moto-backed sessions, a recorded CDK runner, a fixed clock
+and a sleep that ends a `--watch` loop.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import click
+
+from beekeeper.cli.aws import AwsClients, SessionFactory
+from beekeeper.cli.cdk import CdkRunner, SubprocessCdkRunner
+from beekeeper.cli.deployer import Deployer
+from beekeeper.cli.progress import ProgressReporter
+from beekeeper.cli.rooms import Deployment, RoomStore
+from beekeeper.core.settings import RoomSettings
+
+
+def _boto3_session() -> Any:
+    import boto3  # imported on first use: `beekeeper --help` stays fast
+
+    return boto3.Session()
+
+
+def _stderr_is_terminal() -> bool:
+    return sys.stderr.isatty()
+
+
+@dataclass
+class CliFactory:
+    environ: Mapping[str, str]
+    session_factory: SessionFactory
+    cdk_runner: CdkRunner
+    clock: Callable[[], float] = time.time
+    sleep: Callable[[float], None] = time.sleep
+    python: str = sys.executable
+    stderr_is_terminal: Callable[[], bool] = _stderr_is_terminal
+    _session: Any = field(default=None, init=False, repr=False)
+
+    @classmethod
+    def default(cls) -> CliFactory:
+        return cls(
+            environ=os.environ,
+            session_factory=_boto3_session,
+            cdk_runner=SubprocessCdkRunner(shutil.which),
+        )
+
+    def store(self) -> RoomStore:
+        return RoomStore(self.environ)
+
+    def session(self) -> Any:
+        """One AWS session per command: credentials and service models are loaded once."""
+        if self._session is None:
+            self._session = self.session_factory()
+        return self._session
+
+    def aws(self) -> AwsClients:
+        return AwsClients(self.session)
+
+    def client(self, service: str, settings: RoomSettings, deployment: Deployment) -> Any:
+        return self.aws().client(service, settings, deployment)
+
+    def default_region(self) -> str | None:
+        """The region the operator's AWS configuration names, if any (init's suggestion)."""
+        for variable in ("AWS_REGION", "AWS_DEFAULT_REGION"):
+            if self.environ.get(variable):
+                return self.environ[variable]
+        region = self.session().region_name
+        return str(region) if region else None
+
+    def deployer(self) -> Deployer:
+        stderr = sys.stderr
+        terminal = self.stderr_is_terminal()
+
+        def progress(label: str) -> ProgressReporter:
+            return ProgressReporter(stderr, is_terminal=terminal, clock=self.clock, label=label)
+
+        return Deployer(
+            store=self.store(),
+            aws=self.aws(),
+            runner=self.cdk_runner,
+            environ=self.environ,
+            python=self.python,
+            progress=progress,
+            say=lambda text: click.echo(text, err=True),
+        )
+
+
+def factory_of(ctx: click.Context) -> CliFactory:
+    root = ctx.find_root()
+    if root.obj is None:
+        root.obj = CliFactory.default()
+    factory = root.obj
+    assert isinstance(factory, CliFactory)
+    return factory

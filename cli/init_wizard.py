@@ -1,0 +1,162 @@
+"""`beekeeper init`: the original's six questions, each also a flag, then a room file.
+
+Precedence: a flag's value, else (with --force over an existing room) the room file's, else a
+default. Settings that are not asked keep the room file's value or the model's default.
+Interactive answers are checked with the model's sentence and asked again until they pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import click
+
+from beekeeper.cli.errors import UserError
+from beekeeper.cli.options import check_setting
+from beekeeper.cli.rooms import RoomStore
+from beekeeper.core.settings import RoomSettings, SettingsError
+
+
+@dataclass(frozen=True)
+class Question:
+    field_name: str
+    flag: str
+    prompt: str
+    what: str  # for "--yes needs ..." messages
+
+
+QUESTIONS = (
+    Question(
+        "name", "--name", "Room name (lower case, used in AWS resource names)", "the room's name"
+    ),
+    Question("display_name", "--display-name", "Display name visitors see", "the display name"),
+    Question("region", "--region", "AWS region", "the AWS region, or set AWS_REGION"),
+    Question(
+        "origin", "--origin", "URL to protect (where admitted visitors go)", "the URL to protect"
+    ),
+    Question("rate", "--rate", "Visitors let through per minute", "visitors per minute"),
+    Question(
+        "dynamic_rate_throttling",
+        "--drt/--no-drt",
+        "Slow the rate down automatically when the site slows (dynamic rate throttling)?",
+        "whether to throttle dynamically",
+    ),
+)
+
+# Ask(prompt, default, check) -> answer; Confirm(prompt, default) -> bool.
+Ask = Callable[[str, Any, Callable[[str], Any]], Any]
+Confirm = Callable[[str, bool], bool]
+
+
+def click_ask(prompt: str, default: Any, check: Callable[[str], Any]) -> Any:
+    def value_proc(text: str) -> Any:
+        try:
+            return check(text)
+        except (SettingsError, UserError) as error:
+            # click shows a UsageError's message and asks again.
+            text = error.message if isinstance(error, UserError) else str(error)
+            raise click.UsageError(text) from error
+
+    return click.prompt(prompt, default=default, value_proc=value_proc)
+
+
+def click_confirm(prompt: str, default: bool) -> bool:
+    return click.confirm(prompt, default=default)
+
+
+def display_name_from(name: str) -> str:
+    return name.replace("-", " ").capitalize()
+
+
+class RoomWizard:
+    def __init__(
+        self,
+        store: RoomStore,
+        *,
+        default_region: str | None,
+        ask: Ask = click_ask,
+        confirm: Confirm = click_confirm,
+    ) -> None:
+        self._store = store
+        self._default_region = default_region
+        self._ask = ask
+        self._confirm = confirm
+
+    def create(self, given: Mapping[str, Any], *, interactive: bool, force: bool) -> Path:
+        """Build the room from flags and answers, save it, and return the room file."""
+        name = given.get("name")
+        if name is None:
+            if not interactive:
+                raise click.UsageError("--yes needs --name (the room's name).")
+            name = self._ask(QUESTIONS[0].prompt, None, lambda text: self._new_name(text, force))
+        elif self._store.exists(name) and not force:
+            raise UserError(self._exists_message(name))
+        existing = self._existing(name) if force else None
+        answers: dict[str, Any] = {"name": name}
+        if not interactive:
+            self._require_flags(given, name, existing)
+        for question in QUESTIONS[1:]:
+            field_name = question.field_name
+            if field_name in given:
+                answers[field_name] = given[field_name]
+                continue
+            default = self._default(field_name, name, existing)
+            if not interactive:
+                answers[field_name] = default
+            elif field_name == "dynamic_rate_throttling":
+                answers[field_name] = self._confirm(question.prompt, bool(default))
+            else:
+                answers[field_name] = self._ask(
+                    question.prompt,
+                    default,
+                    partial(check_setting, field_name),
+                )
+        settings = existing.replace(**answers) if existing else RoomSettings.from_mapping(answers)
+        return self._store.save(settings)
+
+    def _require_flags(
+        self, given: Mapping[str, Any], name: str, existing: RoomSettings | None
+    ) -> None:
+        missing = [
+            q
+            for q in QUESTIONS[1:]
+            if q.field_name not in given and self._default(q.field_name, name, existing) is None
+        ]
+        if missing:
+            needs = ", ".join(f"{q.flag} ({q.what})" for q in missing)
+            raise click.UsageError(f"--yes needs {needs}; give them as flags or drop --yes.")
+
+    def _new_name(self, text: str, force: bool) -> str:
+        name = str(check_setting("name", text))
+        if self._store.exists(name) and not force:
+            raise UserError(self._exists_message(name))
+        return name
+
+    def _exists_message(self, name: str) -> str:
+        return (
+            f"A room named {name!r} already exists ({self._store.room_path(name)}); "
+            "choose another name, or pass --force to overwrite it."
+        )
+
+    def _existing(self, name: str) -> RoomSettings | None:
+        if not self._store.exists(name):
+            return None
+        try:
+            return self._store.load(name)
+        except UserError:
+            return None  # --force over a broken file: start from the defaults
+
+    def _default(self, field_name: str, name: str, existing: RoomSettings | None) -> Any:
+        if existing is not None:
+            return getattr(existing, field_name)
+        if field_name == "display_name":
+            return display_name_from(name)
+        if field_name == "region":
+            return self._default_region
+        if field_name == "dynamic_rate_throttling":
+            return False
+        return None  # origin and rate have no sensible default: they must be given

@@ -1,0 +1,33 @@
+"""What `off`, `on` and `rate` share: the room's live controls, from its deployment record."""
+
+from __future__ import annotations
+
+import click
+
+from beekeeper.cli.factory import CliFactory
+from beekeeper.cli.room_state import LiveConfig, RoomControl
+
+
+def room_control(factory: CliFactory, name: str) -> RoomControl:
+    store = factory.store()
+    settings = store.load(name)
+    deployment = store.require_deployment(name)
+    return RoomControl(
+        factory.client("dynamodb", settings, deployment),
+        deployment.table_name,
+        settings,
+        clock=factory.clock,
+        sleep=factory.sleep,
+    )
+
+
+def switch(factory: CliFactory, name: str, enabled: bool) -> LiveConfig:
+    config = room_control(factory, name).set_enabled(enabled)
+    if enabled:
+        click.echo(f"Room {name!r} is ON: new visitors queue at {config.rate:,} per minute.")
+    else:
+        click.echo(
+            f"Room {name!r} is OFF: visitors go straight to the origin "
+            "(within about 10 seconds). `beekeeper on` brings the line back."
+        )
+    return config

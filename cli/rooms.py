@@ -1,0 +1,163 @@
+"""The operator's rooms on disk: settings files and what each deploy recorded.
+
+A room is `rooms/<name>.toml` under the config directory (core/config_dir.py); a deployed room
+also has `rooms/<name>.deployed.json`, a flat JSON object of the stack's outputs
+(docs/data-model.md "Stack outputs"; a local room adds `EndpointUrl`). Commands that operate a
+room read the record, so they never guess a table or queue name.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from beekeeper.cli.errors import UserError
+from beekeeper.core.config_dir import config_dir, deployment_file, room_file
+from beekeeper.core.settings import RoomSettings, SettingsError
+
+# Outputs every operating command needs; a record without them is unusable.
+REQUIRED_OUTPUTS = ("TableName", "QueueUrl")
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """A deployed room's recorded stack outputs."""
+
+    outputs: Mapping[str, str]
+
+    @property
+    def table_name(self) -> str:
+        return self.outputs["TableName"]
+
+    @property
+    def queue_url(self) -> str:
+        return self.outputs["QueueUrl"]
+
+    @property
+    def dead_letter_queue_url(self) -> str | None:
+        return self.outputs.get("DeadLetterQueueUrl")
+
+    @property
+    def endpoint_url(self) -> str | None:
+        """The AWS API emulator's address for a local room; None for a room in AWS."""
+        return self.outputs.get("EndpointUrl") or None
+
+    @property
+    def marketing_url(self) -> str | None:
+        return self.outputs.get("MarketingUrl")
+
+    @property
+    def client_check_url(self) -> str | None:
+        return self.outputs.get("ClientCheckUrl")
+
+    @property
+    def page_url(self) -> str | None:
+        return self.outputs.get("PageUrl")
+
+    @property
+    def is_local(self) -> bool:
+        return self.endpoint_url is not None
+
+
+class RoomStore:
+    """Reads and writes room files and deployment records under one config directory."""
+
+    def __init__(self, environ: Mapping[str, str]) -> None:
+        self._environ = environ
+
+    @property
+    def directory(self) -> Path:
+        return config_dir(self._environ)
+
+    def room_path(self, name: str) -> Path:
+        return room_file(name, self._environ)
+
+    def deployment_path(self, name: str) -> Path:
+        return deployment_file(name, self._environ)
+
+    def names(self) -> list[str]:
+        rooms = self.directory / "rooms"
+        if not rooms.is_dir():
+            return []
+        return sorted(p.name.removesuffix(".toml") for p in rooms.glob("*.toml"))
+
+    def exists(self, name: str) -> bool:
+        return self.room_path(name).exists()
+
+    def load(self, name: str) -> RoomSettings:
+        path = self.room_path(name)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            known = ", ".join(self.names()) or "none yet"
+            raise UserError(
+                f"There is no room named {name!r} (rooms: {known}); "
+                f"create it with `beekeeper init --name {name}`."
+            ) from None
+        try:
+            settings = RoomSettings.from_toml(text)
+        except SettingsError as error:
+            raise UserError(f"Room file {path}: {error} Fix the file and run again.") from error
+        if settings.name != name:
+            raise UserError(
+                f"Room file {path} says name = {settings.name!r}; "
+                f"set it to {name!r} or rename the file."
+            )
+        return settings
+
+    def save(self, settings: RoomSettings) -> Path:
+        path = self.room_path(settings.name)
+        _write_atomically(path, settings.to_toml())
+        return path
+
+    def deployment(self, name: str) -> Deployment | None:
+        path = self.deployment_path(name)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (ValueError, OSError) as error:
+            raise UserError(
+                f"The deployment record {path} is unreadable ({error}); "
+                f"run `beekeeper deploy {name}` to write it again."
+            ) from error
+        # Tolerate a record that nests its outputs; the documented shape is flat.
+        outputs = data.get("outputs", data) if isinstance(data, dict) else None
+        if not isinstance(outputs, dict) or any(
+            not isinstance(outputs.get(key), str) for key in REQUIRED_OUTPUTS
+        ):
+            raise UserError(
+                f"The deployment record {path} lacks {' and '.join(REQUIRED_OUTPUTS)}; "
+                f"run `beekeeper deploy {name}` to write it again."
+            )
+        return Deployment({k: v for k, v in outputs.items() if isinstance(v, str)})
+
+    def require_deployment(self, name: str) -> Deployment:
+        deployment = self.deployment(name)
+        if deployment is None:
+            raise UserError(
+                f"Room {name!r} is not deployed yet; run `beekeeper deploy {name}` first "
+                f"(or `beekeeper local --name {name}` to try it on this machine)."
+            )
+        return deployment
+
+    def record_deployment(self, name: str, outputs: Mapping[str, str]) -> Path:
+        path = self.deployment_path(name)
+        _write_atomically(path, json.dumps(dict(outputs), indent=2, sort_keys=True) + "\n")
+        return path
+
+    def forget(self, name: str) -> None:
+        """Remove the deployment record, then the room file."""
+        self.deployment_path(name).unlink(missing_ok=True)
+        self.room_path(name).unlink(missing_ok=True)
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Write via a temporary file and rename, so a crash never leaves half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary.write_text(text, encoding="utf-8")
+    temporary.replace(path)

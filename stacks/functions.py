@@ -1,0 +1,223 @@
+"""The producer, trigger, consumer and governor Lambdas, their roles, logs and schedules.
+
+Each function has its own role with an inline policy naming only its actions
+(stacks/permissions.py) on only its resources, and its own log group created by the stack
+(with the room's retention, deleted on destroy): no AWS managed policy, no log group that
+Lambda creates on its own and leaves behind.
+"""
+
+from __future__ import annotations
+
+import atexit
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_sqs as sqs
+from aws_cdk.aws_dynamodb import ITable
+from constructs import Construct
+
+from beekeeper.core.settings import RoomSettings
+from beekeeper.stacks import capacity, permissions
+from beekeeper.stacks.lambda_asset import stage_lambda_source
+
+# The newest Python runtime Lambda offers in the pinned aws-cdk-lib (cdk-nag's L1 checks it).
+RUNTIME = lambda_.Runtime.PYTHON_3_14
+ARCHITECTURE = lambda_.Architecture.ARM_64
+
+RETENTION = {
+    1: logs.RetentionDays.ONE_DAY,
+    3: logs.RetentionDays.THREE_DAYS,
+    5: logs.RetentionDays.FIVE_DAYS,
+    7: logs.RetentionDays.ONE_WEEK,
+    14: logs.RetentionDays.TWO_WEEKS,
+    30: logs.RetentionDays.ONE_MONTH,
+    60: logs.RetentionDays.TWO_MONTHS,
+    90: logs.RetentionDays.THREE_MONTHS,
+    120: logs.RetentionDays.FOUR_MONTHS,
+    150: logs.RetentionDays.FIVE_MONTHS,
+    180: logs.RetentionDays.SIX_MONTHS,
+    365: logs.RetentionDays.ONE_YEAR,
+}
+
+
+@dataclass(frozen=True)
+class FunctionSpec:
+    role: str  # producer, trigger, consumer, governor (the keys of stacks/permissions.py)
+    timeout_seconds: int
+    memory_mb: int
+    description: str
+
+    @property
+    def handler(self) -> str:
+        return f"beekeeper.lambdas.{self.role}.handler"
+
+
+SPECS = {
+    spec.role: spec
+    for spec in (
+        # The marketing link: answers each new visitor within a few hundred ms; memory buys
+        # CPU and a faster cold start on the hot path.
+        FunctionSpec("producer", 10, 512, "Marketing link: issues tokens, queues visitors"),
+        FunctionSpec("trigger", 30, 256, "Every minute: claims the minute, starts consumers"),
+        # A consumer paces its quota over one minute, plus margin to finish its last batch.
+        FunctionSpec("consumer", 75, 512, "Admits one minute's quota from the queue"),
+        FunctionSpec("governor", 60, 256, "Samples the origin's latency, adjusts the rate"),
+    )
+}
+
+# Lambda retries failed or throttled asynchronous invocations for up to six hours by default.
+# A trigger, consumer or governor run belongs to its minute: a late or repeated run would
+# admit a minute's quota twice. So: no retries, and an event older than a minute is dropped
+# (the next minute's run takes over; the visitors stay queued, nothing is lost).
+SCHEDULED_MAX_EVENT_AGE = Duration.seconds(60)
+
+_staging_dirs: list[tempfile.TemporaryDirectory[str]] = []
+
+
+def _staged_code() -> lambda_.Code:
+    staging = tempfile.TemporaryDirectory(prefix="beekeeper-lambda-asset-")
+    _staging_dirs.append(staging)
+    return lambda_.Code.from_asset(str(stage_lambda_source(Path(staging.name))))
+
+
+@atexit.register
+def _remove_staging_dirs() -> None:
+    # CDK has copied the asset into its output folder by now.
+    for staging in _staging_dirs:
+        staging.cleanup()
+
+
+class RoomFunction(Construct):
+    """One function with its own role and log group."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        settings: RoomSettings,
+        spec: FunctionSpec,
+        code: lambda_.Code,
+        environment: dict[str, str],
+        reserved_concurrency: int | None,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        function_name = f"{settings.stack_name}-{spec.role}"
+        self.log_group = logs.LogGroup(
+            self,
+            "Logs",
+            log_group_name=f"/aws/lambda/{function_name}",
+            retention=RETENTION[settings.log_retention_days],
+            removal_policy=RemovalPolicy.DESTROY,
+        )
+        self.role = iam.Role(
+            self,
+            "Role",
+            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+            description=f"{function_name}: only the calls this function makes",
+        )
+        self.role.add_to_policy(
+            iam.PolicyStatement(
+                actions=list(permissions.LOG_ACTIONS),
+                resources=[self.log_group.log_group_arn],
+            )
+        )
+        scheduled = reserved_concurrency is not None
+        self.function = lambda_.Function(
+            self,
+            "Function",
+            function_name=function_name,
+            description=spec.description,
+            runtime=RUNTIME,
+            architecture=ARCHITECTURE,
+            handler=spec.handler,
+            code=code,
+            timeout=Duration.seconds(spec.timeout_seconds),
+            memory_size=spec.memory_mb,
+            role=self.role,
+            log_group=self.log_group,
+            environment=environment,
+            reserved_concurrent_executions=reserved_concurrency,
+            retry_attempts=0 if scheduled else None,
+            max_event_age=SCHEDULED_MAX_EVENT_AGE if scheduled else None,
+        )
+        # The role's policy must exist before the function first runs and logs.
+        self.function.node.add_dependency(self.role)
+
+    def allow(self, actions: tuple[str, ...], resources: list[str]) -> None:
+        if actions:
+            self.role.add_to_policy(iam.PolicyStatement(actions=list(actions), resources=resources))
+
+
+class RoomFunctions(Construct):
+    """The four functions, wired to the table, the queue and each other."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        settings: RoomSettings,
+        table: ITable,
+        queue: sqs.IQueue,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        code = _staged_code()
+        common = {**settings.to_lambda_environment(), "TABLE_NAME": table.table_name}
+        with_queue = {**common, "QUEUE_URL": queue.queue_url}
+
+        def make(role: str, environment: dict[str, str], reserved: int | None) -> RoomFunction:
+            made = RoomFunction(
+                self,
+                role.capitalize(),
+                settings=settings,
+                spec=SPECS[role],
+                code=code,
+                environment=environment,
+                reserved_concurrency=reserved,
+            )
+            made.allow(permissions.TABLE_ACTIONS[role], [table.table_arn])
+            made.allow(permissions.QUEUE_ACTIONS[role], [queue.queue_arn])
+            return made
+
+        # The producer keeps whatever concurrency the others do not reserve.
+        self.producer = make("producer", with_queue, None)
+        self.consumer = make(
+            "consumer", with_queue, capacity.consumer_reserved_concurrency(settings)
+        )
+        self.trigger = make(
+            "trigger",
+            {**with_queue, "CONSUMER_FUNCTION_NAME": self.consumer.function.function_name},
+            capacity.TRIGGER_RESERVED_CONCURRENCY,
+        )
+        # The unqualified ARN only: the trigger invokes $LATEST, never a version.
+        self.trigger.allow(
+            permissions.TRIGGER_INVOKES_CONSUMER, [self.consumer.function.function_arn]
+        )
+        self.governor = make("governor", common, capacity.GOVERNOR_RESERVED_CONCURRENCY)
+
+        self.trigger_schedule = self._every_minute("TriggerSchedule", self.trigger.function)
+        self.governor_schedule = (
+            self._every_minute("GovernorSchedule", self.governor.function)
+            if settings.dynamic_rate_throttling
+            else None
+        )
+
+    def _every_minute(self, construct_id: str, function: lambda_.IFunction) -> events.Rule:
+        return events.Rule(
+            self,
+            construct_id,
+            schedule=events.Schedule.rate(Duration.minutes(1)),
+            targets=[
+                targets.LambdaFunction(
+                    function, retry_attempts=0, max_event_age=SCHEDULED_MAX_EVENT_AGE
+                )
+            ],
+        )

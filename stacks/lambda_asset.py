@@ -1,0 +1,55 @@
+"""The Lambda code asset: `beekeeper/core/*.py` and `beekeeper/lambdas/**`, nothing else.
+
+The repository keeps `core/` and `lambdas/` at its top level while an installed wheel keeps
+them under `beekeeper/`; the asset is staged in a fresh directory with the installed layout
+either way, so a handler imports `beekeeper.core.settings` in AWS exactly as in tests.
+Staging copies file contents only, in sorted order, so the asset hash depends on what the
+files say and not on when or where they were checked out.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+from beekeeper.core.paths import CORE_DIR, LAMBDAS_DIR
+
+# Never shipped: tests and byte-code caches (Lambda compiles on its own).
+EXCLUDED_PARTS = frozenset({"tests", "__pycache__"})
+EXCLUDED_SUFFIXES = frozenset({".pyc", ".pyo"})
+
+
+def _lambda_files(root: Path) -> Iterator[Path]:
+    for path in sorted(root.rglob("*")):
+        relative = path.relative_to(root)
+        if EXCLUDED_PARTS.intersection(relative.parts) or path.suffix in EXCLUDED_SUFFIXES:
+            continue
+        if path.is_file():
+            yield relative
+
+
+def asset_files(*, core_dir: Path = CORE_DIR, lambdas_dir: Path = LAMBDAS_DIR) -> dict[str, Path]:
+    """Asset path (posix, as shipped) -> source file."""
+    files = {
+        f"beekeeper/core/{path.name}": path
+        for path in sorted(core_dir.glob("*.py"))
+        if path.is_file()
+    }
+    for relative in _lambda_files(lambdas_dir):
+        files[f"beekeeper/lambdas/{relative.as_posix()}"] = lambdas_dir / relative
+    return files
+
+
+def stage_lambda_source(
+    destination: Path, *, core_dir: Path = CORE_DIR, lambdas_dir: Path = LAMBDAS_DIR
+) -> Path:
+    """Copy the asset's files into the empty folder `destination`; returns it."""
+    if any(destination.iterdir()):
+        raise ValueError(f"{destination} must be empty to stage the Lambda asset")
+    for shipped, source in asset_files(core_dir=core_dir, lambdas_dir=lambdas_dir).items():
+        target = destination / shipped
+        target.parent.mkdir(parents=True, exist_ok=True)
+        # Contents only: no timestamps or permission bits that would vary between checkouts.
+        shutil.copyfile(source, target)
+    return destination

@@ -1,0 +1,93 @@
+"""cdk-nag acknowledgements: each finding the room accepts, with the reason it is true.
+
+They are written as the `cdk_nag` metadata cdk-nag 2.x reads (what NagSuppressions writes), so
+the app does not need cdk-nag installed to deploy; the test suite runs the AwsSolutions pack
+over the synthesized stack and fails on any finding not acknowledged here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from aws_cdk import CfnResource, Stack
+from constructs import IConstruct
+
+
+@dataclass(frozen=True)
+class Acknowledgement:
+    rule: str
+    reason: str
+    applies_to: tuple[str, ...] = ()
+
+    def as_metadata(self) -> dict[str, Any]:
+        entry: dict[str, Any] = {"id": self.rule, "reason": self.reason}
+        if self.applies_to:
+            entry["applies_to"] = list(self.applies_to)
+        return entry
+
+
+# Findings that hold for the whole room, whatever its settings.
+PUBLIC_ROUTES = (
+    Acknowledgement(
+        "AwsSolutions-APIG4",
+        "The waiting room is public by design: anyone following the marketing link must "
+        "reach /beekeeper, /room and /polling. What admits a visitor is the unguessable "
+        "token (128 bits from a CSPRNG) in an HttpOnly cookie, checked by the templates.",
+    ),
+    Acknowledgement(
+        "AwsSolutions-COG4",
+        "Visitors are anonymous shoppers with no account; a Cognito user pool would stop "
+        "them at the door. The token in their first-party cookie is their identity here.",
+    ),
+    Acknowledgement(
+        "AwsSolutions-APIG2",
+        "Every route is a GET with no required parameter (a visitor without a cookie gets "
+        "a 200 'no_token' answer by contract). The only input, the token, is checked "
+        "against the exact token pattern in the VTL templates and the producer before any "
+        "use, which a request validator can not express.",
+    ),
+)
+
+WAF_OFF = Acknowledgement(
+    "AwsSolutions-APIG3",
+    "The per-IP WAF rule is a room setting (waf_requests_per_5_minutes), off by default: "
+    "visitors behind one shop or carrier NAT share an address, and the stage throttling "
+    "already bounds the load. Set it above 0 to deploy the rule.",
+)
+
+LOGGING_OFF = (
+    Acknowledgement(
+        "AwsSolutions-APIG1",
+        "Deployed with -c api_logging=false because this account has no API Gateway "
+        "CloudWatch Logs role; that role is an account-wide setting that outlives any one "
+        "room, so the room does not create it. Set it once and redeploy to get access logs.",
+    ),
+    Acknowledgement(
+        "AwsSolutions-APIG6",
+        "Deployed with -c api_logging=false because this account has no API Gateway "
+        "CloudWatch Logs role (account-wide, outlives the room). Set it once and redeploy "
+        "to get execution logs at ERROR level.",
+    ),
+)
+
+
+def acknowledge_in_stack(stack: Stack, acknowledgements: tuple[Acknowledgement, ...]) -> None:
+    metadata = dict(stack.template_options.metadata or {})
+    existing = metadata.get("cdk_nag", {}).get("rules_to_suppress", [])
+    metadata["cdk_nag"] = {
+        "rules_to_suppress": [*existing, *(a.as_metadata() for a in acknowledgements)]
+    }
+    stack.template_options.metadata = metadata
+
+
+def acknowledge_on(construct: IConstruct, acknowledgements: tuple[Acknowledgement, ...]) -> None:
+    """On the construct's CloudFormation resource (its default child for an L2)."""
+    resource = construct.node.default_child or construct
+    if not isinstance(resource, CfnResource):
+        raise TypeError(f"{construct.node.path} is not a CloudFormation resource")
+    existing = (resource.get_metadata("cdk_nag") or {}).get("rules_to_suppress", [])
+    resource.add_metadata(
+        "cdk_nag",
+        {"rules_to_suppress": [*existing, *(a.as_metadata() for a in acknowledgements)]},
+    )

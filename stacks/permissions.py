@@ -1,0 +1,57 @@
+"""Every IAM action the room's functions and its API use, in one place.
+
+Each list names only what the code calls (docs/pipeline.md documents the calls); a resource is
+attached where the stack grants it (the table, the queue, the consumer function). No
+wildcard actions: a test fails on any.
+"""
+
+from __future__ import annotations
+
+from beekeeper.vtl import ROUTES
+
+TABLE_ACTIONS: dict[str, tuple[str, ...]] = {
+    # UpdateItem: ADD to an arrivals shard; BatchGetItem/GetItem: config and shard counts.
+    "producer": ("dynamodb:UpdateItem", "dynamodb:BatchGetItem", "dynamodb:GetItem"),
+    # Claim the minute (conditional PutItem), read config and counters, publish the ten
+    # status copies (BatchWriteItem), record the plan (UpdateItem).
+    "trigger": (
+        "dynamodb:PutItem",
+        "dynamodb:GetItem",
+        "dynamodb:BatchGetItem",
+        "dynamodb:UpdateItem",
+        "dynamodb:BatchWriteItem",
+    ),
+    # Write admitted visitors (BatchWriteItem), check duplicates (BatchGetItem), count
+    # admissions (UpdateItem), publish status copies, read config.
+    "consumer": (
+        "dynamodb:BatchWriteItem",
+        "dynamodb:BatchGetItem",
+        "dynamodb:UpdateItem",
+        "dynamodb:PutItem",
+        "dynamodb:GetItem",
+    ),
+    # Read and write its baseline and decisions, adjust the config item's rate.
+    "governor": ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"),
+}
+
+QUEUE_ACTIONS: dict[str, tuple[str, ...]] = {
+    "producer": ("sqs:SendMessage",),
+    # Queue depth for planning the minute.
+    "trigger": ("sqs:GetQueueAttributes",),
+    "consumer": ("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility"),
+    "governor": (),
+}
+
+# The trigger starts the minute's consumers asynchronously.
+TRIGGER_INVOKES_CONSUMER = ("lambda:InvokeFunction",)
+
+# What a function needs to write its own log group (created by the stack, with a retention).
+LOG_ACTIONS = ("logs:CreateLogStream", "logs:PutLogEvents")
+
+# The API's DynamoDB integration role: exactly the actions the /polling and /client request
+# templates target (beekeeper.vtl.ROUTES), on the room's table only.
+API_TABLE_ACTIONS: tuple[str, ...] = tuple(
+    sorted({f"dynamodb:{action}" for _request, _response, action in ROUTES.values()})
+)
+
+FUNCTION_ROLES = tuple(TABLE_ACTIONS)

@@ -1,0 +1,79 @@
+"""One CloudFormation stack per room: deployed at once, destroyed without leftovers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_cdk import CfnOutput, Environment, Stack, Tags
+from constructs import Construct
+
+from beekeeper.core.settings import RoomSettings
+from beekeeper.stacks import nag
+from beekeeper.stacks.api import RoomApi
+from beekeeper.stacks.functions import RoomFunctions
+from beekeeper.stacks.monitoring import RoomMonitoring
+from beekeeper.stacks.storage import RoomStorage
+
+
+class RoomStack(Stack):
+    def __init__(
+        self,
+        scope: Construct,
+        *,
+        settings: RoomSettings,
+        api_logging: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        kwargs.setdefault("env", Environment(region=settings.region))
+        kwargs.setdefault("description", f"Beekeeper waiting room '{settings.name}'")
+        super().__init__(scope, settings.stack_name, **kwargs)
+        self.settings = settings
+        Tags.of(self).add("beekeeper:room", settings.name)
+
+        storage = RoomStorage(self, "Storage", settings=settings)
+        functions = RoomFunctions(
+            self, "Functions", settings=settings, table=storage.table, queue=storage.queue
+        )
+        api = RoomApi(
+            self,
+            "Api",
+            settings=settings,
+            table=storage.table,
+            producer=functions.producer.function,
+            logging_enabled=api_logging,
+        )
+        monitoring = RoomMonitoring(
+            self,
+            "Monitoring",
+            settings=settings,
+            table=storage.table,
+            queue=storage.queue,
+            dead_letter_queue=storage.dead_letter_queue,
+            producer=functions.producer.function,
+            consumer=functions.consumer.function,
+            api=api.api,
+        )
+
+        acknowledgements = list(nag.PUBLIC_ROUTES)
+        if api.web_acl is None:
+            acknowledgements.append(nag.WAF_OFF)
+        if not api_logging:
+            acknowledgements.extend(nag.LOGGING_OFF)
+        nag.acknowledge_in_stack(self, tuple(acknowledgements))
+
+        # The keys docs/data-model.md promises the CLI ("Stack outputs").
+        outputs = {
+            "MarketingUrl": api.url_for("/beekeeper"),
+            "ClientCheckUrl": api.url_for("/client"),
+            "PageUrl": api.url_for("/room"),
+            "TableName": storage.table.table_name,
+            "QueueUrl": storage.queue.queue_url,
+            "DeadLetterQueueUrl": storage.dead_letter_queue.queue_url,
+            "ProducerFunctionName": functions.producer.function.function_name,
+            "TriggerFunctionName": functions.trigger.function.function_name,
+            "ConsumerFunctionName": functions.consumer.function.function_name,
+            "GovernorFunctionName": functions.governor.function.function_name,
+            "DashboardName": monitoring.dashboard.dashboard_name,
+        }
+        for key, value in outputs.items():
+            CfnOutput(self, key, value=value)

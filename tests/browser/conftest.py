@@ -1,0 +1,89 @@
+"""Headless Debian chromium driven by Playwright, against the loopback polling double.
+
+The page's clock is Playwright's fake clock: a test moves time on with `page.clock.run_for`,
+so a poll 20 s away, a back-off or a minute between announcements take no real time.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from beekeeper.core.settings import RoomSettings
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+# Noon UTC, so the page's clock times can be asserted exactly (en-GB: a 24-hour clock).
+START = datetime(2026, 9, 21, 12, 0, 0, tzinfo=UTC)
+
+if not os.path.exists(CHROMIUM):
+    pytest.skip(
+        f"{CHROMIUM} is missing: install Debian's chromium (apt-get install chromium) "
+        "to run the browser tests; .ci/run does",
+        allow_module_level=True,
+    )
+
+sync_api = pytest.importorskip(
+    "playwright.sync_api", reason="the playwright package (test extras) is not installed"
+)
+
+pytestmark = pytest.mark.browser
+
+
+def room_settings(**changes: object) -> RoomSettings:
+    base = RoomSettings(
+        name="spring-sale",
+        display_name="Spring Sale",
+        region="us-east-1",
+        origin="https://shop.example.com",
+        rate=100,
+    )
+    return base.replace(**changes)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+        )
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture
+def new_page(browser: Any) -> Iterator[Callable[..., Any]]:
+    """Opens a page with the fake clock installed at START; closes every context after."""
+    contexts: list[Any] = []
+
+    def open_page(**context_options: Any) -> Any:
+        options = {"locale": "en-GB", "timezone_id": "UTC", **context_options}
+        context = browser.new_context(**options)
+        contexts.append(context)
+        page = context.new_page()
+        page.clock.install(time=START)
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.on(
+            "console",
+            lambda message: errors.append(message.text) if message.type == "error" else None,
+        )
+        page.errors = errors
+        return page
+
+    yield open_page
+    for context in contexts:
+        context.close()

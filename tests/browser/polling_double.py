@@ -1,0 +1,127 @@
+"""A loopback double of the room's HTTP interface for driving the page in a real browser.
+
+It serves what the stack and local mode serve on one origin, at the root as local mode does
+and under /prod as an API Gateway stage does: the page at /room (render_page),
+/polling answering from a script of answers given by the test (the last one repeats), the
+marketing link /beekeeper and a stand-in shop at /shop. Every /polling request is recorded with
+its Cookie header, so a test can check what the page sent and how often it asked.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit
+
+from beekeeper.core.settings import RoomSettings
+from beekeeper.waiting_room_site import render_page
+
+STAGE_PREFIX = "/prod"
+
+# An answer is a JSON body (a dict) or an HTTP status code standing for a failed request.
+Answer = dict[str, object] | int
+
+
+def waiting(
+    position: int,
+    eta_seconds: int,
+    *,
+    poll_after: int = 20,
+    rate: int = 100,
+    slowed: bool = False,
+    updated_at: int = 1_790_000_000,
+) -> dict[str, object]:
+    """A /polling answer for a waiting visitor (docs/data-model.md)."""
+    return {
+        "allow": False,
+        "state": "waiting",
+        "position": position,
+        "eta_seconds": eta_seconds,
+        "poll_after": poll_after,
+        "rate": rate,
+        "slowed": slowed,
+        "updated_at": updated_at,
+    }
+
+
+@dataclass
+class PollingDouble:
+    settings: RoomSettings
+    answers: list[Answer] = field(default_factory=list)
+    polls: list[str | None] = field(default_factory=list)  # each poll's Cookie header
+    poll_paths: list[str] = field(default_factory=list)
+    base_url: str = ""
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def script(self, *answers: Answer) -> None:
+        with self._lock:
+            self.answers = list(answers)
+            self.polls.clear()
+            self.poll_paths.clear()
+
+    def next_answer(self, path: str, cookie: str | None) -> Answer:
+        with self._lock:
+            self.polls.append(cookie)
+            self.poll_paths.append(path)
+            if not self.answers:
+                return 503
+            return self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
+
+    def url(self, path: str) -> str:
+        return self.base_url + path
+
+
+def _handler(double: PollingDouble) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            full_path = urlsplit(self.path).path
+            # Everything may sit under a stage prefix, as in API Gateway: /prod/room.
+            path = full_path.removeprefix(STAGE_PREFIX)
+            if path == "/room":
+                self._send(200, "text/html; charset=utf-8", render_page(double.settings))
+            elif path == "/polling":
+                answer = double.next_answer(full_path, self.headers.get("Cookie"))
+                if isinstance(answer, int):
+                    self._send(answer, "text/plain", "unavailable")
+                else:
+                    self._send(200, "application/json", json.dumps(answer))
+            elif path in ("/beekeeper", "/shop"):
+                title = "Marketing link" if path == "/beekeeper" else "The shop"
+                body = f'<!doctype html><html lang="en"><title>{title}</title><h1>{title}</h1>'
+                self._send(200, "text/html; charset=utf-8", body)
+            else:
+                self._send(404, "text/plain", "not found")
+
+        def _send(self, status: int, content_type: str, body: str) -> None:
+            data = body.encode("utf-8")
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(data)))
+            self.send_header("Cache-Control", "no-store")
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format: str, *args: object) -> None:
+            """Quiet: the tests assert on what was served, not on a log."""
+
+    return Handler
+
+
+@contextmanager
+def serve(settings: RoomSettings) -> Iterator[PollingDouble]:
+    double = PollingDouble(settings=settings)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(double))
+    host, port = server.server_address[:2]
+    double.base_url = f"http://{host!s}:{port}"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield double
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()

@@ -1,0 +1,274 @@
+"""What the CLI tests share: a temporary config directory, a moto-backed AWS, a recorded CDK
+runner, a fixed clock, and a helper that runs the `beekeeper` group through CliRunner.
+
+A uniquely named module (not conftest) so `from cli_testkit import ...` can never pick up
+another folder's conftest; conftest.py registers the fixtures defined here."""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from click.testing import CliRunner, Result
+from moto import mock_aws
+
+from beekeeper.cli.errors import UserError
+from beekeeper.cli.factory import CliFactory
+from beekeeper.cli.main import cli
+from beekeeper.cli.table import get_item, to_attribute
+from beekeeper.core.datamodel import (
+    QUEUE_MAX_RECEIVE_COUNT,
+    QUEUE_VISIBILITY_TIMEOUT_SECONDS,
+)
+from beekeeper.core.settings import RoomSettings
+
+NOW = 1_700_000_040.0  # 22:14 UTC, second 0 of epoch minute 28,333,334
+REGION = "eu-west-1"
+
+
+@dataclass
+class CdkCall:
+    args: list[str]
+    env: dict[str, str]
+    cwd: Path
+
+
+@dataclass
+class RecordedCdkRunner:
+    """Stands in for the CDK CLI: records each call, prints lines, returns scripted codes.
+
+    `outputs` is written to the --outputs-file of a deploy, as the CDK CLI would.
+    """
+
+    outputs: dict[str, dict[str, str]] = field(default_factory=dict)
+    exit_codes: dict[str, int] = field(default_factory=dict)
+    lines: Sequence[str] = ("beekeeper-x |  1/2 | 10:00:00 | CREATE_COMPLETE | AWS::SQS::Queue",)
+    calls: list[CdkCall] = field(default_factory=list)
+    missing: str | None = None  # what ensure_available reports, as the real runner would
+
+    def ensure_available(self) -> None:
+        if self.missing:
+            raise UserError(self.missing)
+
+    def run(
+        self,
+        args: Sequence[str],
+        *,
+        env: Mapping[str, str],
+        cwd: Path,
+        on_line: Callable[[str], None],
+    ) -> int:
+        assert cwd.is_dir(), "the CDK CLI must be given a working directory that exists"
+        self.calls.append(CdkCall(list(args), dict(env), cwd))
+        for line in self.lines:
+            on_line(line)
+        code = self.exit_codes.get(args[0], 0)
+        if args[0] == "deploy" and code == 0:
+            target = Path(args[args.index("--outputs-file") + 1])
+            target.write_text(json.dumps(self.outputs), encoding="utf-8")
+        return code
+
+
+@dataclass
+class Clock:
+    now: float = NOW
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@dataclass
+class WatchSleep:
+    """A sleep that advances the clock, and ends a --watch after `rounds` sleeps (Ctrl-C)."""
+
+    clock: Clock
+    rounds: int = 1_000
+    slept: list[float] = field(default_factory=list)
+
+    def __call__(self, seconds: float) -> None:
+        if len(self.slept) >= self.rounds:
+            raise KeyboardInterrupt
+        self.slept.append(seconds)
+        self.clock.now += seconds
+
+
+@pytest.fixture
+def config_dir(tmp_path: Path) -> Path:
+    return tmp_path / "config"
+
+
+@pytest.fixture
+def environ(config_dir: Path) -> dict[str, str]:
+    return {"BEEKEEPER_CONFIG_DIR": str(config_dir), "PATH": "/usr/bin", "HOME": "/home/op"}
+
+
+@pytest.fixture
+def cdk() -> RecordedCdkRunner:
+    return RecordedCdkRunner()
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def sleep(clock: Clock) -> WatchSleep:
+    return WatchSleep(clock)
+
+
+@pytest.fixture
+def factory(
+    environ: dict[str, str], cdk: RecordedCdkRunner, clock: Clock, sleep: WatchSleep
+) -> CliFactory:
+    return CliFactory(
+        environ=environ,
+        session_factory=boto3.Session,
+        cdk_runner=cdk,
+        clock=clock,
+        sleep=sleep,
+        python="/opt/py/bin/python3",
+        stderr_is_terminal=lambda: False,
+    )
+
+
+Invoke = Callable[..., Result]
+
+
+@pytest.fixture
+def invoke(factory: CliFactory) -> Invoke:
+    def run(*args: str, input: str | None = None) -> Result:
+        return CliRunner().invoke(cli, list(args), obj=factory, input=input)
+
+    return run
+
+
+def room_settings(name: str = "sale", **changes: Any) -> RoomSettings:
+    values: dict[str, Any] = {
+        "name": name,
+        "display_name": "Spring sale",
+        "region": REGION,
+        "origin": "https://shop.example/sale",
+        "rate": 600,
+        "arrival_shards": 4,
+    }
+    values.update(changes)
+    return RoomSettings(**values)
+
+
+def write_room(config_dir: Path, settings: RoomSettings) -> Path:
+    path = config_dir / "rooms" / f"{settings.name}.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(settings.to_toml(), encoding="utf-8")
+    return path
+
+
+def write_deployment(config_dir: Path, name: str, outputs: Mapping[str, str]) -> Path:
+    path = config_dir / "rooms" / f"{name}.deployed.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(dict(outputs)), encoding="utf-8")
+    return path
+
+
+def stack_outputs(name: str, table: str, queue_url: str, dlq_url: str) -> dict[str, str]:
+    base = f"https://abc123.execute-api.{REGION}.amazonaws.com/prod"
+    return {
+        "MarketingUrl": f"{base}/beekeeper",
+        "ClientCheckUrl": f"{base}/client",
+        "PageUrl": f"{base}/room",
+        "TableName": table,
+        "QueueUrl": queue_url,
+        "DeadLetterQueueUrl": dlq_url,
+        "ProducerFunctionName": f"beekeeper-{name}-producer",
+        "TriggerFunctionName": f"beekeeper-{name}-trigger",
+        "ConsumerFunctionName": f"beekeeper-{name}-consumer",
+        "GovernorFunctionName": f"beekeeper-{name}-governor",
+        "DashboardName": f"beekeeper-{name}",
+    }
+
+
+def create_room_resources(region: str, name: str) -> dict[str, str]:
+    """The table and queues of docs/data-model.md, in moto; returns the stack outputs."""
+    dynamodb = aws_client("dynamodb", region)
+    table = f"beekeeper-{name}-table"
+    dynamodb.create_table(
+        TableName=table,
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    sqs = aws_client("sqs", region)
+    dlq_url = sqs.create_queue(QueueName=f"beekeeper-{name}-dlq")["QueueUrl"]
+    dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])["Attributes"][
+        "QueueArn"
+    ]
+    queue_url = sqs.create_queue(
+        QueueName=f"beekeeper-{name}-visitors",
+        Attributes={
+            "VisibilityTimeout": str(QUEUE_VISIBILITY_TIMEOUT_SECONDS),
+            "RedrivePolicy": json.dumps(
+                {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": QUEUE_MAX_RECEIVE_COUNT}
+            ),
+        },
+    )["QueueUrl"]
+    return stack_outputs(name, table, queue_url, dlq_url)
+
+
+@dataclass
+class DeployedRoom:
+    settings: RoomSettings
+    outputs: dict[str, str]
+
+    @property
+    def table(self) -> str:
+        return self.outputs["TableName"]
+
+
+@pytest.fixture
+def no_credentials(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No AWS credentials anywhere botocore looks (the metadata service is off in tests)."""
+    for variable in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+        monkeypatch.delenv(variable, raising=False)
+    empty = tmp_path / "empty-aws-config"
+    empty.write_text("")
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(empty))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(empty))
+
+
+@pytest.fixture
+def aws() -> Iterator[None]:
+    with mock_aws():
+        yield
+
+
+@pytest.fixture
+def deployed_room(aws: None, config_dir: Path) -> DeployedRoom:
+    settings = room_settings()
+    write_room(config_dir, settings)
+    outputs = create_room_resources(settings.region, settings.name)
+    write_deployment(config_dir, settings.name, outputs)
+    return DeployedRoom(settings, outputs)
+
+
+@functools.cache
+def aws_client(service: str, region: str = REGION) -> Any:
+    """One client per service for the tests' own calls (moto intercepts it in every test)."""
+    return boto3.client(service, region_name=region)
+
+
+def table_client() -> Any:
+    return aws_client("dynamodb")
+
+
+def read_item(table: str, pk: str) -> dict[str, Any] | None:
+    return get_item(table_client(), table, pk)
+
+
+def put_item(table: str, item: dict[str, Any]) -> None:
+    table_client().put_item(TableName=table, Item={k: to_attribute(v) for k, v in item.items()})

@@ -1,0 +1,14 @@
+"""Registers the CLI test fixtures (defined in cli_testkit.py) for this folder."""
+
+from cli_testkit import (  # noqa: F401 - fixtures are found by name
+    aws,
+    cdk,
+    clock,
+    config_dir,
+    deployed_room,
+    environ,
+    factory,
+    invoke,
+    no_credentials,
+    sleep,
+)

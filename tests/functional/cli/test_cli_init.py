@@ -1,0 +1,154 @@
+"""`beekeeper init`: six questions or six flags, validated with the model's sentences."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cli_testkit import Invoke, room_settings, write_room
+
+from beekeeper.core.settings import RoomSettings
+
+
+def load(config_dir: Path, name: str) -> RoomSettings:
+    return RoomSettings.from_toml((config_dir / "rooms" / f"{name}.toml").read_text())
+
+
+def test_questions_are_asked_again_until_the_answer_is_allowed(
+    invoke: Invoke, config_dir: Path
+) -> None:
+    answers = [
+        "Bad_Name",  # rejected
+        "spring-sale",
+        "",  # display name: take the suggestion
+        "eu-west-1",
+        "http://shop.example",  # rejected: plain http off loopback
+        "https://shop.example/sale",
+        "0",  # rejected
+        "1,500",
+        "y",
+    ]
+    result = invoke("init", input="\n".join(answers) + "\n")
+    assert result.exit_code == 0, result.output
+    assert "name: 'Bad_Name' is not allowed; use 1 to 32 characters" in result.output
+    assert "origin: 'http://shop.example' is not allowed; use an https:// URL" in result.output
+    assert "rate: 0 is not allowed; use a whole number from 1 to 300,000" in result.output
+    settings = load(config_dir, "spring-sale")
+    assert settings == RoomSettings(
+        name="spring-sale",
+        display_name="Spring sale",
+        region="eu-west-1",
+        origin="https://shop.example/sale",
+        rate=1500,
+        dynamic_rate_throttling=True,
+    )
+    assert "beekeeper deploy spring-sale" in result.output
+
+
+def test_every_question_is_a_flag_for_scripts(invoke: Invoke, config_dir: Path) -> None:
+    result = invoke(
+        "init", "--yes", "--name", "sale", "--display-name", "Big Sale", "--region",
+        "ap-southeast-2", "--origin", "https://shop.example", "--rate", "300000", "--no-drt",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    settings = load(config_dir, "sale")
+    assert (settings.display_name, settings.region, settings.rate) == (
+        "Big Sale",
+        "ap-southeast-2",
+        300_000,
+    )
+    assert settings.dynamic_rate_throttling is False
+    assert settings.admission_validity_minutes == 60  # the rest are defaults
+
+
+def test_yes_fills_display_name_and_region_from_defaults(
+    invoke: Invoke, config_dir: Path, environ: dict[str, str]
+) -> None:
+    environ["AWS_REGION"] = "us-west-2"
+    result = invoke(
+        "init", "--yes", "--name", "summer-drop", "--origin", "https://s.example", "--rate", "5"
+    )
+    assert result.exit_code == 0, result.output
+    settings = load(config_dir, "summer-drop")
+    assert (settings.display_name, settings.region) == ("Summer drop", "us-west-2")
+
+
+def test_yes_names_every_missing_required_flag(invoke: Invoke, config_dir: Path) -> None:
+    result = invoke("init", "--yes", "--name", "sale", "--region", "eu-west-1")
+    assert result.exit_code == 2
+    assert "--yes needs --origin (the URL to protect), --rate (visitors per minute)" in (
+        result.output
+    )
+    assert not (config_dir / "rooms").exists()
+
+
+def test_yes_without_a_name_is_a_usage_error(invoke: Invoke) -> None:
+    result = invoke("init", "--yes", "--origin", "https://s.example", "--rate", "5")
+    assert result.exit_code == 2
+    assert "--yes needs --name" in result.output
+
+
+def test_bad_flag_values_are_usage_errors_with_the_models_sentence(invoke: Invoke) -> None:
+    cases = {
+        ("--rate", "300001"): "rate: 300001 is not allowed; use a whole number from 1 to 300,000",
+        ("--rate", "many"): "rate: 'many' is not allowed; use a whole number",
+        ("--name", "Sale!"): "name: 'Sale!' is not allowed",
+        ("--region", "Europe"): "region: 'Europe' is not allowed; use an AWS region code",
+        ("--origin", "ftp://x.example"): "origin: 'ftp://x.example' is not allowed",
+        ("--display-name", " "): "display_name: '' is not allowed",
+    }
+    for (flag, value), sentence in cases.items():
+        result = invoke("init", "--yes", flag, value)
+        assert result.exit_code == 2, (flag, value)
+        assert sentence in result.output, result.output
+        assert "Traceback" not in result.output
+
+
+def test_an_existing_room_is_not_overwritten_without_force(
+    invoke: Invoke, config_dir: Path
+) -> None:
+    path = write_room(config_dir, room_settings("sale", rate=600))
+    before = path.read_text()
+    result = invoke(
+        "init", "--yes", "--name", "sale", "--origin", "https://o.example", "--rate", "9"
+    )
+    assert result.exit_code == 1
+    assert "A room named 'sale' already exists" in result.output
+    assert "--force" in result.output
+    assert path.read_text() == before
+
+
+def test_force_keeps_the_room_files_values_where_no_flag_is_given(
+    invoke: Invoke, config_dir: Path
+) -> None:
+    write_room(config_dir, room_settings("sale", rate=600, accent_colour="#aa0000"))
+    result = invoke("init", "--yes", "--force", "--name", "sale", "--rate", "900", "--drt")
+    assert result.exit_code == 0, result.output
+    settings = load(config_dir, "sale")
+    assert settings.rate == 900  # the flag wins
+    assert settings.dynamic_rate_throttling is True
+    assert settings.origin == "https://shop.example/sale"  # then the room file
+    assert settings.accent_colour == "#aa0000"  # unasked settings survive
+    assert settings.arrival_shards == 4
+
+
+def test_interactive_init_asks_again_for_a_name_already_taken(
+    invoke: Invoke, config_dir: Path
+) -> None:
+    write_room(config_dir, room_settings("sale"))
+    answers = ["sale", "sale-two", "", "eu-west-1", "https://o.example", "10", "n"]
+    result = invoke("init", input="\n".join(answers) + "\n")
+    assert result.exit_code == 0, result.output
+    assert "A room named 'sale' already exists" in result.output
+    assert load(config_dir, "sale-two").rate == 10
+    assert load(config_dir, "sale").rate == 600
+
+
+def test_several_rooms_live_side_by_side(invoke: Invoke, config_dir: Path) -> None:
+    for name in ("alpha", "beta"):
+        result = invoke(
+            "init", "--yes", "--name", name, "--region", "eu-west-1",
+            "--origin", f"https://{name}.example", "--rate", "10",
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+    assert load(config_dir, "alpha").origin == "https://alpha.example"
+    assert load(config_dir, "beta").origin == "https://beta.example"

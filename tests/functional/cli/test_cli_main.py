@@ -1,0 +1,83 @@
+"""The entry point's exit codes: usage 2, user 1, AWS 3, bug 70 with a traceback."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from cli_testkit import DeployedRoom
+
+from beekeeper.cli.factory import CliFactory
+from beekeeper.cli.main import main
+
+
+def exit_code(argv: list[str], factory: CliFactory) -> int:
+    with pytest.raises(SystemExit) as raised:
+        main(argv, factory=factory)
+    return int(raised.value.code or 0)
+
+
+def test_usage_errors_exit_2(factory: CliFactory, capsys: pytest.CaptureFixture[str]) -> None:
+    assert exit_code(["frobnicate"], factory) == 2
+    assert "No such command 'frobnicate'" in capsys.readouterr().err
+    assert exit_code(["off"], factory) == 2
+    assert "Missing argument 'NAME'" in capsys.readouterr().err
+
+
+def test_help_and_version_exit_0(factory: CliFactory, capsys: pytest.CaptureFixture[str]) -> None:
+    assert exit_code(["--help"], factory) == 0
+    out = capsys.readouterr().out
+    for command in ("init", "deploy", "off", "on", "rate", "status", "list", "destroy"):
+        assert f"  {command} " in out
+    assert exit_code(["--version"], factory) == 0
+
+
+def test_a_user_error_exits_1(factory: CliFactory, capsys: pytest.CaptureFixture[str]) -> None:
+    assert exit_code(["status", "nope"], factory) == 1
+    assert capsys.readouterr().err.startswith("Error: There is no room named 'nope'")
+
+
+def test_a_declined_confirmation_exits_1(
+    factory: CliFactory,
+    deployed_room: DeployedRoom,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("n\n"))
+    assert exit_code(["destroy", "sale"], factory) == 1
+    assert "Aborted: nothing was changed." in capsys.readouterr().err
+
+
+def test_a_bug_prints_a_traceback_and_exits_70(
+    factory: CliFactory, deployed_room: DeployedRoom, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def broken_clock() -> float:
+        raise ZeroDivisionError("a bug")
+
+    assert exit_code(["off", "sale"], replace(factory, clock=broken_clock)) == 70
+    err = capsys.readouterr().err
+    assert "Traceback (most recent call last)" in err
+    assert "ZeroDivisionError: a bug" in err
+    assert "this is a bug in Beekeeper, not something you did" in err
+
+
+def test_ctrl_c_exits_130(
+    factory: CliFactory, deployed_room: DeployedRoom, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def interrupted() -> float:
+        raise KeyboardInterrupt
+
+    assert exit_code(["off", "sale"], replace(factory, clock=interrupted)) == 130
+    assert "Interrupted." in capsys.readouterr().err
+
+
+def test_input_ending_at_a_question_says_to_use_flags(
+    factory: CliFactory, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    assert exit_code(["init"], factory) == 1
+    assert "the input ended before every question was answered" in capsys.readouterr().err

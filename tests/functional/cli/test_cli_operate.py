@@ -1,0 +1,288 @@
+"""`off`, `on` and `rate` against moto: the config item, the governor, the status copies."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import boto3
+import pytest
+from cli_testkit import (
+    NOW,
+    DeployedRoom,
+    Invoke,
+    aws_client,
+    put_item,
+    read_item,
+    room_settings,
+    write_deployment,
+    write_room,
+)
+
+from beekeeper.core.datamodel import STATUS_COPIES
+
+
+def status_copies(room: DeployedRoom) -> list[dict]:
+    return [read_item(room.table, f"status#{d}") for d in range(STATUS_COPIES)]  # type: ignore[misc]
+
+
+def test_off_writes_the_config_item_and_every_status_copy(
+    invoke: Invoke, deployed_room: DeployedRoom
+) -> None:
+    put_item(deployed_room.table, {"pk": "arrivals#0", "n": 7})
+    put_item(deployed_room.table, {"pk": "arrivals#3", "n": 5})
+    put_item(deployed_room.table, {"pk": "admitted", "n": 4})
+
+    result = invoke("off", "sale")
+
+    assert result.exit_code == 0, result.output
+    assert "is OFF" in result.output
+    assert read_item(deployed_room.table, "config") == {
+        "pk": "config",
+        "enabled": False,
+        "operator_rate": 600,  # the settings' rate: the item did not exist before
+        "rate": 600,
+        "updated_at": int(NOW),
+        "version": 1,
+    }
+    for copy in status_copies(deployed_room):
+        assert copy == {
+            "pk": copy["pk"],
+            "enabled": False,
+            "rate": 600,
+            "operator_rate": 600,
+            "slowed": False,
+            "updated_at": int(NOW),
+            "arrivals_total": 12,  # a new copy is whole, with totals from the counters
+            "admitted_total": 4,
+        }
+
+
+def test_on_after_off_bumps_the_version_and_keeps_the_rates(
+    invoke: Invoke, deployed_room: DeployedRoom
+) -> None:
+    put_item(
+        deployed_room.table,
+        {"pk": "config", "enabled": False, "operator_rate": 800, "rate": 400, "version": 6,
+         "updated_at": 1},
+    )  # fmt: skip
+    put_item(
+        deployed_room.table,
+        {"pk": "status#3", "enabled": False, "rate": 400, "operator_rate": 800, "slowed": True,
+         "updated_at": 1, "arrivals_total": 99, "admitted_total": 50},
+    )  # fmt: skip
+
+    result = invoke("on", "sale")
+
+    assert result.exit_code == 0, result.output
+    assert "is ON: new visitors queue at 400 per minute" in result.output
+    config = read_item(deployed_room.table, "config")
+    assert config is not None
+    assert (config["enabled"], config["version"], config["rate"], config["operator_rate"]) == (
+        True,
+        7,
+        400,
+        800,
+    )
+    copy = read_item(deployed_room.table, "status#3")
+    assert copy is not None
+    assert copy["enabled"] is True
+    assert copy["slowed"] is True  # the governor still holds the rate down
+    assert (copy["arrivals_total"], copy["admitted_total"]) == (99, 50)  # publisher's totals kept
+
+
+def test_rate_sets_both_rates_resets_the_governor_and_updates_the_estimates(
+    invoke: Invoke, deployed_room: DeployedRoom
+) -> None:
+    put_item(
+        deployed_room.table,
+        {"pk": "config", "enabled": True, "operator_rate": 600, "rate": 150, "version": 3,
+         "updated_at": 1},
+    )  # fmt: skip
+    put_item(
+        deployed_room.table,
+        {"pk": "governor", "state": "throttled", "baseline_mean_ms": 120, "baseline_std_ms": 9,
+         "baseline_at": 5, "updated_at": 5},
+    )  # fmt: skip
+    for d in range(STATUS_COPIES):
+        put_item(
+            deployed_room.table,
+            {"pk": f"status#{d}", "enabled": True, "rate": 150, "operator_rate": 600,
+             "slowed": True, "updated_at": 1, "arrivals_total": 1000, "admitted_total": 300},
+        )  # fmt: skip
+
+    result = invoke("rate", "sale", "2,500")
+
+    assert result.exit_code == 0, result.output
+    assert "now lets 2,500 visitors per minute through" in result.output
+    config = read_item(deployed_room.table, "config")
+    assert config == {
+        "pk": "config",
+        "enabled": True,
+        "operator_rate": 2500,
+        "rate": 2500,
+        "updated_at": int(NOW),
+        "version": 4,
+    }
+    assert read_item(deployed_room.table, "governor") == {
+        "pk": "governor",
+        "state": "baseline",
+        "updated_at": int(NOW),
+    }
+    for copy in status_copies(deployed_room):
+        assert (copy["rate"], copy["operator_rate"], copy["slowed"]) == (2500, 2500, False)
+        assert (copy["arrivals_total"], copy["admitted_total"]) == (1000, 300)
+        assert copy["updated_at"] == int(NOW)
+
+
+@pytest.mark.parametrize(
+    ("value", "sentence"),
+    [
+        ("0", "rate: 0 is not allowed; use a whole number from 1 to 300,000 visitors per minute"),
+        ("300001", "rate: 300001 is not allowed; use a whole number from 1 to 300,000"),
+        ("-5", "rate: -5 is not allowed"),
+        ("fast", "rate: 'fast' is not allowed; use a whole number"),
+        ("1.5", "rate: '1.5' is not allowed; use a whole number"),
+    ],
+)
+def test_rate_out_of_range_is_refused_before_touching_aws(
+    invoke: Invoke, deployed_room: DeployedRoom, value: str, sentence: str
+) -> None:
+    result = invoke("rate", "sale", "--", value)
+    assert result.exit_code == 2
+    assert sentence in result.output
+    assert read_item(deployed_room.table, "config") is None
+
+
+def test_rate_accepts_both_ends_of_the_range(invoke: Invoke, deployed_room: DeployedRoom) -> None:
+    for value, expected in (("1", 1), ("300000", 300_000)):
+        assert invoke("rate", "sale", value).exit_code == 0
+        config = read_item(deployed_room.table, "config")
+        assert config is not None and config["rate"] == expected
+
+
+def test_unknown_room_names_the_known_ones(invoke: Invoke, deployed_room: DeployedRoom) -> None:
+    for command in (["off", "nope"], ["on", "nope"], ["rate", "nope", "5"], ["status", "nope"]):
+        result = invoke(*command)
+        assert result.exit_code == 1, command
+        assert "There is no room named 'nope' (rooms: sale)" in result.output
+        assert "beekeeper init --name nope" in result.output
+
+
+def test_an_invalid_room_name_argument_is_a_usage_error(invoke: Invoke) -> None:
+    result = invoke("off", "../etc")
+    assert result.exit_code == 2
+    assert "name: '../etc' is not allowed" in result.output
+
+
+def test_a_room_not_deployed_says_to_deploy_it(invoke: Invoke, config_dir: Path, aws: None) -> None:
+    write_room(config_dir, room_settings("draft"))
+    for command in (["off", "draft"], ["rate", "draft", "5"], ["status", "draft"]):
+        result = invoke(*command)
+        assert result.exit_code == 1
+        assert "Room 'draft' is not deployed yet; run `beekeeper deploy draft` first" in (
+            result.output
+        )
+
+
+def test_a_room_file_with_a_bad_value_names_the_file_and_field(
+    invoke: Invoke, config_dir: Path
+) -> None:
+    path = write_room(config_dir, room_settings("sale"))
+    path.write_text(path.read_text().replace("rate = 600", "rate = 0"))
+    result = invoke("off", "sale")
+    assert result.exit_code == 1
+    assert f"Room file {path}: rate: 0 is not allowed" in result.output
+
+
+def test_an_unreadable_deployment_record_says_to_deploy_again(
+    invoke: Invoke, config_dir: Path
+) -> None:
+    write_room(config_dir, room_settings("sale"))
+    write_deployment(config_dir, "sale", {"MarketingUrl": "https://x.example"})
+    result = invoke("off", "sale")
+    assert result.exit_code == 1
+    assert "lacks TableName and QueueUrl; run `beekeeper deploy sale` to write it again" in (
+        result.output
+    )
+
+
+def test_a_missing_table_is_an_aws_error_naming_the_operation(
+    invoke: Invoke, deployed_room: DeployedRoom
+) -> None:
+    aws_client("dynamodb").delete_table(TableName=deployed_room.table)
+    result = invoke("off", "sale")
+    assert result.exit_code == 3
+    assert result.output.startswith("Error: AWS refused UpdateItem: ")
+    assert "(ResourceNotFoundException); the room's resources are gone" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_missing_credentials_are_explained(
+    invoke: Invoke, deployed_room: DeployedRoom, no_credentials: None
+) -> None:
+    result = invoke("off", "sale")
+    assert result.exit_code == 3
+    assert "No AWS credentials were found; run `aws configure`" in result.output
+
+
+def test_off_on_and_rate_reach_a_local_room_through_its_endpoint(
+    invoke: Invoke, config_dir: Path
+) -> None:
+    """A local room's record carries EndpointUrl; the same commands work against it."""
+    from cli_testkit import stack_outputs
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0)
+    server.start()
+    try:
+        host, port = server.get_host_and_port()
+        endpoint = f"http://{host}:{port}"
+        settings = room_settings("rehearsal", region="us-east-1")
+        write_room(config_dir, settings)
+        dynamodb = boto3.client("dynamodb", region_name="us-east-1", endpoint_url=endpoint)
+        dynamodb.create_table(
+            TableName="local-table",
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        queue_url = boto3.client(
+            "sqs", region_name="us-east-1", endpoint_url=endpoint
+        ).create_queue(QueueName="local-visitors")["QueueUrl"]
+        outputs = stack_outputs("rehearsal", "local-table", queue_url, "")
+        outputs["EndpointUrl"] = endpoint
+        write_deployment(config_dir, "rehearsal", outputs)
+
+        assert invoke("rate", "rehearsal", "42").exit_code == 0
+        assert invoke("off", "rehearsal").exit_code == 0
+        status = invoke("status", "rehearsal", "--json")
+        assert status.exit_code == 0, status.output
+        report = json.loads(status.output)
+        assert (report["enabled"], report["rate"], report["local"]) == (False, 42, True)
+    finally:
+        server.stop()
+
+
+def test_an_unreachable_local_room_asks_whether_it_is_running(
+    invoke: Invoke, config_dir: Path
+) -> None:
+    import socket
+
+    with socket.socket() as probe:  # a loopback port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    write_room(config_dir, room_settings("gone", region="us-east-1"))
+    write_deployment(
+        config_dir,
+        "gone",
+        {
+            "TableName": "t",
+            "QueueUrl": "http://127.0.0.1/q",
+            "EndpointUrl": f"http://127.0.0.1:{port}",
+        },
+    )
+    result = invoke("off", "gone")
+    assert result.exit_code == 3
+    assert f"Could not reach http://127.0.0.1:{port}" in result.output
+    assert "is `beekeeper local` still running?" in result.output

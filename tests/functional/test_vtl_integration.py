@@ -1,0 +1,272 @@
+"""/polling and /client end to end: request template, moto's DynamoDB, response template."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from moto import mock_aws
+
+from beekeeper.core.datamodel import COOKIE_NAME, status_key, visitor_key
+from beekeeper.vtl import ROUTES, load_template, template_values
+from beekeeper.vtl.integration import (
+    ERROR_BODIES,
+    ERROR_SELECTION_PATTERN,
+    HttpRequest,
+    HttpResponse,
+    _call_dynamodb,
+    cors_allow_origin,
+    integration_settings,
+    response_headers,
+    run_integration,
+)
+
+TABLE = "beekeeper-functional"
+ORIGIN = "https://Shop.Example:443/sale?ref=queue"
+TOKEN_ID = "Qw3_-" + "k" * 17
+NOW_S = 1_763_780_000
+NOW_MS = NOW_S * 1000 + 250
+
+
+@pytest.fixture(scope="module")
+def dynamodb() -> Iterator[Any]:
+    with mock_aws():
+        client = boto3.client("dynamodb", region_name="us-east-1")
+        client.create_table(
+            TableName=TABLE,
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        yield client
+
+
+def admit(client: Any, token_id: str, *, expires_at: int, ordinal: int = 7) -> None:
+    client.put_item(
+        TableName=TABLE,
+        Item={
+            "pk": {"S": visitor_key(token_id)},
+            "admitted_at": {"N": str(expires_at - 3600)},
+            "expires_at": {"N": str(expires_at)},
+            "ordinal": {"N": str(ordinal)},
+            "ttl": {"N": str(expires_at + 86400)},
+        },
+    )
+
+
+def publish_status(client: Any, *, admitted_total: int, rate: int, enabled: bool = True) -> None:
+    for copy in range(10):
+        client.put_item(
+            TableName=TABLE,
+            Item={
+                "pk": {"S": status_key(copy)},
+                "admitted_total": {"N": str(admitted_total)},
+                "arrivals_total": {"N": str(admitted_total + 10_000)},
+                "rate": {"N": str(rate)},
+                "operator_rate": {"N": str(rate)},
+                "enabled": {"BOOL": enabled},
+                "slowed": {"BOOL": False},
+                "updated_at": {"N": str(NOW_S - 2)},
+            },
+        )
+
+
+def call(
+    client: Any,
+    route: str,
+    *,
+    headers: dict[str, str] | None = None,
+    query: dict[str, str] | None = None,
+    now_ms: int = NOW_MS,
+    table: str = TABLE,
+    method: str = "GET",
+) -> HttpResponse:
+    request = HttpRequest(method, f"/{route}", query or {}, headers or {})
+    return run_integration(
+        route, request, dynamodb=client, table_name=table, origin=ORIGIN, request_time_ms=now_ms
+    )
+
+
+def answer(response: HttpResponse) -> dict[str, Any]:
+    assert response.status == 200
+    return json.loads(response.body)
+
+
+def cookie(token: str, extra: str = "theme=dark; ") -> dict[str, str]:
+    return {"Cookie": f"{extra}{COOKIE_NAME}={token}"}
+
+
+@pytest.mark.parametrize(
+    ("expires_at", "now_ms", "allowed"),
+    [
+        (NOW_S + 1, NOW_S * 1000, True),  # one second left
+        (NOW_S, NOW_S * 1000, False),  # expires_at == request time: expired
+        (NOW_S, NOW_S * 1000 - 1, True),  # a millisecond before
+        (NOW_S - 1, NOW_S * 1000, False),  # a second after
+    ],
+)
+def test_admitted_visitor_until_expiry(
+    dynamodb: Any, expires_at: int, now_ms: int, allowed: bool
+) -> None:
+    token_id = f"exp{expires_at - NOW_S + 5}".ljust(22, "A")
+    admit(dynamodb, token_id, expires_at=expires_at)
+    token = f"{token_id}.7"
+    polling = answer(call(dynamodb, "polling", headers=cookie(token), now_ms=now_ms))
+    if allowed:
+        assert polling == {
+            "allow": True,
+            "origin": f"{ORIGIN}&beekeeper_token={token}",
+        }
+    else:
+        assert polling == {"allow": False, "state": "expired"}
+    assert answer(call(dynamodb, "client", headers=cookie(token), now_ms=now_ms)) == {
+        "allow": allowed
+    }
+    assert answer(call(dynamodb, "client", query={"token": token}, now_ms=now_ms)) == {
+        "allow": allowed
+    }
+
+
+def test_waiting_visitor_reads_its_status_copy(dynamodb: Any) -> None:
+    publish_status(dynamodb, admitted_total=1000, rate=600)
+    body = answer(call(dynamodb, "polling", headers=cookie("W" * 22 + ".1600")))
+    assert body == {
+        "allow": False,
+        "state": "waiting",
+        "position": 600,
+        "eta_seconds": 60,
+        "poll_after": 30,
+        "rate": 600,
+        "slowed": False,
+        "updated_at": NOW_S - 2,
+    }
+    assert answer(call(dynamodb, "client", headers=cookie("W" * 22 + ".1600"))) == {"allow": False}
+
+
+def test_room_off_and_unknown_token(dynamodb: Any) -> None:
+    publish_status(dynamodb, admitted_total=50_000, rate=60, enabled=False)
+    off = answer(call(dynamodb, "polling", headers=cookie("R" * 22 + ".60000")))
+    assert off["state"] == "room_off"
+    publish_status(dynamodb, admitted_total=50_000, rate=60)
+    unknown = answer(call(dynamodb, "polling", headers=cookie("U" * 22 + ".5")))
+    assert unknown == {"allow": False, "state": "unknown"}
+
+
+@pytest.mark.parametrize(
+    ("headers", "state"),
+    [
+        ({}, "no_token"),
+        ({"Cookie": "theme=dark"}, "no_token"),
+        ({"Cookie": f"{COOKIE_NAME}=not-a-token"}, "malformed"),
+        ({"Cookie": f'{COOKIE_NAME}=x"}}, "Keys": [{{"pk": {{"S": "config"}}}}]'}, "malformed"),
+        ({"COOKIE": f"{COOKIE_NAME}=" + "\\" * 5000}, "malformed"),
+    ],
+)
+def test_no_usable_token_is_a_200_with_the_reason(
+    dynamodb: Any, headers: dict[str, str], state: str
+) -> None:
+    assert answer(call(dynamodb, "polling", headers=headers)) == {"allow": False, "state": state}
+    assert answer(call(dynamodb, "client", headers=headers)) == {"allow": False}
+
+
+def test_headers_of_each_route() -> None:
+    assert cors_allow_origin(ORIGIN) == "https://shop.example"
+    assert cors_allow_origin("http://127.0.0.1:8080/x") == "http://127.0.0.1:8080"
+    assert cors_allow_origin("https://bücher.example:8443") == "https://xn--bcher-kva.example:8443"
+    assert response_headers("polling", ORIGIN) == {
+        "Content-Type": "application/json",
+        "Cache-Control": "no-store",
+    }
+    assert response_headers("client", ORIGIN) == {
+        "Content-Type": "application/json",
+        "Cache-Control": "no-store",
+        "Access-Control-Allow-Origin": "https://shop.example",
+        "Access-Control-Allow-Credentials": "true",
+        "Vary": "Origin",
+    }
+
+
+def test_answers_carry_the_route_headers(dynamodb: Any) -> None:
+    for route in ROUTES:
+        response = call(dynamodb, route)
+        assert dict(response.headers) == response_headers(route, ORIGIN)
+
+
+def test_dynamodb_failure_is_the_static_unavailable_answer(dynamodb: Any) -> None:
+    for route in ROUTES:
+        response = call(dynamodb, route, headers=cookie("M" * 22 + ".3"), table="no-such-table")
+        assert response.status == 503
+        assert json.loads(response.body) == json.loads(ERROR_BODIES[route])
+        assert response.headers["Retry-After"] == "5"
+        assert response.headers["Content-Type"] == "application/json"
+
+
+def test_malformed_rendered_json_is_what_dynamodb_answers(dynamodb: Any) -> None:
+    assert _call_dynamodb(dynamodb, "GetItem", '{"TableName": ')[0] == 400
+    assert _call_dynamodb(dynamodb, "GetItem", "[]")[0] == 400
+    assert _call_dynamodb(dynamodb, "GetItem", '{"TableName": "x", "Bogus": 1}')[0] == 400
+
+
+def test_other_methods_and_media_types_are_refused_with_4xx(dynamodb: Any) -> None:
+    assert call(dynamodb, "polling", method="POST").status == 403
+    headers = {"Content-Type": "text/plain", **cookie("M" * 22 + ".3")}
+    assert call(dynamodb, "client", headers=headers).status == 415
+    json_type = {"Content-Type": "application/json; charset=utf-8"}
+    assert call(dynamodb, "client", headers=json_type).status == 200
+
+
+def test_integration_settings_describe_what_run_integration_does() -> None:
+    for route in ROUTES:
+        default, error = integration_settings(route, table_name=TABLE, origin=ORIGIN)
+        values = template_values(table_name=TABLE, origin=ORIGIN)
+        assert default.selection_pattern is None and default.status_code == 200
+        assert default.response_template == load_template(ROUTES[route][1], values)
+        assert error.selection_pattern == ERROR_SELECTION_PATTERN and error.status_code == 503
+        assert error.response_template == ERROR_BODIES[route]
+        assert default.header_values == response_headers(route, ORIGIN)
+
+
+ADMITTED_ID = "Ad" + "m" * 20
+EXPIRED_ID = "Ex" + "p" * 20
+TOKENS = st.one_of(
+    st.sampled_from([f"{ADMITTED_ID}.1", f"{EXPIRED_ID}.22", f"{'N' * 22}.3"]),
+    st.text(max_size=40),
+)
+COOKIE_HEADERS = st.one_of(
+    st.text(),
+    st.builds(
+        lambda before, token, after: f"{before}{COOKIE_NAME}={token}{after}",
+        st.sampled_from(["", "a=1; ", "a=1;", f"{COOKIE_NAME}=bad; "]),
+        TOKENS,
+        st.sampled_from(["", "; b=2", ";", f"; {COOKIE_NAME}=x"]),
+    ),
+)
+
+
+@pytest.fixture(scope="module")
+def seeded(dynamodb: Any) -> Any:
+    """The shared table with one admitted and one expired visitor, seeded once."""
+    admit(dynamodb, ADMITTED_ID, expires_at=NOW_S + 600)
+    admit(dynamodb, EXPIRED_ID, expires_at=NOW_S - 600)
+    return dynamodb
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(cookie_header=COOKIE_HEADERS, header_name=st.sampled_from(["Cookie", "cookie"]))
+def test_any_cookie_header_gets_200_json_and_allow_only_when_admitted(
+    seeded: Any, cookie_header: str, header_name: str
+) -> None:
+    headers = {header_name: cookie_header}
+    admitted = f"{COOKIE_NAME}={ADMITTED_ID}.1" in cookie_header
+    for route in ROUTES:
+        body = answer(call(seeded, route, headers=headers))
+        assert isinstance(body["allow"], bool)
+        if body["allow"]:
+            assert admitted

@@ -1,0 +1,116 @@
+"""What the stack tests share: the fully featured room, its one synth, lookup helpers.
+
+Kept out of conftest.py so a test imports it by a name no other folder's conftest shadows.
+
+The room turns on everything optional (governor schedule, WAF, a logo, API logging), so one
+template shows every resource the stack can make. cdk-nag's AwsSolutions pack runs during the
+same synth; its findings are read from the cloud assembly, not from a second synth.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aws_cdk as cdk
+from aws_cdk.assertions import Template
+from cdk_nag import AwsSolutionsChecks
+
+from beekeeper.core.settings import RoomSettings
+from beekeeper.stacks.room_stack import RoomStack
+
+FULL_ROOM = RoomSettings(
+    name="test-room",
+    display_name="Test sale",
+    region="eu-west-1",
+    origin="https://Shop.Example.com:8443/sale?from=room",
+    rate=30_000,
+    dynamic_rate_throttling=True,
+    consumer_capacity=6_000,
+    arrival_shards=8,
+    waf_requests_per_5_minutes=1_000,
+    logo_url="https://cdn.example.com/logo.png",
+    log_retention_days=14,
+)
+
+
+@dataclass(frozen=True)
+class Synthesized:
+    settings: RoomSettings
+    template: Template
+    raw: dict[str, Any]  # the template as plain JSON
+    nag_messages: list[str]  # "AwsSolutions-XXX: ..." errors and warnings left unacknowledged
+    nag_report: list[dict[str, str]]  # cdk-nag's CSV report: one row per rule and resource
+    outdir: Path
+
+    def resources(self, kind: str) -> dict[str, dict[str, Any]]:
+        return {
+            logical_id: resource
+            for logical_id, resource in self.raw["Resources"].items()
+            if resource["Type"] == kind
+        }
+
+    def only(self, kind: str) -> tuple[str, dict[str, Any]]:
+        (found,) = self.resources(kind).items()
+        return found
+
+    def function(self, role: str) -> tuple[str, dict[str, Any]]:
+        """The function of one role (producer, trigger, ...), found by its name."""
+        name = f"{self.settings.stack_name}-{role}"
+        (found,) = (
+            item
+            for item in self.resources("AWS::Lambda::Function").items()
+            if item[1]["Properties"].get("FunctionName") == name
+        )
+        return found
+
+    def statements_of_role(self, role_logical_id: str) -> list[dict[str, Any]]:
+        """Every policy statement granted to a role: its inline policies and attached ones."""
+        role = self.raw["Resources"][role_logical_id]
+        statements = [
+            statement
+            for policy in role["Properties"].get("Policies", [])
+            for statement in policy["PolicyDocument"]["Statement"]
+        ]
+        for policy in self.resources("AWS::IAM::Policy").values():
+            if {"Ref": role_logical_id} in policy["Properties"].get("Roles", []):
+                statements.extend(policy["Properties"]["PolicyDocument"]["Statement"])
+        return statements
+
+
+def flatten(value: Any) -> str:
+    """A CloudFormation string value as text, with {"Ref": X} written <Ref:X> and
+    {"Fn::GetAtt": [X, A]} written <GetAtt:X.A>, so a test can compare whole strings."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict) and "Fn::Join" in value:
+        separator, parts = value["Fn::Join"]
+        return separator.join(flatten(part) for part in parts)
+    if isinstance(value, dict) and "Ref" in value:
+        return f"<Ref:{value['Ref']}>"
+    if isinstance(value, dict) and "Fn::GetAtt" in value:
+        return "<GetAtt:{}.{}>".format(*value["Fn::GetAtt"])
+    raise AssertionError(f"not a string value: {value!r}")
+
+
+def synthesize(outdir: Path) -> Synthesized:
+    """Synthesize FULL_ROOM into `outdir` with cdk-nag's AwsSolutions pack applied."""
+    app = cdk.App(outdir=str(outdir))
+    cdk.Aspects.of(app).add(AwsSolutionsChecks(verbose=True))
+    stack = RoomStack(app, settings=FULL_ROOM, api_logging=True)
+    assembly = app.synth()
+    artifact = assembly.get_stack_by_name(stack.stack_name)
+    raw = json.loads(Path(outdir, artifact.template_file).read_text(encoding="utf-8"))
+    messages = [
+        str(message.entry.data)
+        for message in artifact.messages
+        if str(message.level) != "SynthesisMessageLevel.INFO"
+        and str(message.entry.data).startswith("AwsSolutions-")
+    ]
+    (report,) = outdir.glob("AwsSolutions-*NagReport.csv")
+    with report.open(encoding="utf-8", newline="") as lines:
+        rows = list(csv.DictReader(lines))
+    return Synthesized(FULL_ROOM, Template.from_json(raw), raw, messages, rows, outdir)

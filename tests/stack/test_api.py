@@ -1,0 +1,233 @@
+"""The REST API: routes, templates, error mapping, CORS, the page, throttling, logs, WAF."""
+
+from __future__ import annotations
+
+import base64
+import re
+from typing import Any
+
+import pytest
+from aws_cdk.assertions import Match
+from stack_testkit import Synthesized, flatten
+
+from beekeeper import vtl
+from beekeeper.stacks import capacity
+from beekeeper.waiting_room_site import render_page
+
+SHOP_ORIGIN = "https://shop.example.com:8443"  # FULL_ROOM's origin, as a browser sends it
+
+
+def _resource_id(synthesized: Synthesized, path_part: str) -> str:
+    (found,) = (
+        logical_id
+        for logical_id, resource in synthesized.resources("AWS::ApiGateway::Resource").items()
+        if resource["Properties"]["PathPart"] == path_part
+    )
+    return found
+
+
+def _method(synthesized: Synthesized, path_part: str, verb: str = "GET") -> dict[str, Any]:
+    resource_id = _resource_id(synthesized, path_part)
+    (found,) = (
+        method["Properties"]
+        for method in synthesized.resources("AWS::ApiGateway::Method").values()
+        if method["Properties"]["ResourceId"] == {"Ref": resource_id}
+        and method["Properties"]["HttpMethod"] == verb
+    )
+    return found
+
+
+def test_api_is_regional_and_makes_no_account_wide_logging_role(synthesized: Synthesized) -> None:
+    synthesized.template.has_resource_properties(
+        "AWS::ApiGateway::RestApi",
+        {"EndpointConfiguration": {"Types": ["REGIONAL"]}, "MinimumCompressionSize": 1024},
+    )
+    assert synthesized.resources("AWS::ApiGateway::Account") == {}
+
+
+def test_marketing_link_is_the_producer_through_a_proxy_integration(
+    synthesized: Synthesized,
+) -> None:
+    method = _method(synthesized, "beekeeper")
+    producer_id, _ = synthesized.function("producer")
+    assert method["Integration"]["Type"] == "AWS_PROXY"
+    assert f"<GetAtt:{producer_id}.Arn>" in flatten(method["Integration"]["Uri"])
+
+
+@pytest.mark.parametrize("route", sorted(vtl.ROUTES))
+def test_dynamodb_routes_use_the_vtl_templates_with_the_room_values(
+    synthesized: Synthesized, route: str
+) -> None:
+    request_name, response_name, action = vtl.ROUTES[route]
+    table_id, _ = synthesized.only("AWS::DynamoDB::Table")
+    values = vtl.template_values(table_name=f"<Ref:{table_id}>", origin=synthesized.settings.origin)
+    integration = _method(synthesized, route)["Integration"]
+    assert integration["Type"] == "AWS"
+    assert integration["IntegrationHttpMethod"] == "POST"
+    assert integration["PassthroughBehavior"] == "NEVER"
+    assert flatten(integration["Uri"]).endswith(f":dynamodb:action/{action}")
+    assert flatten(integration["RequestTemplates"]["application/json"]) == vtl.load_template(
+        request_name, values
+    )
+    (ok,) = (r for r in integration["IntegrationResponses"] if r["StatusCode"] == "200")
+    assert "SelectionPattern" not in ok
+    assert flatten(ok["ResponseTemplates"]["application/json"]) == vtl.load_template(
+        response_name, values
+    )
+    headers = ok["ResponseParameters"]
+    assert headers["method.response.header.Content-Type"] == "'application/json'"
+    assert headers["method.response.header.Cache-Control"] == "'no-store'"
+
+
+def test_client_answers_carry_cors_for_the_shop_origin_only(synthesized: Synthesized) -> None:
+    method = _method(synthesized, "client")
+    for response in method["Integration"]["IntegrationResponses"]:
+        headers = response["ResponseParameters"]
+        assert headers["method.response.header.Access-Control-Allow-Origin"] == (f"'{SHOP_ORIGIN}'")
+        assert headers["method.response.header.Access-Control-Allow-Credentials"] == "'true'"
+        assert headers["method.response.header.Vary"] == "'Origin'"
+    polling = _method(synthesized, "polling")["Integration"]["IntegrationResponses"]
+    assert not any(
+        "method.response.header.Access-Control-Allow-Origin" in r["ResponseParameters"]
+        for r in polling
+    )
+
+
+def test_client_preflight_allows_the_shop_origin_with_credentials(
+    synthesized: Synthesized,
+) -> None:
+    method = _method(synthesized, "client", "OPTIONS")
+    assert method["Integration"]["Type"] == "MOCK"
+    (response,) = method["Integration"]["IntegrationResponses"]
+    assert response["StatusCode"] == "204"
+    headers = response["ResponseParameters"]
+    assert headers["method.response.header.Access-Control-Allow-Origin"] == f"'{SHOP_ORIGIN}'"
+    assert headers["method.response.header.Access-Control-Allow-Credentials"] == "'true'"
+    assert "GET" in headers["method.response.header.Access-Control-Allow-Methods"]
+
+
+@pytest.mark.parametrize("route", sorted(vtl.ROUTES))
+def test_dynamodb_errors_become_json_and_a_throttle_a_503(
+    synthesized: Synthesized, route: str
+) -> None:
+    responses = {
+        r.get("SelectionPattern"): r
+        for r in _method(synthesized, route)["Integration"]["IntegrationResponses"]
+    }
+    client_error, server_error = responses[r"4\d{2}"], responses[r"5\d{2}"]
+    assert client_error["StatusCode"] == "500"
+    template = client_error["ResponseTemplates"]["application/json"]
+    for throttle in ("ThroughputExceeded", "ThrottlingException", "RequestLimitExceeded"):
+        assert throttle in template
+    assert "#set($context.responseOverride.status = 503)" in template
+    assert "$context.responseOverride.header.Retry-After" in template
+    assert server_error["StatusCode"] == "503"
+    assert server_error["ResponseParameters"]["method.response.header.Retry-After"] == "'2'"
+    declared = {
+        r["StatusCode"]: r.get("ResponseParameters", {})
+        for r in _method(synthesized, route)["MethodResponses"]
+    }
+    assert set(declared) == {"200", "500", "503"}
+    assert declared["503"]["method.response.header.Retry-After"] is True
+
+
+def test_page_is_served_from_the_api_with_the_room_settings(synthesized: Synthesized) -> None:
+    method = _method(synthesized, "room")
+    integration = method["Integration"]
+    assert integration["Type"] == "MOCK"
+    (response,) = integration["IntegrationResponses"]
+    template = response["ResponseTemplates"]["text/html"]
+    assert response["ResponseTemplates"]["application/json"] == template
+    encoded = re.search(r'\$util\.base64Decode\("([A-Za-z0-9+/=]+)"\)$', template)
+    assert encoded is not None
+    served = base64.b64decode(encoded.group(1)).decode("utf-8")
+    assert served == render_page(synthesized.settings)
+    assert "Test sale" in served
+    headers = response["ResponseParameters"]
+    assert headers["method.response.header.Content-Type"] == "'text/html; charset=utf-8'"
+    assert headers["method.response.header.X-Content-Type-Options"] == "'nosniff'"
+    assert headers["method.response.header.X-Frame-Options"] == "'DENY'"
+    # The page's own meta policy can not forbid framing: the header policy does.
+    assert template.startswith(
+        "#set($context.responseOverride.header.Content-Security-Policy"
+        " = \"frame-ancestors 'none'\")"
+    )
+
+
+def test_stage_throttling_and_logging(synthesized: Synthesized) -> None:
+    throttle = capacity.stage_throttle(synthesized.settings)
+    stage_id, stage = synthesized.only("AWS::ApiGateway::Stage")
+    properties = stage["Properties"]
+    assert properties["StageName"] == "test-room"
+    settings = {s["ResourcePath"]: s for s in properties["MethodSettings"]}
+    assert settings["/*"] == {
+        "DataTraceEnabled": False,
+        "HttpMethod": "*",
+        "LoggingLevel": "ERROR",
+        "ResourcePath": "/*",
+        "ThrottlingBurstLimit": throttle.burst_limit,
+        "ThrottlingRateLimit": throttle.rate_limit,
+    }
+    assert settings["/~1beekeeper"]["ThrottlingRateLimit"] == throttle.arrivals_rate_limit
+    access = properties["AccessLogSetting"]
+    assert "$context.requestId" in access["Format"]
+    assert "querystring" not in access["Format"].lower()
+    # The execution log group exists before the stage, under API Gateway's own name.
+    execution_id = next(
+        logical_id
+        for logical_id, group in synthesized.resources("AWS::Logs::LogGroup").items()
+        if "API-Gateway-Execution-Logs_" in flatten(group["Properties"].get("LogGroupName", ""))
+    )
+    api_id, _ = synthesized.only("AWS::ApiGateway::RestApi")
+    name = synthesized.raw["Resources"][execution_id]["Properties"]["LogGroupName"]
+    assert flatten(name) == f"API-Gateway-Execution-Logs_<Ref:{api_id}>/test-room"
+    assert execution_id in stage["DependsOn"]
+    assert stage_id
+
+
+def test_gateway_errors_are_json_uncached_and_throttles_say_when_to_retry(
+    synthesized: Synthesized,
+) -> None:
+    responses = {
+        r["Properties"]["ResponseType"]: r["Properties"]
+        for r in synthesized.resources("AWS::ApiGateway::GatewayResponse").values()
+    }
+    assert set(responses) == {"DEFAULT_4XX", "DEFAULT_5XX", "THROTTLED"}
+    for response in responses.values():
+        assert response["ResponseParameters"]["gatewayresponse.header.Cache-Control"] == (
+            "'no-store'"
+        )
+    assert (
+        responses["THROTTLED"]["ResponseParameters"]["gatewayresponse.header.Retry-After"] == "'2'"
+    )
+
+
+def test_waf_limits_each_address_per_five_minutes(synthesized: Synthesized) -> None:
+    synthesized.template.has_resource_properties(
+        "AWS::WAFv2::WebACL",
+        {
+            "Scope": "REGIONAL",
+            "DefaultAction": {"Allow": {}},
+            "Rules": [
+                Match.object_like(
+                    {
+                        "Statement": {
+                            "RateBasedStatement": {
+                                "AggregateKeyType": "IP",
+                                "Limit": 1_000,
+                                "EvaluationWindowSec": 300,
+                            }
+                        },
+                        "Action": {
+                            "Block": Match.object_like({"CustomResponse": Match.any_value()})
+                        },
+                    }
+                )
+            ],
+        },
+    )
+    acl_id, _ = synthesized.only("AWS::WAFv2::WebACL")
+    stage_id, _ = synthesized.only("AWS::ApiGateway::Stage")
+    _, association = synthesized.only("AWS::WAFv2::WebACLAssociation")
+    assert flatten(association["Properties"]["WebACLArn"]) == f"<GetAtt:{acl_id}.Arn>"
+    assert f"<Ref:{stage_id}>" in flatten(association["Properties"]["ResourceArn"])

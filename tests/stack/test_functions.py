@@ -1,0 +1,107 @@
+"""The four Lambdas: handlers, runtime, environment, concurrency, schedules."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from stack_testkit import Synthesized, flatten
+
+from beekeeper.core.settings import RoomSettings
+from beekeeper.stacks import capacity
+
+ROLES = ("producer", "trigger", "consumer", "governor")
+TIMEOUTS = {"producer": 10, "trigger": 30, "consumer": 75, "governor": 60}
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_function_runs_its_handler_on_the_newest_python_on_arm(
+    synthesized: Synthesized, role: str
+) -> None:
+    _, function = synthesized.function(role)
+    properties = function["Properties"]
+    assert properties["Handler"] == f"beekeeper.lambdas.{role}.handler"
+    assert properties["Runtime"] == "python3.14"
+    assert properties["Architectures"] == ["arm64"]
+    assert properties["Timeout"] == TIMEOUTS[role]
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_function_environment_follows_the_data_model(synthesized: Synthesized, role: str) -> None:
+    _, function = synthesized.function(role)
+    environment = function["Properties"]["Environment"]["Variables"]
+    table_id, _ = synthesized.only("AWS::DynamoDB::Table")
+    expected_keys = {"BEEKEEPER_ROOM", "TABLE_NAME"}
+    if role in ("producer", "trigger", "consumer"):
+        expected_keys.add("QUEUE_URL")
+    if role == "trigger":
+        expected_keys.add("CONSUMER_FUNCTION_NAME")
+    assert set(environment) == expected_keys
+    room = RoomSettings.from_lambda_environment({"BEEKEEPER_ROOM": environment["BEEKEEPER_ROOM"]})
+    assert room == synthesized.settings
+    assert json.loads(environment["BEEKEEPER_ROOM"])["name"] == "test-room"
+    assert environment["TABLE_NAME"] == {"Ref": table_id}
+    if role == "trigger":
+        consumer_id, _ = synthesized.function("consumer")
+        assert environment["CONSUMER_FUNCTION_NAME"] == {"Ref": consumer_id}
+
+
+def test_functions_write_to_their_own_log_group(synthesized: Synthesized) -> None:
+    for role in ROLES:
+        _, function = synthesized.function(role)
+        group_id = function["Properties"]["LoggingConfig"]["LogGroup"]["Ref"]
+        group = synthesized.raw["Resources"][group_id]["Properties"]
+        assert group["LogGroupName"] == f"/aws/lambda/beekeeper-test-room-{role}"
+
+
+def test_reserved_concurrency_leaves_the_rest_to_the_producer(synthesized: Synthesized) -> None:
+    reserved = {
+        role: synthesized.function(role)[1]["Properties"].get("ReservedConcurrentExecutions")
+        for role in ROLES
+    }
+    # rate 30,000 / capacity 6,000 = 5 consumers a minute, two minutes overlapping
+    assert reserved == {"producer": None, "trigger": 1, "consumer": 10, "governor": 1}
+    assert reserved["consumer"] == capacity.consumer_reserved_concurrency(synthesized.settings)
+
+
+@pytest.mark.parametrize("role", ("trigger", "consumer", "governor"))
+def test_minute_bound_functions_are_never_retried_late(synthesized: Synthesized, role: str) -> None:
+    function_id, _ = synthesized.function(role)
+    synthesized.template.has_resource_properties(
+        "AWS::Lambda::EventInvokeConfig",
+        {
+            "FunctionName": {"Ref": function_id},
+            "MaximumRetryAttempts": 0,
+            "MaximumEventAgeInSeconds": 60,
+        },
+    )
+
+
+def test_trigger_and_governor_run_every_minute(synthesized: Synthesized) -> None:
+    scheduled = set()
+    for rule in synthesized.resources("AWS::Events::Rule").values():
+        properties = rule["Properties"]
+        assert properties["ScheduleExpression"] == "rate(1 minute)"
+        assert properties["State"] == "ENABLED"
+        (target,) = properties["Targets"]
+        assert target["RetryPolicy"] == {"MaximumEventAgeInSeconds": 60, "MaximumRetryAttempts": 0}
+        scheduled.add(flatten(target["Arn"]))
+    trigger_id, _ = synthesized.function("trigger")
+    governor_id, _ = synthesized.function("governor")
+    assert scheduled == {f"<GetAtt:{trigger_id}.Arn>", f"<GetAtt:{governor_id}.Arn>"}
+
+
+def test_lambda_asset_holds_core_and_lambdas_under_the_installed_names(
+    synthesized: Synthesized,
+) -> None:
+    _, function = synthesized.function("producer")
+    asset_key = function["Properties"]["Code"]["S3Key"]
+    asset_dir = synthesized.outdir / f"asset.{asset_key.removesuffix('.zip')}"
+    shipped = {
+        path.relative_to(asset_dir).as_posix() for path in asset_dir.rglob("*") if path.is_file()
+    }
+    assert "beekeeper/core/settings.py" in shipped
+    assert "beekeeper/core/datamodel.py" in shipped
+    assert "beekeeper/lambdas/__init__.py" in shipped
+    assert all(name.startswith(("beekeeper/core/", "beekeeper/lambdas/")) for name in shipped)
+    assert not any("__pycache__" in name or "/tests/" in name for name in shipped)

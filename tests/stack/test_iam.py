@@ -1,0 +1,95 @@
+"""Least privilege: no wildcard action, no managed policy, each role exactly its actions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from stack_testkit import Synthesized, flatten
+
+from beekeeper.stacks import permissions
+
+
+def _all_statements(synthesized: Synthesized) -> list[dict[str, Any]]:
+    statements = []
+    for resource in synthesized.raw["Resources"].values():
+        properties = resource.get("Properties", {})
+        for key in ("PolicyDocument", "AssumeRolePolicyDocument"):
+            if key in properties:
+                statements.extend(properties[key]["Statement"])
+        for policy in (
+            properties.get("Policies", []) if resource["Type"] == "AWS::IAM::Role" else []
+        ):
+            statements.extend(policy["PolicyDocument"]["Statement"])
+    return statements
+
+
+def _actions(statement: dict[str, Any]) -> list[str]:
+    action = statement.get("Action", [])
+    return [action] if isinstance(action, str) else list(action)
+
+
+def test_no_policy_grants_a_wildcard_action(synthesized: Synthesized) -> None:
+    statements = _all_statements(synthesized)
+    assert len(statements) > 10  # the test looks at the real policies
+    wildcards = [
+        action
+        for statement in statements
+        if statement["Effect"] == "Allow"
+        for action in _actions(statement)
+        if "*" in action
+    ]
+    assert wildcards == []
+    assert not any("NotAction" in statement for statement in statements)
+
+
+def test_no_role_uses_an_aws_managed_policy(synthesized: Synthesized) -> None:
+    roles = synthesized.resources("AWS::IAM::Role")
+    assert len(roles) == 5  # four functions and the API's table reader
+    assert [r for r in roles.values() if r["Properties"].get("ManagedPolicyArns")] == []
+
+
+@pytest.mark.parametrize("role", permissions.FUNCTION_ROLES)
+def test_each_function_gets_exactly_its_actions_on_its_resources(
+    synthesized: Synthesized, role: str
+) -> None:
+    _, function = synthesized.function(role)
+    role_id = function["Properties"]["Role"]["Fn::GetAtt"][0]
+    granted: dict[str, set[str]] = {}
+    for statement in synthesized.statements_of_role(role_id):
+        assert statement["Effect"] == "Allow"
+        resources = statement["Resource"]
+        for resource in resources if isinstance(resources, list) else [resources]:
+            granted.setdefault(flatten(resource), set()).update(_actions(statement))
+
+    table_id, _ = synthesized.only("AWS::DynamoDB::Table")
+    queue_id = next(
+        logical_id
+        for logical_id, queue in synthesized.resources("AWS::SQS::Queue").items()
+        if queue["Properties"]["QueueName"].endswith("-visitors")
+    )
+    log_group_id = function["Properties"]["LoggingConfig"]["LogGroup"]["Ref"]
+    expected = {
+        f"<GetAtt:{table_id}.Arn>": set(permissions.TABLE_ACTIONS[role]),
+        f"<GetAtt:{log_group_id}.Arn>": set(permissions.LOG_ACTIONS),
+    }
+    if permissions.QUEUE_ACTIONS[role]:
+        expected[f"<GetAtt:{queue_id}.Arn>"] = set(permissions.QUEUE_ACTIONS[role])
+    if role == "trigger":
+        consumer_id, _ = synthesized.function("consumer")
+        expected[f"<GetAtt:{consumer_id}.Arn>"] = {"lambda:InvokeFunction"}
+    assert granted == expected
+
+
+def test_api_reads_the_table_with_only_the_templates_actions(synthesized: Synthesized) -> None:
+    table_id, _ = synthesized.only("AWS::DynamoDB::Table")
+    (role_id,) = (
+        logical_id
+        for logical_id, role in synthesized.resources("AWS::IAM::Role").items()
+        if role["Properties"]["AssumeRolePolicyDocument"]["Statement"][0]["Principal"]
+        == {"Service": "apigateway.amazonaws.com"}
+    )
+    statements = synthesized.statements_of_role(role_id)
+    assert [(sorted(_actions(s)), flatten(s["Resource"])) for s in statements] == [
+        (["dynamodb:BatchGetItem", "dynamodb:GetItem"], f"<GetAtt:{table_id}.Arn>")
+    ]

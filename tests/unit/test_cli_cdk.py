@@ -1,0 +1,100 @@
+"""Finding and running the CDK CLI; progress lines on a terminal and in a log."""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+
+import pytest
+
+from beekeeper.cli.cdk import SubprocessCdkRunner, locate_cdk
+from beekeeper.cli.errors import UserError
+from beekeeper.cli.progress import ProgressReporter
+
+
+def which_of(found: dict[str, str]):  # type: ignore[no-untyped-def]
+    return lambda name: found.get(name)
+
+
+def test_cdk_on_path_comes_first(tmp_path: Path) -> None:
+    (tmp_path / "node_modules" / ".bin").mkdir(parents=True)
+    (tmp_path / "node_modules" / ".bin" / "cdk").write_text("")
+    which = which_of({"node": "/usr/bin/node", "cdk": "/usr/local/bin/cdk", "npx": "/usr/bin/npx"})
+    assert locate_cdk(which, tmp_path) == ["/usr/local/bin/cdk"]
+
+
+def test_then_the_checkouts_node_modules(tmp_path: Path) -> None:
+    (tmp_path / "node_modules" / ".bin").mkdir(parents=True)
+    (tmp_path / "node_modules" / ".bin" / "cdk").write_text("")
+    which = which_of({"node": "/usr/bin/node", "npx": "/usr/bin/npx"})
+    assert locate_cdk(which, tmp_path) == [str(tmp_path / "node_modules" / ".bin" / "cdk")]
+
+
+def test_then_npx(tmp_path: Path) -> None:
+    which = which_of({"node": "/usr/bin/node", "npx": "/usr/bin/npx"})
+    assert locate_cdk(which, tmp_path) == ["/usr/bin/npx", "--yes", "aws-cdk@2"]
+
+
+def test_without_node_the_message_says_to_install_it(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match=r"needs Node\.js .* install Node\.js 20 or newer"):
+        locate_cdk(which_of({"cdk": "/usr/local/bin/cdk"}), tmp_path)
+
+
+def test_without_cdk_or_npx_the_message_says_to_install_the_cdk(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match=r"npm install -g aws-cdk"):
+        locate_cdk(which_of({"node": "/usr/bin/node"}), tmp_path)
+
+
+def test_the_subprocess_runner_streams_lines_and_returns_the_exit_code(tmp_path: Path) -> None:
+    fake_cdk = tmp_path / "cdk"
+    fake_cdk.write_text(
+        '#!/bin/sh\necho "args: $*"\necho "region: $AWS_REGION" >&2\necho "cwd: $(pwd)"\nexit 3\n'
+    )
+    fake_cdk.chmod(0o755)
+    runner = SubprocessCdkRunner(which_of({"node": "/usr/bin/node", "cdk": str(fake_cdk)}))
+    lines: list[str] = []
+    work = tmp_path / "work"
+    code = runner.run(
+        ["deploy", "--no-notices"],
+        env={"PATH": os.environ["PATH"], "AWS_REGION": "eu-west-1"},
+        cwd=work,
+        on_line=lines.append,
+    )
+    assert code == 3
+    assert lines == ["args: deploy --no-notices", "region: eu-west-1", f"cwd: {work}"]
+
+
+EVENT = "beekeeper-sale |  3/12 | 10:00:07 | CREATE_COMPLETE      | AWS::SQS::Queue | Visitors"
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_progress_in_a_log_is_the_cdk_output_unchanged() -> None:
+    stream = io.StringIO()
+    reporter = ProgressReporter(stream, is_terminal=False, clock=Clock(), label="deploying")
+    reporter.line(EVENT)
+    reporter.line("done")
+    reporter.finish()
+    assert stream.getvalue() == f"{EVENT}\ndone\n"
+
+
+def test_progress_on_a_terminal_colours_events_and_keeps_a_status_line() -> None:
+    stream = io.StringIO()
+    clock = Clock()
+    reporter = ProgressReporter(stream, is_terminal=True, clock=clock, label="deploying")
+    clock.now += 75
+    reporter.line(EVENT)
+    out = stream.getvalue()
+    assert "\x1b[32m" + EVENT in out  # green: complete
+    assert out.endswith("deploying 1m15s [#####...............] 3/12")
+    reporter.line("beekeeper-sale | 4/12 | 10:00:09 | CREATE_FAILED | AWS::Lambda::Function")
+    assert "\x1b[31mbeekeeper-sale | 4/12" in stream.getvalue()  # red: failed
+    reporter.finish()
+    assert stream.getvalue().endswith("\r\x1b[K")

@@ -1,0 +1,404 @@
+"""The /polling and /client templates, rendered with the local renderer (no AWS, no moto)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from beekeeper.core.datamodel import COOKIE_NAME, TOKEN_PATTERN
+from beekeeper.core.paths import VTL_DIR
+from beekeeper.vtl import NO_VISITOR_KEY, ROUTES, load_template, polling, template_values
+from beekeeper.vtl.renderer import RenderInput, render
+
+ORIGIN = "https://shop.example/sale"
+TABLE = "beekeeper-test"
+TOKEN_ID = "Ab0_-" + "x" * 17
+TOKEN = f"{TOKEN_ID}.1234"
+OTHER_ID = "Zz9" + "q" * 19
+NOW_MS = 1_763_780_000_000
+VALUES = template_values(table_name=TABLE, origin=ORIGIN)
+
+
+def template(name: str) -> str:
+    return load_template(name, VALUES)
+
+
+def request_keys(route: str, headers: dict[str, str], query: dict[str, str] | None = None) -> list:
+    rendered = render(
+        template(ROUTES[route][0]),
+        RenderInput(headers=headers, query=query or {}, context={"requestTimeEpoch": NOW_MS}),
+    )
+    request = json.loads(rendered)
+    if route == "client":
+        assert request["TableName"] == TABLE
+        return [request["Key"]["pk"]["S"]]
+    assert list(request["RequestItems"]) == [TABLE]
+    return [key["pk"]["S"] for key in request["RequestItems"][TABLE]["Keys"]]
+
+
+def respond(
+    route: str,
+    body: dict[str, Any],
+    headers: dict[str, str],
+    now_ms: int = NOW_MS,
+    query: dict[str, str] | None = None,
+) -> Any:
+    data = RenderInput(
+        body=json.dumps(body),
+        headers=headers,
+        query=query or {},
+        context={"requestTimeEpoch": now_ms},
+    )
+    return json.loads(render(template(ROUTES[route][1]), data))
+
+
+def cookie(value: str) -> dict[str, str]:
+    return {"Cookie": f"{COOKIE_NAME}={value}"}
+
+
+# -- the token check ------------------------------------------------------------------------
+
+MANY_HEADERS = [(f"X-{i}", "1") for i in range(1000)]
+COOKIE_CASES = [
+    # (name, headers, expected token or the state when there is none)
+    ("only ours", {"Cookie": f"beekeeper_token={TOKEN}"}, TOKEN),
+    ("several, ours last", {"Cookie": f"a=1; b=2; beekeeper_token={TOKEN}"}, TOKEN),
+    ("several, ours first", {"Cookie": f"beekeeper_token={TOKEN}; a=1"}, TOKEN),
+    ("no spaces", {"Cookie": f"a=1;beekeeper_token={TOKEN};b=2"}, TOKEN),
+    ("extra spaces", {"Cookie": f"  a=1 ;   beekeeper_token = {TOKEN}  ;"}, TOKEN),
+    ("lower-case header", {"cookie": f"beekeeper_token={TOKEN}"}, TOKEN),
+    ("odd-case header", {"CoOkIe": f"beekeeper_token={TOKEN}"}, TOKEN),
+    ("split over two headers", {"Cookie": "a=1", "cookie": f"beekeeper_token={TOKEN}"}, TOKEN),
+    ("ours as a suffix", {"Cookie": f"xbeekeeper_token={TOKEN}"}, "no_token"),
+    ("ours as a prefix", {"Cookie": f"beekeeper_token_old={TOKEN}"}, "no_token"),
+    ("in a value only", {"Cookie": f"a=beekeeper_token={TOKEN}"}, "no_token"),
+    ("substring names around", {"Cookie": f"my_beekeeper_token=1; beekeeper_token={TOKEN}"}, TOKEN),
+    ("duplicates, first good", {"Cookie": f"beekeeper_token={TOKEN}; beekeeper_token=bad"}, TOKEN),
+    ("duplicates, last good", {"Cookie": f"beekeeper_token=bad; beekeeper_token={TOKEN}"}, TOKEN),
+    (
+        "duplicates, two good",
+        {"Cookie": f"beekeeper_token={TOKEN}; beekeeper_token={OTHER_ID}.5"},
+        TOKEN,
+    ),
+    ("absent", {}, "no_token"),
+    ("other header only", {"X-Cookie": f"beekeeper_token={TOKEN}"}, "no_token"),
+    ("empty", {"Cookie": ""}, "no_token"),
+    ("no value", {"Cookie": "beekeeper_token="}, "malformed"),
+    ("no equals sign", {"Cookie": "beekeeper_token"}, "no_token"),
+    ("quoted", {"Cookie": f'beekeeper_token="{TOKEN}"'}, "malformed"),
+    ("backslashes", {"Cookie": f"beekeeper_token={TOKEN}\\"}, "malformed"),
+    ("json fragment", {"Cookie": 'beekeeper_token=x"}]}, {"pk": {"S": "config"}}'}, "malformed"),
+    ("velocity in value", {"Cookie": "beekeeper_token=$context.requestId#set($a=1)"}, "malformed"),
+    ("unicode id", {"Cookie": f"beekeeper_token={'é' * 22}.1"}, "malformed"),
+    ("trailing newline", {"Cookie": f"beekeeper_token={TOKEN}\n"}, TOKEN),  # trim removes it
+    ("newline inside", {"Cookie": f"beekeeper_token={TOKEN_ID}\n.1"}, "malformed"),
+    ("id too short", {"Cookie": f"beekeeper_token={TOKEN_ID[:-1]}.1"}, "malformed"),
+    ("ordinal too long", {"Cookie": f"beekeeper_token={TOKEN_ID}.{'1' * 13}"}, "malformed"),
+    ("ordinal missing", {"Cookie": f"beekeeper_token={TOKEN_ID}."}, "malformed"),
+    ("very long", {"Cookie": "a=" + "x" * 8000 + f"; beekeeper_token={TOKEN}"}, TOKEN),
+    (
+        "many cookies",
+        {"Cookie": "; ".join(f"c{i}={i}" for i in range(300)) + f"; beekeeper_token={TOKEN}"},
+        TOKEN,
+    ),
+    ("ours as cookie 999", {"Cookie": "a=1;" * 998 + f"beekeeper_token={TOKEN}"}, TOKEN),
+    ("ours as cookie 1000", {"Cookie": "a=1;" * 999 + f"beekeeper_token={TOKEN}"}, "no_token"),
+    ("many separators", {"Cookie": ";" * 5000 + f"beekeeper_token={TOKEN}"}, "no_token"),
+    ("1000 headers", dict(MANY_HEADERS[:999]) | cookie(TOKEN), TOKEN),
+    ("1001 headers", dict(MANY_HEADERS) | cookie(TOKEN), "no_token"),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "headers", "expected"), COOKIE_CASES, ids=[case[0] for case in COOKIE_CASES]
+)
+@pytest.mark.parametrize("route", sorted(ROUTES))
+def test_request_template_reads_the_cookie(
+    route: str, case: str, headers: dict[str, str], expected: str
+) -> None:
+    keys = request_keys(route, headers)
+    if TOKEN_PATTERN.fullmatch(expected):
+        token_id, ordinal = expected.split(".")
+        assert keys[0] == f"v#{token_id}"
+        if route == "polling":
+            assert keys[1] == f"status#{ordinal[-1]}"
+    else:
+        assert keys == [NO_VISITOR_KEY]
+        if route == "polling":
+            assert respond(route, {"Responses": {TABLE: []}}, headers) == {
+                "allow": False,
+                "state": expected,
+            }
+
+
+@pytest.mark.parametrize(
+    ("query", "headers", "expected_key"),
+    [
+        ({"token": TOKEN}, {}, f"v#{TOKEN_ID}"),
+        ({"token": TOKEN}, cookie(f"{OTHER_ID}.1"), f"v#{TOKEN_ID}"),  # the parameter wins
+        ({"token": "bad"}, cookie(TOKEN), NO_VISITOR_KEY),  # ... even when malformed
+        ({"Token": TOKEN}, {}, NO_VISITOR_KEY),  # query names are case-sensitive
+        ({}, cookie(TOKEN), f"v#{TOKEN_ID}"),
+        ({"token": ""}, {}, NO_VISITOR_KEY),
+    ],
+)
+def test_client_takes_the_token_query_parameter(
+    query: dict[str, str], headers: dict[str, str], expected_key: str
+) -> None:
+    assert request_keys("client", headers, query) == [expected_key]
+
+
+def test_polling_ignores_the_token_query_parameter() -> None:
+    assert request_keys("polling", {}, {"token": TOKEN}) == [NO_VISITOR_KEY]
+
+
+def test_templates_check_exactly_the_data_models_token_pattern() -> None:
+    fragment = (VTL_DIR / "_read-token.vtl").read_text(encoding="utf-8")
+    patterns = re.findall(r"#set\(\$tokenPattern = '([^']*)'\)", fragment)
+    assert patterns == [TOKEN_PATTERN.pattern]
+    assert f"'{NO_VISITOR_KEY[:2]}'" in fragment and '"${visitorKeyPrefix}!"' in fragment
+    for request_name, response_name, _action in ROUTES.values():
+        for name in (request_name, response_name):
+            assert "{{READ_TOKEN}}" in (VTL_DIR / name).read_text(encoding="utf-8")
+
+
+def test_every_placeholder_is_filled_and_fragments_are_not_templates() -> None:
+    from beekeeper.vtl import template_names
+
+    assert template_names() == sorted(name for route in ROUTES.values() for name in route[:2])
+    for name in template_names():
+        assert "{{" not in template(name)
+
+
+def test_template_values_refuse_an_origin_that_could_break_out_of_the_template() -> None:
+    with pytest.raises(ValueError, match="quotes"):
+        template_values(table_name=TABLE, origin="https://shop.example/it's")
+    values = template_values(table_name=TABLE, origin="https://shop.example/?a=1")
+    assert values["ORIGIN_TOKEN_PREFIX"] == "https://shop.example/?a=1&beekeeper_token="
+
+
+# -- the answers ----------------------------------------------------------------------------
+
+
+def visitor_item(token_id: str, expires_at: int) -> dict[str, Any]:
+    return {
+        "pk": {"S": f"v#{token_id}"},
+        "admitted_at": {"N": str(expires_at - 3600)},
+        "expires_at": {"N": str(expires_at)},
+        "ordinal": {"N": "1234"},
+    }
+
+
+def status_item(copy: str = "4", **numbers: Any) -> dict[str, Any]:
+    fields = {"admitted_total": 1000, "arrivals_total": 5000, "rate": 60}
+    fields["updated_at"] = 1_763_779_990
+    fields |= numbers
+    item: dict[str, Any] = {"pk": {"S": f"status#{copy}"}}
+    for name, value in fields.items():
+        item[name] = {"BOOL": value} if isinstance(value, bool) else {"N": str(value)}
+    item.setdefault("enabled", {"BOOL": True})
+    item.setdefault("slowed", {"BOOL": False})
+    return item
+
+
+def polling_answer(items: list[dict[str, Any]], token: str = TOKEN, now_ms: int = NOW_MS):
+    return respond("polling", {"Responses": {TABLE: items}}, cookie(token), now_ms)
+
+
+NOW_S = NOW_MS // 1000
+
+
+@pytest.mark.parametrize(
+    ("expires_at", "allowed"),
+    [(NOW_S + 1, True), (NOW_S, False), (NOW_S - 1, False), (NOW_S + 3600, True)],
+)
+def test_admission_expires_at_the_request_time(expires_at: int, allowed: bool) -> None:
+    items = [status_item(), visitor_item(TOKEN_ID, expires_at)]
+    answer = polling_answer(items)
+    if allowed:
+        assert answer == {"allow": True, "origin": f"{ORIGIN}?beekeeper_token={TOKEN}"}
+    else:
+        assert answer == {"allow": False, "state": "expired"}
+    body = {"Item": visitor_item(TOKEN_ID, expires_at)}
+    assert respond("client", body, cookie(TOKEN)) == {"allow": allowed}
+    assert respond("client", body, {}, NOW_MS) == {"allow": False}
+
+
+def test_expiry_edge_at_millisecond_resolution() -> None:
+    items = [visitor_item(TOKEN_ID, NOW_S + 1)]
+    assert polling_answer(items, now_ms=NOW_MS + 999)["allow"] is True  # 1 ms before expiry
+    assert polling_answer(items, now_ms=NOW_MS + 1000)["allow"] is False
+
+
+def test_an_item_for_another_visitor_is_never_taken_for_ours() -> None:
+    items = [status_item(), visitor_item(OTHER_ID, NOW_S + 3600)]
+    assert polling_answer(items)["state"] == "waiting"
+    assert respond("client", {"Item": visitor_item(OTHER_ID, NOW_S + 60)}, cookie(TOKEN)) == {
+        "allow": False
+    }
+
+
+def test_waiting_answer_has_the_contracts_fields_and_types() -> None:
+    answer = polling_answer([status_item(admitted_total=1000, rate=60, slowed=True)])
+    assert answer == {
+        "allow": False,
+        "state": "waiting",
+        "position": 234,
+        "eta_seconds": 234,
+        "poll_after": 117,
+        "rate": 60,
+        "slowed": True,
+        "updated_at": 1_763_779_990,
+    }
+
+
+@pytest.mark.parametrize(
+    ("ordinal", "admitted_total", "rate"),
+    [
+        (1234, 1000, 60),
+        (1234, 1234, 60),  # our turn: position stays at least 1
+        (1234, 1300, 60),  # passed a little (queue reordering): still waiting, position 1
+        (1, 0, 1),
+        (999_999_999_999, 0, 300_000),
+        (5_000_000, 1, 30_000),
+        (10_009, 10_000, 100_000),
+    ],
+)
+def test_waiting_numbers_follow_the_python_rule(
+    ordinal: int, admitted_total: int, rate: int
+) -> None:
+    token = f"{TOKEN_ID}.{ordinal}"
+    item = status_item(str(ordinal % 10), admitted_total=admitted_total, rate=rate)
+    answer = polling_answer([item], token)
+    position = max(1, ordinal - admitted_total)
+    eta = polling.eta_seconds(position, rate)
+    assert answer["position"] == position
+    assert answer["eta_seconds"] == eta
+    assert answer["poll_after"] == polling.poll_after_seconds(eta, rate)
+    assert answer["poll_after"] <= 5 or eta > 10
+    assert answer["poll_after"] >= 120 or eta < 240
+
+
+def test_poll_after_bounds() -> None:
+    assert polling.poll_after_seconds(0, 60) == polling.POLL_AFTER_MIN_SECONDS <= 5
+    assert polling.poll_after_seconds(10, 60) <= 5
+    assert polling.poll_after_seconds(3600, 60) == polling.POLL_AFTER_MAX_SECONDS >= 120
+
+
+@pytest.mark.parametrize(
+    ("items", "expected"),
+    [
+        ([status_item(enabled=False)], {"allow": False, "state": "room_off", "poll_after": 60}),
+        ([status_item(admitted_total=1234 + 1001, rate=60)], {"allow": False, "state": "unknown"}),
+        ([status_item(admitted_total=1234 + 3001, rate=200)], {"allow": False, "state": "unknown"}),
+        ([status_item(admitted_total=1234 + 3000, rate=200)], None),  # 15 minutes' margin
+    ],
+)
+def test_room_off_and_unknown(items: list[dict[str, Any]], expected: dict | None) -> None:
+    answer = polling_answer(items)
+    if expected is None:
+        assert answer["state"] == "waiting" and answer["position"] == 1
+    else:
+        assert answer == expected
+
+
+def test_without_a_status_item_the_visitor_waits_with_no_estimate() -> None:
+    answer = polling_answer([])
+    assert answer == {
+        "allow": False,
+        "state": "waiting",
+        "position": 1234,
+        "eta_seconds": 0,
+        "poll_after": polling.POLL_AFTER_WITHOUT_RATE_SECONDS,
+        "rate": 0,
+        "slowed": False,
+        "updated_at": 0,
+    }
+
+
+def test_admitted_visitor_is_let_through_even_when_the_room_is_off() -> None:
+    items = [status_item(enabled=False), visitor_item(TOKEN_ID, NOW_S + 60)]
+    assert polling_answer(items)["allow"] is True
+
+
+def test_status_with_missing_or_fractional_numbers_still_answers() -> None:
+    item = status_item(rate=37.5)
+    del item["updated_at"]
+    answer = polling_answer([item])
+    assert answer["rate"] == 37 and answer["updated_at"] == 0
+    no_rate = status_item()
+    del no_rate["rate"]
+    assert polling_answer([no_rate])["poll_after"] == polling.POLL_AFTER_WITHOUT_RATE_SECONDS
+
+
+# -- properties over arbitrary input --------------------------------------------------------
+
+VALID_TOKENS = st.builds(
+    lambda token_id, ordinal: f"{token_id}.{ordinal}",
+    st.text("ABCxyz019_-", min_size=22, max_size=22),
+    st.integers(0, 999_999_999_999),
+)
+COOKIE_VALUES = st.one_of(VALID_TOKENS, st.text(), VALID_TOKENS.map(lambda t: t + "\\\"'"))
+COOKIE_NAMES = st.sampled_from([COOKIE_NAME, "a", "xbeekeeper_token", "BEEKEEPER_TOKEN", ""])
+COOKIE_HEADERS = st.one_of(
+    st.text(),
+    st.lists(st.tuples(COOKIE_NAMES, COOKIE_VALUES, st.sampled_from([";", "; ", " ; ", ";;"]))).map(
+        lambda parts: "".join(f"{n}={v}{sep}" for n, v, sep in parts)
+    ),
+)
+HEADER_NAMES = st.one_of(
+    st.sampled_from(["Cookie", "cookie", "COOKIE", "X-Other", "token"]), st.text(max_size=12)
+)
+HEADERS = st.dictionaries(HEADER_NAMES, COOKIE_HEADERS, max_size=3)
+QUERIES = st.dictionaries(st.sampled_from(["token", "Token", "x"]), COOKIE_VALUES, max_size=2)
+
+
+def _token_from_key(key: str) -> bool:
+    return key == NO_VISITOR_KEY or re.fullmatch(r"v#[A-Za-z0-9_-]{22}", key) is not None
+
+
+@settings(max_examples=80, deadline=None)
+@given(headers=HEADERS, query=QUERIES)
+def test_any_request_renders_a_well_formed_dynamodb_request(headers, query) -> None:
+    for route in ROUTES:
+        keys = request_keys(route, headers, query)
+        assert _token_from_key(keys[0])
+        if len(keys) == 2:
+            assert re.fullmatch(r"status#[0-9]", keys[1])
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    headers=HEADERS,
+    query=QUERIES,
+    expires_offset=st.integers(-5, 5),
+    admitted_id=st.sampled_from([TOKEN_ID, OTHER_ID]),
+)
+def test_any_request_gets_a_json_answer_and_allow_only_when_admitted(
+    headers, query, expires_offset, admitted_id
+) -> None:
+    expires_at = NOW_S + expires_offset
+    for route in ROUTES:
+        keys = request_keys(route, headers, query)
+        found = keys[0] == f"v#{admitted_id}"
+        item = visitor_item(admitted_id, expires_at)
+        if route == "client":
+            body: dict[str, Any] = {"Item": item} if found else {}
+        else:
+            copy = keys[1][-1] if len(keys) == 2 else "0"
+            body = {"Responses": {TABLE: ([item] if found else []) + [status_item(copy)]}}
+        answer = respond(route, body, headers, query=query)
+        assert isinstance(answer["allow"], bool)
+        assert answer["allow"] is (found and expires_at > NOW_S)
+
+
+def test_request_time_may_come_as_a_number_or_as_text() -> None:
+    body = json.dumps({"Item": visitor_item(TOKEN_ID, NOW_S + 1)})
+    for now in (NOW_MS, str(NOW_MS)):
+        data = RenderInput(body=body, headers=cookie(TOKEN), context={"requestTimeEpoch": now})
+        assert json.loads(render(template(ROUTES["client"][1]), data)) == {"allow": True}

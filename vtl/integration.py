@@ -1,0 +1,235 @@
+"""One /polling or /client request run the way API Gateway runs it, against a boto3 DynamoDB.
+
+Used by the tests (with moto) and by local mode. The steps are API Gateway's for a REST API
+method with an AWS (non-proxy) integration to DynamoDB:
+
+1. method request: only GET is routed; a Content-Type other than application/json finds no
+   request template and is refused with 415 (passthrough behaviour NEVER);
+2. the request template is rendered; a Velocity runtime failure is a 500;
+3. the rendered text is sent as the DynamoDB action's JSON body; DynamoDB refuses a body that
+   is not valid JSON or not a valid request with a 400;
+4. the integration response is chosen by DynamoDB's status code: 2xx takes the route's
+   response template (answer 200), 4xx/5xx the static "unavailable" answer (503);
+5. the method response carries the headers of `response_headers(route, origin)`.
+
+`integration_settings(route, origin)` describes steps 4 and 5 for the CDK stack, so the stack
+and this module can not drift apart.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from email.utils import formatdate
+from typing import Any
+from urllib.parse import urlsplit
+
+from botocore.exceptions import BotoCoreError, ClientError, ParamValidationError
+
+from beekeeper.vtl import ROUTES, load_template, template_values
+from beekeeper.vtl.renderer import RenderInput, VelocityRuntimeError, render
+
+
+@dataclass(frozen=True)
+class HttpRequest:
+    """What API Gateway received. Query values are already URL-decoded."""
+
+    method: str
+    path: str
+    query: Mapping[str, str]
+    headers: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class HttpResponse:
+    status: int
+    headers: Mapping[str, str]
+    body: str
+
+
+# The integration response for DynamoDB errors: DynamoDB's status code is matched against
+# this pattern (API Gateway's selectionPattern); everything else takes the default (200).
+ERROR_SELECTION_PATTERN = r"[45]\d{2}"
+ERROR_STATUS = 503
+ERROR_RETRY_AFTER_SECONDS = 5
+# Static bodies for that integration response: the room could not read its table. Never
+# caused by client input (the templates only ever send well-formed requests).
+ERROR_BODIES: dict[str, str] = {
+    "polling": json.dumps(
+        {"allow": False, "state": "unavailable", "poll_after": ERROR_RETRY_AFTER_SECONDS}
+    ),
+    "client": json.dumps({"allow": False}),
+}
+
+_INTERNAL_ERROR = json.dumps({"message": "Internal server error"})
+_MISSING_TOKEN = json.dumps({"message": "Missing Authentication Token"})
+_UNSUPPORTED_MEDIA = json.dumps({"message": "Unsupported Media Type"})
+
+
+def cors_allow_origin(origin: str) -> str:
+    """The origin's scheme://host[:port], as a browser sends it in the Origin header.
+
+    Lower-case scheme and host, no path, and no port when it is the scheme's default.
+    """
+    parts = urlsplit(origin)
+    host = (parts.hostname or "").encode("idna").decode("ascii").lower()
+    if ":" in host:
+        host = f"[{host}]"
+    default_port = {"http": 80, "https": 443}.get(parts.scheme.lower())
+    port = f":{parts.port}" if parts.port is not None and parts.port != default_port else ""
+    return f"{parts.scheme.lower()}://{host}{port}"
+
+
+def response_headers(route: str, origin: str) -> dict[str, str]:
+    """The headers every answer of `route` carries (success and error alike)."""
+    headers = {"Content-Type": "application/json", "Cache-Control": "no-store"}
+    if route == "client":
+        headers |= {
+            "Access-Control-Allow-Origin": cors_allow_origin(origin),
+            "Access-Control-Allow-Credentials": "true",
+            "Vary": "Origin",
+        }
+    return headers
+
+
+@dataclass(frozen=True)
+class IntegrationResponseSetting:
+    """One integration response, in the terms the CDK's IntegrationResponse takes."""
+
+    selection_pattern: str | None  # None: the default response
+    status_code: int
+    response_template: str  # the template's text (rendered by API Gateway) or a static body
+    header_values: Mapping[str, str]  # header name -> value (CloudFormation wants "'value'")
+
+
+def integration_settings(
+    route: str, *, table_name: str, origin: str
+) -> tuple[IntegrationResponseSetting, ...]:
+    """The integration responses the stack must configure for `route`, in order."""
+    _request_name, response_name, _action = ROUTES[route]
+    values = template_values(table_name=table_name, origin=origin)
+    headers = response_headers(route, origin)
+    return (
+        IntegrationResponseSetting(None, 200, load_template(response_name, values), headers),
+        IntegrationResponseSetting(
+            ERROR_SELECTION_PATTERN,
+            ERROR_STATUS,
+            ERROR_BODIES[route],
+            headers | {"Retry-After": str(ERROR_RETRY_AFTER_SECONDS)},
+        ),
+    )
+
+
+_ACTIONS = {"BatchGetItem": "batch_get_item", "GetItem": "get_item"}
+
+
+def _call_dynamodb(dynamodb: Any, action: str, rendered: str) -> tuple[int, str]:
+    """DynamoDB's status code and JSON body for the rendered request, as it would answer."""
+    try:
+        request = json.loads(rendered)
+    except ValueError:
+        return 400, json.dumps({"__type": "SerializationException"})
+    if not isinstance(request, dict):
+        return 400, json.dumps({"__type": "SerializationException"})
+    try:
+        answer = getattr(dynamodb, _ACTIONS[action])(**request)
+    except ParamValidationError as error:
+        return 400, json.dumps({"__type": "ValidationException", "message": str(error)})
+    except ClientError as error:
+        status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 500)
+        code = error.response.get("Error", {}).get("Code", "")
+        return int(status), json.dumps({"__type": code})
+    answer = {key: value for key, value in answer.items() if key != "ResponseMetadata"}
+    return 200, json.dumps(answer)
+
+
+def _context(
+    request: HttpRequest, route: str, request_time_ms: int, request_id: str
+) -> dict[str, Any]:
+    return {
+        "requestTimeEpoch": request_time_ms,
+        "requestTime": formatdate(request_time_ms / 1000, usegmt=True),
+        "requestId": request_id,
+        "httpMethod": request.method,
+        "resourcePath": f"/{route}",
+        "path": request.path,
+        "stage": "local",
+        "identity": {"sourceIp": "127.0.0.1", "userAgent": _header(request, "user-agent")},
+    }
+
+
+def _header(request: HttpRequest, name: str) -> str:
+    for key, value in request.headers.items():
+        if key.lower() == name:
+            return value
+    return ""
+
+
+def run_integration(
+    route: str,
+    request: HttpRequest,
+    *,
+    dynamodb: Any,
+    table_name: str,
+    origin: str,
+    request_time_ms: int,
+    request_id: str = "local",
+) -> HttpResponse:
+    """Answer `request` on `route` ('polling' or 'client') as API Gateway would.
+
+    Raises UnsupportedVtl when a template steps outside what the renderer can render
+    faithfully: that is a bug to fix, not an answer to give.
+    """
+    request_name, response_name, action = ROUTES[route]
+    headers = response_headers(route, origin)
+    if request.method.upper() != "GET":
+        return HttpResponse(403, {"Content-Type": "application/json"}, _MISSING_TOKEN)
+    content_type = _header(request, "content-type").split(";")[0].strip().lower()
+    if content_type not in ("", "application/json"):
+        return HttpResponse(415, {"Content-Type": "application/json"}, _UNSUPPORTED_MEDIA)
+
+    values = template_values(table_name=table_name, origin=origin)
+    data = RenderInput(
+        query=dict(request.query),
+        headers=dict(request.headers),
+        context=_context(request, route, request_time_ms, request_id),
+    )
+    try:
+        rendered = render(load_template(request_name, values), data)
+    except VelocityRuntimeError:
+        return HttpResponse(500, {"Content-Type": "application/json"}, _INTERNAL_ERROR)
+    try:
+        status, body = _call_dynamodb(dynamodb, action, rendered)
+    except BotoCoreError:
+        return HttpResponse(500, {"Content-Type": "application/json"}, _INTERNAL_ERROR)
+
+    if re.fullmatch(ERROR_SELECTION_PATTERN, str(status)):
+        return HttpResponse(
+            ERROR_STATUS,
+            headers | {"Retry-After": str(ERROR_RETRY_AFTER_SECONDS)},
+            ERROR_BODIES[route],
+        )
+    response_data = RenderInput(
+        body=body, query=data.query, headers=data.headers, context=data.context
+    )
+    try:
+        answer = render(load_template(response_name, values), response_data)
+    except VelocityRuntimeError:
+        return HttpResponse(500, {"Content-Type": "application/json"}, _INTERNAL_ERROR)
+    return HttpResponse(200, headers, answer)
+
+
+__all__ = [
+    "ERROR_BODIES",
+    "ERROR_SELECTION_PATTERN",
+    "ERROR_STATUS",
+    "HttpRequest",
+    "HttpResponse",
+    "IntegrationResponseSetting",
+    "cors_allow_origin",
+    "integration_settings",
+    "response_headers",
+    "run_integration",
+]

@@ -1,0 +1,37 @@
+"""The /polling answer's numbers: estimated wait and when to poll again.
+
+The response template (polling-response.vtl) computes these in VTL from the constants below,
+which reach it as synth-time placeholders; this module is the same rule in Python, for the
+capacity benchmark (bench/polling_capacity.py) and for the tests that hold the two equal.
+
+The rule: poll again after half the estimated wait, never sooner than POLL_AFTER_MIN_SECONDS
+(near the front) and never later than POLL_AFTER_MAX_SECONDS (far back). Halving means a
+visitor's polls close in on the estimated admission geometrically: few polls while far back,
+one every few seconds at the front, where admission is noticed.
+"""
+
+from __future__ import annotations
+
+POLL_AFTER_MIN_SECONDS = 2
+POLL_AFTER_MAX_SECONDS = 300
+# No rate to estimate from (no status item yet): ask again soon, the first status is a minute away.
+POLL_AFTER_WITHOUT_RATE_SECONDS = 30
+# The room is off: the page sends the visitor to the marketing link and stops polling.
+POLL_AFTER_ROOM_OFF_SECONDS = 60
+# A token with no admission item whose place was passed more than this many minutes of
+# admissions ago (and at least UNKNOWN_MIN_MARGIN visitors ago) is "unknown".
+UNKNOWN_AFTER_MINUTES = 15
+UNKNOWN_MIN_MARGIN = 1000
+
+
+def eta_seconds(position: int, rate_per_minute: int) -> int:
+    """ceil(position * 60 / rate); 0 when no rate is known."""
+    if rate_per_minute <= 0:
+        return 0
+    return (position * 60 + rate_per_minute - 1) // rate_per_minute
+
+
+def poll_after_seconds(eta: int, rate_per_minute: int) -> int:
+    if rate_per_minute <= 0:
+        return POLL_AFTER_WITHOUT_RATE_SECONDS
+    return min(POLL_AFTER_MAX_SECONDS, max(POLL_AFTER_MIN_SECONDS, eta // 2))

@@ -1,0 +1,257 @@
+// The waiting room page's logic as pure functions: no DOM, no clock, no randomness of their own.
+// room.js wires them to the page; tests/page.test.mjs runs them under Node's test runner.
+// render_page() inlines this file and room.js into one <script type="module"> (it drops the
+// `export` keywords and the local import line), so keep every top-level name unique across both.
+
+export const DEFAULT_LANGUAGE = "en";
+
+// The server asks for a poll every `poll_after` seconds. We never poll sooner, and spread the
+// visitors' polls over up to a quarter more so a crowd that arrived together does not stay in step.
+export const POLL_JITTER = 0.25;
+export const MIN_POLL_SECONDS = 2;
+export const MAX_POLL_SECONDS = 300;
+export const DEFAULT_POLL_SECONDS = 20;
+
+// After a failed poll: 2 s, 4 s, 8 s ... capped at 60 s, each randomised into [half, whole].
+export const BACKOFF_FIRST_SECONDS = 2;
+export const BACKOFF_MAX_SECONDS = 60;
+
+// A sample above the countdown by less than this is treated as noise and absorbed.
+export const RISE_TOLERANCE_SECONDS = 30;
+export const RISE_TOLERANCE_FRACTION = 0.15;
+// How far one sample moves the smoothed trend towards itself.
+export const TREND_WEIGHT = 0.5;
+
+// Announce a waiting visitor's progress at most this often, unless something changes in kind.
+export const ANNOUNCE_MIN_INTERVAL_MS = 60_000;
+
+/** The first of the browser's preferred languages we have strings for, by full tag or primary subtag. */
+export function chooseLanguage(preferred, available, fallback = DEFAULT_LANGUAGE) {
+  const known = new Set(available.map((tag) => tag.toLowerCase()));
+  for (const raw of preferred || []) {
+    if (typeof raw !== "string" || !raw) continue;
+    const tag = raw.toLowerCase();
+    if (known.has(tag)) return available.find((a) => a.toLowerCase() === tag);
+    const primary = tag.split("-")[0];
+    if (known.has(primary)) return available.find((a) => a.toLowerCase() === primary);
+  }
+  return fallback;
+}
+
+/**
+ * The locale for numbers and times: the visitor's own tag when it is of the chosen language
+ * (en-GB keeps its 24-hour clock, de-CH its number grouping), else the language itself.
+ */
+export function formattingLocale(preferred, lang) {
+  const primary = lang.toLowerCase().split("-")[0];
+  for (const tag of preferred || []) {
+    if (typeof tag !== "string" || tag.toLowerCase().split("-")[0] !== primary) continue;
+    try {
+      return Intl.getCanonicalLocales(tag)[0];
+    } catch {
+      // Not a well-formed tag: try the next one.
+    }
+  }
+  return lang;
+}
+
+/** `template` with each `{name}` replaced by values[name]; unknown names stay visible. */
+export function fill(template, values) {
+  return template.replace(/\{(\w+)\}/g, (whole, name) =>
+    Object.prototype.hasOwnProperty.call(values, name) ? String(values[name]) : whole,
+  );
+}
+
+/** The form of `forms` ({one, other, ...}) the language's plural rules pick for `n`, filled in. */
+export function plural(forms, n, lang, values = {}) {
+  const category = new Intl.PluralRules(lang).select(n);
+  const template = forms[category] ?? forms.other;
+  return fill(template, { n: formatNumber(n, lang), ...values });
+}
+
+export function formatNumber(n, lang) {
+  return new Intl.NumberFormat(lang, { maximumFractionDigits: 0 }).format(n);
+}
+
+export function formatPosition(position, strings, lang) {
+  if (position <= 1) return strings.positionOne;
+  return fill(strings.positionMany, { position: formatNumber(position, lang) });
+}
+
+/**
+ * An estimate in seconds rounded as a person would say it, never more precise than it is:
+ * under a minute; whole minutes up to 10; 5-minute steps up to an hour; quarter hours up to
+ * 5 hours; whole hours beyond.
+ */
+export function roundWait(seconds) {
+  const s = Math.max(0, Number(seconds) || 0);
+  if (s < 60) return { kind: "lessThanMinute" };
+  const minutes = s / 60;
+  if (minutes < 9.5) return { kind: "minutes", minutes: Math.max(1, Math.round(minutes)) };
+  if (minutes < 57.5) return { kind: "minutes", minutes: Math.round(minutes / 5) * 5 };
+  if (minutes < 292.5) {
+    const quarters = Math.round(minutes / 15);
+    const hours = Math.floor(quarters / 4);
+    return { kind: "hours", hours, minutes: (quarters % 4) * 15 };
+  }
+  return { kind: "hours", hours: Math.round(minutes / 60), minutes: 0 };
+}
+
+export function formatWait(seconds, strings, lang) {
+  const rounded = roundWait(seconds);
+  if (rounded.kind === "lessThanMinute") return strings.waitLessThanMinute;
+  if (rounded.kind === "minutes") return plural(strings.waitMinutes, rounded.minutes, lang);
+  if (rounded.minutes === 0) return plural(strings.waitHours, rounded.hours, lang);
+  return fill(strings.waitHoursMinutes, {
+    hours: plural(strings.hoursPart, rounded.hours, lang),
+    minutes: plural(strings.minutesPart, rounded.minutes, lang),
+  });
+}
+
+/** A clock time in the visitor's locale; timeZone is for tests (the browser's own by default). */
+export function formatClock(epochMs, lang, timeZone = undefined) {
+  return new Intl.DateTimeFormat(lang, {
+    hour: "2-digit",
+    minute: "2-digit",
+    second: "2-digit",
+    timeZone,
+  }).format(new Date(epochMs));
+}
+
+/**
+ * The estimate to show after a new sample, so it counts down steadily instead of jumping.
+ *
+ * Two figures are kept: `trend`, the samples smoothed (so noise averages out), and `eta`, what
+ * is shown. Between samples both count down with the clock. The shown figure follows the trend
+ * down (at once when the news is much better) and absorbs small rises (the countdown goes on). A sample above the countdown by
+ * more than the tolerance is held back once (`high`): a single outlier is ignored, and a second
+ * one in a row is a real change, shown at once as one rise with `rose` set so the page can say
+ * why, rather than as a creep upwards over several polls.
+ *
+ * previous: {eta, trend, high, at} or null (seconds; at in ms); sample: {eta, at}.
+ */
+export function smoothEstimate(previous, sample) {
+  const raw = Math.max(0, sample.eta);
+  const at = sample.at;
+  if (!previous) return { eta: raw, trend: raw, high: false, at, rose: false };
+  const elapsed = Math.max(0, (at - previous.at) / 1000);
+  const predicted = Math.max(0, previous.eta - elapsed);
+  const priorTrend = Math.max(0, (previous.trend ?? previous.eta) - elapsed);
+  const tolerance = Math.max(RISE_TOLERANCE_SECONDS, RISE_TOLERANCE_FRACTION * predicted);
+  if (raw - predicted > tolerance) {
+    if (previous.high) return { eta: raw, trend: raw, high: false, at, rose: true };
+    return { eta: predicted, trend: priorTrend, high: true, at, rose: false };
+  }
+  // Good news well beyond the noise is taken at once; small dips are averaged with the trend.
+  const trend =
+    raw < priorTrend - tolerance ? raw : priorTrend + TREND_WEIGHT * (raw - priorTrend);
+  return { eta: Math.min(predicted, trend), trend, high: false, at, rose: false };
+}
+
+/**
+ * The position to show: positions only fall while a visitor waits. A higher figure comes from a
+ * status copy a few seconds older than the last one, so it is not shown.
+ */
+export function nextPosition(previous, reported) {
+  if (previous == null) return reported;
+  return Math.min(previous, reported);
+}
+
+/** Per cent of the line behind the visitor since they first saw their position (0 to 100). */
+export function progressPercent(firstPosition, position) {
+  if (!(firstPosition > 1) || !(position >= 1)) return 0;
+  const done = (firstPosition - Math.min(position, firstPosition)) / (firstPosition - 1);
+  return Math.round(Math.min(1, Math.max(0, done)) * 100);
+}
+
+/** Milliseconds until the next poll: at least what the server asked, plus up to 25% jitter. */
+export function pollDelay(pollAfterSeconds, random) {
+  let base = Number(pollAfterSeconds);
+  if (!Number.isFinite(base) || base <= 0) base = DEFAULT_POLL_SECONDS;
+  base = Math.min(MAX_POLL_SECONDS, Math.max(MIN_POLL_SECONDS, base));
+  return Math.round(base * (1 + POLL_JITTER * random()) * 1000);
+}
+
+/** Milliseconds to wait after `failures` failed polls in a row (1 = the first failure). */
+export function backoffDelay(failures, random) {
+  const exponent = Math.max(0, Math.min(failures - 1, 10));
+  const ceiling = Math.min(BACKOFF_MAX_SECONDS, BACKOFF_FIRST_SECONDS * 2 ** exponent);
+  return Math.round(ceiling * (0.5 + 0.5 * random()) * 1000);
+}
+
+const GONE_STATES = new Set(["no_token", "malformed", "unknown", "expired"]);
+
+function isCount(value, minimum) {
+  return Number.isInteger(value) && value >= minimum;
+}
+
+/** Only plain web addresses are followed; anything else (javascript:, data:) is refused. */
+export function safeRedirectUrl(candidate, base) {
+  if (typeof candidate !== "string" || !candidate) return null;
+  try {
+    const url = new URL(candidate, base);
+    return url.protocol === "https:" || url.protocol === "http:" ? url.href : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A /polling answer (parsed JSON) as one of:
+ * {kind: "admitted", origin} | {kind: "waiting", position, etaSeconds, pollAfter, rate, slowed,
+ * updatedAt} | {kind: "room_off", pollAfter} | {kind: "gone", state} | {kind: "invalid"}.
+ * An answer that breaks the contract is "invalid" and handled like a failed poll.
+ */
+export function interpretAnswer(body, base) {
+  if (!body || typeof body !== "object") return { kind: "invalid" };
+  if (body.allow === true) {
+    const origin = safeRedirectUrl(body.origin, base);
+    return origin ? { kind: "admitted", origin } : { kind: "invalid" };
+  }
+  if (body.allow !== false) return { kind: "invalid" };
+  if (body.state === "waiting") {
+    if (!isCount(body.position, 1) || !isCount(body.eta_seconds, 0)) return { kind: "invalid" };
+    return {
+      kind: "waiting",
+      position: body.position,
+      etaSeconds: body.eta_seconds,
+      pollAfter: body.poll_after,
+      rate: body.rate,
+      slowed: body.slowed === true,
+      updatedAt: body.updated_at,
+    };
+  }
+  if (body.state === "room_off") return { kind: "room_off", pollAfter: body.poll_after };
+  if (GONE_STATES.has(body.state)) return { kind: "gone", state: body.state };
+  return { kind: "invalid" };
+}
+
+/**
+ * Whether a waiting answer carries an estimate: a room deployed moments ago has published no
+ * status yet and answers rate 0, and "0 seconds" would be a promise nobody made.
+ */
+export function hasEstimate(answer) {
+  return answer.kind === "waiting" && Number.isInteger(answer.rate) && answer.rate > 0;
+}
+
+/** The strings' key prefix for a gone state: no_token -> noToken. */
+export function goneKey(state) {
+  return state.replace(/_(\w)/g, (_, letter) => letter.toUpperCase());
+}
+
+/**
+ * Whether the polite live region should speak `next` ({kind, waitText, position}) given the last
+ * announcement ({kind, waitText, position, at}): always on a change of kind (and never twice for
+ * the same kind otherwise, so a run of failed polls is announced once); for a waiting visitor on
+ * reaching the front, else at most once a minute and only when the wait phrase changed or the
+ * line moved by a tenth.
+ */
+export function shouldAnnounce(last, next, now) {
+  if (!last) return true;
+  if (next.kind !== last.kind) return true;
+  if (next.kind !== "waiting") return false;
+  if (next.position <= 1 && last.position > 1) return true;
+  if (now - last.at < ANNOUNCE_MIN_INTERVAL_MS) return false;
+  if (next.waitText !== last.waitText) return true;
+  return next.position <= last.position * 0.9;
+}

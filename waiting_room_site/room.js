@@ -1,0 +1,252 @@
+// The waiting room page's controller: reads the room's config, polls /polling, shows the answer.
+// Every decision (formatting, smoothing, timing, what to announce) is a pure function of
+// page.js; this file only touches the page. Elements are found by their data-bk hooks
+// (docs/page.md), and every hook but the required ones may be missing from a custom template.
+
+import {
+  backoffDelay,
+  chooseLanguage,
+  DEFAULT_LANGUAGE,
+  fill,
+  formatClock,
+  formatNumber,
+  formattingLocale,
+  formatPosition,
+  formatWait,
+  hasEstimate,
+  goneKey,
+  interpretAnswer,
+  nextPosition,
+  pollDelay,
+  progressPercent,
+  safeRedirectUrl,
+  shouldAnnounce,
+  smoothEstimate,
+} from "./page.js";
+
+// How long the "why your wait went up" note stays after a rise.
+const RISE_NOTE_MS = 120_000;
+const FIRST_POSITION_KEY = "beekeeper.firstPosition";
+
+export function startRoom(env) {
+  const { document, window } = env;
+  const config = JSON.parse(document.getElementById("beekeeper-room").textContent);
+  const lang = chooseLanguage(
+    env.languages,
+    Object.keys(config.strings),
+    config.defaultLanguage || DEFAULT_LANGUAGE,
+  );
+  const t = config.strings[lang];
+  const locale = formattingLocale(env.languages, lang);
+  const hook = (name) => document.querySelector(`[data-bk="${name}"]`);
+  const setText = (name, text) => {
+    const element = hook(name);
+    if (element) element.textContent = text;
+  };
+  const show = (name, visible) => {
+    const element = hook(name);
+    if (element) element.hidden = !visible;
+  };
+
+  document.documentElement.lang = lang;
+  for (const element of document.querySelectorAll("[data-bk-text]")) {
+    const key = element.getAttribute("data-bk-text");
+    if (typeof t[key] === "string") element.textContent = t[key];
+  }
+  setText("position", t.checking);
+  // The live region must be one before anything is written to it, whatever the template says.
+  const status = hook("status");
+  status.setAttribute("role", "status");
+  status.setAttribute("aria-live", "polite");
+  status.setAttribute("aria-atomic", "true");
+  const progress = hook("progress");
+  if (progress) progress.setAttribute("aria-label", t.progressLabel);
+
+  const state = {
+    position: null,
+    estimate: null,
+    roseAt: -Infinity,
+    failures: 0,
+    announced: null,
+    timer: null,
+    nextAt: 0,
+    stopped: false,
+    firstPosition: readFirstPosition(window),
+  };
+
+  function announce(next, text) {
+    const now = env.now();
+    if (!shouldAnnounce(state.announced, next, now)) return;
+    state.announced = { ...next, at: now };
+    setText("status", text);
+  }
+
+  function schedule(delayMs) {
+    window.clearTimeout(state.timer);
+    state.nextAt = env.now() + delayMs;
+    state.timer = window.setTimeout(poll, delayMs);
+    return state.nextAt;
+  }
+
+  function showNotice(title, text, linkText, href) {
+    show("waiting", false);
+    show("retry", false);
+    setText("notice-title", title);
+    setText("notice-text", text);
+    const link = hook("notice-link");
+    if (link) {
+      link.textContent = linkText;
+      link.setAttribute("href", href);
+    }
+    show("notice", true);
+    announce({ kind: "notice" }, /[.!?]$/.test(title) ? `${title} ${text}` : `${title}. ${text}`);
+  }
+
+  function showWaiting(answer) {
+    const now = env.now();
+    state.position = nextPosition(state.position, answer.position);
+    if (state.firstPosition == null || state.position > state.firstPosition) {
+      state.firstPosition = state.position;
+      writeFirstPosition(window, state.position);
+    }
+    let waitText = t.waitUnknown;
+    if (hasEstimate(answer)) {
+      state.estimate = smoothEstimate(state.estimate, { eta: answer.etaSeconds, at: now });
+      if (state.estimate.rose) state.roseAt = now;
+      waitText = formatWait(state.estimate.eta, t, locale);
+    }
+    setText("position", formatPosition(state.position, t, locale));
+    setText("wait", `${t.waitLabel} ${waitText}`);
+    let note = "";
+    if (now - state.roseAt < RISE_NOTE_MS) note = answer.slowed ? t.waitRoseSlowed : t.waitRoseSlower;
+    else if (answer.slowed) note = t.waitSlowed;
+    setText("wait-note", note);
+    show("wait-note", Boolean(note));
+
+    const percent = progressPercent(state.firstPosition, state.position);
+    if (progress) {
+      progress.setAttribute("aria-valuenow", String(percent));
+      progress.setAttribute("aria-valuetext", fill(t.progressValue, { percent }));
+    }
+    const bar = hook("progress-fill");
+    if (bar) bar.style.width = `${Math.max(percent, 2)}%`;
+
+    const nextAt = schedule(pollDelay(answer.pollAfter, env.random));
+    setText(
+      "checked",
+      fill(t.checkedTimes, { last: formatClock(now, locale), next: formatClock(nextAt, locale) }),
+    );
+    show("retry", false);
+    show("details", true);
+    const spoken = fill(state.position <= 1 ? t.announceNext : t.announceWaiting, {
+      position: formatNumber(state.position, locale),
+      wait: waitText,
+    });
+    announce({ kind: "waiting", waitText, position: state.position }, spoken);
+  }
+
+  function showFailure() {
+    state.failures += 1;
+    const nextAt = schedule(backoffDelay(state.failures, env.random));
+    const text = fill(t.retrying, { next: formatClock(nextAt, locale) });
+    setText("retry", text);
+    show("retry", true);
+    announce({ kind: "retrying" }, text);
+  }
+
+  function leaveFor(url, title, text, linkText) {
+    state.stopped = true;
+    window.clearTimeout(state.timer);
+    showNotice(title, text, linkText, url);
+    env.navigate(url);
+  }
+
+  async function poll() {
+    if (state.stopped) return;
+    state.timer = null;
+    let answer;
+    try {
+      const response = await env.fetch(config.pollUrl, {
+        credentials: "same-origin",
+        cache: "no-store",
+        headers: { Accept: "application/json" },
+      });
+      answer = response.ok ? interpretAnswer(await response.json(), env.baseUrl) : null;
+    } catch {
+      answer = null;
+    }
+    if (state.stopped) return;
+    if (!answer || answer.kind === "invalid") return showFailure();
+    state.failures = 0;
+    const joinUrl = safeRedirectUrl(config.joinUrl, env.baseUrl) || config.joinUrl;
+    if (answer.kind === "admitted") {
+      clearFirstPosition(window);
+      return leaveFor(answer.origin, t.admittedTitle, t.admittedText, t.admittedLink);
+    }
+    if (answer.kind === "room_off") {
+      return leaveFor(joinUrl, t.roomOffTitle, t.roomOffText, t.roomOffLink);
+    }
+    if (answer.kind === "gone") {
+      state.stopped = true;
+      clearFirstPosition(window);
+      const key = goneKey(answer.state);
+      return showNotice(t[`${key}Title`], t[`${key}Text`], t.joinLink, joinUrl);
+    }
+    return showWaiting(answer);
+  }
+
+  // Background tabs run timers late; when the visitor comes back, an overdue poll runs at once.
+  document.addEventListener("visibilitychange", () => {
+    if (document.visibilityState === "visible" && !state.stopped && state.timer !== null) {
+      if (env.now() >= state.nextAt) {
+        window.clearTimeout(state.timer);
+        poll();
+      }
+    }
+  });
+
+  poll();
+}
+
+// The first position this visitor saw, kept for the tab's life so a reload keeps the progress bar.
+function readFirstPosition(window) {
+  try {
+    const value = Number(window.sessionStorage.getItem(FIRST_POSITION_KEY));
+    return Number.isInteger(value) && value >= 1 ? value : null;
+  } catch {
+    return null;
+  }
+}
+
+function writeFirstPosition(window, position) {
+  try {
+    window.sessionStorage.setItem(FIRST_POSITION_KEY, String(position));
+  } catch {
+    // Storage may be switched off; the bar then starts again from the current position.
+  }
+}
+
+function clearFirstPosition(window) {
+  try {
+    window.sessionStorage.removeItem(FIRST_POSITION_KEY);
+  } catch {
+    // Nothing to clear.
+  }
+}
+
+export function browserEnvironment(window) {
+  return {
+    document: window.document,
+    window,
+    languages: window.navigator.languages || [window.navigator.language],
+    fetch: window.fetch.bind(window),
+    random: Math.random,
+    now: Date.now,
+    baseUrl: window.location.href,
+    navigate: (url) => window.location.replace(url),
+  };
+}
+
+if (typeof document !== "undefined" && document.getElementById("beekeeper-room")) {
+  startRoom(browserEnvironment(window));
+}

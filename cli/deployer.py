@@ -86,10 +86,13 @@ class Deployer:
     def app_args(self, name: str) -> list[str]:
         return ["--app", f"{shlex.quote(self._python)} -m {APP_MODULE}", "-c", f"room={name}"]
 
-    def deploy_args(self, name: str) -> list[str]:
+    def deploy_args(self, name: str, *, api_logging: bool = True) -> list[str]:
+        # Without the account's API Gateway logging role, a stage with logs can not be created.
+        logging = [] if api_logging else ["-c", "api_logging=false"]
         return [
             "deploy",
             *self.app_args(name),
+            *logging,
             "--require-approval",
             "never",
             "--outputs-file",
@@ -113,15 +116,30 @@ class Deployer:
             self._say(f"Bootstrapping {target} for the CDK (once per account and region).")
             self._run(settings, ["bootstrap", target, "--no-notices"], "bootstrapping", "bootstrap")
         self._clear_failed_stack(cloudformation, settings)
+        api_logging = self._api_logging_possible(settings)
+        if not api_logging:
+            self._say(
+                "This account has no API Gateway CloudWatch logging role, so the room is deployed "
+                "without API logs (its Lambda logs are kept). Set the role in API Gateway's "
+                "settings and deploy again to add them."
+            )
         outputs_file = self.outputs_file(settings.name)
         outputs_file.parent.mkdir(parents=True, exist_ok=True)
         outputs_file.unlink(missing_ok=True)
         self._run(
-            settings, self.deploy_args(settings.name), f"deploying {settings.stack_name}", "deploy"
+            settings,
+            self.deploy_args(settings.name, api_logging=api_logging),
+            f"deploying {settings.stack_name}",
+            "deploy",
         )
         outputs = self._read_outputs(settings, outputs_file)
         self._store.record_deployment(settings.name, outputs)
         return Deployment(outputs)
+
+    def _api_logging_possible(self, settings: RoomSettings) -> bool:
+        """API Gateway logs need an account-wide role that outlives any room; we never set it."""
+        account = self._aws.client("apigateway", settings).get_account()
+        return bool(account.get("cloudwatchRoleArn"))
 
     def _bootstrapped(self, settings: RoomSettings) -> bool:
         ssm = self._aws.client("ssm", settings)

@@ -8,8 +8,9 @@ room, so the visitor's URLs read https://<api>/<room>/beekeeper and .../room.
 - GET /polling    DynamoDB BatchGetItem, templates from beekeeper.vtl.
 - GET /client     DynamoDB GetItem, templates from beekeeper.vtl, CORS for the shop's origin.
 
-A DynamoDB error never reaches the visitor as an AWS error document: a throttle becomes a
-503 JSON answer with Retry-After, anything else a 500 JSON answer (and an alarm).
+A DynamoDB error never reaches the visitor as an AWS error document: the integration responses
+come from beekeeper.vtl.integration.integration_settings, the same table local mode answers
+with (a 503 JSON answer with Retry-After that the page retries, and the API 5xx alarm).
 """
 
 from __future__ import annotations
@@ -27,25 +28,11 @@ from beekeeper import vtl
 from beekeeper.core.settings import RoomSettings
 from beekeeper.stacks import capacity, page, permissions
 from beekeeper.stacks.functions import RETENTION
+from beekeeper.vtl.integration import IntegrationResponseSetting, integration_settings
 from beekeeper.waiting_room_site import render_page
 
-JSON_HEADERS = {"Content-Type": "application/json", "Cache-Control": "no-store"}
-# Seconds a client should wait after a 503 before asking again.
+# Seconds a client should wait after API Gateway itself throttles it.
 RETRY_AFTER_SECONDS = 2
-
-# DynamoDB answers 400 for throttling (its __type names the exception) and for our own
-# mistakes (validation, access denied). Only the first is the visitor's "try again shortly".
-DYNAMODB_4XX_TEMPLATE = (
-    "#set($type = \"$input.path('$.__type')\")"
-    '#if($type.contains("ThroughputExceeded") || $type.contains("ThrottlingException")'
-    ' || $type.contains("RequestLimitExceeded"))'
-    "#set($context.responseOverride.status = 503)"
-    f'#set($context.responseOverride.header.Retry-After = "{RETRY_AFTER_SECONDS}")'
-    f'{{"error": "busy", "retry_after": {RETRY_AFTER_SECONDS}}}'
-    '#{else}{"error": "internal"}#end'
-)
-# DynamoDB's 5xx (internal error, service unavailable) are transient by definition.
-DYNAMODB_5XX_TEMPLATE = f'{{"error": "unavailable", "retry_after": {RETRY_AFTER_SECONDS}}}'
 
 # The access log: one JSON line per request. No query string and no headers: /client?token=
 # and the cookie carry a visitor's admission secret.
@@ -158,16 +145,16 @@ class RoomApi(Construct):
             )
         )
         values = vtl.template_values(table_name=table.table_name, origin=settings.origin)
-        for route, (request_template, response_template, action) in vtl.ROUTES.items():
-            extra = self.cors_headers if route == "client" else {}
+        for route, (request_template, _response, action) in vtl.ROUTES.items():
             resource = self.api.root.add_resource(route)
             self._dynamodb_route(
                 resource,
                 action=action,
                 role=integration_role,
                 request_template=vtl.load_template(request_template, values),
-                response_template=vtl.load_template(response_template, values),
-                extra_headers=extra,
+                responses=integration_settings(
+                    route, table_name=table.table_name, origin=settings.origin
+                ),
             )
             if route == "client":
                 resource.add_cors_preflight(
@@ -225,11 +212,8 @@ class RoomApi(Construct):
         action: str,
         role: iam.IRole,
         request_template: str,
-        response_template: str,
-        extra_headers: dict[str, str],
+        responses: tuple[IntegrationResponseSetting, ...],
     ) -> None:
-        headers = {**JSON_HEADERS, **extra_headers}
-        retry = {"Retry-After": str(RETRY_AFTER_SECONDS)}
         integration = apigw.AwsIntegration(
             service="dynamodb",
             action=action,
@@ -242,22 +226,12 @@ class RoomApi(Construct):
                 request_templates={"application/json": request_template},
                 integration_responses=[
                     apigw.IntegrationResponse(
-                        status_code="200",
-                        response_parameters=_quoted(headers),
-                        response_templates={"application/json": response_template},
-                    ),
-                    apigw.IntegrationResponse(
-                        status_code="500",
-                        selection_pattern=r"4\d{2}",
-                        response_parameters=_quoted(headers),
-                        response_templates={"application/json": DYNAMODB_4XX_TEMPLATE},
-                    ),
-                    apigw.IntegrationResponse(
-                        status_code="503",
-                        selection_pattern=r"5\d{2}",
-                        response_parameters=_quoted({**headers, **retry}),
-                        response_templates={"application/json": DYNAMODB_5XX_TEMPLATE},
-                    ),
+                        status_code=str(response.status_code),
+                        selection_pattern=response.selection_pattern,
+                        response_parameters=_quoted(dict(response.header_values)),
+                        response_templates={"application/json": response.response_template},
+                    )
+                    for response in responses
                 ],
             ),
         )
@@ -265,11 +239,11 @@ class RoomApi(Construct):
             "GET",
             integration,
             method_responses=[
-                apigw.MethodResponse(status_code="200", response_parameters=_declared(headers)),
-                apigw.MethodResponse(status_code="500", response_parameters=_declared(headers)),
                 apigw.MethodResponse(
-                    status_code="503", response_parameters=_declared(headers, retry)
-                ),
+                    status_code=str(response.status_code),
+                    response_parameters=_declared(dict(response.header_values)),
+                )
+                for response in responses
             ],
         )
 

@@ -12,6 +12,7 @@ from stack_testkit import Synthesized, flatten
 
 from beekeeper import vtl
 from beekeeper.stacks import capacity
+from beekeeper.vtl.integration import integration_settings
 from beekeeper.waiting_room_site import render_page
 
 SHOP_ORIGIN = "https://shop.example.com:8443"  # FULL_ROOM's origin, as a browser sends it
@@ -107,28 +108,29 @@ def test_client_preflight_allows_the_shop_origin_with_credentials(
 
 
 @pytest.mark.parametrize("route", sorted(vtl.ROUTES))
-def test_dynamodb_errors_become_json_and_a_throttle_a_503(
+def test_dynamodb_answers_are_mapped_exactly_as_local_mode_maps_them(
     synthesized: Synthesized, route: str
 ) -> None:
-    responses = {
-        r.get("SelectionPattern"): r
-        for r in _method(synthesized, route)["Integration"]["IntegrationResponses"]
+    """One table of integration responses (beekeeper.vtl.integration) serves AWS and local."""
+    method = _method(synthesized, route)
+    deployed = {
+        r.get("SelectionPattern"): (r["StatusCode"], r["ResponseParameters"])
+        for r in method["Integration"]["IntegrationResponses"]
     }
-    client_error, server_error = responses[r"4\d{2}"], responses[r"5\d{2}"]
-    assert client_error["StatusCode"] == "500"
-    template = client_error["ResponseTemplates"]["application/json"]
-    for throttle in ("ThroughputExceeded", "ThrottlingException", "RequestLimitExceeded"):
-        assert throttle in template
-    assert "#set($context.responseOverride.status = 503)" in template
-    assert "$context.responseOverride.header.Retry-After" in template
-    assert server_error["StatusCode"] == "503"
-    assert server_error["ResponseParameters"]["method.response.header.Retry-After"] == "'2'"
-    declared = {
-        r["StatusCode"]: r.get("ResponseParameters", {})
-        for r in _method(synthesized, route)["MethodResponses"]
-    }
-    assert set(declared) == {"200", "500", "503"}
-    assert declared["503"]["method.response.header.Retry-After"] is True
+    expected = integration_settings(route, table_name="T", origin=SHOP_ORIGIN)
+    assert set(deployed) == {setting.selection_pattern for setting in expected}
+    for setting in expected:
+        status, parameters = deployed[setting.selection_pattern]
+        assert status == str(setting.status_code)
+        assert parameters == {
+            f"method.response.header.{name}": f"'{value}'"
+            for name, value in setting.header_values.items()
+        }
+    error = next(s for s in expected if s.selection_pattern)
+    assert error.status_code == 503
+    assert error.header_values["Retry-After"]
+    declared = {r["StatusCode"] for r in method["MethodResponses"]}
+    assert declared == {str(setting.status_code) for setting in expected}
 
 
 def test_page_is_served_from_the_api_with_the_room_settings(synthesized: Synthesized) -> None:

@@ -42,11 +42,14 @@ def expected_env(config_dir: Path) -> dict[str, str]:
     }
 
 
-def deploy_args(config_dir: Path) -> list[str]:
+def deploy_args(config_dir: Path, *, api_logging: bool = False) -> list[str]:
+    # moto's API Gateway account has no logging role, like a fresh AWS account.
+    logging = [] if api_logging else ["-c", "api_logging=false"]
     return [
         "deploy",
         "--app", "/opt/py/bin/python3 -m beekeeper.stacks.app",
         "-c", "room=sale",
+        *logging,
         "--require-approval", "never",
         "--outputs-file", str(config_dir / "cache" / "cdk" / "sale" / "outputs.json"),
         "--no-notices",
@@ -98,6 +101,32 @@ def test_a_bootstrapped_account_is_deployed_to_directly(
     result = invoke("deploy", "sale")
     assert result.exit_code == 0, result.output
     assert [c.args for c in cdk.calls] == [deploy_args(config_dir)]
+
+
+def test_an_account_with_an_api_logging_role_gets_api_logs(
+    invoke: Invoke, aws: None, room: Path, config_dir: Path, cdk: RecordedCdkRunner
+) -> None:
+    bootstrap()
+    aws_client("apigateway", REGION).update_account(
+        patchOperations=[
+            {"op": "replace", "path": "/cloudwatchRoleArn",
+             "value": f"arn:aws:iam::{ACCOUNT}:role/apigw-logs"}
+        ]
+    )  # fmt: skip
+    result = invoke("deploy", "sale")
+    assert result.exit_code == 0, result.output
+    assert [c.args for c in cdk.calls] == [deploy_args(config_dir, api_logging=True)]
+    assert "without API logs" not in result.stderr
+
+
+def test_an_account_without_an_api_logging_role_is_told_why_logs_are_missing(
+    invoke: Invoke, aws: None, room: Path, config_dir: Path, cdk: RecordedCdkRunner
+) -> None:
+    bootstrap()
+    result = invoke("deploy", "sale")
+    assert result.exit_code == 0, result.output
+    assert "-c" in cdk.calls[0].args and "api_logging=false" in cdk.calls[0].args
+    assert "without API logs" in result.stderr
 
 
 def test_a_failed_deploy_says_run_again_and_records_nothing(

@@ -24,6 +24,7 @@ from beekeeper.cli.commands.local import local
 from beekeeper.cli.commands.off import off
 from beekeeper.cli.commands.on import on
 from beekeeper.cli.commands.rate import rate
+from beekeeper.cli.commands.simulate import simulate_command
 from beekeeper.cli.commands.status import status
 from beekeeper.cli.errors import EXIT_BUG, EXIT_INTERRUPTED, EXIT_USER_ERROR, UserError
 from beekeeper.core.settings import SettingsError
@@ -72,6 +73,7 @@ cli.add_command(local)
 cli.add_command(off)
 cli.add_command(on)
 cli.add_command(rate)
+cli.add_command(simulate_command)
 cli.add_command(status)
 
 

@@ -76,6 +76,10 @@ class RoomControl:
         self._clock = clock
         self._sleep = sleep
 
+    @property
+    def settings(self) -> RoomSettings:
+        return self._settings
+
     def read_config(self) -> LiveConfig:
         return LiveConfig.from_item(get_item(self._db, self._table, CONFIG_KEY), self._settings)
 

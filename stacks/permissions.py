@@ -10,25 +10,22 @@ from __future__ import annotations
 from beekeeper.vtl import ROUTES
 
 TABLE_ACTIONS: dict[str, tuple[str, ...]] = {
-    # UpdateItem: ADD to an arrivals shard; BatchGetItem/GetItem: config and shard counts.
-    "producer": ("dynamodb:UpdateItem", "dynamodb:BatchGetItem", "dynamodb:GetItem"),
-    # Claim the minute (conditional PutItem), read config and counters, publish the ten
-    # status copies (BatchWriteItem), record the plan (UpdateItem).
+    # UpdateItem: ADD to an arrivals shard; BatchGetItem: config and shard counts together.
+    "producer": ("dynamodb:UpdateItem", "dynamodb:BatchGetItem"),
+    # Claim the minute (conditional PutItem), read the config (GetItem) and the counters
+    # (BatchGetItem), publish the ten status copies (BatchWriteItem).
     "trigger": (
         "dynamodb:PutItem",
         "dynamodb:GetItem",
         "dynamodb:BatchGetItem",
-        "dynamodb:UpdateItem",
         "dynamodb:BatchWriteItem",
     ),
-    # Write admitted visitors (BatchWriteItem), check duplicates (BatchGetItem), count
-    # admissions (UpdateItem), publish status copies, read config.
+    # Write admitted visitors and, as consumer 0, the status copies (BatchWriteItem); check
+    # duplicates and read the counters (BatchGetItem); count admissions (UpdateItem ADD).
     "consumer": (
         "dynamodb:BatchWriteItem",
         "dynamodb:BatchGetItem",
         "dynamodb:UpdateItem",
-        "dynamodb:PutItem",
-        "dynamodb:GetItem",
     ),
     # Read and write its baseline and decisions, adjust the config item's rate.
     "governor": ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"),
@@ -38,6 +35,7 @@ QUEUE_ACTIONS: dict[str, tuple[str, ...]] = {
     "producer": ("sqs:SendMessage",),
     # Queue depth for planning the minute.
     "trigger": ("sqs:GetQueueAttributes",),
+    # DeleteMessageBatch and ChangeMessageVisibilityBatch are authorised by the single actions.
     "consumer": ("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility"),
     "governor": (),
 }

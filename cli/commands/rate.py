@@ -7,6 +7,7 @@ import click
 from beekeeper.cli.factory import factory_of
 from beekeeper.cli.operate import room_control
 from beekeeper.cli.options import SettingType, room_argument
+from beekeeper.stacks.capacity import consumer_reserved_concurrency
 
 
 @click.command(short_help="Set visitors let through per minute, live.")
@@ -19,5 +20,17 @@ def rate(ctx: click.Context, name: str, rate: int) -> None:
     The governor starts over from the new rate and waiting visitors' estimates change on their
     next poll. The room file keeps the rate it was deployed with.
     """
-    config = room_control(factory_of(ctx), name).set_rate(rate)
+    control = room_control(factory_of(ctx), name)
+    config = control.set_rate(rate)
     click.echo(f"Room {name!r} now lets {config.rate:,} visitors per minute through.")
+    deployed = control.settings
+    # The stack reserved consumer concurrency for the deployed rate; past it Lambda throttles
+    # the extra consumers, so fewer are admitted than asked (nobody is lost).
+    ceiling = consumer_reserved_concurrency(deployed) * deployed.consumer_capacity
+    if rate > ceiling:
+        click.echo(
+            f"Warning: room {name!r} was deployed for {deployed.rate:,} per minute and can admit "
+            f"at most about {ceiling:,} per minute until it is redeployed: set rate = {rate} in "
+            f"its room file and run `beekeeper deploy {name}`.",
+            err=True,
+        )

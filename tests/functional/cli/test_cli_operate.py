@@ -161,6 +161,21 @@ def test_rate_accepts_both_ends_of_the_range(invoke: Invoke, deployed_room: Depl
         assert config is not None and config["rate"] == expected
 
 
+def test_a_rate_past_the_deployed_consumers_warns_to_redeploy(
+    invoke: Invoke, deployed_room: DeployedRoom
+) -> None:
+    # Deployed at 600/min with 6,000 per consumer: 2 consumers reserved, 12,000/min at most.
+    within = invoke("rate", "sale", "12000")
+    assert within.exit_code == 0
+    assert "Warning" not in within.stderr
+    beyond = invoke("rate", "sale", "12001")
+    assert beyond.exit_code == 0
+    assert "can admit at most about 12,000 per minute until it is redeployed" in beyond.stderr
+    assert "set rate = 12001 in its room file and run `beekeeper deploy sale`" in beyond.stderr
+    config = read_item(deployed_room.table, "config")
+    assert config is not None and config["rate"] == 12001
+
+
 def test_unknown_room_names_the_known_ones(invoke: Invoke, deployed_room: DeployedRoom) -> None:
     for command in (["off", "nope"], ["on", "nope"], ["rate", "nope", "5"], ["status", "nope"]):
         result = invoke(*command)

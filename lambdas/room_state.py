@@ -1,0 +1,259 @@
+"""The room's live configuration, its counters and the status copies /polling reads.
+
+One module owns these items (docs/data-model.md) so the producer, trigger, consumer, governor
+and the CLI read and write them the same way. Functions take a low-level DynamoDB client and
+the table name; nothing here keeps state.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from beekeeper.core.datamodel import (
+    ADMITTED_COUNTER_KEY,
+    CONFIG_KEY,
+    GOVERNOR_KEY,
+    PARTITION_KEY,
+    STATUS_COPIES,
+    arrival_shard_key,
+    status_key,
+)
+from beekeeper.core.settings import RoomSettings
+
+Item = Mapping[str, Mapping[str, Any]]
+
+
+def number(value: float | int) -> dict[str, str]:
+    return {"N": str(int(value))}
+
+
+def key(pk: str) -> dict[str, dict[str, str]]:
+    return {PARTITION_KEY: {"S": pk}}
+
+
+def read_number(item: Item | None, name: str, default: int = 0) -> int:
+    """An N attribute as an int; a missing or unreadable one gives the default."""
+    if not item or name not in item or "N" not in item[name]:
+        return default
+    try:
+        return int(float(item[name]["N"]))
+    except (TypeError, ValueError):
+        return default
+
+
+def error_code(error: ClientError) -> str:
+    return str(error.response.get("Error", {}).get("Code", ""))
+
+
+def read_bool(item: Item | None, name: str, default: bool) -> bool:
+    if not item or name not in item or "BOOL" not in item[name]:
+        return default
+    return bool(item[name]["BOOL"])
+
+
+@dataclass(frozen=True)
+class RoomConfig:
+    """The `config` item: what the operator and the governor set, live."""
+
+    enabled: bool
+    operator_rate: int
+    rate: int  # effective rate: the governor may hold it below operator_rate
+    version: int
+    updated_at: int
+
+    @classmethod
+    def defaults(cls, settings: RoomSettings) -> RoomConfig:
+        """No config item yet: the room is on at the deployed rate."""
+        return cls(
+            enabled=True,
+            operator_rate=settings.rate,
+            rate=settings.rate,
+            version=0,
+            updated_at=0,
+        )
+
+    @classmethod
+    def from_item(cls, item: Item | None, settings: RoomSettings) -> RoomConfig:
+        fallback = cls.defaults(settings)
+        if not item:
+            return fallback
+        operator_rate = max(1, read_number(item, "operator_rate", fallback.operator_rate))
+        rate = max(1, read_number(item, "rate", operator_rate))
+        return cls(
+            enabled=read_bool(item, "enabled", True),
+            operator_rate=operator_rate,
+            rate=rate,
+            version=read_number(item, "version"),
+            updated_at=read_number(item, "updated_at"),
+        )
+
+    @property
+    def slowed(self) -> bool:
+        return self.rate < self.operator_rate
+
+
+@dataclass(frozen=True)
+class RoomSnapshot:
+    """Config plus the counters, read together in one BatchGetItem."""
+
+    config: RoomConfig
+    shard_counts: tuple[int, ...]  # arrivals#k's n, k = 0 .. shards-1
+    admitted_total: int
+
+    @property
+    def arrivals_total(self) -> int:
+        return sum(self.shard_counts)
+
+    @property
+    def waiting(self) -> int:
+        return max(0, self.arrivals_total - self.admitted_total)
+
+
+def batch_get(
+    dynamodb: Any, table: str, keys: Sequence[str], *, consistent: bool = False
+) -> dict[str, Item]:
+    """Items by pk (missing ones absent); retries UnprocessedKeys a few times."""
+    found: dict[str, Item] = {}
+    request: dict[str, Any] = {
+        table: {"Keys": [key(pk) for pk in keys], "ConsistentRead": consistent}
+    }
+    for _ in range(5):
+        response = dynamodb.batch_get_item(RequestItems=request)
+        for item in response.get("Responses", {}).get(table, []):
+            found[item[PARTITION_KEY]["S"]] = item
+        request = response.get("UnprocessedKeys") or {}
+        if not request:
+            return found
+    raise RuntimeError("DynamoDB left keys unprocessed after 5 attempts")
+
+
+def read_snapshot(dynamodb: Any, table: str, settings: RoomSettings) -> RoomSnapshot:
+    shard_keys = [arrival_shard_key(k) for k in range(settings.arrival_shards)]
+    items = batch_get(dynamodb, table, [CONFIG_KEY, ADMITTED_COUNTER_KEY, *shard_keys])
+    return RoomSnapshot(
+        config=RoomConfig.from_item(items.get(CONFIG_KEY), settings),
+        shard_counts=tuple(read_number(items.get(pk), "n") for pk in shard_keys),
+        admitted_total=read_number(items.get(ADMITTED_COUNTER_KEY), "n"),
+    )
+
+
+def read_config(dynamodb: Any, table: str, settings: RoomSettings) -> RoomConfig:
+    response = dynamodb.get_item(TableName=table, Key=key(CONFIG_KEY), ConsistentRead=True)
+    return RoomConfig.from_item(response.get("Item"), settings)
+
+
+def write_config(
+    dynamodb: Any,
+    table: str,
+    settings: RoomSettings,
+    *,
+    now: float,
+    enabled: bool | None = None,
+    operator_rate: int | None = None,
+) -> RoomConfig:
+    """What `beekeeper on/off/rate` do: set fields and bump the version.
+
+    A new operator rate is also the new effective rate: the governor sees the version change
+    and starts again from it (docs/pipeline.md).
+    """
+    assignments = ["updated_at = :now"]
+    values: dict[str, Any] = {":now": number(now), ":one": number(1)}
+    if enabled is not None:
+        assignments.append("enabled = :enabled")
+        values[":enabled"] = {"BOOL": enabled}
+    if operator_rate is not None:
+        assignments += ["operator_rate = :rate", "rate = :rate"]
+        values[":rate"] = number(operator_rate)
+    else:
+        # The first write of a room that never had a config item keeps the deployed rate.
+        assignments += [
+            "operator_rate = if_not_exists(operator_rate, :deployed)",
+            "rate = if_not_exists(rate, :deployed)",
+        ]
+        values[":deployed"] = number(settings.rate)
+    response = dynamodb.update_item(
+        TableName=table,
+        Key=key(CONFIG_KEY),
+        UpdateExpression="SET " + ", ".join(assignments) + " ADD version :one",
+        ExpressionAttributeValues=values,
+        ReturnValues="ALL_NEW",
+    )
+    return RoomConfig.from_item(response.get("Attributes"), settings)
+
+
+def set_effective_rate(
+    dynamodb: Any, table: str, *, rate: int, expected_version: int, now: float
+) -> bool:
+    """The governor's write: only if the operator has not changed the config meanwhile.
+
+    Returns False when the version moved (the operator's change wins).
+    """
+    condition = "version = :version" if expected_version else "attribute_not_exists(version)"
+    values: dict[str, Any] = {":rate": number(rate), ":now": number(now)}
+    if expected_version:
+        values[":version"] = number(expected_version)
+    try:
+        dynamodb.update_item(
+            TableName=table,
+            Key=key(CONFIG_KEY),
+            UpdateExpression="SET rate = :rate, updated_at = :now",
+            ConditionExpression=condition,
+            ExpressionAttributeValues=values,
+        )
+    except ClientError as error:
+        if error_code(error) == "ConditionalCheckFailedException":
+            return False
+        raise
+    return True
+
+
+def status_item(snapshot: RoomSnapshot, copy: int, now: float) -> dict[str, Any]:
+    config = snapshot.config
+    return {
+        **key(status_key(copy)),
+        "admitted_total": number(snapshot.admitted_total),
+        "arrivals_total": number(snapshot.arrivals_total),
+        "rate": number(config.rate),
+        "operator_rate": number(config.operator_rate),
+        "enabled": {"BOOL": config.enabled},
+        "slowed": {"BOOL": config.slowed},
+        "updated_at": number(now),
+    }
+
+
+def publish_status(dynamodb: Any, table: str, snapshot: RoomSnapshot, *, now: float) -> None:
+    """Write the ten identical status copies in one BatchWriteItem (retrying leftovers)."""
+    requests = [
+        {"PutRequest": {"Item": status_item(snapshot, d, now)}} for d in range(STATUS_COPIES)
+    ]
+    write_all(dynamodb, table, requests)
+
+
+def write_all(dynamodb: Any, table: str, requests: Iterable[dict[str, Any]]) -> None:
+    pending: dict[str, Any] = {table: list(requests)}
+    for _ in range(5):
+        response = dynamodb.batch_write_item(RequestItems=pending)
+        pending = response.get("UnprocessedItems") or {}
+        if not pending:
+            return
+    raise RuntimeError("DynamoDB left writes unprocessed after 5 attempts")
+
+
+def refresh_status(dynamodb: Any, table: str, settings: RoomSettings, *, now: float) -> None:
+    """Read config and counters, then publish them (the CLI calls this after on/off/rate)."""
+    publish_status(dynamodb, table, read_snapshot(dynamodb, table, settings), now=now)
+
+
+def reset_governor(dynamodb: Any, table: str) -> None:
+    """Forget the governor's baseline: its next run measures a new one at the current rate."""
+    dynamodb.delete_item(TableName=table, Key=key(GOVERNOR_KEY))
+
+
+def expected_wait_seconds(position: int, rate: int) -> int:
+    """Seconds until a visitor `position` places from the front is admitted at `rate`/min."""
+    return math.ceil(max(0, position) * 60 / max(1, rate))

@@ -1,0 +1,101 @@
+"""A simulated clock that runs real, blocking code (consumers call sleep) in virtual time.
+
+Each consumer runs as a greenlet, a coroutine that can pause inside an ordinary function call:
+when the code under simulation calls `sleep`, its greenlet hands control back to the scheduler,
+which resumes whichever process wakes earliest (ties in the order they were scheduled). One
+thread, no locks, deterministic for a seed, and cheap enough for 270,000 visitors a minute.
+A sleep with nothing scheduled before its end just moves the clock on without a switch.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections.abc import Callable
+
+import greenlet
+
+
+class SimulationOver(BaseException):
+    """Raised inside a process still sleeping when the simulation ends, to unwind it."""
+
+
+class Scheduler:
+    def __init__(self, start: float = 0.0) -> None:
+        self.now = start
+        self._queue: list[tuple[float, int, Callable[[], None]]] = []
+        self._order = itertools.count()
+        self._main = greenlet.getcurrent()
+        self._until = start
+        self._sleeping: set[greenlet.greenlet] = set()
+        self.alive = 0
+        self.peak_alive = 0
+
+    # -- used by the code under simulation ------------------------------------------------
+
+    def clock(self) -> float:
+        return self.now
+
+    def in_process(self) -> bool:
+        """True inside a simulated process (a consumer), False in the simulation itself."""
+        return greenlet.getcurrent() is not self._main
+
+    def sleep(self, seconds: float) -> None:
+        wake = self.now + max(0.0, seconds)
+        current = greenlet.getcurrent()
+        if current is self._main:
+            raise RuntimeError("only a simulated process may sleep")
+        if wake <= self._until and (not self._queue or self._queue[0][0] > wake):
+            self.now = wake  # nobody else needs to run before then
+            return
+        self._schedule(wake, lambda: self._switch(current))
+        self._sleeping.add(current)
+        try:
+            self._main.switch()
+        finally:
+            self._sleeping.discard(current)
+
+    # -- used by the simulation -------------------------------------------------------------
+
+    def at(self, when: float, action: Callable[[], None]) -> None:
+        """Run `action` in the simulation itself at `when` (it must not sleep)."""
+        self._schedule(when, action)
+
+    def spawn(self, when: float, target: Callable[[], object]) -> None:
+        """Start `target` as a process at `when`; it may sleep."""
+        self._schedule(when, lambda: self._start(target))
+
+    def run_until(self, until: float) -> None:
+        self._until = until
+        while self._queue and self._queue[0][0] <= until:
+            when, _, action = heapq.heappop(self._queue)
+            self.now = max(self.now, when)
+            action()
+        self.now = max(self.now, until)
+
+    def stop(self) -> None:
+        """Unwind every process still sleeping."""
+        for process in list(self._sleeping):
+            process.throw(SimulationOver)
+
+    # -- internals ----------------------------------------------------------------------------
+
+    def _schedule(self, when: float, action: Callable[[], None]) -> None:
+        heapq.heappush(self._queue, (when, next(self._order), action))
+
+    def _start(self, target: Callable[[], object]) -> None:
+        def body() -> None:
+            self.alive += 1
+            self.peak_alive = max(self.peak_alive, self.alive)
+            try:
+                target()
+            except SimulationOver:
+                pass
+            finally:
+                self.alive -= 1
+
+        self._switch(greenlet.greenlet(body, parent=self._main))
+
+    @staticmethod
+    def _switch(process: greenlet.greenlet) -> None:
+        process.switch()  # an exception in the process propagates here, to the simulation

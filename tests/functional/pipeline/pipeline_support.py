@@ -1,0 +1,109 @@
+"""A moto account with the room's table and queue, and helpers to drive the Lambdas."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from beekeeper.core.datamodel import (
+    QUEUE_MAX_RECEIVE_COUNT,
+    QUEUE_VISIBILITY_TIMEOUT_SECONDS,
+)
+from beekeeper.core.settings import RoomSettings
+
+TABLE = "beekeeper-shop"
+
+
+def room(**changes: Any) -> RoomSettings:
+    base = RoomSettings(
+        name="shop",
+        display_name="Spring sale",
+        region="us-east-1",
+        origin="https://shop.example.com/sale",
+        rate=60,
+    )
+    return base.replace(**changes) if changes else base
+
+
+@dataclass
+class Aws:
+    dynamodb: Any
+    sqs: Any
+    queue_url: str
+    dlq_url: str
+    table: str = TABLE
+
+    def item(self, pk: str) -> dict[str, Any] | None:
+        return self.dynamodb.get_item(
+            TableName=self.table, Key={"pk": {"S": pk}}, ConsistentRead=True
+        ).get("Item")
+
+    def queue_bodies(self) -> list[str]:
+        """Every visible message body (made visible again right after reading)."""
+        bodies: list[str] = []
+        while True:
+            response = self.sqs.receive_message(
+                QueueUrl=self.queue_url, MaxNumberOfMessages=10, VisibilityTimeout=0
+            )
+            messages = response.get("Messages", [])
+            new = [m for m in messages if m["Body"] not in bodies]
+            if not new:
+                return bodies
+            bodies += [m["Body"] for m in new]
+
+    def send(self, *bodies: str) -> None:
+        for body in bodies:
+            self.sqs.send_message(QueueUrl=self.queue_url, MessageBody=body)
+
+
+@pytest.fixture
+def aws() -> Iterator[Aws]:
+    with mock_aws():
+        dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+        dynamodb.create_table(
+            TableName=TABLE,
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        sqs = boto3.client("sqs", region_name="us-east-1")
+        dlq_url = sqs.create_queue(QueueName="beekeeper-shop-dlq")["QueueUrl"]
+        dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])[
+            "Attributes"
+        ]["QueueArn"]
+        queue_url = sqs.create_queue(
+            QueueName="beekeeper-shop",
+            Attributes={
+                "VisibilityTimeout": str(QUEUE_VISIBILITY_TIMEOUT_SECONDS),
+                "RedrivePolicy": (
+                    f'{{"deadLetterTargetArn":"{dlq_arn}",'
+                    f'"maxReceiveCount":"{QUEUE_MAX_RECEIVE_COUNT}"}}'
+                ),
+            },
+        )["QueueUrl"]
+        yield Aws(dynamodb=dynamodb, sqs=sqs, queue_url=queue_url, dlq_url=dlq_url)
+
+
+class FakeClock:
+    """A clock the test moves; sleep moves it too (and records how long was slept)."""
+
+    def __init__(self, now: float = 1_800_000_000.0) -> None:
+        self.now = now
+        self.slept: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()

@@ -23,6 +23,12 @@ SessionFactory = Callable[[], Any]  # returns a boto3.Session (or a test double 
 _CLIENT_CONFIG = Config(retries={"max_attempts": 5, "mode": "standard"}, connect_timeout=10)
 
 
+_LOCAL_ROOM_CREDENTIALS = {
+    "aws_access_key_id": "beekeeper-local",
+    "aws_secret_access_key": "beekeeper-local",
+}
+
+
 class AwsClients:
     """Builds boto3 clients for one room."""
 
@@ -34,8 +40,15 @@ class AwsClients:
     ) -> Any:
         endpoint = deployment.endpoint_url if deployment is not None else None
         session = self._session_factory()
+        # A local room's emulator takes any key: the operator needs no AWS account for it, and
+        # their real credentials are never used to sign requests to it.
+        credentials = _LOCAL_ROOM_CREDENTIALS if endpoint else {}
         return session.client(
-            service, region_name=settings.region, endpoint_url=endpoint, config=_CLIENT_CONFIG
+            service,
+            region_name=settings.region,
+            endpoint_url=endpoint,
+            config=_CLIENT_CONFIG,
+            **credentials,
         )
 
 

@@ -8,7 +8,9 @@ as the operator CLI does.
 from __future__ import annotations
 
 import base64
+import os
 import secrets
+import subprocess
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -17,7 +19,7 @@ from urllib.parse import quote
 
 import pytest
 from localroom.http import cookie_value, get
-from localroom.process import LocalProcess, start_local, wait_until
+from localroom.process import BEEKEEPER, LocalProcess, start_local, wait_until
 
 from beekeeper.core import datamodel
 
@@ -226,19 +228,28 @@ def test_off_sends_new_visitors_to_the_origin_without_a_cookie_within_10_s(
         switch_room(room, enabled=True)
 
 
-def switch_room(room: LocalProcess, *, enabled: bool) -> None:
-    """What `beekeeper off` / `on` write, through the room's record and its emulator."""
-    from beekeeper.core.settings import RoomSettings
-    from beekeeper.lambdas import room_state
-
-    settings = RoomSettings.from_toml((room.config_dir / "rooms" / f"{room.name}.toml").read_text())
-    room_state.write_config(
-        room.client("dynamodb"),
-        room.record["TableName"],
-        settings,
-        now=time.time(),
-        enabled=enabled,
+def operator(room: LocalProcess, *args: str) -> subprocess.CompletedProcess[str]:
+    """The operator CLI against the running room, on a machine with no AWS credentials."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env["BEEKEEPER_CONFIG_DIR"] = str(room.config_dir)
+    env["AWS_CONFIG_FILE"] = env["AWS_SHARED_CREDENTIALS_FILE"] = os.devnull
+    env["AWS_EC2_METADATA_DISABLED"] = "true"
+    return subprocess.run(
+        [BEEKEEPER, *args, room.name], env=env, capture_output=True, text=True, timeout=60
     )
+
+
+def switch_room(room: LocalProcess, *, enabled: bool) -> None:
+    """`beekeeper off` / `on`, as the operator types them."""
+    result = operator(room, "on" if enabled else "off")
+    assert result.returncode == 0, result.stderr
+
+
+def test_status_reports_the_running_room(room: LocalProcess) -> None:
+    result = operator(room, "status")
+    assert result.returncode == 0, result.stderr
+    assert room.name in result.stdout
+    assert "ON" in result.stdout
 
 
 def test_ctrl_c_stops_everything_and_removes_the_record(room: LocalProcess) -> None:

@@ -14,7 +14,9 @@ Profiling a local room under load (py-spy) showed two costs, neither in our code
    with a few thousand visitors queued. `fast_standard_sends` gives standard queues (ours)
    a send that skips that scan and otherwise does what moto's does.
 3. moto lists a response class's methods with `inspect.getmembers` on every call to find the
-   action; the list never changes, so it is computed once per class.
+   action; the list never changes, so it is computed once per class. And while a consumer
+   long-polls, moto re-checks "is anything receivable?" by listing every visible message under
+   the queue's lock at each send: the check now stops at the first receivable message.
 4. Reads dominate a room (every poll, every /client check): moto's generic dispatch and
    response serializer cost more than the read itself. Plain GetItem and BatchGetItem
    requests by partition key (what the templates and the pipeline send) are answered straight
@@ -249,8 +251,8 @@ def _fast_send(_action: str, request: AWSPreparedRequest) -> AWSResponse | None:
     queue = backend.queues.get(queue_url.rstrip("/").rsplit("/", 1)[-1])
     if queue is None or queue.fifo_queue or not isinstance(message_body, str):
         return None
-    with _WRITE_LOCK:
-        message = _send_message(backend, queue.name, message_body)
+    # moto's queue has its own lock; the counters' lock is not needed here.
+    message = _send_message(backend, queue.name, message_body)
     return _json_response(request, {"MD5OfMessageBody": message.body_md5, "MessageId": message.id})
 
 
@@ -304,6 +306,21 @@ def _send_message(
     return message
 
 
+_original_wait_for_messages = sqs_models.Queue.wait_for_messages
+
+
+def _wait_for_messages(self: Any, timeout: int) -> None:
+    """moto's long-poll wait, with a predicate that stops at the first receivable message.
+
+    moto's own predicate builds the list of every visible message, under the queue's lock, each
+    time a message is sent while a consumer waits: O(queue length) per send.
+    """
+    with self._messages_lock:
+        self._messages_lock.wait_for(
+            lambda: any(m.visible and not m.delayed for m in self._messages), timeout=timeout
+        )
+
+
 _original_method_names = moto_responses.method_names_from_class
 
 
@@ -313,9 +330,11 @@ def _method_names(clazz: object) -> frozenset[str]:
 
 
 def fast_standard_sends(enabled: bool) -> None:
-    """Switch workarounds 2 and 3 on or off (they patch moto, process-wide)."""
+    """Switch the moto patches (2, 3 and the long-poll wait) on or off, process-wide."""
     backend_class: Any = sqs_models.SQSBackend
     backend_class.send_message = _send_message if enabled else _original_send_message
+    queue_class: Any = sqs_models.Queue
+    queue_class.wait_for_messages = _wait_for_messages if enabled else _original_wait_for_messages
     responses_module: Any = moto_responses
     responses_module.method_names_from_class = _method_names if enabled else _original_method_names
 

@@ -214,6 +214,26 @@ NOW_S = NOW_MS // 1000
 
 
 @pytest.mark.parametrize(
+    ("ordinal", "admitted", "arrivals", "position"),
+    [
+        (6, 0, 1, 1),  # alone in line, though the shard interleaving says 6
+        (6, 0, 4, 4),
+        (6, 0, 9, 6),  # the ordinal is within the line: kept
+        (1234, 1000, 1100, 100),  # arrived after the count: the back of the counted line
+        (1234, 1000, 1000, 234),  # nobody counted as waiting: the count is stale, keep it
+        (900, 1000, 5000, 1),  # passed, not yet admitted: next
+    ],
+)
+def test_position_is_never_behind_the_end_of_the_line(
+    ordinal: int, admitted: int, arrivals: int, position: int
+) -> None:
+    token = f"{TOKEN_ID}.{ordinal}"
+    copy = str(ordinal % 10)
+    items = [status_item(copy, admitted_total=admitted, arrivals_total=arrivals)]
+    assert polling_answer(items, token=token)["position"] == position
+
+
+@pytest.mark.parametrize(
     ("expires_at", "allowed"),
     [(NOW_S + 1, True), (NOW_S, False), (NOW_S - 1, False), (NOW_S + 3600, True)],
 )
@@ -273,7 +293,10 @@ def test_waiting_numbers_follow_the_python_rule(
     ordinal: int, admitted_total: int, rate: int
 ) -> None:
     token = f"{TOKEN_ID}.{ordinal}"
-    item = status_item(str(ordinal % 10), admitted_total=admitted_total, rate=rate)
+    # A line long enough to hold the ordinal (the cap at the line's end has its own test).
+    item = status_item(
+        str(ordinal % 10), admitted_total=admitted_total, rate=rate, arrivals_total=ordinal + 1
+    )
     answer = polling_answer([item], token)
     position = max(1, ordinal - admitted_total)
     eta = polling.eta_seconds(position, rate)

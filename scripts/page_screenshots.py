@@ -15,9 +15,10 @@ from typing import Any
 from playwright.sync_api import sync_playwright
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests" / "browser"))
+sys.path[:0] = [str(REPO / "tests"), str(REPO / "tests" / "browser")]
 
-from conftest import CHROMIUM, CHROMIUM_ARGS, room_settings  # noqa: E402
+from chromium_launch import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from conftest import room_settings  # noqa: E402
 from polling_double import Answer, serve, waiting  # noqa: E402
 
 OUT = REPO / "docs" / "screenshots"

@@ -12,18 +12,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from chromium_launch import CHROMIUM, CHROMIUM_ARGS
 
 from beekeeper.core.settings import RoomSettings
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
 # Noon UTC, so the page's clock times can be asserted exactly (en-GB: a 24-hour clock).
 START = datetime(2026, 9, 21, 12, 0, 0, tzinfo=UTC)
 

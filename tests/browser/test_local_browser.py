@@ -16,19 +16,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from chromium_launch import CHROMIUM, CHROMIUM_ARGS
 from localroom.process import LocalProcess, start_local
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
 MINUTE_SECONDS = 3
 
 if not shutil.which(CHROMIUM):

@@ -15,7 +15,7 @@ from typing import Any
 from playwright.sync_api import sync_playwright
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(REPO / "tests"), str(REPO / "tests" / "browser")]
+sys.path[:0] = [str(REPO / "tests" / "browser"), str(REPO / "tests")]
 
 from chromium_launch import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 from conftest import room_settings  # noqa: E402

@@ -11,6 +11,7 @@ no #parse, and one copy of the token check is easier to trust than four).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Mapping
@@ -32,7 +33,7 @@ def template_names() -> list[str]:
 
 def load_template(name: str, values: Mapping[str, str]) -> str:
     """The template `name` with every `{{PLACEHOLDER}}` replaced; a missing value is an error."""
-    text = (VTL_DIR / name).read_text(encoding="utf-8")
+    text = _source(name)
 
     def substitute(match: re.Match[str]) -> str:
         key = match.group(1)
@@ -51,7 +52,10 @@ ROUTES: dict[str, tuple[str, str, str]] = {
 }
 
 
-def _fragment(name: str) -> str:
+@functools.cache
+def _source(name: str) -> str:
+    """A template file's text. Read once: the files ship with the package and never change
+    while it runs, and local mode renders them on every request."""
     return (VTL_DIR / name).read_text(encoding="utf-8")
 
 
@@ -70,8 +74,8 @@ def template_values(*, table_name: str, origin: str) -> dict[str, str]:
         "TABLE_NAME": table_name,
         "ORIGIN_JSON": json.dumps(origin),
         "ORIGIN_TOKEN_PREFIX": f"{origin}{separator}{ORIGIN_TOKEN_PARAMETER}=",
-        "READ_TOKEN": _fragment("_read-token.vtl"),
-        "PARSE_NUMBER": _fragment("_parse-number.vtl"),
+        "READ_TOKEN": _source("_read-token.vtl"),
+        "PARSE_NUMBER": _source("_parse-number.vtl"),
         "POLL_AFTER_MIN": str(polling.POLL_AFTER_MIN_SECONDS),
         "POLL_AFTER_MAX": str(polling.POLL_AFTER_MAX_SECONDS),
         "POLL_AFTER_WITHOUT_RATE": str(polling.POLL_AFTER_WITHOUT_RATE_SECONDS),

@@ -18,6 +18,7 @@ and this module can not drift apart.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Mapping
@@ -145,6 +146,16 @@ def _call_dynamodb(dynamodb: Any, action: str, rendered: str) -> tuple[int, str]
     return 200, json.dumps(answer)
 
 
+@functools.lru_cache(maxsize=32)
+def _route_templates(route: str, table_name: str, origin: str) -> tuple[str, str]:
+    """The route's request and response templates filled in, once per room: local mode
+    answers every poll with them, and the same string object keeps the renderer's cache of
+    parsed templates a dictionary hit."""
+    request_name, response_name, _action = ROUTES[route]
+    values = template_values(table_name=table_name, origin=origin)
+    return load_template(request_name, values), load_template(response_name, values)
+
+
 def _context(
     request: HttpRequest, route: str, request_time_ms: int, request_id: str
 ) -> dict[str, Any]:
@@ -182,7 +193,7 @@ def run_integration(
     Raises UnsupportedVtl when a template steps outside what the renderer can render
     faithfully: that is a bug to fix, not an answer to give.
     """
-    request_name, response_name, action = ROUTES[route]
+    action = ROUTES[route][2]
     headers = response_headers(route, origin)
     if request.method.upper() != "GET":
         return HttpResponse(403, {"Content-Type": "application/json"}, _MISSING_TOKEN)
@@ -190,14 +201,14 @@ def run_integration(
     if content_type not in ("", "application/json"):
         return HttpResponse(415, {"Content-Type": "application/json"}, _UNSUPPORTED_MEDIA)
 
-    values = template_values(table_name=table_name, origin=origin)
+    request_template, response_template = _route_templates(route, table_name, origin)
     data = RenderInput(
         query=dict(request.query),
         headers=dict(request.headers),
         context=_context(request, route, request_time_ms, request_id),
     )
     try:
-        rendered = render(load_template(request_name, values), data)
+        rendered = render(request_template, data)
     except VelocityRuntimeError:
         return HttpResponse(500, {"Content-Type": "application/json"}, _INTERNAL_ERROR)
     try:
@@ -215,7 +226,7 @@ def run_integration(
         body=body, query=data.query, headers=data.headers, context=data.context
     )
     try:
-        answer = render(load_template(response_name, values), response_data)
+        answer = render(response_template, response_data)
     except VelocityRuntimeError:
         return HttpResponse(500, {"Content-Type": "application/json"}, _INTERNAL_ERROR)
     return HttpResponse(200, headers, answer)

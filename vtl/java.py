@@ -13,6 +13,7 @@ Strings are handled in UTF-16 code units, as Java counts them: `length()`, `inde
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from typing import Any
@@ -47,24 +48,33 @@ def _from_units(data: bytes) -> str:
     return data.decode("utf-16-le", "surrogatepass")
 
 
+# ASCII text has one UTF-16 unit per character, so Python's indexes are Java's: the helpers
+# below take that short cut (the templates' text is nearly always ASCII) and otherwise count
+# in UTF-16 units.
+
+
 def java_length(text: str) -> int:
-    return len(_units(text)) // 2
+    return len(text) if text.isascii() else len(_units(text)) // 2
 
 
 def _substring(text: str, begin: int, end: int | None = None) -> str:
-    units = _units(text)
-    length = len(units) // 2
+    ascii_only = text.isascii()
+    units = b"" if ascii_only else _units(text)
+    length = len(text) if ascii_only else len(units) // 2
     stop = length if end is None else end
     if begin < 0 or stop > length or begin > stop:
         raise VelocityRuntimeError(
             f"StringIndexOutOfBoundsException: begin {begin}, end {stop}, length {length}"
         )
-    return _from_units(units[2 * begin : 2 * stop])
+    return text[begin:stop] if ascii_only else _from_units(units[2 * begin : 2 * stop])
 
 
 def _index_of(text: str, needle: str, from_index: int = 0) -> int:
+    # Java: a start past the end behaves as the end ("" is found there, nothing else is).
+    if text.isascii() and needle.isascii():
+        return text.find(needle, min(max(from_index, 0), len(text)))
     units, wanted = _units(text), _units(needle)
-    start = max(from_index, 0) * 2
+    start = min(max(from_index, 0) * 2, len(units))
     position = units.find(wanted, start)
     # A match must start on a code-unit boundary (an even byte offset).
     while position != -1 and position % 2:
@@ -105,7 +115,9 @@ _JAVA_ONLY_SYNTAX = re.compile(
 _UNESCAPED_DOT = re.compile(r"(?<!\\)(?:\\\\)*\.")
 
 
+@functools.lru_cache(maxsize=256)
 def _compile(pattern: object) -> re.Pattern[str]:
+    """The pattern compiled, once per pattern (templates split and match in loops)."""
     if not isinstance(pattern, str):
         raise UnsupportedVtl(f"a regular expression must be a string, not {pattern!r}")
     if _JAVA_ONLY_SYNTAX.search(pattern):
@@ -185,9 +197,12 @@ _STRING_METHODS: dict[tuple[str, tuple[type, ...]], Callable[..., Any]] = {
 _STRING_METHOD_NAMES = frozenset(name for name, _types in _STRING_METHODS)
 
 
+# bool is an int in Python, not in Java: a boolean argument matches no int parameter.
+_PARAMETER_TYPES: dict[type, type] = {str: str, int: int}
+
+
 def _argument_types(args: tuple[Any, ...]) -> tuple[type, ...]:
-    # bool is an int in Python, not in Java: a boolean argument matches no int parameter.
-    return tuple(type(arg) if type(arg) in (str, int) else object for arg in args)
+    return tuple(_PARAMETER_TYPES.get(type(arg), object) for arg in args)
 
 
 def _string_method(name: str, text: str, args: tuple[Any, ...]) -> Any:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from beekeeper.vtl.java import java_length, java_split
 from beekeeper.vtl.renderer import (
@@ -240,3 +242,68 @@ def test_remaining_string_methods() -> None:
     assert with_text("a1b22", "$s.replaceAll('[0-9]+', '-')") == "a-b-"
     with pytest.raises(UnsupportedVtl, match="replacement"):
         with_text("a1", "$s.replaceAll('[0-9]', '$0')")
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "#if(false)#macro(m)x#end#end",
+        "#if(false)#set($m = {})#end",
+        "#if(false)#set($a = 1 + 2 * 3)#end",
+        "#if(false)price: $5#end",
+        "#if(false)$x()#end",
+        "#foreach($i in [])#set($l = ['a'])$l[0]#end",
+    ],
+)
+def test_structural_refusals_do_not_wait_for_the_branch_to_run(template: str) -> None:
+    # A construct outside the subset in a branch the tests never take would still reach
+    # API Gateway: the compiler refuses it when the template is compiled.
+    with pytest.raises(UnsupportedVtl):
+        run(template)
+
+
+def test_index_of_from_past_the_end_behaves_as_from_the_end() -> None:
+    # java.lang.String#indexOf(str, fromIndex): "" is found at the length, nothing else is.
+    assert with_text("abc", "$s.indexOf('', 7) $s.indexOf('c', 7) $s.indexOf('c', -4)") == (
+        "3 -1 2"
+    )
+    assert with_text("\U0001f600c", "$s.indexOf('', 9) $s.indexOf('c', 1)") == "3 2"
+
+
+def _utf16_index_of(text: str, needle: str, start: int) -> int:
+    """Java's indexOf computed the slow way: over every UTF-16 code unit position."""
+    units = text.encode("utf-16-le", "surrogatepass")
+    wanted = needle.encode("utf-16-le", "surrogatepass")
+    length = len(units) // 2
+    for position in range(min(max(start, 0), length), length + 1):
+        if units[2 * position : 2 * position + len(wanted)] == wanted:
+            return position
+    return -1
+
+
+TEXT = st.text(alphabet=st.sampled_from(["a", "b", "=", " ", "é", "\U0001f600"]), max_size=8)
+
+
+def _utf16_substring(text: str, begin: int) -> str | None:
+    units = text.encode("utf-16-le", "surrogatepass")
+    if not 0 <= begin <= len(units) // 2:
+        return None
+    return units[2 * begin :].decode("utf-16-le", "surrogatepass")
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=TEXT, needle=TEXT, start=st.integers(min_value=-3, max_value=12))
+def test_index_of_and_substring_count_utf16_units_for_any_text(
+    text: str, needle: str, start: int
+) -> None:
+    # The renderer takes a short cut for ASCII text; both ways must give Java's answers.
+    headers = {"x": text, "n": needle}
+    setup = "#set($s = $input.params('x'))#set($n = $input.params('n'))"
+    found = run(f"{setup}$s.indexOf($n, {start}) $s.length()", headers=headers)
+    assert found == f"{_utf16_index_of(text, needle, start)} {java_length(text)}"
+    expected = _utf16_substring(text, start)
+    if expected is None:
+        with pytest.raises(VelocityRuntimeError, match="StringIndexOutOfBounds"):
+            run(f"{setup}$s.substring({start})", headers=headers)
+    else:
+        assert run(f"{setup}[$s.substring({start})]", headers=headers) == f"[{expected}]"

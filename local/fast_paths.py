@@ -21,7 +21,9 @@ Profiling a local room under load (py-spy) showed two costs, neither in our code
    response serializer cost more than the read itself. Plain GetItem and BatchGetItem
    requests by partition key (what the templates and the pipeline send) are answered straight
    from moto's table; anything else (projections, bad keys, unknown tables, duplicates) takes
-   moto's own path and gets moto's own answer or error.
+   moto's own path and gets moto's own answer or error. The templates' requests skip boto3
+   too (`EmulatorDynamoDb`): API Gateway sends the rendered JSON as it is, and so does local
+   mode.
 5. The producer's two calls per new visitor: the arrival counter (`UpdateItem ... ADD n :one`)
    went through moto's expression parser, validator and serializer, and `SendMessage` through
    its dispatch. Exactly these shapes (an atomic ADD of a whole number to one attribute of an
@@ -36,6 +38,7 @@ import functools
 import json
 import re
 import threading
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -132,7 +135,7 @@ def _fast_read(action: str, request: AWSPreparedRequest) -> AWSResponse | None:
 def _read_answer(action: str, body: dict[str, Any]) -> dict[str, Any]:
     backend: Any = dynamodb_backends[DEFAULT_ACCOUNT_ID]["us-east-1"]
     if action == "GetItem":
-        if not set(body) <= _READ_OPTIONS:
+        if not set(body) <= _READ_OPTIONS or not _optional_bool(body, "ConsistentRead"):
             raise _MotoDecides
         item = _read(backend, body.get("TableName"), body.get("Key"))
         return {"Item": item} if item else {}
@@ -143,8 +146,10 @@ def _read_answer(action: str, body: dict[str, Any]) -> dict[str, Any]:
         responses: dict[str, list[Any]] = {}
         total = 0
         for table_name, table_request in requested.items():
-            keys = table_request.get("Keys") if isinstance(table_request, dict) else None
-            if not set(table_request) <= _BATCH_OPTIONS or not isinstance(keys, list):
+            if not isinstance(table_request, dict) or not set(table_request) <= _BATCH_OPTIONS:
+                raise _MotoDecides
+            keys = table_request.get("Keys")
+            if not isinstance(keys, list) or not _optional_bool(table_request, "ConsistentRead"):
                 raise _MotoDecides
             total += len(keys)
             if total > 100 or len({json.dumps(k, sort_keys=True) for k in keys}) != len(keys):
@@ -159,6 +164,35 @@ def _read_answer(action: str, body: dict[str, Any]) -> dict[str, Any]:
 
 class _MotoDecides(Exception):
     """Not a shape the fast path answers: moto's own path answers (or refuses) it."""
+
+
+def _optional_bool(request: dict[str, Any], name: str) -> bool:
+    return isinstance(request.get(name, False), bool)
+
+
+class EmulatorDynamoDb:
+    """The /polling and /client integration's DynamoDB in local mode.
+
+    API Gateway hands DynamoDB the rendered JSON as it is; a plain read is answered from moto's
+    table with no boto3 round trip (serialising, signing and parsing cost more than the read),
+    anything else goes to `moto` (the room code's boto3 target), which answers or refuses it.
+    """
+
+    def __init__(self, moto: Callable[[str, str], tuple[int, str]]) -> None:
+        self._moto = moto
+
+    def __call__(self, action: str, body: str) -> tuple[int, str]:
+        if action in ("GetItem", "BatchGetItem"):
+            try:
+                request = json.loads(body)
+            except ValueError:
+                request = None
+            if isinstance(request, dict):
+                try:
+                    return 200, json.dumps(_read_answer(action, request))
+                except _MotoDecides:
+                    pass
+        return self._moto(action, body)
 
 
 def _read(backend: Any, table_name: object, key: object) -> dict[str, Any] | None:

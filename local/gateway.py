@@ -76,7 +76,7 @@ class Gateway:
         *,
         code: RoomCode,
         settings: RoomSettings,
-        dynamodb: Any,
+        dynamodb: Callable[[str, str], tuple[int, str]],  # the integration's DynamoDB target
         table_name: str,
         host: str,
         clock: Callable[[], float] = time.time,

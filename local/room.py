@@ -20,7 +20,7 @@ from beekeeper.core import datamodel
 from beekeeper.core.settings import RoomSettings
 from beekeeper.local.demo_shop import DemoShop
 from beekeeper.local.emulator import LOCAL_REGION, Emulator, RoomResources
-from beekeeper.local.fast_paths import InProcessTransport, fast_standard_sends
+from beekeeper.local.fast_paths import EmulatorDynamoDb, InProcessTransport, fast_standard_sends
 from beekeeper.local.gateway import Gateway
 from beekeeper.local.http_server import ServerThread
 from beekeeper.local.record import RoomRecord, RoomUrls, room_urls, stack_outputs
@@ -148,10 +148,13 @@ class LocalRoom:
 
         code = self._code_loader(settings, resources, self.endpoint_url, options.minute_seconds)
         dynamodb = emulator.client("dynamodb")
+        integration_target = code.dynamodb_target(dynamodb)
+        if options.fast_paths:
+            integration_target = EmulatorDynamoDb(moto=integration_target)
         gateway = Gateway(
             code=code,
             settings=settings,
-            dynamodb=dynamodb,
+            dynamodb=integration_target,
             table_name=resources.table_name,
             host=f"127.0.0.1:{gateway_server.port}",
         )

@@ -31,7 +31,7 @@ class IntegrationRunner(Protocol):
         route: str,
         request: Any,
         *,
-        dynamodb: Any,
+        dynamodb: Callable[[str, str], tuple[int, str]],
         table_name: str,
         origin: str,
         request_time_ms: int,
@@ -52,6 +52,8 @@ class RoomCode:
     integration: IntegrationRunner
     # HttpRequest(method, path, query, headers), the integration's request type.
     http_request: Callable[..., Any]
+    # A boto3 DynamoDB client -> the integration's DynamoDB target (Boto3DynamoDb).
+    dynamodb_target: Callable[[Any], Callable[[str, str], tuple[int, str]]]
     page: Callable[[RoomSettings], str]
 
 
@@ -120,5 +122,6 @@ def load_room_code(
         governor=lambda: governor.handler({}, None),
         integration=integration.run_integration,
         http_request=integration.HttpRequest,
+        dynamodb_target=integration.Boto3DynamoDb,
         page=render_page,
     )

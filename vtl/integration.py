@@ -1,4 +1,4 @@
-"""One /polling or /client request run the way API Gateway runs it, against a boto3 DynamoDB.
+"""One /polling or /client request run the way API Gateway runs it, against a DynamoDB.
 
 Used by the tests (with moto) and by local mode. The steps are API Gateway's for a REST API
 method with an AWS (non-proxy) integration to DynamoDB:
@@ -6,7 +6,8 @@ method with an AWS (non-proxy) integration to DynamoDB:
 1. method request: only GET is routed; a Content-Type other than application/json finds no
    request template and is refused with 415 (passthrough behaviour NEVER);
 2. the request template is rendered; a Velocity runtime failure is a 500;
-3. the rendered text is sent as the DynamoDB action's JSON body; DynamoDB refuses a body that
+3. the rendered text is sent as the DynamoDB action's JSON body (to a `DynamoDbTarget`: a boto3
+   client in tests, moto's table directly in local mode); DynamoDB refuses a body that
    is not valid JSON or not a valid request with a 400;
 4. the integration response is chosen by DynamoDB's status code: 2xx takes the route's
    response template (answer 200), 4xx/5xx the static "unavailable" answer (503);
@@ -24,7 +25,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from email.utils import formatdate
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from botocore.exceptions import BotoCoreError, ClientError, ParamValidationError
@@ -123,27 +124,39 @@ def integration_settings(
     )
 
 
+class DynamoDbTarget(Protocol):
+    """Where the integration's requests go, as API Gateway sends them: the action and the
+    rendered JSON body in, DynamoDB's HTTP status code and JSON body out."""
+
+    def __call__(self, action: str, body: str) -> tuple[int, str]: ...
+
+
 _ACTIONS = {"BatchGetItem": "batch_get_item", "GetItem": "get_item"}
 
 
-def _call_dynamodb(dynamodb: Any, action: str, rendered: str) -> tuple[int, str]:
-    """DynamoDB's status code and JSON body for the rendered request, as it would answer."""
-    try:
-        request = json.loads(rendered)
-    except ValueError:
-        return 400, json.dumps({"__type": "SerializationException"})
-    if not isinstance(request, dict):
-        return 400, json.dumps({"__type": "SerializationException"})
-    try:
-        answer = getattr(dynamodb, _ACTIONS[action])(**request)
-    except ParamValidationError as error:
-        return 400, json.dumps({"__type": "ValidationException", "message": str(error)})
-    except ClientError as error:
-        status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 500)
-        code = error.response.get("Error", {}).get("Code", "")
-        return int(status), json.dumps({"__type": code})
-    answer = {key: value for key, value in answer.items() if key != "ResponseMetadata"}
-    return 200, json.dumps(answer)
+class Boto3DynamoDb:
+    """A boto3 DynamoDB client (moto's in tests) as the integration's target."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+
+    def __call__(self, action: str, body: str) -> tuple[int, str]:
+        try:
+            request = json.loads(body)
+        except ValueError:
+            return 400, json.dumps({"__type": "SerializationException"})
+        if not isinstance(request, dict):
+            return 400, json.dumps({"__type": "SerializationException"})
+        try:
+            answer = getattr(self._client, _ACTIONS[action])(**request)
+        except ParamValidationError as error:
+            return 400, json.dumps({"__type": "ValidationException", "message": str(error)})
+        except ClientError as error:
+            status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 500)
+            code = error.response.get("Error", {}).get("Code", "")
+            return int(status), json.dumps({"__type": code})
+        answer = {key: value for key, value in answer.items() if key != "ResponseMetadata"}
+        return 200, json.dumps(answer)
 
 
 @functools.lru_cache(maxsize=32)
@@ -182,13 +195,15 @@ def run_integration(
     route: str,
     request: HttpRequest,
     *,
-    dynamodb: Any,
+    dynamodb: DynamoDbTarget,
     table_name: str,
     origin: str,
     request_time_ms: int,
     request_id: str = "local",
 ) -> HttpResponse:
     """Answer `request` on `route` ('polling' or 'client') as API Gateway would.
+
+    `dynamodb` receives the rendered request: `Boto3DynamoDb(client)` for a boto3 client.
 
     Raises UnsupportedVtl when a template steps outside what the renderer can render
     faithfully: that is a bug to fix, not an answer to give.
@@ -212,7 +227,7 @@ def run_integration(
     except VelocityRuntimeError:
         return HttpResponse(500, {"Content-Type": "application/json"}, _INTERNAL_ERROR)
     try:
-        status, body = _call_dynamodb(dynamodb, action, rendered)
+        status, body = dynamodb(action, rendered)
     except BotoCoreError:
         return HttpResponse(500, {"Content-Type": "application/json"}, _INTERNAL_ERROR)
 
@@ -236,6 +251,8 @@ __all__ = [
     "ERROR_BODIES",
     "ERROR_SELECTION_PATTERN",
     "ERROR_STATUS",
+    "Boto3DynamoDb",
+    "DynamoDbTarget",
     "HttpRequest",
     "HttpResponse",
     "IntegrationResponseSetting",

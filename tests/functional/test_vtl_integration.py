@@ -17,9 +17,9 @@ from beekeeper.vtl import ROUTES, load_template, template_values
 from beekeeper.vtl.integration import (
     ERROR_BODIES,
     ERROR_SELECTION_PATTERN,
+    Boto3DynamoDb,
     HttpRequest,
     HttpResponse,
-    _call_dynamodb,
     cors_allow_origin,
     integration_settings,
     response_headers,
@@ -88,7 +88,12 @@ def call(
 ) -> HttpResponse:
     request = HttpRequest(method, f"/{route}", query or {}, headers or {})
     return run_integration(
-        route, request, dynamodb=client, table_name=table, origin=ORIGIN, request_time_ms=now_ms
+        route,
+        request,
+        dynamodb=Boto3DynamoDb(client),
+        table_name=table,
+        origin=ORIGIN,
+        request_time_ms=now_ms,
     )
 
 
@@ -207,9 +212,10 @@ def test_dynamodb_failure_is_the_static_unavailable_answer(dynamodb: Any) -> Non
 
 
 def test_malformed_rendered_json_is_what_dynamodb_answers(dynamodb: Any) -> None:
-    assert _call_dynamodb(dynamodb, "GetItem", '{"TableName": ')[0] == 400
-    assert _call_dynamodb(dynamodb, "GetItem", "[]")[0] == 400
-    assert _call_dynamodb(dynamodb, "GetItem", '{"TableName": "x", "Bogus": 1}')[0] == 400
+    target = Boto3DynamoDb(dynamodb)
+    assert target("GetItem", '{"TableName": ')[0] == 400
+    assert target("GetItem", "[]")[0] == 400
+    assert target("GetItem", '{"TableName": "x", "Bogus": 1}')[0] == 400
 
 
 def test_other_methods_and_media_types_are_refused_with_4xx(dynamodb: Any) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -9,7 +10,8 @@ from typing import Any
 import pytest
 
 from beekeeper.local.emulator import Emulator, RoomResources
-from beekeeper.local.fast_paths import InProcessTransport, fast_standard_sends
+from beekeeper.local.fast_paths import EmulatorDynamoDb, InProcessTransport, fast_standard_sends
+from beekeeper.vtl.integration import Boto3DynamoDb
 
 
 @pytest.fixture(scope="module")
@@ -194,3 +196,70 @@ def test_in_process_sends_are_received_with_their_md5_checked(
         transport.uninstall()
     got = sqs.receive_message(QueueUrl=resources.dead_letter_queue_url)["Messages"]
     assert [(m["MessageId"], m["Body"]) for m in got] == [(sent["MessageId"], "token.1")]
+
+
+class RecordingTarget:
+    """The boto3 target, counting what reaches it."""
+
+    def __init__(self, target: Boto3DynamoDb) -> None:
+        self._target = target
+        self.actions: list[str] = []
+
+    def __call__(self, action: str, body: str) -> tuple[int, str]:
+        self.actions.append(action)
+        return self._target(action, body)
+
+
+def test_template_requests_are_answered_as_boto3_and_moto_answer_them(
+    emulator: tuple[Emulator, RoomResources],
+) -> None:
+    server, resources = emulator
+    table = resources.table_name
+    boto3_target = Boto3DynamoDb(server.client("dynamodb"))
+    through_moto = RecordingTarget(boto3_target)
+    direct = EmulatorDynamoDb(moto=through_moto)
+
+    def keys(*names: str) -> list[dict[str, Any]]:
+        return [{"pk": {"S": name}} for name in names]
+
+    plain = [
+        ("GetItem", {"TableName": table, "Key": keys("v#abc")[0]}),
+        ("GetItem", {"TableName": table, "Key": keys("v#!")[0], "ConsistentRead": True}),
+        ("BatchGetItem", {"RequestItems": {table: {"Keys": keys("v#abc", "status#3")}}}),
+        ("BatchGetItem", {"RequestItems": {table: {"Keys": keys("v#!")}}}),
+    ]
+    for action, request in plain:
+        body = json.dumps(request)
+        assert parsed(direct(action, body)) == parsed(boto3_target(action, body))
+    assert through_moto.actions == []  # every plain read was answered without boto3
+
+    refused = [
+        ("GetItem", json.dumps({"TableName": "nope", "Key": keys("v#abc")[0]})),
+        ("GetItem", json.dumps({"TableName": table, "Key": {"pk": {"S": ""}}})),
+        ("GetItem", json.dumps({"TableName": table, "Key": keys("x")[0], "ConsistentRead": 1})),
+        ("BatchGetItem", json.dumps({"RequestItems": {table: {"Keys": keys("a", "a")}}})),
+        ("BatchGetItem", json.dumps({"RequestItems": {table: 7}})),
+        ("GetItem", '{"TableName": '),
+        ("GetItem", "[]"),
+    ]
+    for action, body in refused:
+        status, answer = direct(action, body)
+        assert 400 <= status < 500, (body, answer)
+        assert (status, json.loads(answer)["__type"]) == _status_and_type(
+            boto3_target(action, body)
+        )
+    assert len(through_moto.actions) == len(refused)  # each went to moto for its answer
+
+
+def parsed(answer: tuple[int, str]) -> tuple[int, Any]:
+    status, body = answer
+    document = json.loads(body)
+    # moto adds ConsumedCapacity unasked; DynamoDB (and the fast path) only when asked for it.
+    document.pop("ConsumedCapacity", None)
+    for items in document.get("Responses", {}).values():
+        items.sort(key=lambda item: item["pk"]["S"])
+    return status, document
+
+
+def _status_and_type(answer: tuple[int, str]) -> tuple[int, str]:
+    return answer[0], json.loads(answer[1])["__type"]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import http.client
+import json
 import os
 import random
 import re
@@ -23,6 +24,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -81,6 +83,8 @@ class Worker(threading.Thread):
         self.done: list[float] = []
         self.tokens: list[str] = []
         self.errors = 0
+        # Every 50th answer's state, so the figures are known to count real answers.
+        self.states: Counter[str] = Counter()
 
     def run(self) -> None:
         connection = http.client.HTTPConnection(self._host, self._port, timeout=30)
@@ -93,7 +97,7 @@ class Worker(threading.Thread):
             try:
                 connection.request("GET", self._path, headers=headers)
                 response = connection.getresponse()
-                response.read()
+                body = response.read()
             except (OSError, http.client.HTTPException):
                 self.errors += 1
                 connection.close()
@@ -103,15 +107,27 @@ class Worker(threading.Thread):
                 self.errors += 1
                 continue
             self.done.append(time.monotonic())
+            if index % 50 == 0:
+                self.states[_state(response.status, body)] += 1
             found = COOKIE.search(response.getheader("Set-Cookie") or "")
             if found:
                 self.tokens.append(found.group(1))
         connection.close()
 
 
+def _state(status: int, body: bytes) -> str:
+    if status != 200:
+        return f"HTTP {status}"
+    try:
+        answer = json.loads(body)
+    except ValueError:
+        return "not JSON"
+    return "admitted" if answer.get("allow") is True else str(answer.get("state"))
+
+
 def run_phase(
     base: str, path: str, total: int, workers: int, cookies: list[str], deadline: float
-) -> tuple[list[float], list[str], int, float]:
+) -> tuple[list[float], list[str], int, float, Counter[str]]:
     pool = [
         Worker(
             base,
@@ -129,7 +145,8 @@ def run_phase(
         worker.join()
     times = sorted(t for worker in pool for t in worker.done)
     tokens = [token for worker in pool for token in worker.tokens]
-    return times, tokens, sum(w.errors for w in pool), started
+    states = sum((worker.states for worker in pool), Counter())
+    return times, tokens, sum(w.errors for w in pool), started, states
 
 
 def main() -> None:
@@ -149,7 +166,7 @@ def main() -> None:
     context = running_room(args.room_args) if not args.url else _given(args.url, args.pid)
     with context as (base, pid):
         cpu_before = cpu_seconds(pid)
-        times, tokens, errors, started = run_phase(
+        times, tokens, errors, started, _states = run_phase(
             base, "/beekeeper", args.visitors, args.workers, [], deadline
         )
         cpu_used = cpu_seconds(pid) - cpu_before
@@ -168,7 +185,7 @@ def main() -> None:
         random.shuffle(tokens)
         poll_deadline = min(deadline, time.monotonic() + args.poll_seconds)
         cpu_before = cpu_seconds(pid)
-        polls, _, errors, started = run_phase(
+        polls, _, errors, started, states = run_phase(
             base, "/polling", 10_000_000, args.workers, tokens, poll_deadline
         )
         cpu_used = cpu_seconds(pid) - cpu_before
@@ -182,6 +199,8 @@ def main() -> None:
                 f"  room process CPU: {1000 * cpu_used / len(polls):.2f} ms per poll "
                 f"(= {len(polls) / cpu_used:.0f} /s per core it has to itself)"
             )
+            sampled = ", ".join(f"{state} {count}" for state, count in states.most_common())
+            print(f"  answers (every 50th): {sampled}")
 
 
 @contextmanager

@@ -207,9 +207,9 @@ def render_text(report: StatusReport, *, unicode: bool = True) -> str:
         queue += f"; {report.dead_letter:,} in the dead-letter queue: look at them"
     lines.append(queue)
     known = report.last_minute_arrivals
-    arrivals = "not known yet" if known is None else f"{known:,}"
+    arrivals = "arrivals not known yet" if known is None else f"{known:,} arrivals"
     lines.append(
-        f"Last minute ({clock_time(report.last_minute)}): {arrivals} arrivals, "
+        f"Last minute ({clock_time(report.last_minute)}): {arrivals}, "
         f"{report.last_minute_admitted:,} admitted"
     )
     lines.append(

@@ -103,9 +103,9 @@ def test_an_untouched_room_is_on_at_the_settings_rate(
     assert (report["waiting"], report["estimated_wait_seconds"]) == (0, 0)
     assert report["governor_state"] is None and report["last_minute_arrivals"] is None
     assert report["admitted_per_minute"] == [0] * 60
-    assert (
-        "Estimated wait for a newcomer: none: nobody is waiting" in invoke("status", "sale").output
-    )
+    text = invoke("status", "sale").output
+    assert "Estimated wait for a newcomer: none: nobody is waiting" in text
+    assert ": arrivals not known yet, 0 admitted\n" in text
 
 
 def test_an_off_room_has_no_estimated_wait(invoke: Invoke, deployed_room: DeployedRoom) -> None:

@@ -138,7 +138,7 @@ _OPERATORS: dict[str, Callable[[Any, Any], Any]] = {
 
 
 def render_value(value: Any) -> str:
-    if type(value) is str:
+    if isinstance(value, str):
         return value
     if value is True or value is False:
         return "true" if value else "false"
@@ -390,7 +390,7 @@ def _foreach(directive: ast.ForeachDirective) -> Stmt:
         items = compute(frames)
         if items is None:
             return
-        if type(items) is not list:
+        if not isinstance(items, list):
             raise UnsupportedVtl(f"#foreach over {type(items).__name__}: iterate a list")
         count = len(items)
         if count > MAX_FOREACH_ITERATIONS:

@@ -14,8 +14,6 @@ from typing import Any
 import pytest
 from chromium_launch import CHROMIUM, CHROMIUM_ARGS
 
-from beekeeper.core.settings import RoomSettings
-
 # Noon UTC, so the page's clock times can be asserted exactly (en-GB: a 24-hour clock).
 START = datetime(2026, 9, 21, 12, 0, 0, tzinfo=UTC)
 
@@ -31,17 +29,6 @@ sync_api = pytest.importorskip(
 )
 
 pytestmark = pytest.mark.browser
-
-
-def room_settings(**changes: object) -> RoomSettings:
-    base = RoomSettings(
-        name="spring-sale",
-        display_name="Spring Sale",
-        region="us-east-1",
-        origin="https://shop.example.com",
-        rate=100,
-    )
-    return base.replace(**changes)
 
 
 @pytest.fixture(scope="session")

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import room_settings
 from polling_double import PollingDouble, serve, waiting
+from sample_room import sample_room
 
 pytestmark = pytest.mark.browser
 
@@ -22,7 +22,7 @@ NEXT_POLL_MS = 25_500
 
 @pytest.fixture
 def room() -> Iterator[PollingDouble]:
-    with serve(room_settings()) as double:
+    with serve(sample_room()) as double:
         yield double
 
 
@@ -240,7 +240,7 @@ def test_phone_width_has_no_sideways_scrolling(
     new_page: Callable[..., Any], room: PollingDouble
 ) -> None:
     room.script(waiting(123456, 9 * 3600))
-    with serve(room_settings(display_name="The Extraordinarily Long Spring Sale Name 2026")) as r:
+    with serve(sample_room(display_name="The Extraordinarily Long Spring Sale Name 2026")) as r:
         r.script(waiting(123456, 9 * 3600))
         page = open_room(new_page, r, viewport={"width": 360, "height": 740})
         wait_for_text(page, "position", "123,456")
@@ -275,7 +275,7 @@ def _serious_violations(page: Any) -> list[str]:
 @pytest.mark.skipif(not AXE.exists(), reason="axe-core missing: run npm ci")
 @pytest.mark.parametrize("accent", ["#1f5fbf", "#ffd400"])
 def test_axe_finds_no_serious_problems(new_page: Callable[..., Any], accent: str) -> None:
-    settings = room_settings(accent_colour=accent)
+    settings = sample_room(accent_colour=accent)
     with serve(settings) as r:
         r.script(waiting(42, 600, slowed=True))
         page = open_room(new_page, r)
@@ -317,7 +317,7 @@ def test_custom_template_with_only_the_required_hooks_works(
 ) -> None:
     template = tmp_path / "acme.html"
     template.write_text(MINIMAL_TEMPLATE, encoding="utf-8")
-    with serve(room_settings(custom_template=str(template))) as r:
+    with serve(sample_room(custom_template=str(template))) as r:
         r.script(waiting(7, 120))
         page = open_room(new_page, r)
         wait_for_text(page, "position", "You are number 7 in line.")

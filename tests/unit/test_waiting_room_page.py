@@ -11,9 +11,10 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from sample_room import sample_room
 
 from beekeeper.core.paths import SITE_DIR
-from beekeeper.core.settings import RoomSettings, SettingsError
+from beekeeper.core.settings import SettingsError
 from beekeeper.waiting_room_site import (
     MAX_PAGE_BYTES,
     REQUIRED_HOOKS,
@@ -31,17 +32,6 @@ HOSTILE_NAMES = [
     "Tom & Jerry's {{ROOM_CONFIG}} sale",
     "Ünïcødé \u2028 Sale",
 ]
-
-
-def room(**changes: object) -> RoomSettings:
-    base = RoomSettings(
-        name="spring-sale",
-        display_name="Spring Sale",
-        region="us-east-1",
-        origin="https://shop.example.com",
-        rate=100,
-    )
-    return base.replace(**changes)
 
 
 class _Collector(HTMLParser):
@@ -89,7 +79,7 @@ def room_config(page: str) -> dict[str, object]:
 
 @pytest.mark.parametrize("name", HOSTILE_NAMES)
 def test_hostile_display_names_stay_text(name: str) -> None:
-    page = render_page(room(display_name=name))
+    page = render_page(sample_room(display_name=name))
     parsed = parse(page)
     # The parser sees exactly our two scripts: the JSON config and the module, nothing injected.
     assert [attrs.get("type") for attrs, _ in parsed.scripts] == ["application/json", "module"]
@@ -101,14 +91,14 @@ def test_hostile_display_names_stay_text(name: str) -> None:
 
 
 def test_config_json_escapes_every_angle_bracket() -> None:
-    page = render_page(room(display_name="a</b>c"))
+    page = render_page(sample_room(display_name="a</b>c"))
     (config,) = re.findall(r'id="beekeeper-room">(.*?)</script>', page, re.DOTALL)
     assert "<" not in config and ">" not in config
     assert "\\u003c/b\\u003e" in config
 
 
 def test_config_carries_relative_urls_and_every_language() -> None:
-    config = room_config(render_page(room()))
+    config = room_config(render_page(sample_room()))
     assert config["pollUrl"] == "polling"
     assert config["joinUrl"] == "beekeeper"
     strings = config["strings"]
@@ -118,7 +108,7 @@ def test_config_carries_relative_urls_and_every_language() -> None:
 
 
 def test_page_is_small_and_self_contained() -> None:
-    page = render_page(room())
+    page = render_page(sample_room())
     assert len(page.encode("utf-8")) < MAX_PAGE_BYTES
     assert not re.search(r"https?://", page), "the page must reference no other host"
     parsed = parse(page)
@@ -130,7 +120,7 @@ def test_page_is_small_and_self_contained() -> None:
 
 def test_the_only_external_reference_is_the_configured_logo() -> None:
     logo = "https://cdn.shop.example.com/logo.svg?v=2"
-    page = render_page(room(logo_url=logo))
+    page = render_page(sample_room(logo_url=logo))
     assert re.findall(r"https?://[^\s\"'<>;]+", page) == [
         "https://cdn.shop.example.com",  # the policy's img-src
         html.escape(logo),
@@ -138,7 +128,7 @@ def test_the_only_external_reference_is_the_configured_logo() -> None:
 
 
 def test_policy_allows_exactly_the_inline_script_and_styles() -> None:
-    page = render_page(room())
+    page = render_page(sample_room())
     (policy,) = re.findall(r'http-equiv="Content-Security-Policy" content="([^"]+)"', page)
     policy = html.unescape(policy)
     digest = base64.b64encode(hashlib.sha256(bundle_script().encode()).digest()).decode()
@@ -161,7 +151,7 @@ def test_bundled_script_has_no_module_imports_or_exports() -> None:
 
 
 def test_accent_colour_reaches_the_page_with_readable_companions() -> None:
-    page = render_page(room(accent_colour="#FFD400"))
+    page = render_page(sample_room(accent_colour="#FFD400"))
     assert "--accent:#ffd400" in page
     assert "--on-accent:#000000" in page
     ink = re.search(r"--accent-ink:(#[0-9a-f]{6})", page)
@@ -185,7 +175,7 @@ def test_ink_keeps_an_already_dark_accent() -> None:
 
 
 def test_noscript_message_in_every_language() -> None:
-    page = render_page(room())
+    page = render_page(sample_room())
     (noscript,) = re.findall(r"<noscript>(.*?)</noscript>", page, re.DOTALL)
     assert '<p lang="en">This waiting room needs JavaScript' in noscript
     assert '<p lang="de">' in noscript
@@ -199,7 +189,7 @@ def test_custom_template_is_used(tmp_path: Path) -> None:
     custom = _default_template().replace("<h1>", '<h1 class="brand-title">')
     path = tmp_path / "room.html"
     path.write_text(custom, encoding="utf-8")
-    page = render_page(room(custom_template=str(path)))
+    page = render_page(sample_room(custom_template=str(path)))
     assert '<h1 class="brand-title">Spring Sale</h1>' in page
 
 
@@ -208,7 +198,7 @@ def test_custom_template_without_a_placeholder_is_refused(tmp_path: Path, placeh
     path = tmp_path / "room.html"
     path.write_text(_default_template().replace(f"{{{{{placeholder}}}}}", ""), encoding="utf-8")
     with pytest.raises(PageTemplateError) as caught:
-        render_page(room(custom_template=str(path)))
+        render_page(sample_room(custom_template=str(path)))
     assert caught.value.missing_hook == placeholder
     assert f"{{{{{placeholder}}}}}" in str(caught.value)
     assert str(caught.value).startswith("custom_template:")
@@ -221,7 +211,7 @@ def test_custom_template_without_a_data_hook_is_refused(tmp_path: Path, hook: st
         _default_template().replace(f'data-bk="{hook}"', 'data-bk="gone"'), encoding="utf-8"
     )
     with pytest.raises(PageTemplateError) as caught:
-        render_page(room(custom_template=str(path)))
+        render_page(sample_room(custom_template=str(path)))
     assert caught.value.missing_hook == f'data-bk="{hook}"'
     assert f'data-bk="{hook}"' in str(caught.value)
 
@@ -230,13 +220,13 @@ def test_custom_template_with_an_unknown_placeholder_is_refused(tmp_path: Path) 
     path = tmp_path / "room.html"
     path.write_text(_default_template() + "{{DISPLAYNAME}}", encoding="utf-8")
     with pytest.raises(PageTemplateError, match=r"\{\{DISPLAYNAME\}\} is not a page placeholder"):
-        render_page(room(custom_template=str(path)))
+        render_page(sample_room(custom_template=str(path)))
 
 
 def test_missing_custom_template_file_is_a_settings_error(tmp_path: Path) -> None:
     missing = str(tmp_path / "nope.html")
     with pytest.raises(SettingsError, match="the file does not exist"):
-        render_page(room(custom_template=missing))
+        render_page(sample_room(custom_template=missing))
 
 
 def test_oversized_custom_template_is_refused(tmp_path: Path) -> None:
@@ -246,14 +236,14 @@ def test_oversized_custom_template_is_refused(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     with pytest.raises(PageTemplateError, match="keep it under 50,000 bytes"):
-        render_page(room(custom_template=str(path)))
+        render_page(sample_room(custom_template=str(path)))
 
 
 def test_custom_template_styles_are_allowed_by_the_policy(tmp_path: Path) -> None:
     own_style = "<style>h1{letter-spacing:.1em}</style>"
     path = tmp_path / "room.html"
     path.write_text(_default_template().replace("</head>", own_style + "</head>"), "utf-8")
-    page = render_page(room(custom_template=str(path)))
+    page = render_page(sample_room(custom_template=str(path)))
     digest = base64.b64encode(hashlib.sha256(b"h1{letter-spacing:.1em}").digest()).decode()
     assert f"'sha256-{digest}'" in html.unescape(page)
 

@@ -3,8 +3,9 @@
     .venv/bin/python bench/simulate_table.py [--quick]
 
 Prints one row per (rate, faults): admitted per full minute, lost, admitted twice, the
-busiest second against the mean, peak consumers and AWS calls per admitted visitor; then
-measures how many AWS calls the producer makes per new visitor against moto (in-process).
+busiest second against the mean, peak consumers, AWS calls per admitted visitor and the wait
+from joining to admission; then how long a visitor waits in a quiet room; then how many AWS
+calls the producer makes per new visitor against moto (in-process).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ def simulation_table(rates: tuple[int, ...], fault_sets: tuple[str, ...]) -> Non
     header = (
         f"{'rate/min':>9} {'visitors':>9} {'faults':<40} {'admitted/min':<22} "
         f"{'exact':>5} {'lost':>4} {'twice':>5} {'peak':>6} {'smooth':>6} {'cons':>4} "
-        f"{'calls/adm':>9} {'secs':>5}"
+        f"{'calls/adm':>9} {'wait med/max s':>15} {'secs':>5}"
     )
     print(header)
     print("-" * len(header))
@@ -49,9 +50,28 @@ def simulation_table(rates: tuple[int, ...], fault_sets: tuple[str, ...]) -> Non
                 f"{'yes' if r.exact else 'NO':>5} {r.lost:>4} {r.admitted_twice:>5} "
                 f"{r.peak_second_ratio:>6.2f} {'yes' if r.smooth else 'NO':>6} "
                 f"{r.peak_consumers:>4} "
-                f"{r.aws_calls_per_admitted or 0:>9.3f} {elapsed:>5.1f}"
+                f"{r.aws_calls_per_admitted or 0:>9.3f} "
+                f"{f'{r.wait_seconds_median:.0f}/{r.wait_seconds_max:.0f}':>15} {elapsed:>5.1f}"
             )
             sys.stdout.flush()
+
+
+def lone_visitors(rates: tuple[int, ...] = (1, 10, 60)) -> None:
+    """How long a visitor waits in a quiet room: alone, and with arrivals spread over a minute."""
+    print("\nquiet room: joined 1 s before a minute starts / half the rate joining over a minute")
+    for rate in rates:
+        alone = simulate(rate=rate, visitors=1, arrival=Arrival.parse("burst"), minutes=2, seed=3)
+        spread = simulate(
+            rate=rate,
+            visitors=max(2, rate // 2),
+            arrival=Arrival.parse("uniform:1"),
+            minutes=3,
+            seed=3,
+        )
+        print(
+            f"{rate:>9,}/min: alone {alone.wait_seconds_max:.1f} s; {spread.visitors} spread: "
+            f"median {spread.wait_seconds_median:.0f} s, longest {spread.wait_seconds_max:.0f} s"
+        )
 
 
 def producer_calls(visitors: int = 200) -> None:
@@ -119,6 +139,7 @@ def main() -> None:
         simulation_table(RATES[:5], ("", ",".join(FAULT_NAMES)))
     else:
         simulation_table(RATES, FAULT_SETS)
+    lone_visitors()
     producer_calls()
 
 

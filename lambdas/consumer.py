@@ -3,11 +3,12 @@
 The loop counts visitors, not receive calls: it keeps long-polling until its quota is admitted
 or the minute's deadline passes, so a short or empty receive never ends the minute early.
 
-Pacing: by time t the consumer has admitted at most quota * (t - start) / (pace_end - start),
-rounded down, and it receives a batch only once a whole batch is due (10, or fewer when the
-quota is so small that 10 would take more than 2 s to fall due). After a stall it catches up no
-faster than its share of 1.25 x the minute's mean per second plus one batch, so the whole
-minute stays within that bound in every second.
+Pacing: the k-th of the minute's quota falls due at the start of its even share of the pacing
+span, start + (k - 1) / quota x (pace_end - start), so a lone visitor is let in at once; it
+receives a batch only once a whole batch is due (10, or fewer when the quota is so small that
+10 would take more than 2 s to fall due). After a stall it catches up no faster than its share
+of 1.25 x the minute's mean per second plus one batch, so the whole minute stays within that
+bound in every second.
 
 Exactly once, as far as SQS allows: a message is deleted only after its visitor's item was
 written; a write that keeps failing hands the message back to the queue. A duplicate delivery
@@ -49,6 +50,7 @@ RECEIVE_BATCH = 10  # SQS's maximum per ReceiveMessage
 PEAK_FACTOR = 1.25
 BATCH_FILL_SECONDS = 2.0
 MAX_LONG_POLL_SECONDS = 20
+SHORT_RECEIVE_PAUSE_SECONDS = 0.25
 STATUS_EVERY_SECONDS = 5.0
 WRITE_ATTEMPTS = 8
 BACKOFF_FIRST_SECONDS = 0.05
@@ -72,6 +74,20 @@ def peak_per_second(assignment: Assignment) -> float:
     """
     mean = assignment.quota / assignment.minute_seconds
     return PEAK_FACTOR * mean + RECEIVE_BATCH / assignment.consumers
+
+
+def share_start(quota: int, k: int) -> float:
+    """When the k-th of a minute's `quota` admissions falls due, as a fraction of the pacing
+    span: at the start of its even share, so a lone visitor goes in at once, not a minute on."""
+    return (k - 1) / quota
+
+
+def admissions_due(quota: int, elapsed: float) -> int:
+    """How many admissions are due once `elapsed` (0 to 1) of the pacing span has passed."""
+    if elapsed >= 1:
+        return quota
+    # The epsilon keeps a wake-up at exactly share_start from rounding one admission short.
+    return min(quota, math.floor(quota * elapsed + 1e-9) + 1)
 
 
 class AssignmentError(ValueError):
@@ -159,11 +175,11 @@ class Consumer:
                 last_status = now
                 self._publish_status(now)
             batch = min(largest_batch, quota - self.report.admitted)
-            due = quota if now >= pace_end else int(quota * (now - start) / (pace_end - start))
+            due = admissions_due(quota, (now - start) / (pace_end - start) if now < pace_end else 1)
             if due - self.report.admitted < batch:
                 # Sleep until a whole batch is due (never past the pacing end).
                 target = self.report.admitted + batch
-                wake = start + (pace_end - start) * target / quota
+                wake = start + (pace_end - start) * share_start(quota, target)
                 self.sleep(max(0.001, min(wake, pace_end, deadline) - now))
                 continue
             while recent and recent[0][0] <= now - 1.0:
@@ -186,6 +202,10 @@ class Consumer:
             if self.report.admitted > before:
                 recent.append((self.clock(), self.report.admitted - before))
                 in_last_second += self.report.admitted - before
+            elif wait == 0:
+                # Less than a second left, so the receive did not long-poll: pause instead of
+                # asking the queue again at once (the messages are in flight elsewhere).
+                self.sleep(max(0.001, min(SHORT_RECEIVE_PAUSE_SECONDS, deadline - self.clock())))
         if assignment.index == 0:
             self._publish_status(self.clock())
         log.info(

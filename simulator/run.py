@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import random
+import statistics
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -77,6 +78,9 @@ class SimulationResult:
     # How often each fault actually struck (a fault switched on but never hit proves nothing).
     faults_injected: dict[str, int] = field(default_factory=dict)
     triggers_refused: int = 0  # duplicate trigger deliveries that found their minute claimed
+    # From joining the line to the first admission write, over the visitors admitted.
+    wait_seconds_median: float | None = None
+    wait_seconds_max: float | None = None
 
     @property
     def exact(self) -> bool:
@@ -235,6 +239,9 @@ def _measure(
     )
     admitted_total = len(first_write)
     calls = queue.calls + table.calls
+    joined = arrival.times(visitors)
+    # Token ids are the visitor's index (see simulate): the wait is admission minus arrival.
+    waits = sorted(when - joined[int(token_id)] for token_id, when in first_write.items())
     return SimulationResult(
         rate=settings.rate,
         visitors=visitors,
@@ -263,4 +270,6 @@ def _measure(
         duplicate_deliveries_skipped=skipped,
         faults_injected=dict(queue.injected + table.injected),
         triggers_refused=refused,
+        wait_seconds_median=round(statistics.median(waits), 2) if waits else None,
+        wait_seconds_max=round(waits[-1], 2) if waits else None,
     )

@@ -104,6 +104,29 @@ class FakeClock:
         self.now += seconds
 
 
+class LongPollsOnTheClock:
+    """moto's SQS client, with long polls that take their time on the fake clock.
+
+    moto waits WaitTimeSeconds in real time while the consumer's clock stands still, so a
+    consumer long-polling an empty queue would loop forever in a test. Here a receive asks moto
+    without waiting and, when nothing came, moves the fake clock by the wait, as SQS would.
+    """
+
+    def __init__(self, sqs: Any, clock: FakeClock) -> None:
+        self._sqs = sqs
+        self._clock = clock
+
+    def receive_message(self, **request: Any) -> dict[str, Any]:
+        wait = int(request.pop("WaitTimeSeconds", 0))
+        response: dict[str, Any] = self._sqs.receive_message(**request, WaitTimeSeconds=0)
+        if not response.get("Messages") and wait > 0:
+            self._clock.now += wait
+        return response
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sqs, name)
+
+
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock()

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
-from botocore.stub import Stubber
-from pipeline_support import Aws, FakeClock, room
+from botocore.awsrequest import AWSResponse
+from pipeline_support import Aws, FakeClock, LongPollsOnTheClock, room
 
 from beekeeper.core.datamodel import Token
 from beekeeper.lambdas.consumer import Assignment, AssignmentError, run_consumer
@@ -32,14 +33,16 @@ def trigger(aws: Aws, clock: FakeClock, **settings: Any) -> tuple[Any, list[dict
     return outcome, invoked
 
 
-def consume(aws: Aws, clock: FakeClock, payload: dict[str, Any], **settings: Any) -> Any:
+def consume(
+    aws: Aws, clock: FakeClock, payload: dict[str, Any], *, sqs: Any = None, **settings: Any
+) -> Any:
     return run_consumer(
         payload,
         settings=room(**settings),
         table=aws.table,
         queue_url=aws.queue_url,
         dynamodb=aws.dynamodb,
-        sqs=aws.sqs,
+        sqs=sqs or LongPollsOnTheClock(aws.sqs, clock),
         clock=clock,
         sleep=clock.sleep,
     )
@@ -103,6 +106,45 @@ def test_consumer_admits_exactly_its_quota_paced_over_the_minute(
     assert clock() - start > 40
 
 
+def test_a_lone_visitor_is_admitted_at_once_not_at_the_end_of_the_minute(
+    aws: Aws, clock: FakeClock
+) -> None:
+    aws.send(*tokens(1))
+    start = clock()
+    report = consume(aws, clock, payload(clock, 1, index=1))
+    assert report.admitted == 1
+    item = aws.item(f"v#{1:022d}")
+    assert item is not None and int(item["admitted_at"]["N"]) - start < 2
+
+
+def test_near_the_deadline_an_empty_queue_is_not_asked_again_at_once(
+    aws: Aws, clock: FakeClock
+) -> None:
+    # Less than a second left: receives can not long-poll, so the consumer pauses between
+    # them instead of calling SQS in a tight loop until the deadline.
+    queue = CountedReceives(LongPollsOnTheClock(aws.sqs, clock))
+    report = consume(aws, clock, payload(clock, 5, index=1, deadline=clock() + 0.9), sqs=queue)
+    assert report.admitted == 0
+    assert 1 <= queue.receives <= 4
+
+
+class CountedReceives:
+    """Counts receives; past 20 it refuses them, so a consumer that spins ends (and fails)."""
+
+    def __init__(self, sqs: LongPollsOnTheClock) -> None:
+        self._sqs = sqs
+        self.receives = 0
+
+    def receive_message(self, **request: Any) -> dict[str, Any]:
+        self.receives += 1
+        if self.receives > 20:
+            raise RuntimeError("the consumer is spinning on the queue")
+        return self._sqs.receive_message(**request)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sqs, name)
+
+
 def test_duplicates_neither_admit_twice_nor_use_quota(aws: Aws, clock: FakeClock) -> None:
     first = tokens(3)
     aws.send(*first, first[0], first[1])  # two duplicate deliveries
@@ -152,7 +194,8 @@ def test_an_empty_or_short_receive_does_not_end_the_minute_early(
         return real(**{**kwargs, "MaxNumberOfMessages": 1, "WaitTimeSeconds": 0})
 
     aws.sqs.receive_message = slow_queue
-    report = consume(aws, clock, payload(clock, 3, deadline=clock() + 20))
+    # This queue takes its own time on the clock: no LongPollsOnTheClock around it.
+    report = consume(aws, clock, payload(clock, 3, deadline=clock() + 20), sqs=aws.sqs)
     assert report.admitted == 3
     assert report.receives == 5  # two empty, then one visitor per short receive
 
@@ -182,14 +225,30 @@ def test_a_write_that_keeps_failing_leaves_the_visitor_in_the_queue(
     aws: Aws, clock: FakeClock
 ) -> None:
     aws.send(*tokens(1))
-    stubber = Stubber(aws.dynamodb)
-    stubber.add_response("batch_get_item", {"Responses": {aws.table: []}, "UnprocessedKeys": {}})
-    for _ in range(8):
-        stubber.add_client_error("batch_write_item", "ProvisionedThroughputExceededException")
-    with stubber:
+    refused: list[float] = []
+
+    def throttled(params: dict[str, Any], **_: Any) -> tuple[AWSResponse, dict[str, Any]]:
+        # Every BatchWriteItem is throttled (the status copies' too); everything else is moto's.
+        request = json.loads(params["body"])  # the serialised request botocore would send
+        written = [r["PutRequest"]["Item"]["pk"]["S"] for r in request["RequestItems"][aws.table]]
+        if all(pk.startswith("v#") for pk in written):
+            refused.append(clock())
+        error = {"Code": "ProvisionedThroughputExceededException", "Message": "slow down"}
+        return AWSResponse("https://dynamodb", 400, {}, None), {
+            "Error": error,
+            "ResponseMetadata": {"HTTPStatusCode": 400},
+        }
+
+    aws.dynamodb.meta.events.register("before-call.dynamodb.BatchWriteItem", throttled)
+    try:
         report = consume(aws, clock, payload(clock, 1, deadline=clock() + 2))
+    finally:
+        aws.dynamodb.meta.events.unregister("before-call.dynamodb.BatchWriteItem", throttled)
     assert report.admitted == 0
-    assert aws.queue_bodies() == tokens(1)  # handed back at once, not lost
+    assert len(refused) >= 6  # retried with backoff until the deadline came near
+    assert refused[1] - refused[0] == pytest.approx(0.05)
+    assert refused[2] - refused[1] == pytest.approx(0.1)
+    assert aws.queue_bodies() == tokens(1)  # handed back, not lost
     assert aws.item(f"v#{1:022d}") is None
 
 

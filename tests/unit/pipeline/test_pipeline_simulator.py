@@ -68,6 +68,23 @@ def test_uniform_arrivals_are_admitted_as_they_queue_up() -> None:
     assert sum(result.admitted_per_minute) + result.still_waiting == 1500
 
 
+@pytest.mark.parametrize("rate", [1, 10, 60])
+def test_a_lone_visitor_goes_in_as_the_next_minute_starts(rate: int) -> None:
+    # Joined a second before the minute: the quota of 1 falls due at the start of its share,
+    # not at the end of the minute.
+    result = simulate(rate=rate, visitors=1, arrival=Arrival.parse("burst"), minutes=2, seed=3)
+    assert result.admitted_per_minute == [1, 0]
+    assert result.wait_seconds_max is not None and result.wait_seconds_max < 3
+
+
+def test_waits_are_measured_from_joining_to_admission() -> None:
+    # A backlog of 1.5 minutes at 600/min: the first are let in at once, the last in the
+    # second minute's second half.
+    result = simulate(rate=600, visitors=901, arrival=Arrival.parse("burst"), minutes=2, seed=1)
+    assert result.wait_seconds_median is not None and result.wait_seconds_max is not None
+    assert 30 < result.wait_seconds_median < 60 < result.wait_seconds_max < 120
+
+
 @pytest.mark.parametrize("faults", ["", *FAULT_NAMES, ALL_FAULTS])
 @pytest.mark.parametrize(("rate", "consumers"), [(100_000, 17), (270_000, 45)])
 def test_high_rates_with_the_fewest_consumers(rate: int, consumers: int, faults: str) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from beekeeper.lambdas.consumer import Assignment, peak_per_second
+from beekeeper.lambdas.consumer import Assignment, admissions_due, peak_per_second, share_start
 from beekeeper.lambdas.cookies import is_plain_http_loopback, stage_root, token_from_cookies
 from beekeeper.lambdas.governor import GovernorState, Sample, decide, rate_floor
 from beekeeper.lambdas.room_state import RoomConfig
@@ -138,3 +138,15 @@ def test_an_operator_change_resets_the_governor() -> None:
     )
     assert decision == "baseline" and rate == 2000
     assert new.config_version == 4 and new.operator_rate == 2000
+
+
+@pytest.mark.parametrize("quota", [1, 2, 7, 60, 6000])
+def test_each_admission_falls_due_at_the_start_of_its_share(quota: int) -> None:
+    assert admissions_due(quota, 0.0) == 1  # the first goes in at once
+    assert admissions_due(quota, 1.0) == quota
+    for k in range(1, quota + 1):
+        # Due exactly when its share starts (the wake-up time), not a moment later...
+        assert admissions_due(quota, share_start(quota, k)) >= k
+        # ...and never more than one ahead of the even pace.
+        if k < quota:
+            assert admissions_due(quota, share_start(quota, k + 1) - 1e-6) == k

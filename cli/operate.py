@@ -5,7 +5,8 @@ from __future__ import annotations
 import click
 
 from beekeeper.cli.factory import CliFactory
-from beekeeper.cli.room_state import LiveConfig, RoomControl
+from beekeeper.cli.room_state import RoomControl
+from beekeeper.lambdas.room_state import RoomConfig
 
 
 def room_control(factory: CliFactory, name: str) -> RoomControl:
@@ -17,11 +18,10 @@ def room_control(factory: CliFactory, name: str) -> RoomControl:
         deployment.table_name,
         settings,
         clock=factory.clock,
-        sleep=factory.sleep,
     )
 
 
-def switch(factory: CliFactory, name: str, enabled: bool) -> LiveConfig:
+def switch(factory: CliFactory, name: str, enabled: bool) -> RoomConfig:
     config = room_control(factory, name).set_enabled(enabled)
     if enabled:
         click.echo(f"Room {name!r} is ON: new visitors queue at {config.rate:,} per minute.")

@@ -12,16 +12,15 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from beekeeper.cli.room_state import LiveConfig, counter_keys, totals_from
 from beekeeper.cli.rooms import Deployment
-from beekeeper.cli.table import batch_get
+from beekeeper.cli.table import batch_get, from_item
 from beekeeper.core.datamodel import (
-    CONFIG_KEY,
     GOVERNOR_KEY,
     governor_decision_key,
     minute_key,
 )
 from beekeeper.core.settings import RoomSettings
+from beekeeper.lambdas.room_state import snapshot_from_items, snapshot_keys
 
 HOUR_MINUTES = 60
 _QUEUE_ATTRIBUTES = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
@@ -79,17 +78,22 @@ def read_status(
     now = int(clock())
     this_minute = now // 60
     hour = range(this_minute - HOUR_MINUTES, this_minute + 1)  # the last hour and this minute
-    items = batch_get(
+    found = batch_get(
         dynamodb,
         deployment.table_name,
-        [CONFIG_KEY, GOVERNOR_KEY, *counter_keys(settings)]
+        [GOVERNOR_KEY, *snapshot_keys(settings)]
         + [minute_key(m) for m in hour]
         + [governor_decision_key(m) for m in hour],
         sleep,
     )
-    config = LiveConfig.from_item(items.get(CONFIG_KEY), settings)
-    arrivals, admitted = totals_from(items, settings)
-    waiting = max(arrivals - admitted, 0)
+    snapshot = snapshot_from_items(found, settings)  # read as the Lambdas read it
+    config = snapshot.config
+    arrivals, admitted, waiting = (
+        snapshot.arrivals_total,
+        snapshot.admitted_total,
+        snapshot.waiting,
+    )
+    items = {pk: from_item(item) for pk, item in found.items()}
     visible, in_flight = _queue_depth(sqs, deployment.queue_url)
     dead_letter = None
     if deployment.dead_letter_queue_url:

@@ -48,7 +48,8 @@ def get_item(dynamodb: Any, table: str, pk: str) -> dict[str, Any] | None:
 def batch_get(
     dynamodb: Any, table: str, pks: Iterable[str], sleep: Callable[[float], None]
 ) -> dict[str, dict[str, Any]]:
-    """Items by pk (missing items are absent); unprocessed keys are retried with backoff."""
+    """Items by pk, as DynamoDB returns them (missing items are absent); unprocessed keys are
+    retried with backoff, and any number of keys is read in chunks of 100."""
     wanted = list(dict.fromkeys(pks))
     found: dict[str, dict[str, Any]] = {}
     for start in range(0, len(wanted), BATCH_GET_LIMIT):
@@ -58,8 +59,7 @@ def batch_get(
         for attempt in range(_MAX_ROUNDS):
             response = dynamodb.batch_get_item(RequestItems=request)
             for item in response.get("Responses", {}).get(table, []):
-                plain = from_item(item)
-                found[plain[PARTITION_KEY]] = plain
+                found[item[PARTITION_KEY]["S"]] = item
             request = response.get("UnprocessedKeys") or {}
             if not request:
                 break

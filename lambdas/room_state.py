@@ -7,6 +7,7 @@ the table name; nothing here keeps state.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -26,6 +27,10 @@ from beekeeper.core.datamodel import (
 from beekeeper.core.settings import RoomSettings
 
 Item = Mapping[str, Mapping[str, Any]]
+
+
+class Unprocessed(RuntimeError):
+    """DynamoDB kept returning part of a batch unprocessed (the table is throttled)."""
 
 
 def number(value: float | int) -> dict[str, str]:
@@ -129,17 +134,30 @@ def batch_get(
         request = response.get("UnprocessedKeys") or {}
         if not request:
             return found
-    raise RuntimeError("DynamoDB left keys unprocessed after 5 attempts")
+    raise Unprocessed("DynamoDB left keys unprocessed after 5 attempts")
+
+
+def snapshot_keys(settings: RoomSettings) -> list[str]:
+    """The items a RoomSnapshot is read from: config, admitted counter, arrival shards."""
+    return [CONFIG_KEY, ADMITTED_COUNTER_KEY, *_shard_keys(settings)]
+
+
+def _shard_keys(settings: RoomSettings) -> list[str]:
+    return [arrival_shard_key(k) for k in range(settings.arrival_shards)]
+
+
+def snapshot_from_items(items: Mapping[str, Item], settings: RoomSettings) -> RoomSnapshot:
+    """The snapshot in `items` (pk -> item as DynamoDB returns it; missing items absent)."""
+    return RoomSnapshot(
+        config=RoomConfig.from_item(items.get(CONFIG_KEY), settings),
+        shard_counts=tuple(read_number(items.get(pk), "n") for pk in _shard_keys(settings)),
+        admitted_total=read_number(items.get(ADMITTED_COUNTER_KEY), "n"),
+    )
 
 
 def read_snapshot(dynamodb: Any, table: str, settings: RoomSettings) -> RoomSnapshot:
-    shard_keys = [arrival_shard_key(k) for k in range(settings.arrival_shards)]
-    items = batch_get(dynamodb, table, [CONFIG_KEY, ADMITTED_COUNTER_KEY, *shard_keys])
-    return RoomSnapshot(
-        config=RoomConfig.from_item(items.get(CONFIG_KEY), settings),
-        shard_counts=tuple(read_number(items.get(pk), "n") for pk in shard_keys),
-        admitted_total=read_number(items.get(ADMITTED_COUNTER_KEY), "n"),
-    )
+    items = batch_get(dynamodb, table, snapshot_keys(settings))
+    return snapshot_from_items(items, settings)
 
 
 def read_config(dynamodb: Any, table: str, settings: RoomSettings) -> RoomConfig:
@@ -241,12 +259,26 @@ def write_all(dynamodb: Any, table: str, requests: Iterable[dict[str, Any]]) -> 
         pending = response.get("UnprocessedItems") or {}
         if not pending:
             return
-    raise RuntimeError("DynamoDB left writes unprocessed after 5 attempts")
+    raise Unprocessed("DynamoDB left writes unprocessed after 5 attempts")
 
 
-def refresh_status(dynamodb: Any, table: str, settings: RoomSettings, *, now: float) -> None:
-    """Read config and counters, then publish them (the CLI calls this after on/off/rate)."""
-    publish_status(dynamodb, table, read_snapshot(dynamodb, table, settings), now=now)
+def refresh_status(
+    dynamodb: Any,
+    table: str,
+    settings: RoomSettings,
+    *,
+    now: float,
+    config: RoomConfig | None = None,
+) -> None:
+    """Publish the status copies from the counters and the config, read now.
+
+    The CLI calls it after on/off/rate with the config its write returned: an eventually
+    consistent read just after the write could still see the old one.
+    """
+    snapshot = read_snapshot(dynamodb, table, settings)
+    if config is not None:
+        snapshot = dataclasses.replace(snapshot, config=config)
+    publish_status(dynamodb, table, snapshot, now=now)
 
 
 def reset_governor(dynamodb: Any, table: str) -> None:

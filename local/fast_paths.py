@@ -38,7 +38,6 @@ import functools
 import json
 import re
 import threading
-from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -51,6 +50,8 @@ from moto.dynamodb.models import dynamodb_backends
 from moto.dynamodb.models.dynamo_type import DynamoType
 from moto.moto_api._internal import mock_random
 from moto.sqs import models as sqs_models
+
+from beekeeper.local.room_code import DynamoDbTarget
 
 # botocore service ids the room's code uses, and their host names in AWS, which moto's
 # in-process dispatch recognises.
@@ -178,7 +179,7 @@ class EmulatorDynamoDb:
     anything else goes to `moto` (the room code's boto3 target), which answers or refuses it.
     """
 
-    def __init__(self, moto: Callable[[str, str], tuple[int, str]]) -> None:
+    def __init__(self, moto: DynamoDbTarget) -> None:
         self._moto = moto
 
     def __call__(self, action: str, body: str) -> tuple[int, str]:

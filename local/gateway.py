@@ -26,7 +26,7 @@ from beekeeper.local.proxy_event import (
     request_headers,
     rest_proxy_event,
 )
-from beekeeper.local.room_code import RoomCode
+from beekeeper.local.room_code import DynamoDbTarget, RoomCode
 
 log = logging.getLogger("beekeeper.local")
 
@@ -76,7 +76,7 @@ class Gateway:
         *,
         code: RoomCode,
         settings: RoomSettings,
-        dynamodb: Callable[[str, str], tuple[int, str]],  # the integration's DynamoDB target
+        dynamodb: DynamoDbTarget,
         table_name: str,
         host: str,
         clock: Callable[[], float] = time.time,

@@ -21,6 +21,8 @@ from beekeeper.local.emulator import FAKE_CREDENTIALS, LOCAL_REGION, RoomResourc
 
 Payload = Mapping[str, Any]
 InvokeConsumer = Callable[[Payload], None]
+# Where the templates' DynamoDB requests go: (action, JSON body) -> (status code, JSON body).
+DynamoDbTarget = Callable[[str, str], tuple[int, str]]
 
 
 class IntegrationRunner(Protocol):
@@ -31,7 +33,7 @@ class IntegrationRunner(Protocol):
         route: str,
         request: Any,
         *,
-        dynamodb: Callable[[str, str], tuple[int, str]],
+        dynamodb: DynamoDbTarget,
         table_name: str,
         origin: str,
         request_time_ms: int,
@@ -53,7 +55,7 @@ class RoomCode:
     # HttpRequest(method, path, query, headers), the integration's request type.
     http_request: Callable[..., Any]
     # A boto3 DynamoDB client -> the integration's DynamoDB target (Boto3DynamoDb).
-    dynamodb_target: Callable[[Any], Callable[[str, str], tuple[int, str]]]
+    dynamodb_target: Callable[[Any], DynamoDbTarget]
     page: Callable[[RoomSettings], str]
 
 

@@ -24,11 +24,17 @@ UNKNOWN_AFTER_MINUTES = 15
 UNKNOWN_MIN_MARGIN = 1000
 
 
+def position(ordinal: int, admitted_total: int) -> int:
+    """The place in line shown: everyone before the visitor (by ordinal) not yet admitted."""
+    return max(1, ordinal - admitted_total)
+
+
 def eta_seconds(position: int, rate_per_minute: int) -> int:
-    """ceil(position * 60 / rate); 0 when no rate is known."""
+    """ceil((position - 1) * 60 / rate): the front of the line goes in at once; 0 when no rate
+    is known."""
     if rate_per_minute <= 0:
         return 0
-    return (position * 60 + rate_per_minute - 1) // rate_per_minute
+    return ((position - 1) * 60 + rate_per_minute - 1) // rate_per_minute
 
 
 def poll_after_seconds(eta: int, rate_per_minute: int) -> int:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 import math
 import time
+from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -53,9 +54,11 @@ MIN_SLEEP_SECONDS = 1e-6
 CONFIG_REFRESH_SECONDS = 5.0
 # Tries of one batch's write before its unwritten visitors go back to the queue.
 QUICK_WRITE_ATTEMPTS = 2
-# Once this many batches in a row were throttled, each batch first waits BACKOFF_FIRST_SECONDS,
-# doubling per batch (a table that stays throttled is given time; a lone throttle is not).
-THROTTLED_BATCHES_BEFORE_BACKOFF = 3
+# Once most of a lane's recent batches were throttled (THROTTLED_OF_RECENT of the last
+# RECENT_BATCHES), each batch first waits BACKOFF_FIRST_SECONDS, doubling per batch: a table
+# that stays throttled is given time; the odd refusal is not.
+RECENT_BATCHES = 10
+THROTTLED_OF_RECENT = 8
 BACKOFF_FIRST_SECONDS = 0.05
 BACKOFF_MAX_SECONDS = 1.0
 # Unexpected failures in a row retried at once; after that the lane pauses, longer each time.
@@ -154,8 +157,11 @@ class Consumer:
     seen: set[str] = field(default_factory=set)
     # The admitted counter after this consumer's last increment (feeds the status copies).
     admitted_total: int | None = None
-    # Consecutive batches whose write the table throttled.
-    throttle_streak: int = 0
+    # Whether each of the lane's recent batches was throttled, and the backoffs in a row.
+    recent_throttles: deque[bool] = field(default_factory=lambda: deque(maxlen=RECENT_BATCHES))
+    backoffs: int = 0
+    # Visitors received but not yet written because the table throttled: written first next.
+    carry: dict[str, tuple[Token, list[str]]] = field(default_factory=dict)
 
     def run(self, assignment: Assignment) -> ConsumerReport:
         deadline = assignment.deadline
@@ -213,6 +219,9 @@ class Consumer:
             if admitted:
                 publisher.admitted(now, self.admitted_total)
             rhythm.received(ask, received, now, pacer)
+        # Whoever the table refused until the end goes back to the queue for the next minute.
+        self._release([h for _, handles in self.carry.values() for h in handles])
+        self.carry.clear()
         publisher.final(self.clock(), self.admitted_total)
         self.report.forfeited = pacer.forfeited
         log.info(
@@ -243,24 +252,24 @@ class Consumer:
     def _admit_batch(
         self, wanted: int, wait: int, assignment: Assignment, deadline: float
     ) -> tuple[int, int]:
-        """Receive up to `wanted` visitors and admit the new ones: (received, admitted)."""
-        response = self.sqs.receive_message(
-            QueueUrl=self.queue_url,
-            MaxNumberOfMessages=wanted,
-            WaitTimeSeconds=wait,
-        )
-        self.report.receives += 1
-        messages = response.get("Messages") or []
-        if not messages:
-            return 0, 0
+        """Admit up to `wanted` visitors: those carried over first, then newly received ones.
+
+        Returns (visitors handled, admitted): handled counts the carried ones too, so a lane
+        busy with a throttled table is not taken for one facing an empty queue.
+        """
+        carried = list(self.carry.values())[:wanted]
+        room = wanted - len(carried)
+        messages = self._receive(room, wait) if room > 0 else []
         now = self.clock()
-        if now >= deadline:
+        if messages and now >= deadline:
             # The span is over: these visitors are the next minute's. Hidden until its span
             # starts, so that this minute's other consumers, whose last long polls are also
             # running out, do not pass them around (every receive counts towards the
             # dead-letter queue).
             next_start, _ = minute_span(assignment.minute + 1, assignment.minute_seconds)
             self._release([m["ReceiptHandle"] for m in messages], hide=next_start - now)
+            return 0, 0
+        if not messages and not carried:
             return 0, 0
         fresh: dict[str, tuple[Token, list[str]]] = {}  # id -> token, receipt handles
         done: list[str] = []  # receipt handles safe to delete (already admitted)
@@ -276,8 +285,8 @@ class Consumer:
                 continue
             if token.id in self.seen:
                 done.append(handle)
-            elif token.id in fresh:
-                fresh[token.id][1].append(handle)  # two copies in one receive
+            elif token.id in fresh or token.id in self.carry:
+                (fresh.get(token.id) or self.carry[token.id])[1].append(handle)  # another copy
                 self.report.duplicates += 1
             else:
                 fresh[token.id] = (token, [handle])
@@ -290,7 +299,10 @@ class Consumer:
                     _, handles = fresh.pop(pk.removeprefix("v#"))
                     done += handles
             duplicates = len(done)
-            written = self._write(list(fresh.values()), deadline) if fresh else []
+            # Carried visitors came first: they are written first.
+            batch = {token.id: (token, handles) for token, handles in carried}
+            batch.update(fresh)
+            written, throttled = self._write(list(batch.values()), deadline)
         except BaseException:
             self._release([h for _, handles in fresh.values() for h in handles])
             raise
@@ -299,15 +311,34 @@ class Consumer:
         self.report.duplicates += duplicates
         self.seen.update(written)
         for token_id in written:
-            done += fresh.pop(token_id)[1]
-        self._release([h for _, handles in fresh.values() for h in handles])
+            self.carry.pop(token_id, None)
+            done += batch.pop(token_id)[1]
+        if throttled:
+            # Kept in flight and written with the next batch: handing them back would count a
+            # receive towards the dead-letter queue each time the table refuses.
+            self.carry.update(batch)
+        else:
+            for token_id in batch:
+                self.carry.pop(token_id, None)
+            self._release([h for _, handles in batch.values() for h in handles])
         if written:
             self._count(len(written), assignment.minute)
         self._delete(done)
-        return len(messages), len(written)
+        return len(messages) + len(carried), len(written)
 
-    def _write(self, tokens: list[tuple[Token, list[str]]], deadline: float) -> list[str]:
-        """Put the admitted items; returns the ids whose write succeeded."""
+    def _receive(self, wanted: int, wait: int) -> list[dict[str, Any]]:
+        response = self.sqs.receive_message(
+            QueueUrl=self.queue_url,
+            MaxNumberOfMessages=wanted,
+            WaitTimeSeconds=wait,
+        )
+        self.report.receives += 1
+        return list(response.get("Messages") or [])
+
+    def _write(
+        self, tokens: list[tuple[Token, list[str]]], deadline: float
+    ) -> tuple[list[str], bool]:
+        """Put the admitted items: (ids written, whether the table throttled the rest)."""
         admitted_at = int(self.clock())
         expires_at = admitted_at + self.settings.admission_validity_seconds
         # Shared attribute values: built once per batch, not once per visitor.
@@ -329,39 +360,40 @@ class Consumer:
             for token, _ in tokens
         }
         pending = list(items.values())
-        if self.throttle_streak >= THROTTLED_BATCHES_BEFORE_BACKOFF:
-            # The table refused the last batches too: give it time before asking again.
-            delay = BACKOFF_FIRST_SECONDS * 2 ** (
-                self.throttle_streak - THROTTLED_BATCHES_BEFORE_BACKOFF
-            )
+        if sum(self.recent_throttles) >= THROTTLED_OF_RECENT:
+            # The table keeps refusing: give it time before asking again.
+            delay = BACKOFF_FIRST_SECONDS * 2**self.backoffs
+            self.backoffs += 1
             self.sleep(min(BACKOFF_MAX_SECONDS, delay, max(0.0, deadline - self.clock())))
         throttled = False
         for attempt in range(QUICK_WRITE_ATTEMPTS):
             try:
                 response = self.dynamodb.batch_write_item(RequestItems={self.table: pending})
                 pending = (response.get("UnprocessedItems") or {}).get(self.table, [])
-                throttled = throttled or bool(pending)
+                throttled = bool(pending)
             except ClientError as error:
                 if error.response.get("Error", {}).get("Code") not in RETRYABLE_CODES:
                     log.exception("write refused; its visitors go back to the queue")
+                    throttled = False
                     break
                 throttled = True
                 log.warning("write throttled (attempt %s): %s", attempt + 1, error)
             except Exception:
                 # Whatever an earlier attempt wrote stays written and is counted below.
                 log.exception("write failed; its visitors go back to the queue")
+                throttled = False
                 break
             if not pending:
                 break
-        # A lone throttle is retried at once and is usually over; one that persists hands its
-        # visitors back to the queue (they come back at once) and slows the next batches.
-        self.throttle_streak = self.throttle_streak + 1 if throttled and pending else 0
+        # A lone throttle is retried at once and is usually over; one that persists keeps its
+        # visitors for the next batch and, once most batches are refused, slows the lane down.
+        self.recent_throttles.append(throttled)
+        if not throttled:
+            self.backoffs = 0
         left = {request["PutRequest"]["Item"][PARTITION_KEY]["S"] for request in pending}
         if left:
-            log.warning(
-                "%s writes still unprocessed: their visitors go back to the queue", len(left)
-            )
-        return [pk.removeprefix("v#") for pk in items if pk not in left]
+            log.warning("%s writes still unprocessed", len(left))
+        return [pk.removeprefix("v#") for pk in items if pk not in left], throttled and bool(left)
 
     def _count(self, count: int, minute: int) -> None:
         """The counters behind positions and per-minute reports (bookkeeping only).

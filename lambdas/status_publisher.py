@@ -16,11 +16,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from beekeeper.core.settings import RoomSettings
-from beekeeper.lambdas.room_state import publish_status, read_snapshot
+from beekeeper.lambdas.room_state import RoomSnapshot, publish_status, read_snapshot
 
 log = logging.getLogger("beekeeper.status")
 
 STATUS_EVERY_SECONDS = 5.0
+# The timer's copy is written only when something in it changed, or after this long anyway.
+UNCHANGED_REWRITE_SECONDS = 60.0
 # Publishes after admissions allowed per STATUS_EVERY_SECONDS: a quiet room's admissions are
 # each published at once; a busy room falls back to the periodic copy (ten writes a publish).
 QUIET_BUDGET = 5
@@ -32,12 +34,14 @@ class StatusPublisher:
     table: str
     settings: RoomSettings
     periodic: bool  # the one consumer of a minute that also publishes on a timer
-    last: float = -math.inf
+    last: float = -math.inf  # when the status was last looked at
+    written: float = -math.inf  # and last written
+    _published: RoomSnapshot | None = None
     _recent: deque[float] = field(default_factory=deque)
 
     def tick(self, now: float) -> None:
         if self.periodic and now - self.last >= STATUS_EVERY_SECONDS:
-            self.publish(now)
+            self.publish(now, only_changes=True)
 
     def admitted(self, now: float, admitted_total: int | None) -> None:
         """Someone was just admitted: publish now if the room is quiet enough to afford it."""
@@ -51,13 +55,22 @@ class StatusPublisher:
         if self.periodic:
             self.publish(now, admitted_total)
 
-    def publish(self, now: float, admitted_total: int | None = None) -> None:
+    def publish(
+        self, now: float, admitted_total: int | None = None, *, only_changes: bool = False
+    ) -> None:
         self.last = now
         try:
             # Consistent: the admitted counter must include the admission just written.
             snapshot = read_snapshot(self.dynamodb, self.table, self.settings, consistent=True)
             if admitted_total is not None and admitted_total > snapshot.admitted_total:
                 snapshot = snapshot.with_admitted_total(admitted_total)
+            if (
+                only_changes
+                and snapshot == self._published
+                and now - self.written < UNCHANGED_REWRITE_SECONDS
+            ):
+                return  # the ten copies already say this
             publish_status(self.dynamodb, self.table, snapshot, now=now)
+            self._published, self.written = snapshot, now
         except Exception:
             log.exception("could not publish the status")

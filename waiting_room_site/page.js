@@ -84,7 +84,11 @@ export function formatPosition(position, strings, lang) {
  * 5 hours; whole hours beyond.
  */
 export function roundWait(seconds) {
-  const s = Math.max(0, Number(seconds) || 0);
+  const n = Number(seconds);
+  if (!Number.isFinite(n)) return { kind: "lessThanMinute" };
+  const s = Math.max(0, n);
+  // Nobody ahead and room to spare: the visitor goes straight through.
+  if (s < 1) return { kind: "now" };
   if (s < 60) return { kind: "lessThanMinute" };
   const minutes = s / 60;
   if (minutes < 9.5) return { kind: "minutes", minutes: Math.max(1, Math.round(minutes)) };
@@ -99,6 +103,7 @@ export function roundWait(seconds) {
 
 export function formatWait(seconds, strings, lang) {
   const rounded = roundWait(seconds);
+  if (rounded.kind === "now") return strings.waitNow;
   if (rounded.kind === "lessThanMinute") return strings.waitLessThanMinute;
   if (rounded.kind === "minutes") return plural(strings.waitMinutes, rounded.minutes, lang);
   if (rounded.minutes === 0) return plural(strings.waitHours, rounded.hours, lang);

@@ -216,21 +216,20 @@ NOW_S = NOW_MS // 1000
 @pytest.mark.parametrize(
     ("ordinal", "admitted", "arrivals", "position"),
     [
-        (6, 0, 1, 1),  # alone in line, though the shard interleaving says 6
-        (6, 0, 4, 4),
-        (6, 0, 9, 6),  # the ordinal is within the line: kept
-        (1234, 1000, 1100, 100),  # arrived after the count: the back of the counted line
-        (1234, 1000, 1000, 234),  # nobody counted as waiting: the count is stale, keep it
+        (6, 0, 1, 6),  # joined after the status was published: five are ahead
+        (6, 0, 9, 6),
+        (1234, 1000, 1100, 234),
         (900, 1000, 5000, 1),  # passed, not yet admitted: next
     ],
 )
-def test_position_is_never_behind_the_end_of_the_line(
+def test_position_counts_everyone_ahead_not_yet_admitted(
     ordinal: int, admitted: int, arrivals: int, position: int
 ) -> None:
     token = f"{TOKEN_ID}.{ordinal}"
     copy = str(ordinal % 10)
     items = [status_item(copy, admitted_total=admitted, arrivals_total=arrivals)]
     assert polling_answer(items, token=token)["position"] == position
+    assert polling.position(ordinal, admitted) == position
 
 
 @pytest.mark.parametrize(
@@ -269,8 +268,8 @@ def test_waiting_answer_has_the_contracts_fields_and_types() -> None:
         "allow": False,
         "state": "waiting",
         "position": 234,
-        "eta_seconds": 234,
-        "poll_after": 117,
+        "eta_seconds": 233,
+        "poll_after": 116,
         "rate": 60,
         "slowed": True,
         "updated_at": 1_763_779_990,
@@ -293,12 +292,11 @@ def test_waiting_numbers_follow_the_python_rule(
     ordinal: int, admitted_total: int, rate: int
 ) -> None:
     token = f"{TOKEN_ID}.{ordinal}"
-    # A line long enough to hold the ordinal (the cap at the line's end has its own test).
     item = status_item(
         str(ordinal % 10), admitted_total=admitted_total, rate=rate, arrivals_total=ordinal + 1
     )
     answer = polling_answer([item], token)
-    position = max(1, ordinal - admitted_total)
+    position = polling.position(ordinal, admitted_total)
     eta = polling.eta_seconds(position, rate)
     assert answer["position"] == position
     assert answer["eta_seconds"] == eta
@@ -425,3 +423,12 @@ def test_request_time_may_come_as_a_number_or_as_text() -> None:
     for now in (NOW_MS, str(NOW_MS)):
         data = RenderInput(body=body, headers=cookie(TOKEN), context={"requestTimeEpoch": now})
         assert json.loads(render(template(ROUTES["client"][1]), data)) == {"allow": True}
+
+
+def test_the_front_of_the_line_is_told_it_goes_in_at_once() -> None:
+    # The visitor's own ordinal is 1234: with 1233 admitted nobody is ahead of them.
+    answer = polling_answer([status_item(admitted_total=1233, rate=10)])
+    assert answer["position"] == 1 and answer["eta_seconds"] == 0
+    assert answer["poll_after"] == polling.POLL_AFTER_MIN_SECONDS
+    behind = polling_answer([status_item(admitted_total=1232, rate=10)])
+    assert behind["position"] == 2 and behind["eta_seconds"] == 6

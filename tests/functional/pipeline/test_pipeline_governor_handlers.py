@@ -122,8 +122,8 @@ def test_handlers_run_from_the_environment(lambda_environment: Aws) -> None:
         result = trigger.handler({"source": "aws.events"}, None)
     finally:
         runtime.client = real_client  # type: ignore[assignment]
-    assert result["claimed"] and result["quotas"] == [1]
-    assert invoked[0]["quota"] == 1
+    assert result["claimed"] and result["consumers"] == 1
+    assert invoked[0]["consumers"] == 1 and invoked[0]["index"] == 0
 
     consumer = importlib.import_module("beekeeper.lambdas.consumer")
     assert consumer.handler({"minute": 1}, None)["admitted"] == 0  # refused, logged
@@ -156,6 +156,7 @@ def test_producer_handler_talks_to_an_emulator_through_aws_endpoint_url() -> Non
             **room(origin="http://127.0.0.1:9000/").to_lambda_environment(),
             "TABLE_NAME": "local-room",
             "QUEUE_URL": queue_url,
+            "CONSUMER_FUNCTION_NAME": "local-room-consumer",
             "AWS_ENDPOINT_URL": endpoint,
         }
         saved = {k: os.environ.get(k) for k in values}

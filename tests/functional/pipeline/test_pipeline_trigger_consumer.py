@@ -336,33 +336,45 @@ def test_a_table_that_stays_throttled_gets_time_and_loses_nobody(
     aws: Aws, clock: FakeClock
 ) -> None:
     aws.send(*tokens(1))
-    refused: list[float] = []
+    events: list[str] = []
 
     def throttled(params: dict[str, Any], **_: Any) -> tuple[AWSResponse, dict[str, Any]]:
         # Every BatchWriteItem is throttled (the status copies' too); everything else is moto's.
         request = json.loads(params["body"])  # the serialised request botocore would send
         written = [r["PutRequest"]["Item"]["pk"]["S"] for r in request["RequestItems"][aws.table]]
         if all(pk.startswith("v#") for pk in written):
-            refused.append(clock())
+            events.append("write")
         error = {"Code": "ProvisionedThroughputExceededException", "Message": "slow down"}
         return AWSResponse("https://dynamodb", 400, {}, None), {
             "Error": error,
             "ResponseMetadata": {"HTTPStatusCode": 400},
         }
 
+    sleep = clock.sleep
+
+    def recorded_sleep(seconds: float) -> None:
+        events.append(f"sleep {seconds:g}")
+        sleep(seconds)
+
+    clock.sleep = recorded_sleep  # type: ignore[method-assign]
     aws.dynamodb.meta.events.register("before-call.dynamodb.BatchWriteItem", throttled)
     try:
-        report = consume(aws, clock, payload(clock, 60, deadline=clock() + 10))
+        report = consume(aws, clock, payload(clock, 6000, deadline=clock() + 10), rate=6000)
     finally:
         aws.dynamodb.meta.events.unregister("before-call.dynamodb.BatchWriteItem", throttled)
     assert report.admitted == 0
-    # Two tries a batch at once, the visitor handed back between batches; once three batches
-    # in a row were throttled, each batch first waits, twice as long each time.
-    assert len(refused) >= 10
-    assert refused[1] == refused[0]
-    backoffs = [s for s in clock.slept if s in (0.05, 0.1, 0.2, 0.4)]
-    assert backoffs[:3] == [0.05, 0.1, 0.2]
-    assert aws.queue_bodies() == tokens(1)  # handed back, not lost
+    # Two tries a batch at once; the visitor stays in flight and is written with the next
+    # batch; once eight of the last ten batches were refused, each waits first, doubling.
+    backoffs = [e for e in events if e in ("sleep 0.05", "sleep 0.1", "sleep 0.2", "sleep 0.4")]
+    assert backoffs[:3] == ["sleep 0.05", "sleep 0.1", "sleep 0.2"]
+    assert events[: events.index("sleep 0.05")].count("write") >= 2 * 8
+    # Handed back only at the end of the span: received once, not once per refusal (every
+    # receive counts towards the dead-letter queue).
+    again = aws.sqs.receive_message(
+        QueueUrl=aws.queue_url, AttributeNames=["ApproximateReceiveCount"], VisibilityTimeout=0
+    )["Messages"]
+    assert [m["Body"] for m in again] == tokens(1)
+    assert again[0]["Attributes"]["ApproximateReceiveCount"] == "2"  # the consumer's and ours
     assert aws.item(f"v#{1:022d}") is None
 
 

@@ -30,18 +30,10 @@ import statistics
 import time
 from dataclasses import dataclass
 
-from beekeeper.lambdas.governor import (
-    BASELINE_CHECKS,
-    HALVE,
-    MEDIAN_SE_FACTOR,
-    SAMPLES,
-    Baseline,
-    GovernorState,
-    decide,
-    errors_to_degrade,
-    raised,
-)
+from beekeeper.lambdas.governor import BASELINE_CHECKS, HALVE, SAMPLES, decide, raised
+from beekeeper.lambdas.governor_records import GovernorState
 from beekeeper.lambdas.governor_sampling import Sample
+from beekeeper.lambdas.governor_stats import MEDIAN_SE_FACTOR, Baseline, errors_to_degrade
 from beekeeper.lambdas.room_state import RoomConfig
 
 OPERATOR_RATE = 1000

@@ -16,7 +16,8 @@ from beekeeper.cli.rooms import Deployment
 from beekeeper.cli.table import batch_get, from_item
 from beekeeper.core.datamodel import GOVERNOR_KEY, GOVERNOR_LOG_KEY, minute_key
 from beekeeper.core.settings import RoomSettings
-from beekeeper.lambdas.governor import BASELINE_PENDING, Decision, GovernorState, recent_decisions
+from beekeeper.lambdas.governor import BASELINE_PENDING
+from beekeeper.lambdas.governor_records import Decision, GovernorState, recent_decisions
 from beekeeper.lambdas.room_state import snapshot_from_items, snapshot_keys
 
 HOUR_MINUTES = 60

@@ -21,8 +21,9 @@ import pytest
 from localroom.process import BEEKEEPER, LocalProcess, start_local, wait_until
 
 from beekeeper.core.datamodel import GOVERNOR_LOG_KEY
-from beekeeper.lambdas.governor import BASELINE, BASELINE_CHECKS, HALVE, HOLD, Decision
-from beekeeper.lambdas.governor import recent_decisions as decisions_in
+from beekeeper.lambdas.governor import BASELINE, BASELINE_CHECKS, HALVE, HOLD
+from beekeeper.lambdas.governor_records import Decision
+from beekeeper.lambdas.governor_records import recent_decisions as decisions_in
 
 pytestmark = pytest.mark.slow
 

@@ -18,7 +18,8 @@ from cli_testkit import (
     write_room,
 )
 
-from beekeeper.lambdas.governor import Baseline, Decision, GovernorState, log_item
+from beekeeper.lambdas.governor_records import Decision, GovernorState, log_item
+from beekeeper.lambdas.governor_stats import Baseline
 
 MINUTE = int(NOW) // 60
 

@@ -4,6 +4,7 @@ against loopback servers (what counts as failed, and why)."""
 from __future__ import annotations
 
 import itertools
+import logging
 import math
 import socket
 import threading
@@ -19,14 +20,17 @@ from pipeline_support import Aws, FakeClock, room
 from beekeeper.lambdas.governor import (
     BASELINE,
     BASELINE_CHECKS,
+    BASELINE_PENDING,
     HALVE,
-    RECENT_DECISIONS,
     SAMPLES,
     SUPERSEDED,
+    run_governor,
+)
+from beekeeper.lambdas.governor_records import (
+    RECENT_DECISIONS,
     Decision,
     GovernorState,
     recent_decisions,
-    run_governor,
 )
 from beekeeper.lambdas.governor_sampling import REDIRECT_FAILURE, TIMEOUT, Sample, fetch_once
 from beekeeper.lambdas.room_state import read_config, reset_governor, write_config
@@ -103,6 +107,25 @@ def test_the_log_keeps_the_last_ten_decisions_across_an_operator_reset(
     assert decision.reason == f"taking a baseline: 1 of {BASELINE_CHECKS} healthy checks"
     history = logged(aws)
     assert len(history) == RECENT_DECISIONS and history[-1] == decision
+
+
+def test_a_url_that_never_answers_2xx_is_one_clear_log_line(
+    aws: Aws, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    def redirect_loop(url: str, timeout: float) -> Sample:
+        return Sample(False, 4.0, f"HTTP 302: {REDIRECT_FAILURE}")
+
+    with caplog.at_level(logging.INFO, logger="beekeeper.governor"):
+        decision = run(aws, clock, redirect_loop)
+    assert decision.decision == BASELINE_PENDING and decision.rate_after == 1000
+    (record,) = caplog.records
+    assert record.levelno == logging.WARNING
+    assert record.getMessage() == (
+        "governor of https://shop.example.com/sale: baseline-pending, rate 1,000: no baseline "
+        f"can be taken: all 60 samples failed (HTTP 302: {REDIRECT_FAILURE} x60); point "
+        "health_check_url (or the origin) at a page that answers 2xx, redirects followed "
+        "(errors 60/60)"
+    )
 
 
 class OperatorActsFirst:

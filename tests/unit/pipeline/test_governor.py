@@ -19,22 +19,26 @@ from beekeeper.lambdas.governor import (
     HOLD,
     PASS,
     RAISE,
-    RECENT_DECISIONS,
     SAMPLE_TIMEOUT_SECONDS,
     SAMPLES,
-    Baseline,
-    CheckStats,
+    decide,
+    rate_floor,
+)
+from beekeeper.lambdas.governor_records import (
+    RECENT_DECISIONS,
     Decision,
     GovernorState,
-    decide,
-    errors_to_degrade,
     log_item,
-    log_spread,
-    percentile,
-    rate_floor,
     recent_decisions,
 )
 from beekeeper.lambdas.governor_sampling import TIMEOUT, Sample, sample
+from beekeeper.lambdas.governor_stats import (
+    Baseline,
+    CheckStats,
+    errors_to_degrade,
+    log_spread,
+    percentile,
+)
 from beekeeper.lambdas.room_state import RoomConfig
 
 

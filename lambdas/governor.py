@@ -263,4 +263,11 @@ def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
         clock=time.time,
         sleep=time.sleep,
     )
-    return {"decision": decision.decision, "median_ms": decision.median_ms}
+    # What the room's metrics take from a check.
+    return {
+        "decision": decision.decision,
+        "median_ms": decision.median_ms,
+        "p90_ms": decision.p90_ms,
+        "errors": decision.errors,
+        "rate": decision.rate_after,
+    }

@@ -119,6 +119,9 @@ class SimulationResult:
     positions_checked: int = 0
     position_errors: int = 0
     position_error_max: int = 0
+    # From admission to the polling page noticing it, over the pages that polled meanwhile.
+    noticed_seconds_p50: float | None = None
+    noticed_seconds_p90: float | None = None
     consumers_woken: int = 0  # consumers started by a visitor joining a minute without one
     # The marketing link's calls per new visitor, and the trigger's and consumers' calls per
     # visitor admitted.
@@ -222,7 +225,7 @@ def simulate(
     def on_admission(when: float, token_id: str) -> None:
         index = index_of[token_id]
         admitted_at[index] = when
-        probe.admitted(index)
+        probe.admitted(index, when)
 
     table.on_admission = on_admission
 
@@ -376,6 +379,8 @@ def simulate(
         positions_checked=probe.polls,
         position_errors=probe.errors,
         position_error_max=probe.largest_error,
+        noticed_seconds_p50=_round(measure.percentile(sorted(probe.noticed_after), 0.5)),
+        noticed_seconds_p90=_round(measure.percentile(sorted(probe.noticed_after), 0.9)),
         consumers_woken=woken[0],
         calls_per_new_visitor=(
             round(calls_by_role["producer"] / joined_total, 3) if joined_total else None

@@ -50,8 +50,10 @@ class PositionProbe:
     polls: int = 0
     errors: int = 0
     largest_error: int = 0
+    # Seconds from each polling visitor's admission to their page noticing it.
+    noticed_after: list[float] = field(default_factory=list)
     _waiting: WaitingCount = field(init=False)
-    _admitted: set[int] = field(init=False, default_factory=set)
+    _admitted: dict[int, float] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         self._waiting = WaitingCount(self.visitors)
@@ -62,13 +64,14 @@ class PositionProbe:
             first_poll = self.scheduler.now + PAGE_LOAD_SECONDS
             self.scheduler.at(first_poll, lambda: self._poll(index, token))
 
-    def admitted(self, index: int) -> None:
+    def admitted(self, index: int, when: float) -> None:
         if index not in self._admitted:
-            self._admitted.add(index)
+            self._admitted[index] = when
             self._waiting.add(index, -1)
 
     def _poll(self, index: int, token: Token) -> None:
-        if index in self._admitted or visitor_key(token.id) in self.table.items:
+        if index in self._admitted:
+            self.noticed_after.append(self.scheduler.now - self._admitted[index])
             return
         status = self.table.items.get(status_key(status_copy_for(token.ordinal)))
         admitted_total = read_number(status, "admitted_total")

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 POLL_AFTER_MIN_SECONDS = 2
 POLL_AFTER_MAX_SECONDS = 300
-# No rate to estimate from (no status item yet): ask again soon, the first status is a minute away.
-POLL_AFTER_WITHOUT_RATE_SECONDS = 30
+# No rate to estimate from (no status item yet, a room deployed less than a minute ago): ask
+# again soon, since a visitor may be let in within seconds.
+POLL_AFTER_WITHOUT_RATE_SECONDS = 5
 # The room is off: the page sends the visitor to the marketing link and stops polling.
 POLL_AFTER_ROOM_OFF_SECONDS = 60
 # A token with no admission item whose place was passed more than this many minutes of

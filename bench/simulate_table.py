@@ -158,6 +158,10 @@ def producer_calls(visitors: int = 200) -> None:
             for client in (dynamodb, sqs):
                 client.meta.events.register("before-call.*.*", count)
             now = [1_800_000_000.0]
+
+            def clock(now: list[float] = now) -> float:
+                return now[0]
+
             producer = Producer(
                 settings=RoomSettings(
                     name="bench",
@@ -170,7 +174,7 @@ def producer_calls(visitors: int = 200) -> None:
                 queue_url=url,
                 dynamodb=dynamodb,
                 sqs=sqs,
-                clock=lambda: now[0],
+                clock=clock,
                 rng=random.Random(1),
             )
             for _ in range(visitors):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from beekeeper.core.datamodel import Token, status_copy_for, status_key, visitor_key
+from beekeeper.core.datamodel import Token, status_copy_for, status_key
 from beekeeper.lambdas.room_state import read_number
 from beekeeper.simulator.clock import Scheduler
 from beekeeper.simulator.fake_dynamodb import FakeTable

@@ -145,7 +145,7 @@ def test_waiting_visitor_reads_its_status_copy(dynamodb: Any) -> None:
         "state": "waiting",
         "position": 600,
         "eta_seconds": 60,
-        "poll_after": polling.POLL_AFTER_WITHOUT_RATE_SECONDS,
+        "poll_after": 30,
         "rate": 600,
         "slowed": False,
         "updated_at": NOW_S - 2,

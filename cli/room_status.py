@@ -19,6 +19,7 @@ from beekeeper.core.datamodel import (
     governor_decision_key,
     minute_key,
 )
+from beekeeper.core.polling import eta_seconds
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas.room_state import snapshot_from_items, snapshot_keys
 
@@ -136,7 +137,7 @@ def read_status(
         last_minute=last,
         last_minute_arrivals=last_arrivals,
         last_minute_admitted=minute_value(last, "admitted") or 0,
-        estimated_wait_seconds=math.ceil(waiting * 60 / config.rate) if config.enabled else None,
+        estimated_wait_seconds=eta_seconds(waiting, config.rate) if config.enabled else None,
         chart_first_minute=chart_minutes.start,
         admitted_per_minute=[minute_value(m, "admitted") or 0 for m in chart_minutes],
     )

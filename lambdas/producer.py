@@ -23,6 +23,7 @@ from beekeeper.core.datamodel import (
     Token,
     arrival_shard_key,
 )
+from beekeeper.core.polling import eta_seconds as expected_wait_seconds
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas import runtime
 from beekeeper.lambdas.cookies import (
@@ -33,7 +34,6 @@ from beekeeper.lambdas.cookies import (
 )
 from beekeeper.lambdas.room_state import (
     RoomSnapshot,
-    expected_wait_seconds,
     key,
     read_snapshot,
 )

@@ -10,10 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from beekeeper.core import polling
 from beekeeper.core.datamodel import COOKIE_NAME, TOKEN_PATTERN
 from beekeeper.core.paths import VTL_DIR
-from beekeeper.vtl import NO_VISITOR_KEY, ROUTES, load_template, polling, template_values
-from beekeeper.vtl.renderer import RenderInput, render
+from beekeeper.local.velocity.renderer import RenderInput, render
+from beekeeper.vtl import NO_VISITOR_KEY, ROUTES, load_template, template_values
 
 ORIGIN = "https://shop.example/sale"
 TABLE = "beekeeper-test"

@@ -22,7 +22,7 @@ from cli_testkit import (
 )
 
 from beekeeper.cli.errors import AwsError
-from beekeeper.cli.room_state import RoomControl
+from beekeeper.cli.room_control import RoomControl
 from beekeeper.core.datamodel import STATUS_COPIES
 
 

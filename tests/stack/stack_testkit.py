@@ -26,7 +26,8 @@ FULL_ROOM = RoomSettings(
     name="test-room",
     display_name="Test sale",
     region="eu-west-1",
-    origin="https://Shop.Example.com:8443/sale?from=room",
+    # An internationalised host: every CORS header must name its ASCII form, as browsers send it.
+    origin="https://Bücher.Example.com:8443/sale?from=room",
     rate=30_000,
     dynamic_rate_throttling=True,
     consumer_capacity=6_000,

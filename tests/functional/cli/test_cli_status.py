@@ -6,6 +6,8 @@ import json
 
 from cli_testkit import NOW, REGION, DeployedRoom, Invoke, WatchSleep, aws_client, put_item
 
+from beekeeper.core.polling import eta_seconds
+
 MINUTE = int(NOW) // 60
 
 
@@ -72,6 +74,8 @@ def test_json_report_has_every_figure(invoke: Invoke, deployed_room: DeployedRoo
         "estimated_wait_seconds": 120,  # 600 waiting at 300 per minute
         "chart_first_minute": MINUTE - 60,
     }
+    # The one wait formula, shared with the template and the producer (core/polling.py).
+    assert report["estimated_wait_seconds"] == eta_seconds(600, 300)
 
 
 def test_text_report_reads_like_a_dashboard(invoke: Invoke, deployed_room: DeployedRoom) -> None:

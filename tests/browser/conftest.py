@@ -12,7 +12,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from chromium_launch import CHROMIUM, CHROMIUM_ARGS
+
+from tests.support.chromium import CHROMIUM, CHROMIUM_ARGS
 
 # Noon UTC, so the page's clock times can be asserted exactly (en-GB: a 24-hour clock).
 START = datetime(2026, 9, 21, 12, 0, 0, tzinfo=UTC)

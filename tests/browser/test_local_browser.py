@@ -16,8 +16,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from chromium_launch import CHROMIUM, CHROMIUM_ARGS
-from localroom.process import LocalProcess, start_local
+
+from tests.support.chromium import CHROMIUM, CHROMIUM_ARGS
+from tests.support.localroom.process import LocalProcess, start_local
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

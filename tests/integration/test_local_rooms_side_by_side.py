@@ -12,11 +12,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from localroom.http import cookie_value, get
 
 from beekeeper.core.datamodel import COOKIE_NAME
 from beekeeper.core.settings import ENVIRONMENT_VARIABLE
 from beekeeper.local.room import LocalOptions, LocalRoom
+from tests.support.localroom.http import cookie_value, get
 
 pytestmark = pytest.mark.slow
 

@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 from aws_cdk.assertions import Match
-from stack_testkit import Synthesized, flatten
 
 from beekeeper import vtl
 from beekeeper.core.headers import PAGE_HEADERS, browser_origin
 from beekeeper.stacks import capacity
 from beekeeper.vtl.integration import integration_settings
 from beekeeper.waiting_room_site import render_page
+from tests.support.stack_testkit import Synthesized, flatten
 
 # FULL_ROOM's origin, as a browser sends it in the Origin header.
 SHOP_ORIGIN = "https://xn--bcher-kva.example.com:8443"

@@ -6,10 +6,9 @@ tests/integration/test_local_room_wiring.py.
 
 from __future__ import annotations
 
-from stack_testkit import Synthesized
-
 from beekeeper.core import names
 from beekeeper.core.settings import ENVIRONMENT_VARIABLE
+from tests.support.stack_testkit import Synthesized
 
 
 def test_table_queues_and_functions_are_named_by_the_owner(synthesized: Synthesized) -> None:

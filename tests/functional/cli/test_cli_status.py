@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import json
 
-from cli_testkit import NOW, REGION, DeployedRoom, Invoke, WatchSleep, aws_client, put_item
-
 from beekeeper.core.polling import eta_seconds
+from tests.support.cli_testkit import (
+    NOW,
+    REGION,
+    DeployedRoom,
+    Invoke,
+    WatchSleep,
+    aws_client,
+    put_item,
+)
 
 MINUTE = int(NOW) // 60
 

@@ -12,12 +12,12 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 
 import pytest
-from pipeline_support import Aws, FakeClock, room
 
 from beekeeper.core import names
 from beekeeper.lambdas import runtime
 from beekeeper.lambdas.governor import Sample, fetch_once, run_governor, sample
 from beekeeper.lambdas.room_state import read_config, write_config
+from tests.support.pipeline import Aws, FakeClock, room
 
 
 def run(aws: Aws, clock: FakeClock, ms: float, failed: int = 0) -> str:

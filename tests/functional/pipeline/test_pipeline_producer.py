@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 from botocore.stub import Stubber
-from pipeline_support import Aws, FakeClock, room
 
 from beekeeper.core.datamodel import TOKEN_PATTERN, Token
 from beekeeper.core.polling import eta_seconds
 from beekeeper.lambdas.producer import CONFIG_TTL_SECONDS, Producer
 from beekeeper.lambdas.room_state import write_config
+from tests.support.pipeline import Aws, FakeClock, room
 
 VALID = "A" * 22 + ".42"
 

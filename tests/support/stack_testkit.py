@@ -1,6 +1,6 @@
 """What the stack tests share: the fully featured room, its one synth, lookup helpers.
 
-Kept out of conftest.py so a test imports it by a name no other folder's conftest shadows.
+Kept out of conftest.py so tests import it by name (tests.support.stack_testkit).
 
 The room turns on everything optional (governor schedule, WAF, a logo, API logging), so one
 template shows every resource the stack can make. cdk-nag's AwsSolutions pack runs during the

@@ -33,15 +33,21 @@ pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="session")
-def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
-        )
-        try:
-            yield launched
-        finally:
-            launched.close()
+def playwright() -> Iterator[Any]:
+    """The one Playwright of the session: the sync API allows only one at a time."""
+    with sync_api.sync_playwright() as started:
+        yield started
+
+
+@pytest.fixture(scope="session")
+def browser(playwright: Any) -> Iterator[Any]:
+    launched = playwright.chromium.launch(
+        executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+    )
+    try:
+        yield launched
+    finally:
+        launched.close()
 
 
 @pytest.fixture

@@ -46,12 +46,6 @@ def room(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalProcess]:
             room.interrupt()
 
 
-@pytest.fixture(scope="module")
-def playwright() -> Iterator[object]:
-    with sync_api.sync_playwright() as p:
-        yield p
-
-
 def journey(room: LocalProcess, context: object) -> None:
     """Marketing link -> waiting room page (position, wait) -> admitted -> demo shop says in."""
     # Just after the start of a (3 s) minute: the trigger has planned this minute without us.

@@ -92,11 +92,18 @@ def load_room_code(
             sleep=time.sleep,
         )
 
+    # The governor's minute is shortened with the scheduler's, as the trigger's is.
     def run_governor_once() -> Any:
         if not settings.dynamic_rate_throttling:
             return "disabled"
         return run_governor(
-            settings=settings, table=table, dynamodb=dynamodb, fetch=fetch_once, clock=time.time
+            settings=settings,
+            table=table,
+            dynamodb=dynamodb,
+            fetch=fetch_once,
+            clock=time.time,
+            sleep=time.sleep,
+            minute_seconds=minute_seconds,
         )
 
     return RoomCode(

@@ -20,6 +20,12 @@ from beekeeper.cli.options import SettingType
 @click.option(
     "--drt/--no-drt", "dynamic_rate_throttling", default=None, help="Dynamic rate throttling."
 )
+@click.option(
+    "--slow-ms",
+    type=SettingType("slow_ms"),
+    help="Governor: a check whose 90th percentile takes longer than this many ms is slow "
+    "(not asked; 0 or left out: judge against the shop's own baseline only).",
+)
 @click.option("--yes", "-y", is_flag=True, help="Ask nothing; take flags and defaults.")
 @click.option("--force", is_flag=True, help="Overwrite an existing room of the same name.")
 @click.pass_context

@@ -2,10 +2,14 @@
 
     .venv/bin/python bench/simulate_table.py [--quick]
 
-Prints one row per (rate, faults): admitted per full minute, lost, admitted twice, the
-busiest second against the mean, peak consumers, AWS calls per admitted visitor and the wait
-from joining to admission; then how long a visitor waits in a quiet room; then how many AWS
-calls the producer makes per new visitor against moto (in-process).
+Prints, from the real producer, trigger and consumer code on a simulated clock:
+1. bursts of 1.5 x the rate, with and without faults: admitted per full minute against
+   expected, lost, admitted twice, the most admitted in any 60 s against its cap, the busiest
+   second, consumers, AWS calls per admission and the wait from joining to admission;
+2. straight through: half the rate arriving evenly, the wait median / p99 / longest;
+3. over capacity: twice the rate arriving evenly, admitted per full minute;
+4. quiet rooms: positions shown to the polling pages against the true ones;
+then how many AWS calls the producer makes per new visitor against moto (in-process).
 """
 
 from __future__ import annotations
@@ -17,17 +21,22 @@ import time
 from typing import Any
 
 from beekeeper.simulator.faults import FAULT_NAMES, Faults
-from beekeeper.simulator.run import Arrival, simulate
+from beekeeper.simulator.run import Arrival, SimulationResult, simulate
 
 RATES = (1, 7, 25, 600, 3300, 12345, 100_000, 270_000)
 FAULT_SETS = ("", *FAULT_NAMES, ",".join(FAULT_NAMES))
+STRAIGHT_THROUGH_RATES = (10, 600, 3000, 60_000)
 
 
-def simulation_table(rates: tuple[int, ...], fault_sets: tuple[str, ...]) -> None:
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
+
+
+def burst_table(rates: tuple[int, ...], fault_sets: tuple[str, ...]) -> None:
     header = (
         f"{'rate/min':>9} {'visitors':>9} {'faults':<40} {'admitted/min':<22} "
-        f"{'exact':>5} {'lost':>4} {'twice':>5} {'peak':>6} {'smooth':>6} {'cons':>4} "
-        f"{'calls/adm':>9} {'wait med/max s':>15} {'secs':>5}"
+        f"{'exact':>5} {'lost':>4} {'twice':>5} {'max 60 s':>9} {'cap':>9} {'peak':>5} "
+        f"{'cons':>4} {'calls/adm':>9} {'wait p50/p99 s':>15} {'secs':>5}"
     )
     print(header)
     print("-" * len(header))
@@ -45,32 +54,73 @@ def simulation_table(rates: tuple[int, ...], fault_sets: tuple[str, ...]) -> Non
             )
             elapsed = time.perf_counter() - started
             per_minute = "/".join(f"{n:,}" for n in r.admitted_per_minute)
+            cap = r.rate + 10 * r.peak_consumers
             print(
                 f"{rate:>9,} {visitors:>9,} {faults or 'none':<40} {per_minute:<22} "
                 f"{'yes' if r.exact else 'NO':>5} {r.lost:>4} {r.admitted_twice:>5} "
-                f"{r.peak_second_ratio:>6.2f} {'yes' if r.smooth else 'NO':>6} "
-                f"{r.peak_consumers:>4} "
-                f"{r.aws_calls_per_admitted or 0:>9.3f} "
-                f"{f'{r.wait_seconds_median:.0f}/{r.wait_seconds_max:.0f}':>15} {elapsed:>5.1f}"
+                f"{r.max_admitted_in_any_60s:>9,} {cap:>9,} "
+                f"{r.peak_second_ratio:>5.2f}{'' if r.smooth else '!'} {r.peak_consumers:>4} "
+                f"{r.calls_per_admission or 0:>9.3f} "
+                f"{_seconds(r.wait_seconds_p50) + '/' + _seconds(r.wait_seconds_p99):>15} "
+                f"{elapsed:>5.1f}"
             )
             sys.stdout.flush()
 
 
-def lone_visitors(rates: tuple[int, ...] = (1, 10, 60)) -> None:
-    """How long a visitor waits in a quiet room: alone, and with arrivals spread over a minute."""
-    print("\nquiet room: joined 1 s before a minute starts / half the rate joining over a minute")
+def straight_through() -> list[SimulationResult]:
+    """Half the rate arriving evenly over six minutes: nobody should wait for a minute."""
+    print("\nstraight through: half the rate arriving evenly over 6 minutes (seed 2)")
+    print(
+        f"{'rate/min':>9} {'wait p50 s':>10} {'p99 s':>6} {'longest s':>9} {'exact':>5} "
+        f"{'overtaken':>9} {'calls/visitor':>13} {'calls/adm':>9}"
+    )
+    results = []
+    for rate in STRAIGHT_THROUGH_RATES:
+        r = simulate(
+            rate=rate, visitors=rate * 3, arrival=Arrival.parse("uniform:6"), minutes=6, seed=2
+        )
+        results.append(r)
+        print(
+            f"{rate:>9,} {_seconds(r.wait_seconds_p50):>10} {_seconds(r.wait_seconds_p99):>6} "
+            f"{_seconds(r.wait_seconds_max):>9} {'yes' if r.exact else 'NO':>5} "
+            f"{r.late_overtakes:>9} {r.calls_per_new_visitor or 0:>13.2f} "
+            f"{r.calls_per_admission or 0:>9.2f}"
+        )
+        sys.stdout.flush()
+    return results
+
+
+def over_capacity(rates: tuple[int, ...] = (600, 3000)) -> None:
+    print("\nover capacity: twice the rate arriving evenly over 4 minutes (seed 3)")
     for rate in rates:
-        alone = simulate(rate=rate, visitors=1, arrival=Arrival.parse("burst"), minutes=2, seed=3)
-        spread = simulate(
+        r = simulate(
+            rate=rate, visitors=rate * 8, arrival=Arrival.parse("uniform:4"), minutes=5, seed=3
+        )
+        per_minute = "/".join(f"{n:,}" for n in r.admitted_per_minute)
+        print(
+            f"{rate:>9,}/min: admitted {per_minute}; max in any 60 s "
+            f"{r.max_admitted_in_any_60s:,}; overtaken by 10 s or more: {r.late_overtakes}; "
+            f"exact: {'yes' if r.exact else 'NO'}"
+        )
+
+
+def quiet_positions() -> None:
+    print("\nquiet rooms: positions shown to the polling pages (every visitor polls)")
+    for rate, visitors, arrival in (
+        (1, 6, "uniform:1"),
+        (10, 120, "uniform:2"),
+        (60, 600, "uniform:1"),
+    ):
+        r = simulate(
             rate=rate,
-            visitors=max(2, rate // 2),
-            arrival=Arrival.parse("uniform:1"),
-            minutes=3,
-            seed=3,
+            visitors=visitors,
+            arrival=Arrival.parse(arrival),
+            minutes=visitors // rate + 2,
+            seed=5,
         )
         print(
-            f"{rate:>9,}/min: alone {alone.wait_seconds_max:.1f} s; {spread.visitors} spread: "
-            f"median {spread.wait_seconds_median:.0f} s, longest {spread.wait_seconds_max:.0f} s"
+            f"{rate:>9,}/min, {visitors} joining ({arrival}): {r.positions_checked:,} polls, "
+            f"{r.position_errors} showed a place other than the true one"
         )
 
 
@@ -82,53 +132,59 @@ def producer_calls(visitors: int = 200) -> None:
     from beekeeper.core.settings import RoomSettings
     from beekeeper.lambdas.producer import Producer
 
-    with mock_aws():
-        dynamodb = boto3.client("dynamodb", region_name="us-east-1")
-        dynamodb.create_table(
-            TableName="t",
-            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-            BillingMode="PAY_PER_REQUEST",
-        )
-        sqs = boto3.client("sqs", region_name="us-east-1")
-        url = sqs.create_queue(QueueName="q")["QueueUrl"]
-        calls: list[str] = []
+    event = {
+        "httpMethod": "GET",
+        "path": "/beekeeper",
+        "headers": {},
+        "requestContext": {"path": "/prod/beekeeper"},
+    }
+    print()
+    for label, spacing in (("busy room, 100 a second", 0.01), ("quiet room, 2 a second", 0.5)):
+        with mock_aws():
+            dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+            dynamodb.create_table(
+                TableName="t",
+                KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                BillingMode="PAY_PER_REQUEST",
+            )
+            sqs = boto3.client("sqs", region_name="us-east-1")
+            url = sqs.create_queue(QueueName="q")["QueueUrl"]
+            calls: list[str] = []
 
-        def count(model: Any, **_: Any) -> None:
-            calls.append(model.name)
+            def count(model: Any, calls: list[str] = calls, **_: Any) -> None:
+                calls.append(model.name)
 
-        for client in (dynamodb, sqs):
-            client.meta.events.register("before-call.*.*", count)
-        now = [1_800_000_000.0]
-        producer = Producer(
-            settings=RoomSettings(
-                name="bench",
-                display_name="Bench",
-                region="us-east-1",
-                origin="https://shop.example.com",
-                rate=1000,
-            ),
-            table="t",
-            queue_url=url,
-            dynamodb=dynamodb,
-            sqs=sqs,
-            clock=lambda: now[0],
-            rng=random.Random(1),
+            for client in (dynamodb, sqs):
+                client.meta.events.register("before-call.*.*", count)
+            now = [1_800_000_000.0]
+
+            def clock(now: list[float] = now) -> float:
+                return now[0]
+
+            producer = Producer(
+                settings=RoomSettings(
+                    name="bench",
+                    display_name="Bench",
+                    region="us-east-1",
+                    origin="https://shop.example.com",
+                    rate=1000,
+                ),
+                table="t",
+                queue_url=url,
+                dynamodb=dynamodb,
+                sqs=sqs,
+                clock=clock,
+                rng=random.Random(1),
+            )
+            for _ in range(visitors):
+                now[0] += spacing  # the config is re-read every 5 s
+                assert producer.handle(event)["statusCode"] == 302
+        kinds = {name: calls.count(name) for name in sorted(set(calls))}
+        print(
+            f"producer, {label}: {visitors} new visitors, {len(calls)} AWS calls "
+            f"= {len(calls) / visitors:.3f} per visitor {kinds}"
         )
-        event = {
-            "httpMethod": "GET",
-            "path": "/beekeeper",
-            "headers": {},
-            "requestContext": {"path": "/prod/beekeeper"},
-        }
-        for _ in range(visitors):
-            now[0] += 0.05  # 20 new visitors a second: the config is re-read every 5 s
-            assert producer.handle(event)["statusCode"] == 302
-    kinds = {name: calls.count(name) for name in sorted(set(calls))}
-    print(
-        f"\nproducer: {visitors} new visitors over {visitors * 0.05:.0f} s, {len(calls)} AWS calls "
-        f"= {len(calls) / visitors:.3f} per visitor {kinds}"
-    )
 
 
 def main() -> None:
@@ -136,10 +192,12 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="small rates, no fault combinations")
     args = parser.parse_args()
     if args.quick:
-        simulation_table(RATES[:5], ("", ",".join(FAULT_NAMES)))
+        burst_table(RATES[:5], ("", ",".join(FAULT_NAMES)))
     else:
-        simulation_table(RATES, FAULT_SETS)
-    lone_visitors()
+        burst_table(RATES, FAULT_SETS)
+    straight_through()
+    over_capacity()
+    quiet_positions()
     producer_calls()
 
 

@@ -6,18 +6,21 @@ capacity model (core/polling_load.py) call these functions. The /polling respons
 constants below, which reach it as synth-time placeholders (vtl.template_values), and
 tests/unit/test_vtl_templates.py holds its answers equal to these functions.
 
-The rule: poll again after half the estimated wait, never sooner than POLL_AFTER_MIN_SECONDS
-(near the front) and never later than POLL_AFTER_MAX_SECONDS (far back). Halving means a
-visitor's polls close in on the estimated admission geometrically: few polls while far back,
-one every few seconds at the front, where admission is noticed.
+The rule: poll again after half the time until the visitor could be admitted at the earliest
+(once everyone ahead has been: (position - 1) x 60 / rate), never sooner than
+POLL_AFTER_MIN_SECONDS (near the front) and never later than POLL_AFTER_MAX_SECONDS (far back).
+Halving means a visitor's polls close in on the admission geometrically: few polls while far
+back, one every few seconds at the front, where admission can come at any moment (the next
+slot may be theirs) and is noticed within seconds, however slow the rate.
 """
 
 from __future__ import annotations
 
 POLL_AFTER_MIN_SECONDS = 2
 POLL_AFTER_MAX_SECONDS = 300
-# No rate to estimate from (no status item yet): ask again soon, the first status is a minute away.
-POLL_AFTER_WITHOUT_RATE_SECONDS = 30
+# No rate to estimate from (no status item yet, a room deployed less than a minute ago): ask
+# again soon, since a visitor may be let in within seconds.
+POLL_AFTER_WITHOUT_RATE_SECONDS = 5
 # The room is off: the page sends the visitor to the marketing link and stops polling.
 POLL_AFTER_ROOM_OFF_SECONDS = 60
 # A token with no admission item whose place was passed more than this many minutes of
@@ -26,16 +29,24 @@ UNKNOWN_AFTER_MINUTES = 15
 UNKNOWN_MIN_MARGIN = 1000
 
 
+def position(ordinal: int, admitted_total: int) -> int:
+    """The place in line shown: everyone before the visitor (by ordinal) not yet admitted."""
+    return max(1, ordinal - admitted_total)
+
+
 def eta_seconds(position: int, rate_per_minute: int) -> int:
     """ceil(position * 60 / rate): seconds until a visitor `position` places from the front is
-    admitted at `rate_per_minute`; 0 when no rate is known or nobody is ahead."""
+    admitted at `rate_per_minute` (the front waits at most one slot's spacing, and goes in at
+    once when the room has a slot free); 0 when no rate is known or nobody is ahead."""
     if rate_per_minute <= 0:
         return 0
     position = max(0, position)
     return (position * 60 + rate_per_minute - 1) // rate_per_minute
 
 
-def poll_after_seconds(eta: int, rate_per_minute: int) -> int:
+def poll_after_seconds(position: int, rate_per_minute: int) -> int:
+    """When a visitor `position` places from the front should poll again."""
     if rate_per_minute <= 0:
         return POLL_AFTER_WITHOUT_RATE_SECONDS
-    return min(POLL_AFTER_MAX_SECONDS, max(POLL_AFTER_MIN_SECONDS, eta // 2))
+    earliest = max(0, position - 1) * 60 // rate_per_minute
+    return min(POLL_AFTER_MAX_SECONDS, max(POLL_AFTER_MIN_SECONDS, earliest // 2))

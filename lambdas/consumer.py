@@ -1,22 +1,22 @@
-"""Admit one consumer's quota of visitors within the minute, evenly, exactly, losing nobody.
+"""One lane of a minute's admissions: visitors go in as soon as their slot allows, losing nobody.
 
-The loop counts visitors, not receive calls: it keeps long-polling until its quota is admitted
-or the minute's deadline passes, so a short or empty receive never ends the minute early.
+A consumer owns one lane of the minute's admission lattice (lambdas/pacing.py): it may admit a
+visitor whenever one of its slots has fallen due, keeping at most one batch of due slots in
+hand. So a visitor who joins while the room has room goes straight in (the consumer is
+long-polling the queue and has a slot), and a backlog is admitted evenly at exactly the rate.
 
-Pacing: the k-th of the minute's quota falls due at the start of its even share of the pacing
-span, start + (k - 1) / quota x (pace_end - start), so a lone visitor is let in at once; it
-receives a batch only once a whole batch is due (10, or fewer when the quota is so small that
-10 would take more than 2 s to fall due). After a stall it catches up no faster than its share
-of 1.25 x the minute's mean per second plus one batch, so the whole minute stays within that
-bound in every second.
+The loop counts visitors, not receive calls, and runs until the minute's span ends. When it
+receives and how (a whole batch as it falls due from a backlog, a gathered few from a
+trickle, a long poll on an empty queue) is `pacing.ReceiveRhythm`'s decision. Every
+CONFIG_REFRESH_SECONDS it reads the room's config: a live rate change starts a new
+lattice from that moment, and a room switched off admits nobody.
 
 Exactly once, as far as SQS allows: a message is deleted only after its visitor's item was
 written; a write that keeps failing hands the message back to the queue. A duplicate delivery
-is recognised before it uses quota: by an in-memory set of ids this consumer admitted, and by
+is recognised before it uses a slot: by an in-memory set of ids this consumer admitted, and by
 a consistent read of `v#<id>` for ids admitted by another consumer or an earlier minute.
 Residual race (docs/pipeline.md): two copies of one message received by two consumers at the
-same instant both pass the read; both write the same item, and the visitor uses two places of
-that minute's quota. SQS makes such copies rare and the window is one write long.
+same instant both pass the read; both write the same item, and the visitor uses two slots.
 """
 
 from __future__ import annotations
@@ -42,19 +42,28 @@ from beekeeper.core.datamodel import (
 )
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas import runtime
-from beekeeper.lambdas.room_state import batch_get, key, number, publish_status, read_snapshot
+from beekeeper.lambdas.pacing import RECEIVE_BATCH, LanePacer, ReceiveRhythm, minute_span
+from beekeeper.lambdas.room_state import batch_get, key, number, read_config
+from beekeeper.lambdas.status_publisher import StatusPublisher
 
 log = logging.getLogger("beekeeper.consumer")
 
-RECEIVE_BATCH = 10  # SQS's maximum per ReceiveMessage
-PEAK_FACTOR = 1.25
-BATCH_FILL_SECONDS = 2.0
-MAX_LONG_POLL_SECONDS = 20
-SHORT_RECEIVE_PAUSE_SECONDS = 0.25
-STATUS_EVERY_SECONDS = 5.0
-WRITE_ATTEMPTS = 8
+# Shortest sleep: the last slots of a busy span fall due within a millisecond of its end.
+MIN_SLEEP_SECONDS = 1e-6
+# Long polls are kept short enough that the config is re-read this often.
+CONFIG_REFRESH_SECONDS = 5.0
+# Tries of one batch's write before its unwritten visitors go back to the queue.
+QUICK_WRITE_ATTEMPTS = 2
+# Once most of a lane's recent batches were throttled (THROTTLED_OF_RECENT of the last
+# RECENT_BATCHES), each batch first waits BACKOFF_FIRST_SECONDS, doubling per batch: a table
+# that stays throttled is given time; the odd refusal is not.
+RECENT_BATCHES = 10
+THROTTLED_OF_RECENT = 8
 BACKOFF_FIRST_SECONDS = 0.05
 BACKOFF_MAX_SECONDS = 1.0
+# Unexpected failures in a row retried at once; after that the lane pauses, longer each time.
+QUICK_RETRIES = 4
+FAILURE_PAUSE_SECONDS = 0.01
 RETRYABLE_CODES = frozenset(
     {
         "ProvisionedThroughputExceededException",
@@ -66,43 +75,22 @@ RETRYABLE_CODES = frozenset(
 )
 
 
-def peak_per_second(assignment: Assignment) -> float:
-    """The most this consumer may admit in any one second.
-
-    The whole minute may admit at most 1.25 x its per-second mean plus one receive batch in a
-    second; each of the minute's consumers takes its share of that.
-    """
-    mean = assignment.quota / assignment.minute_seconds
-    return PEAK_FACTOR * mean + RECEIVE_BATCH / assignment.consumers
-
-
-def share_start(quota: int, k: int) -> float:
-    """When the k-th of a minute's `quota` admissions falls due, as a fraction of the pacing
-    span: at the start of its even share, so a lone visitor goes in at once, not a minute on."""
-    return (k - 1) / quota
-
-
-def admissions_due(quota: int, elapsed: float) -> int:
-    """How many admissions are due once `elapsed` (0 to 1) of the pacing span has passed."""
-    if elapsed >= 1:
-        return quota
-    # The epsilon keeps a wake-up at exactly share_start from rounding one admission short.
-    return min(quota, math.floor(quota * elapsed + 1e-9) + 1)
-
-
 class AssignmentError(ValueError):
-    """The trigger's payload is not a consumer assignment."""
+    """The trigger's (or the producer's) payload is not a consumer assignment."""
 
 
 @dataclass(frozen=True)
 class Assignment:
+    """One lane of one minute: the minute's span, the rate planned and this lane's place."""
+
     minute: int
     index: int
-    quota: int
+    consumers: int
+    rate: int
     start: float
     deadline: float
-    consumers: int = 1  # how many share the minute: each keeps to its part of the peak bound
     minute_seconds: float = 60.0
+    woken: bool = False  # started by a visitor joining a minute that had no consumer
 
     @classmethod
     def from_payload(cls, payload: object) -> Assignment:
@@ -112,23 +100,37 @@ class Assignment:
             assignment = cls(
                 minute=int(payload["minute"]),
                 index=int(payload["index"]),
-                quota=int(payload["quota"]),
+                consumers=int(payload["consumers"]),
+                rate=int(payload["rate"]),
                 start=float(payload["start"]),
                 deadline=float(payload["deadline"]),
-                consumers=int(payload.get("consumers", 1)),
                 minute_seconds=float(payload.get("minute_seconds", 60)),
+                woken=bool(payload.get("woken", False)),
             )
         except (KeyError, TypeError, ValueError) as error:
             raise AssignmentError(f"bad consumer assignment {payload!r}: {error}") from error
         if (
-            assignment.quota < 0
+            assignment.rate < 1
             or assignment.index < 0
             or assignment.consumers < 1
-            or assignment.minute_seconds <= 0
-            or assignment.deadline < assignment.start
+            or assignment.index >= assignment.consumers
+            or not assignment.minute_seconds > 0
+            or not assignment.deadline >= assignment.start
         ):
             raise AssignmentError(f"bad consumer assignment {payload!r}")
         return assignment
+
+    def to_payload(self) -> dict[str, Any]:
+        return {
+            "minute": self.minute,
+            "index": self.index,
+            "consumers": self.consumers,
+            "rate": self.rate,
+            "start": self.start,
+            "deadline": self.deadline,
+            "minute_seconds": self.minute_seconds,
+            "woken": self.woken,
+        }
 
 
 @dataclass
@@ -138,6 +140,7 @@ class ConsumerReport:
     malformed: int = 0
     receives: int = 0
     abandoned_batches: int = 0
+    forfeited: int = 0  # slots that fell due with nobody to admit (or while the lane stalled)
 
 
 @dataclass
@@ -152,83 +155,122 @@ class Consumer:
     report: ConsumerReport = field(default_factory=ConsumerReport)
     # ids this consumer admitted: a later copy of their message is deleted without a read.
     seen: set[str] = field(default_factory=set)
+    # The admitted counter after this consumer's last increment (feeds the status copies).
+    admitted_total: int | None = None
+    # Whether each of the lane's recent batches was throttled, and the backoffs in a row.
+    recent_throttles: deque[bool] = field(default_factory=lambda: deque(maxlen=RECENT_BATCHES))
+    backoffs: int = 0
+    # Visitors received but not yet written because the table throttled: written first next.
+    carry: dict[str, tuple[Token, list[str]]] = field(default_factory=dict)
 
     def run(self, assignment: Assignment) -> ConsumerReport:
-        quota, deadline = assignment.quota, assignment.deadline
-        start = max(assignment.start, self.clock())
-        # Pace to end slightly before the deadline: slack to make up a short receive.
-        pace_end = max(start, deadline - min(2.0, (deadline - start) * 0.04))
-        ceiling = peak_per_second(assignment)
-        # Batches of up to 10, but nobody waits more than BATCH_FILL_SECONDS for one to fill.
-        per_second = quota / max(0.001, pace_end - start)
-        largest_batch = max(
-            1, min(RECEIVE_BATCH, int(ceiling), int(per_second * BATCH_FILL_SECONDS))
+        deadline = assignment.deadline
+        pacer = LanePacer(
+            span_start=assignment.start,
+            span_end=deadline,
+            rate=assignment.rate,
+            index=assignment.index,
+            lanes=assignment.consumers,
+            minute_seconds=assignment.minute_seconds,
         )
-        recent: deque[tuple[float, int]] = deque()  # (when, admitted) over the last second
-        in_last_second = 0
-        last_status = -math.inf
-        while self.report.admitted < quota:
+        publisher = StatusPublisher(
+            self.dynamodb, self.table, self.settings, periodic=assignment.index == 0
+        )
+        rhythm = ReceiveRhythm(deadline=deadline)
+        enabled = True
+        next_config = self.clock() + CONFIG_REFRESH_SECONDS
+        failures = 0
+        while True:
             now = self.clock()
             if now >= deadline:
                 break
-            if assignment.index == 0 and now - last_status >= STATUS_EVERY_SECONDS:
-                last_status = now
-                self._publish_status(now)
-            batch = min(largest_batch, quota - self.report.admitted)
-            due = admissions_due(quota, (now - start) / (pace_end - start) if now < pace_end else 1)
-            if due - self.report.admitted < batch:
-                # Sleep until a whole batch is due (never past the pacing end).
-                target = self.report.admitted + batch
-                wake = start + (pace_end - start) * share_start(quota, target)
-                self.sleep(max(0.001, min(wake, pace_end, deadline) - now))
+            if now >= next_config:
+                next_config = now + CONFIG_REFRESH_SECONDS
+                enabled = self._follow_config(pacer, now, enabled)
+            publisher.tick(now)
+            if not enabled:
+                self.sleep(max(MIN_SLEEP_SECONDS, min(next_config, deadline) - now))
                 continue
-            while recent and recent[0][0] <= now - 1.0:
-                in_last_second -= recent.popleft()[1]
-            if in_last_second + batch > ceiling:
-                # Catching up after a stall: never faster than this consumer's share of
-                # 1.25 x the minute's mean per second.
-                self.sleep(max(0.001, recent[0][0] + 1.0 - now))
+            plan = rhythm.next(pacer, now)
+            if plan.at > now:
+                self.sleep(max(MIN_SLEEP_SECONDS, min(plan.at, next_config, deadline) - now))
                 continue
-            wait = int(min(MAX_LONG_POLL_SECONDS, max(0.0, deadline - now)))
-            before = self.report.admitted
+            ask = min(RECEIVE_BATCH, pacer.allowance(now))
+            # SQS waits whole seconds: the last long poll may end after the span, and
+            # whoever it brings then is handed back to the next minute (_admit_batch).
+            wait = max(1, int(min(CONFIG_REFRESH_SECONDS, deadline - now))) if plan.long_poll else 0
             try:
-                self._admit_batch(batch, wait, assignment, deadline)
+                received, admitted = self._admit_batch(ask, wait, assignment, deadline)
+                failures = 0
             except Exception:
                 # An unexpected failure in the middle of a batch: what was not written went
                 # back to the queue in _admit_batch; carry on with the minute.
                 self.report.abandoned_batches += 1
+                failures += 1
                 log.exception("a batch failed; its visitors stay in the queue")
-                self.sleep(BACKOFF_FIRST_SECONDS)
-            if self.report.admitted > before:
-                recent.append((self.clock(), self.report.admitted - before))
-                in_last_second += self.report.admitted - before
-            elif wait == 0:
-                # Less than a second left, so the receive did not long-poll: pause instead of
-                # asking the queue again at once (the messages are in flight elsewhere).
-                self.sleep(max(0.001, min(SHORT_RECEIVE_PAUSE_SECONDS, deadline - self.clock())))
-        if assignment.index == 0:
-            self._publish_status(self.clock())
+                if failures > QUICK_RETRIES:
+                    # A lone failure is retried at once (waiting would forfeit slots); a run
+                    # of them backs off.
+                    pause = FAILURE_PAUSE_SECONDS * 2 ** (failures - QUICK_RETRIES - 1)
+                    self.sleep(min(BACKOFF_MAX_SECONDS, pause))
+                continue
+            now = self.clock()
+            pacer.take(admitted, now)
+            if admitted:
+                publisher.admitted(now, self.admitted_total)
+            rhythm.received(ask, received, now, pacer)
+        # Whoever the table refused until the end goes back to the queue for the next minute.
+        self._release([h for _, handles in self.carry.values() for h in handles])
+        self.carry.clear()
+        publisher.final(self.clock(), self.admitted_total)
+        self.report.forfeited = pacer.forfeited
         log.info(
-            "minute %s consumer %s: admitted %s of %s (%s duplicates, %s receives)",
+            "minute %s consumer %s of %s%s: admitted %s (rate %s; %s duplicates, %s receives, "
+            "%s slots unused)",
             assignment.minute,
             assignment.index,
+            assignment.consumers,
+            " (woken)" if assignment.woken else "",
             self.report.admitted,
-            quota,
+            pacer.rate,
             self.report.duplicates,
             self.report.receives,
+            pacer.forfeited,
         )
         return self.report
 
-    def _admit_batch(self, wanted: int, wait: int, assignment: Assignment, deadline: float) -> None:
-        response = self.sqs.receive_message(
-            QueueUrl=self.queue_url,
-            MaxNumberOfMessages=wanted,
-            WaitTimeSeconds=wait,
-        )
-        self.report.receives += 1
-        messages = response.get("Messages") or []
-        if not messages:
-            return
+    def _follow_config(self, pacer: LanePacer, now: float, enabled: bool) -> bool:
+        """Re-read the live config: a new rate starts a new lattice; off admits nobody."""
+        try:
+            config = read_config(self.dynamodb, self.table, self.settings)
+        except Exception:
+            log.exception("could not re-read the config; carrying on with the last one")
+            return enabled
+        pacer.change_rate(now, config.rate)
+        return config.enabled
+
+    def _admit_batch(
+        self, wanted: int, wait: int, assignment: Assignment, deadline: float
+    ) -> tuple[int, int]:
+        """Admit up to `wanted` visitors: those carried over first, then newly received ones.
+
+        Returns (visitors handled, admitted): handled counts the carried ones too, so a lane
+        busy with a throttled table is not taken for one facing an empty queue.
+        """
+        carried = list(self.carry.values())[:wanted]
+        room = wanted - len(carried)
+        messages = self._receive(room, wait) if room > 0 else []
+        now = self.clock()
+        if messages and now >= deadline:
+            # The span is over: these visitors are the next minute's. Hidden until its span
+            # starts, so that this minute's other consumers, whose last long polls are also
+            # running out, do not pass them around (every receive counts towards the
+            # dead-letter queue).
+            next_start, _ = minute_span(assignment.minute + 1, assignment.minute_seconds)
+            self._release([m["ReceiptHandle"] for m in messages], hide=next_start - now)
+            return 0, 0
+        if not messages and not carried:
+            return 0, 0
         fresh: dict[str, tuple[Token, list[str]]] = {}  # id -> token, receipt handles
         done: list[str] = []  # receipt handles safe to delete (already admitted)
         for message in messages:
@@ -243,8 +285,8 @@ class Consumer:
                 continue
             if token.id in self.seen:
                 done.append(handle)
-            elif token.id in fresh:
-                fresh[token.id][1].append(handle)  # two copies in one receive
+            elif token.id in fresh or token.id in self.carry:
+                (fresh.get(token.id) or self.carry[token.id])[1].append(handle)  # another copy
                 self.report.duplicates += 1
             else:
                 fresh[token.id] = (token, [handle])
@@ -257,7 +299,10 @@ class Consumer:
                     _, handles = fresh.pop(pk.removeprefix("v#"))
                     done += handles
             duplicates = len(done)
-            written = self._write(list(fresh.values()), deadline) if fresh else []
+            # Carried visitors came first: they are written first.
+            batch = {token.id: (token, handles) for token, handles in carried}
+            batch.update(fresh)
+            written, throttled = self._write(list(batch.values()), deadline)
         except BaseException:
             self._release([h for _, handles in fresh.values() for h in handles])
             raise
@@ -266,14 +311,34 @@ class Consumer:
         self.report.duplicates += duplicates
         self.seen.update(written)
         for token_id in written:
-            done += fresh.pop(token_id)[1]
-        self._release([h for _, handles in fresh.values() for h in handles])
+            self.carry.pop(token_id, None)
+            done += batch.pop(token_id)[1]
+        if throttled:
+            # Kept in flight and written with the next batch: handing them back would count a
+            # receive towards the dead-letter queue each time the table refuses.
+            self.carry.update(batch)
+        else:
+            for token_id in batch:
+                self.carry.pop(token_id, None)
+            self._release([h for _, handles in batch.values() for h in handles])
         if written:
             self._count(len(written), assignment.minute)
         self._delete(done)
+        return len(messages) + len(carried), len(written)
 
-    def _write(self, tokens: list[tuple[Token, list[str]]], deadline: float) -> list[str]:
-        """Put the admitted items; returns the ids whose write succeeded."""
+    def _receive(self, wanted: int, wait: int) -> list[dict[str, Any]]:
+        response = self.sqs.receive_message(
+            QueueUrl=self.queue_url,
+            MaxNumberOfMessages=wanted,
+            WaitTimeSeconds=wait,
+        )
+        self.report.receives += 1
+        return list(response.get("Messages") or [])
+
+    def _write(
+        self, tokens: list[tuple[Token, list[str]]], deadline: float
+    ) -> tuple[list[str], bool]:
+        """Put the admitted items: (ids written, whether the table throttled the rest)."""
         admitted_at = int(self.clock())
         expires_at = admitted_at + self.settings.admission_validity_seconds
         # Shared attribute values: built once per batch, not once per visitor.
@@ -295,57 +360,78 @@ class Consumer:
             for token, _ in tokens
         }
         pending = list(items.values())
-        delay = BACKOFF_FIRST_SECONDS
-        for attempt in range(WRITE_ATTEMPTS):
+        if sum(self.recent_throttles) >= THROTTLED_OF_RECENT:
+            # The table keeps refusing: give it time before asking again.
+            delay = BACKOFF_FIRST_SECONDS * 2**self.backoffs
+            self.backoffs += 1
+            self.sleep(min(BACKOFF_MAX_SECONDS, delay, max(0.0, deadline - self.clock())))
+        throttled = False
+        for attempt in range(QUICK_WRITE_ATTEMPTS):
             try:
                 response = self.dynamodb.batch_write_item(RequestItems={self.table: pending})
                 pending = (response.get("UnprocessedItems") or {}).get(self.table, [])
+                throttled = bool(pending)
             except ClientError as error:
                 if error.response.get("Error", {}).get("Code") not in RETRYABLE_CODES:
                     log.exception("write refused; its visitors go back to the queue")
+                    throttled = False
                     break
+                throttled = True
                 log.warning("write throttled (attempt %s): %s", attempt + 1, error)
             except Exception:
                 # Whatever an earlier attempt wrote stays written and is counted below.
                 log.exception("write failed; its visitors go back to the queue")
+                throttled = False
                 break
             if not pending:
                 break
-            if self.clock() + delay >= deadline:
-                break
-            self.sleep(delay)
-            delay = min(BACKOFF_MAX_SECONDS, delay * 2)
+        # A lone throttle is retried at once and is usually over; one that persists keeps its
+        # visitors for the next batch and, once most batches are refused, slows the lane down.
+        self.recent_throttles.append(throttled)
+        if not throttled:
+            self.backoffs = 0
         left = {request["PutRequest"]["Item"][PARTITION_KEY]["S"] for request in pending}
         if left:
-            log.warning(
-                "%s writes still unprocessed: their visitors go back to the queue", len(left)
-            )
-        return [pk.removeprefix("v#") for pk in items if pk not in left]
+            log.warning("%s writes still unprocessed", len(left))
+        return [pk.removeprefix("v#") for pk in items if pk not in left], throttled and bool(left)
 
     def _count(self, count: int, minute: int) -> None:
-        """The counters behind positions and per-minute reports (bookkeeping only)."""
-        updates = ((ADMITTED_COUNTER_KEY, "n"), (minute_key(minute), "admitted"))
-        for pk, attribute in updates:
-            try:
-                self.dynamodb.update_item(
-                    TableName=self.table,
-                    Key=key(pk),
-                    UpdateExpression="ADD #a :c",
-                    ExpressionAttributeNames={"#a": attribute},
-                    ExpressionAttributeValues={":c": number(count)},
-                )
-            except Exception:
-                log.exception("could not count %s admissions on %s", count, pk)
+        """The counters behind positions and per-minute reports (bookkeeping only).
 
-    def _release(self, handles: list[str]) -> None:
-        """Hand messages we could not admit back to the queue now rather than in 60 s."""
+        The admitted counter's new value is kept: the status copies published next carry it,
+        so a waiting visitor's position counts this admission at once.
+        """
+        try:
+            response = self.dynamodb.update_item(
+                TableName=self.table,
+                Key=key(ADMITTED_COUNTER_KEY),
+                UpdateExpression="ADD n :c",
+                ExpressionAttributeValues={":c": number(count)},
+                ReturnValues="UPDATED_NEW",
+            )
+            self.admitted_total = int(response["Attributes"]["n"]["N"])
+        except Exception:
+            log.exception("could not count %s admissions", count)
+        try:
+            self.dynamodb.update_item(
+                TableName=self.table,
+                Key=key(minute_key(minute)),
+                UpdateExpression="ADD admitted :c",
+                ExpressionAttributeValues={":c": number(count)},
+            )
+        except Exception:
+            log.exception("could not count %s admissions on minute %s", count, minute)
+
+    def _release(self, handles: list[str], *, hide: float = 0) -> None:
+        """Hand messages back to the queue now (or after `hide` seconds) rather than in 60 s."""
         if not handles:
             return
+        seconds = max(0, math.ceil(hide))
         try:
             self.sqs.change_message_visibility_batch(
                 QueueUrl=self.queue_url,
                 Entries=[
-                    {"Id": str(i), "ReceiptHandle": h, "VisibilityTimeout": 0}
+                    {"Id": str(i), "ReceiptHandle": h, "VisibilityTimeout": seconds}
                     for i, h in enumerate(handles)
                 ],
             )
@@ -369,13 +455,6 @@ class Consumer:
         if failed:
             # They come back after the visibility timeout and are recognised as admitted.
             log.warning("%s deletes failed: %s", len(failed), failed)
-
-    def _publish_status(self, now: float) -> None:
-        try:
-            snapshot = read_snapshot(self.dynamodb, self.table, self.settings)
-            publish_status(self.dynamodb, self.table, snapshot, now=now)
-        except Exception:
-            log.exception("could not publish the status")
 
 
 def run_consumer(

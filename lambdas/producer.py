@@ -1,9 +1,16 @@
 """The marketing link, GET /beekeeper: give a new visitor a place in line.
 
-A new visitor costs two AWS calls: UpdateItem `ADD n 1` on one arrival shard (the returned `n`
-gives the visitor's ordinal) and SendMessage with the token. The room's config and the shard
-counts are read together with one BatchGetItem at most every CONFIG_TTL_SECONDS per container,
-so `beekeeper off` and rate changes reach every container within seconds, without a redeploy.
+A new visitor in a busy room costs two AWS calls: UpdateItem `ADD n 1` on one arrival shard
+(the returned `n` gives the visitor's ordinal) and SendMessage with the token. The room's
+config and the shard counts are read together with one BatchGetItem at most every
+CONFIG_TTL_SECONDS per container, so `beekeeper off` and rate changes reach every container
+within seconds, without a redeploy.
+
+In a quiet room (fewer than QUIET_ARRIVALS_PER_SECOND joining) ordinals are exact: the shard
+counts are read consistently and the next ordinal in the interleaved order is taken with a
+conditional write, so every visitor's place is one more than everyone's who joined before,
+however many containers serve the link. A visitor who joins a minute that has no consumer
+wakes one (lambdas/wake.py): a quiet room lets them in at once instead of next minute.
 """
 
 from __future__ import annotations
@@ -14,16 +21,19 @@ import math
 import random
 import secrets
 import time
+from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from botocore.exceptions import ClientError
 
 from beekeeper.core.datamodel import (
     QUEUE_RETENTION_SECONDS,
     Token,
     arrival_shard_key,
 )
-from beekeeper.core.polling import eta_seconds as expected_wait_seconds
+from beekeeper.core.polling import eta_seconds
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas import runtime
 from beekeeper.lambdas.cookies import (
@@ -32,11 +42,18 @@ from beekeeper.lambdas.cookies import (
     stage_root,
     token_from_cookies,
 )
+from beekeeper.lambdas.pacing import MINUTE_SECONDS
 from beekeeper.lambdas.room_state import (
     RoomSnapshot,
+    batch_get,
+    error_code,
     key,
+    number,
+    read_number,
     read_snapshot,
 )
+from beekeeper.lambdas.runtime import lambda_invoker
+from beekeeper.lambdas.wake import wake_if_idle
 
 log = logging.getLogger("beekeeper.producer")
 
@@ -46,6 +63,12 @@ ROOM_LOCATION = "room"
 RETRY_AFTER_SECONDS = 30
 # The cookie outlives the estimate: the governor may slow the line down after it was made.
 MAX_AGE_SLACK_SECONDS = 30 * 60
+# Below this many new visitors a second ordinals are exact: as the cached counters show for
+# the whole room, and as this container counts its own (a crowd arriving at a room that was
+# quiet a moment ago shows in every container's own count first).
+QUIET_ARRIVALS_PER_SECOND = 20
+# Conditional writes tried for an exact ordinal before falling back to a plain increment.
+EXACT_ATTEMPTS = 3
 
 
 @dataclass
@@ -54,11 +77,19 @@ class SnapshotCache:
 
     snapshot: RoomSnapshot | None = None
     read_at: float = -math.inf
+    read_total: int = 0  # arrivals as last read (our own increments since are not in it)
+    # New visitors per second between the last two reads (None until two reads were made).
+    arrival_rate: float | None = None
 
     def get(self, now: float, read: Callable[[], RoomSnapshot]) -> RoomSnapshot:
         if self.snapshot is None or now - self.read_at >= CONFIG_TTL_SECONDS:
             try:
-                self.snapshot = read()
+                fresh = read()
+                if self.snapshot is not None and now > self.read_at:
+                    grown = fresh.arrivals_total - self.read_total
+                    self.arrival_rate = max(0, grown) / (now - self.read_at)
+                self.snapshot = fresh
+                self.read_total = fresh.arrivals_total
                 self.read_at = now
             except Exception:
                 if self.snapshot is None:
@@ -89,6 +120,15 @@ class Producer:
     # Only spreads arrivals over shards (no secret): seeded from os.urandom by default.
     rng: random.Random = field(default_factory=random.Random)
     cache: SnapshotCache = field(default_factory=SnapshotCache)
+    # Starts a consumer (the trigger's invoke); None: never wake one (the trigger will).
+    invoke_consumer: Callable[[dict[str, Any]], None] | None = None
+    minute_seconds: float = MINUTE_SECONDS
+    # The last minute this container tried to wake a consumer for: once a minute at most.
+    woke_minute: int | None = None
+    # This container's recent joins, and when a conditional write last found another
+    # container's visitor in the way (contention: the room is not quiet).
+    recent_joins: deque[float] = field(default_factory=deque)
+    contended_at: float = -math.inf
 
     def handle(self, event: Mapping[str, Any]) -> dict[str, Any]:
         method = event.get("httpMethod") if isinstance(event, Mapping) else None
@@ -99,12 +139,12 @@ class Producer:
             response["headers"]["Allow"] = "GET"
             return response
         try:
-            snapshot = self.cache.get(self.clock(), self._read)
+            snapshot = self.snapshot()
             if not snapshot.config.enabled:
                 return redirect(self.settings.origin)
             if token_from_cookies(event) is not None:
                 return redirect(ROOM_LOCATION)
-            token = self._enqueue(snapshot)
+            token = self.join_line(snapshot)
         except Exception:
             log.exception("could not give a visitor a place in line")
             if self.settings.fail_open:
@@ -125,18 +165,50 @@ class Producer:
         )
         return response
 
+    def snapshot(self) -> RoomSnapshot:
+        """The room's config and counters, as this container last read them (cached)."""
+        return self.cache.get(self.clock(), self._read)
+
     def _read(self) -> RoomSnapshot:
         return read_snapshot(self.dynamodb, self.table, self.settings)
 
     def choose_shard(self, counts: tuple[int, ...]) -> int:
         """Power of two choices: of two random shards, the one with fewer arrivals."""
-        if len(counts) == 1:
+        shards = len(counts)
+        if shards == 1:
             return 0
-        first, second = self.rng.sample(range(len(counts)), 2)
+        first = self.rng.randrange(shards)
+        second = (first + 1 + self.rng.randrange(shards - 1)) % shards  # another shard
         return first if counts[first] <= counts[second] else second
 
-    def _enqueue(self, snapshot: RoomSnapshot) -> Token:
+    def join_line(self, snapshot: RoomSnapshot) -> Token:
+        """A new visitor's place: counted, queued, and a consumer woken if the minute has none."""
+        now = self.clock()
+        token = Token.issue(self._ordinal(snapshot, exact=self._quiet(now)), self.token_bytes)
+        # If this fails the counter has counted a visitor who is not in line: positions shown
+        # are then one too high, never too low, and nobody is lost (the visitor gets a 503).
+        self.sqs.send_message(QueueUrl=self.queue_url, MessageBody=str(token))
+        self._wake(snapshot)
+        return token
+
+    def _quiet(self, now: float) -> bool:
+        joins = self.recent_joins
+        joins.append(now)
+        while joins and joins[0] <= now - 1.0:
+            joins.popleft()
+        rate = self.cache.arrival_rate
+        return (
+            len(joins) < QUIET_ARRIVALS_PER_SECOND
+            and (rate is None or rate < QUIET_ARRIVALS_PER_SECOND)
+            and now - self.contended_at >= CONFIG_TTL_SECONDS
+        )
+
+    def _ordinal(self, snapshot: RoomSnapshot, *, exact: bool) -> int:
         shards = len(snapshot.shard_counts)
+        if exact:
+            ordinal = self._exact_ordinal(shards)
+            if ordinal is not None:
+                return ordinal
         shard = self.choose_shard(snapshot.shard_counts)
         response = self.dynamodb.update_item(
             TableName=self.table,
@@ -147,15 +219,64 @@ class Producer:
         )
         n = int(response["Attributes"]["n"]["N"])
         self.cache.record_shard(shard, n)
-        token = Token.issue((n - 1) * shards + shard + 1, self.token_bytes)
-        # If this fails the counter has counted a visitor who is not in line: positions shown
-        # are then one too high, never too low, and nobody is lost (the visitor gets a 503).
-        self.sqs.send_message(QueueUrl=self.queue_url, MessageBody=str(token))
-        return token
+        return (n - 1) * shards + shard + 1
+
+    def _exact_ordinal(self, shards: int) -> int | None:
+        """The next ordinal in the shards' interleaved order, or None after EXACT_ATTEMPTS.
+
+        Ordinal (n - 1) x shards + k + 1 belongs to shard k's n-th arrival, so the smallest
+        ordinal not yet given is shard argmin(count x shards + k)'s next one. A conditional
+        write takes it; a visitor who joined meanwhile makes it fail, and we read again.
+        """
+        keys = [arrival_shard_key(k) for k in range(shards)]
+        for _ in range(EXACT_ATTEMPTS):
+            items = batch_get(self.dynamodb, self.table, keys, consistent=True)
+            counts = [read_number(items.get(pk), "n") for pk in keys]
+            shard = min(range(shards), key=lambda k: counts[k] * shards + k)
+            count = counts[shard]
+            condition = "n = :count" if count else "attribute_not_exists(n)"
+            values = {":next": number(count + 1)}
+            if count:
+                values[":count"] = number(count)
+            try:
+                self.dynamodb.update_item(
+                    TableName=self.table,
+                    Key=key(arrival_shard_key(shard)),
+                    UpdateExpression="SET n = :next",
+                    ConditionExpression=condition,
+                    ExpressionAttributeValues=values,
+                )
+            except ClientError as error:
+                if error_code(error) != "ConditionalCheckFailedException":
+                    raise
+                self.contended_at = self.clock()
+                continue
+            self.cache.record_shard(shard, count + 1)
+            return count * shards + shard + 1
+        return None
+
+    def _wake(self, snapshot: RoomSnapshot) -> None:
+        now = self.clock()
+        minute = int(now // self.minute_seconds)
+        if self.invoke_consumer is None or self.woke_minute == minute:
+            return
+        self.woke_minute = minute
+        try:
+            wake_if_idle(
+                dynamodb=self.dynamodb,
+                table=self.table,
+                now=now,
+                rate=snapshot.config.rate,
+                minute_seconds=self.minute_seconds,
+                invoke_consumer=self.invoke_consumer,
+            )
+        except Exception:
+            # The visitor is in the queue: the next minute's trigger plans for them.
+            log.exception("could not wake a consumer for minute %s", minute)
 
     def _max_age(self, snapshot: RoomSnapshot, token: Token) -> int:
         position = token.ordinal - snapshot.admitted_total
-        wait = expected_wait_seconds(position, snapshot.config.rate)
+        wait = eta_seconds(position, snapshot.config.rate)
         max_age = wait + self.settings.admission_validity_seconds + MAX_AGE_SLACK_SECONDS
         return min(max_age, QUEUE_RETENTION_SECONDS + self.settings.admission_validity_seconds)
 
@@ -193,5 +314,8 @@ def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
             queue_url=runtime.env("QUEUE_URL"),
             dynamodb=runtime.client("dynamodb"),
             sqs=runtime.client("sqs"),
+            invoke_consumer=lambda_invoker(
+                runtime.client("lambda"), runtime.env("CONSUMER_FUNCTION_NAME")
+            ),
         )
     return _producer.handle(event)

@@ -117,6 +117,9 @@ class RoomSnapshot:
     def waiting(self) -> int:
         return max(0, self.arrivals_total - self.admitted_total)
 
+    def with_admitted_total(self, admitted_total: int) -> RoomSnapshot:
+        return dataclasses.replace(self, admitted_total=admitted_total)
+
 
 BATCH_GET_LIMIT = 100  # keys per BatchGetItem call (DynamoDB's limit)
 
@@ -175,8 +178,10 @@ def snapshot_from_items(items: Mapping[str, Item], settings: RoomSettings) -> Ro
     )
 
 
-def read_snapshot(dynamodb: Any, table: str, settings: RoomSettings) -> RoomSnapshot:
-    items = batch_get(dynamodb, table, snapshot_keys(settings))
+def read_snapshot(
+    dynamodb: Any, table: str, settings: RoomSettings, *, consistent: bool = False
+) -> RoomSnapshot:
+    items = batch_get(dynamodb, table, snapshot_keys(settings), consistent=consistent)
     return snapshot_from_items(items, settings)
 
 

@@ -7,7 +7,9 @@ module never touches AWS, so tests and local mode can import it with the environ
 
 from __future__ import annotations
 
+import json
 import os
+from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any
 
@@ -31,6 +33,19 @@ def client(service: str) -> Any:
     import boto3  # imported here so that a cold import of a handler stays cheap
 
     return boto3.client(service)
+
+
+def lambda_invoker(lambda_client: Any, function_name: str) -> Callable[[dict[str, Any]], None]:
+    """An asynchronous invoke of `function_name` (how consumers are started)."""
+
+    def invoke(payload: Mapping[str, Any]) -> None:
+        lambda_client.invoke(
+            FunctionName=function_name,
+            InvocationType="Event",
+            Payload=json.dumps(payload).encode(),
+        )
+
+    return invoke
 
 
 def reset_for_tests() -> None:

@@ -1,9 +1,12 @@
-"""Every minute: claim the minute, plan the fewest consumers, hand each an exact quota.
+"""Every minute: claim the minute, plan its consumers from the demand, start them.
 
-The plan admits min(rate, backlog) visitors in the minute, where backlog is the queue's
-visible message count when the minute is claimed. Visitors who arrive later in the minute are
-admitted from the next minute on: a minute never admits more than it planned, so what a minute
-admits is known the moment it starts (and the status page can say so).
+The minute's consumers share the minute's admission lattice at the live rate
+(lambdas/pacing.py): they admit visitors as they come, up to the rate, for the whole minute.
+How many consumers: the fewest that can admit min(rate, demand), where demand is the queue's
+backlog plus the visitors who arrived during the last minute (the arrival counters' growth
+since the previous claim). A room nobody is visiting starts no consumer at all; the first
+visitor to join such a minute wakes one (lambdas/wake.py), so a quiet room costs one short
+trigger run a minute.
 
 The claim is a conditional PutItem of `minute#<m>`: a duplicate or late scheduler delivery
 finds it and admits nothing.
@@ -11,11 +14,10 @@ finds it and admits nothing.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,37 +26,27 @@ from botocore.exceptions import ClientError
 from beekeeper.core.datamodel import BOOKKEEPING_TTL_SECONDS, minute_key
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas import runtime
+from beekeeper.lambdas.consumer import Assignment
+from beekeeper.lambdas.pacing import MINUTE_SECONDS, minute_span
 from beekeeper.lambdas.room_state import (
+    batch_get,
     error_code,
     key,
     number,
     publish_status,
     read_config,
+    read_number,
     read_snapshot,
 )
+from beekeeper.lambdas.runtime import lambda_invoker
+from beekeeper.lambdas.wake import wake_if_idle
 
 log = logging.getLogger("beekeeper.trigger")
 
-DEFAULT_MINUTE_SECONDS = 60
 
-
-def plan_quotas(visitors: int, capacity: int) -> list[int]:
-    """The fewest consumers that admit `visitors`, with exact quotas as even as possible."""
-    if visitors <= 0:
-        return []
-    consumers = math.ceil(visitors / capacity)
-    base, extra = divmod(visitors, consumers)
-    return [base + 1 if i < extra else base for i in range(consumers)]
-
-
-def minute_window(minute: int, minute_seconds: float) -> tuple[float, float]:
-    """When consumers of `minute` start pacing and when they must stop.
-
-    They stop a little before the minute ends (1/30 of it: 2 s of 60) so the last admissions
-    and any write retries still fall inside the minute.
-    """
-    start = minute * minute_seconds
-    return start, start + minute_seconds - minute_seconds / 30
+def consumers_needed(visitors: int, capacity: int) -> int:
+    """The fewest consumers that admit `visitors` in a minute (0 for nobody)."""
+    return math.ceil(visitors / capacity) if visitors > 0 else 0
 
 
 @dataclass(frozen=True)
@@ -63,7 +55,9 @@ class TriggerOutcome:
     claimed: bool
     rate: int = 0
     backlog: int = 0
-    quotas: tuple[int, ...] = ()
+    demand: int = 0
+    consumers: int = 0
+    woken: bool = False  # planned nobody, but a visitor had joined meanwhile: one was woken
 
 
 def queue_backlog(sqs: Any, queue_url: str) -> int:
@@ -71,6 +65,11 @@ def queue_backlog(sqs: Any, queue_url: str) -> int:
         QueueUrl=queue_url, AttributeNames=["ApproximateNumberOfMessages"]
     )["Attributes"]
     return int(attributes["ApproximateNumberOfMessages"])
+
+
+def _arrivals_at_previous_claim(dynamodb: Any, table: str, minute: int) -> int | None:
+    previous = batch_get(dynamodb, table, [minute_key(minute - 1)]).get(minute_key(minute - 1))
+    return read_number(previous, "arrivals_total") if previous else None
 
 
 def run_trigger(
@@ -82,23 +81,29 @@ def run_trigger(
     sqs: Any,
     invoke_consumer: Callable[[dict[str, Any]], None],
     clock: Callable[[], float],
-    minute_seconds: float = DEFAULT_MINUTE_SECONDS,
+    minute_seconds: float = MINUTE_SECONDS,
 ) -> TriggerOutcome:
     now = clock()
     minute = int(now // minute_seconds)
     config = read_config(dynamodb, table, settings)
     backlog = queue_backlog(sqs, queue_url)
-    planned = min(config.rate, backlog) if config.enabled else 0
-    quotas = plan_quotas(planned, settings.consumer_capacity)
     snapshot = read_snapshot(dynamodb, table, settings)
+    before = _arrivals_at_previous_claim(dynamodb, table, minute)
+    arrived = max(0, snapshot.arrivals_total - before) if before is not None else 0
+    demand = backlog + arrived
+    consumers = (
+        consumers_needed(min(config.rate, demand), settings.consumer_capacity)
+        if config.enabled
+        else 0
+    )
     try:
         dynamodb.put_item(
             TableName=table,
             Item={
                 **key(minute_key(minute)),
                 "rate": number(config.rate),
-                "consumers": number(len(quotas)),
-                "quota": number(planned),
+                "consumers": number(consumers),
+                "demand": number(demand),
                 "arrivals_total": number(snapshot.arrivals_total),
                 "admitted": number(0),
                 "claimed_at": number(now),
@@ -111,45 +116,57 @@ def run_trigger(
             raise
         log.info("minute %s was already claimed: this delivery admits nobody", minute)
         return TriggerOutcome(minute=minute, claimed=False)
-    start, deadline = minute_window(minute, minute_seconds)
-    for index, quota in enumerate(quotas):
-        payload = {
-            "minute": minute,
-            "index": index,
-            "quota": quota,
-            "consumers": len(quotas),
-            "start": max(start, now),
-            "deadline": deadline,
-            "minute_seconds": minute_seconds,
-        }
+    start, deadline = minute_span(minute, minute_seconds)
+    for index in range(consumers):
+        assignment = Assignment(
+            minute=minute,
+            index=index,
+            consumers=consumers,
+            rate=config.rate,
+            start=start,
+            deadline=deadline,
+            minute_seconds=minute_seconds,
+        )
         try:
-            invoke_consumer(payload)
+            invoke_consumer(assignment.to_payload())
         except Exception:
             # The minute admits less; nobody is lost: the visitors stay in the queue.
             log.exception("could not start consumer %s of minute %s", index, minute)
+    woken = False
+    # A visitor who joined after the counters were read found the minute unclaimed and could
+    # not wake a consumer: look again now that the claim is there.
+    if (
+        consumers == 0
+        and config.enabled
+        and read_snapshot(dynamodb, table, settings).arrivals_total > snapshot.arrivals_total
+    ):
+        woken = wake_if_idle(
+            dynamodb=dynamodb,
+            table=table,
+            now=clock(),
+            rate=config.rate,
+            minute_seconds=minute_seconds,
+            invoke_consumer=invoke_consumer,
+        )
     publish_status(dynamodb, table, snapshot, now=now)
     log.info(
-        "minute %s: rate %s, backlog %s, consumers %s, quota %s",
+        "minute %s: rate %s, backlog %s, arrived %s, consumers %s%s",
         minute,
         config.rate,
         backlog,
-        len(quotas),
-        planned,
+        arrived,
+        consumers,
+        " (one woken for a late arrival)" if woken else "",
     )
     return TriggerOutcome(
-        minute=minute, claimed=True, rate=config.rate, backlog=backlog, quotas=tuple(quotas)
+        minute=minute,
+        claimed=True,
+        rate=config.rate,
+        backlog=backlog,
+        demand=demand,
+        consumers=consumers,
+        woken=woken,
     )
-
-
-def lambda_invoker(lambda_client: Any, function_name: str) -> Callable[[dict[str, Any]], None]:
-    def invoke(payload: Mapping[str, Any]) -> None:
-        lambda_client.invoke(
-            FunctionName=function_name,
-            InvocationType="Event",
-            Payload=json.dumps(payload).encode(),
-        )
-
-    return invoke
 
 
 def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
@@ -164,4 +181,4 @@ def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
         ),
         clock=time.time,
     )
-    return {"minute": outcome.minute, "claimed": outcome.claimed, "quotas": list(outcome.quotas)}
+    return {"minute": outcome.minute, "claimed": outcome.claimed, "consumers": outcome.consumers}

@@ -42,6 +42,24 @@ class RoomCode:
     # A boto3 DynamoDB client -> the integration's DynamoDB target (Boto3DynamoDb).
     dynamodb_target: Callable[[Any], DynamoDbTarget]
     page: Callable[[RoomSettings], str]
+    # Hands the producer the scheduler's way of starting a consumer (Lambda's async invoke in
+    # AWS), so a visitor who joins a quiet minute wakes one; until then nobody is woken.
+    connect_consumers: Callable[[InvokeConsumer], None] = lambda _invoke: None
+
+
+class _ConsumerStarter:
+    """The producer's `invoke_consumer`, connected once the scheduler exists."""
+
+    def __init__(self) -> None:
+        self.invoke: InvokeConsumer | None = None
+
+    def __call__(self, payload: Payload) -> None:
+        if self.invoke is None:
+            raise RuntimeError("the local room's scheduler has not started yet")
+        self.invoke(dict(payload))
+
+    def connect(self, invoke: InvokeConsumer) -> None:
+        self.invoke = invoke
 
 
 def load_room_code(
@@ -63,8 +81,15 @@ def load_room_code(
     # One client per service, shared by the room's threads, as one per container in AWS.
     dynamodb, sqs = client("dynamodb"), client("sqs")
     table, queue_url = resources.table_name, resources.queue_url
+    starter = _ConsumerStarter()
     producer = Producer(
-        settings=settings, table=table, queue_url=queue_url, dynamodb=dynamodb, sqs=sqs
+        settings=settings,
+        table=table,
+        queue_url=queue_url,
+        dynamodb=dynamodb,
+        sqs=sqs,
+        invoke_consumer=starter,
+        minute_seconds=minute_seconds,
     )
 
     def run_trigger_once(invoke_consumer: InvokeConsumer) -> Any:
@@ -115,4 +140,5 @@ def load_room_code(
         http_request=HttpRequest,
         dynamodb_target=Boto3DynamoDb,
         page=render_page,
+        connect_consumers=starter.connect,
     )

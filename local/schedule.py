@@ -40,6 +40,8 @@ class MinuteSchedule:
         self.deliveries = 0
 
     def start(self) -> None:
+        # From now on a visitor who joins a minute without a consumer wakes one.
+        self._code.connect_consumers(self.invoke_consumer)
         self._thread.start()
 
     def stop(self, timeout: float) -> list[str]:

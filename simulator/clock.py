@@ -55,6 +55,38 @@ class Scheduler:
         finally:
             self._sleeping.discard(current)
 
+    def wait(self, seconds: float, waiters: list[Callable[[], None]]) -> None:
+        """Sleep up to `seconds`, or until `notify(waiters)` is called (a long poll)."""
+        wake = self.now + max(0.0, seconds)
+        current = greenlet.getcurrent()
+        if current is self._main:
+            raise RuntimeError("only a simulated process may wait")
+        if wake <= self._until and (not self._queue or self._queue[0][0] > wake):
+            self.now = wake  # nothing can happen before then that would notify us
+            return
+        resumed = [False]
+
+        def resume() -> None:
+            if not resumed[0]:
+                resumed[0] = True
+                self._switch(current)
+
+        waiters.append(resume)
+        self._schedule(wake, resume)
+        self._sleeping.add(current)
+        try:
+            self._main.switch()
+        finally:
+            self._sleeping.discard(current)
+            if resume in waiters:
+                waiters.remove(resume)
+
+    def notify(self, waiters: list[Callable[[], None]]) -> None:
+        """Wake every process waiting on `waiters` now (after the current step)."""
+        for resume in waiters:
+            self._schedule(self.now, resume)
+        waiters.clear()
+
     # -- used by the simulation -------------------------------------------------------------
 
     def at(self, when: float, action: Callable[[], None]) -> None:

@@ -1,32 +1,24 @@
-"""An in-memory DynamoDB table: only the calls and expressions the trigger and consumers use.
+"""An in-memory DynamoDB table: the calls the room's Lambdas make, with their expressions.
 
-Items are kept in the low-level attribute-value format boto3's client speaks. With the throttle
-fault BatchWriteItem leaves some items unprocessed and sometimes refuses a whole call with a
-throughput error, as DynamoDB does under load. Every successful write of a `v#` item is logged
-with the simulated time: that log, not the counters, is the truth the simulation reports.
+Items are kept in the low-level attribute-value format boto3's client speaks, and update and
+condition expressions are evaluated as DynamoDB evaluates them (simulator/expressions.py). With
+the throttle fault BatchWriteItem leaves some items unprocessed and sometimes refuses a whole
+call with a throughput error, as DynamoDB does under load. Every successful write of a `v#`
+item is logged with the simulated time: that log, not the counters, is the truth the
+simulation reports.
 """
 
 from __future__ import annotations
 
 import copy
-import functools
 import random
-import re
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from beekeeper.simulator.clock import Scheduler
+from beekeeper.simulator.expressions import ConditionFailed, apply_update, check_condition
 from beekeeper.simulator.faults import Faults, client_error
-
-_ADD = re.compile(r"^ADD\s+(.+)$")
-
-
-@functools.cache
-def _add_clauses(expression: str) -> tuple[tuple[str, str], ...]:
-    match = _ADD.match(expression.strip())
-    if not match:
-        raise NotImplementedError(expression)
-    return tuple(tuple(clause.split()) for clause in match.group(1).split(","))
 
 
 class FakeTable:
@@ -39,6 +31,17 @@ class FakeTable:
         self.injected: Counter[str] = Counter()  # faults that actually happened, by kind
         self.admissions: list[tuple[float, str]] = []  # (time, token id) per successful write
         self.writes_per_id: Counter[str] = Counter()
+        # Called with (time, token id) on each first admission write (the simulation's probe).
+        self.on_admission: Callable[[float, str], None] | None = None
+
+    def _stored(self, pk: str, item: dict[str, Any]) -> None:
+        self.items[pk] = item
+        if pk.startswith("v#"):
+            token_id = pk[2:]
+            self.admissions.append((self._scheduler.now, token_id))
+            self.writes_per_id[token_id] += 1
+            if self.writes_per_id[token_id] == 1 and self.on_admission is not None:
+                self.on_admission(self._scheduler.now, token_id)
 
     def get_item(self, *, TableName: str, Key: dict[str, Any], **_: Any) -> dict[str, Any]:
         self.calls += 1
@@ -50,7 +53,11 @@ class FakeTable:
         if self._scheduler.in_process():
             self._faults.maybe_crash(self._rng, self.injected)
         ((table, request),) = RequestItems.items()
-        found = [self.items[k["pk"]["S"]] for k in request["Keys"] if k["pk"]["S"] in self.items]
+        found = [
+            copy.deepcopy(self.items[k["pk"]["S"]])
+            for k in request["Keys"]
+            if k["pk"]["S"] in self.items
+        ]
         return {"Responses": {table: found}, "UnprocessedKeys": {}}
 
     def batch_write_item(self, *, RequestItems: dict[str, Any]) -> dict[str, Any]:
@@ -61,6 +68,7 @@ class FakeTable:
         is_admission = any(r["PutRequest"]["Item"]["pk"]["S"].startswith("v#") for r in requests)
         throttled = self._faults.throttle and is_admission
         if throttled and self._rng.random() < self._faults.throttled_per_call:
+            self.injected["throttle"] += 1
             raise client_error("ProvisionedThroughputExceededException", "BatchWriteItem")
         unprocessed = []
         partly = (
@@ -74,25 +82,32 @@ class FakeTable:
                 self.injected["throttle"] += 1
                 unprocessed.append(request)
                 continue
-            pk = item["pk"]["S"]
-            self.items[pk] = item
-            if pk.startswith("v#"):
-                token_id = pk[2:]
-                self.admissions.append((self._scheduler.now, token_id))
-                self.writes_per_id[token_id] += 1
+            self._stored(item["pk"]["S"], item)
         return {"UnprocessedItems": {table: unprocessed} if unprocessed else {}}
 
     def put_item(
-        self, *, TableName: str, Item: dict[str, Any], ConditionExpression: str = "", **_: Any
+        self,
+        *,
+        TableName: str,
+        Item: dict[str, Any],
+        ConditionExpression: str = "",
+        ExpressionAttributeNames: dict[str, str] | None = None,
+        ExpressionAttributeValues: dict[str, Any] | None = None,
+        **_: Any,
     ) -> dict[str, Any]:
         self.calls += 1
         pk = Item["pk"]["S"]
         if ConditionExpression:
-            if ConditionExpression != "attribute_not_exists(pk)":
-                raise NotImplementedError(ConditionExpression)
-            if pk in self.items:
-                raise client_error("ConditionalCheckFailedException", "PutItem")
-        self.items[pk] = copy.deepcopy(Item)
+            try:
+                check_condition(
+                    ConditionExpression,
+                    self.items.get(pk),
+                    ExpressionAttributeNames,
+                    ExpressionAttributeValues,
+                )
+            except ConditionFailed:
+                raise client_error("ConditionalCheckFailedException", "PutItem") from None
+        self._stored(pk, copy.deepcopy(Item))
         return {}
 
     def update_item(
@@ -101,18 +116,40 @@ class FakeTable:
         TableName: str,
         Key: dict[str, Any],
         UpdateExpression: str,
-        ExpressionAttributeValues: dict[str, Any],
+        ExpressionAttributeValues: dict[str, Any] | None = None,
         ExpressionAttributeNames: dict[str, str] | None = None,
-        **kwargs: Any,
+        ConditionExpression: str = "",
+        ReturnValues: str = "NONE",
+        **_: Any,
     ) -> dict[str, Any]:
-        """Only `ADD name :value[, ...]`: what the consumers' counters use."""
         self.calls += 1
-        names = ExpressionAttributeNames or {}
-        item = self.items.setdefault(Key["pk"]["S"], {"pk": dict(Key["pk"])})
-        for name, value in _add_clauses(UpdateExpression):
-            name = names.get(name, name)
-            current = int(item.get(name, {"N": "0"})["N"])
-            item[name] = {"N": str(current + int(ExpressionAttributeValues[value]["N"]))}
-        if kwargs.get("ReturnValues", "NONE") == "NONE":
+        pk = Key["pk"]["S"]
+        old = self.items.get(pk)
+        try:
+            if ConditionExpression:
+                check_condition(
+                    ConditionExpression, old, ExpressionAttributeNames, ExpressionAttributeValues
+                )
+            new = apply_update(
+                UpdateExpression,
+                old or {"pk": dict(Key["pk"])},
+                ExpressionAttributeNames,
+                ExpressionAttributeValues,
+            )
+        except ConditionFailed:
+            raise client_error("ConditionalCheckFailedException", "UpdateItem") from None
+        self.items[pk] = new
+        if ReturnValues == "NONE":
             return {}
-        return {"Attributes": copy.deepcopy(item)}
+        # Attribute values are one-key dicts of strings: a shallow copy of each is a deep copy.
+        if ReturnValues == "ALL_NEW":
+            return {"Attributes": {k: dict(v) for k, v in new.items()}}
+        if ReturnValues == "UPDATED_NEW":
+            changed = {k: dict(v) for k, v in new.items() if old is None or old.get(k) != v}
+            return {"Attributes": changed}
+        raise NotImplementedError(f"ReturnValues={ReturnValues}")
+
+    def delete_item(self, *, TableName: str, Key: dict[str, Any], **_: Any) -> dict[str, Any]:
+        self.calls += 1
+        self.items.pop(Key["pk"]["S"], None)
+        return {}

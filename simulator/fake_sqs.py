@@ -1,7 +1,8 @@
-"""An in-memory standard SQS queue: only the calls the trigger and consumers make.
+"""An in-memory standard SQS queue: only the calls the producer, trigger and consumers make.
 
-Modelled behaviour of a standard queue: long polling waits (in simulated time) until something
-is visible; a receive may return fewer messages than are visible (short receives); messages
+Modelled behaviour of a standard queue: a long poll waits (in simulated time) until something
+is sent or comes back, and returns at once when something is visible; a receive may return
+fewer messages than are visible (short receives); messages
 that come back after their visibility timeout rejoin at the end (slight reordering); with the
 duplicates fault a delivered message is delivered again later, even after it was deleted
 (at-least-once delivery); after QUEUE_MAX_RECEIVE_COUNT receives a message moves to the DLQ.
@@ -33,20 +34,11 @@ class _Message:
 
 
 class FakeQueue:
-    def __init__(
-        self,
-        scheduler: Scheduler,
-        rng: random.Random,
-        faults: Faults,
-        arrivals: list[float],
-        make_body: Callable[[int], str],
-    ) -> None:
+    def __init__(self, scheduler: Scheduler, rng: random.Random, faults: Faults) -> None:
         self._scheduler = scheduler
         self._rng = rng
         self._faults = faults
-        self._arrivals = arrivals  # sorted arrival times of visitor i = 0, 1, ...
-        self._make_body = make_body
-        self._next_arrival = 0
+        self._waiters: list[Callable[[], None]] = []  # long polls in progress
         self.messages: list[_Message] = []
         self._visible: deque[tuple[int, bool]] = deque()  # (message index, is a duplicate copy)
         self._visible_count = 0  # real messages visible (duplicate copies are not counted)
@@ -62,13 +54,6 @@ class FakeQueue:
 
     def _refresh(self) -> None:
         now = self._scheduler.now
-        while (
-            self._next_arrival < len(self._arrivals) and self._arrivals[self._next_arrival] <= now
-        ):
-            self.messages.append(_Message(self._make_body(self._next_arrival)))
-            self._visible.append((self._next_arrival, False))
-            self._visible_count += 1
-            self._next_arrival += 1
         while self._returning and self._returning[0][0] <= now:
             _, _, due = heapq.heappop(self._returning)
             for index, generation in due:
@@ -85,13 +70,8 @@ class FakeQueue:
         (self._visible.appendleft if front else self._visible.append)((index, False))
         self._visible_count += 1
 
-    def _next_event(self) -> float | None:
-        times = []
-        if self._next_arrival < len(self._arrivals):
-            times.append(self._arrivals[self._next_arrival])
-        if self._returning:
-            times.append(self._returning[0][0])
-        return min(times) if times else None
+    def _next_return(self) -> float | None:
+        return self._returning[0][0] if self._returning else None
 
     @staticmethod
     def _index(handle: str) -> tuple[int, int]:
@@ -109,10 +89,9 @@ class FakeQueue:
         self._refresh()
         give_up = self._scheduler.now + WaitTimeSeconds
         while not self._visible and self._scheduler.now < give_up:
-            upcoming = self._next_event()
-            self._scheduler.sleep(
-                min(give_up, upcoming if upcoming is not None else give_up) - self._scheduler.now
-            )
+            upcoming = self._next_return()
+            until = min(give_up, upcoming) if upcoming is not None else give_up
+            self._scheduler.wait(until - self._scheduler.now, self._waiters)
             self._refresh()
         wanted = MaxNumberOfMessages
         if self._rng.random() < SHORT_RECEIVE_CHANCE:
@@ -154,6 +133,15 @@ class FakeQueue:
         self.deliveries += len(out)
         return {"Messages": out} if out else {}
 
+    def send_message(self, *, QueueUrl: str, MessageBody: str, **_: Any) -> dict[str, Any]:
+        self.calls += 1
+        index = len(self.messages)
+        self.messages.append(_Message(MessageBody))
+        self._visible.append((index, False))
+        self._visible_count += 1
+        self._scheduler.notify(self._waiters)
+        return {"MessageId": str(index)}
+
     def delete_message_batch(
         self, *, QueueUrl: str, Entries: list[dict[str, str]]
     ) -> dict[str, Any]:
@@ -173,11 +161,22 @@ class FakeQueue:
         self, *, QueueUrl: str, Entries: list[dict[str, Any]]
     ) -> dict[str, Any]:
         self.calls += 1
+        later: list[tuple[int, int]] = []
         for entry in Entries:
             index, generation = self._index(entry["ReceiptHandle"])
             message = self.messages[index]
-            if generation == message.generation and message.state == "inflight":
+            if generation != message.generation or message.state != "inflight":
+                continue
+            if entry.get("VisibilityTimeout", 0) > 0:
+                message.generation += 1  # the old timeout no longer applies
+                later.append((index, message.generation))
+            else:
                 self._make_visible(index, front=True)
+        if later:
+            # Messages hidden for the same time come back together, in their order.
+            back = self._scheduler.now + Entries[0]["VisibilityTimeout"]
+            heapq.heappush(self._returning, (back, next(self._order), later))
+        self._scheduler.notify(self._waiters)
         return {"Successful": [{"Id": e["Id"]} for e in Entries], "Failed": []}
 
     def get_queue_attributes(self, *, QueueUrl: str, AttributeNames: list[str]) -> dict[str, Any]:

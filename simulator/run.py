@@ -1,56 +1,81 @@
-"""Run the real trigger and consumers for a few minutes of simulated time and measure them.
+"""Run the real producer, trigger and consumers in simulated time and measure what they did.
 
-Visitors arrive on a schedule (a burst before the first minute, or evenly over some minutes);
-the trigger runs at the start of every minute (twice with the double-trigger fault) and starts
-the consumers it plans, each a simulated process, a fraction of a second later. What is
-measured comes from the fakes' own logs, not from the code under test.
+Visitors join through the producer on a schedule (a burst before the first minute, or evenly
+over some minutes); the trigger runs at the start of every minute (twice with the
+double-trigger fault) and starts the consumers it plans, each a simulated process, a fraction
+of a second later; a visitor who joins a minute without a consumer wakes one the same way.
+What is measured comes from the fakes' own logs (simulator/measure.py), not from the code
+under test.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import random
-import statistics
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from beekeeper.core.datamodel import Token
 from beekeeper.core.settings import RoomSettings
-from beekeeper.lambdas.consumer import RECEIVE_BATCH, run_consumer
+from beekeeper.lambdas.consumer import run_consumer
+from beekeeper.lambdas.producer import Producer
+from beekeeper.lambdas.room_state import write_config
 from beekeeper.lambdas.trigger import run_trigger
+from beekeeper.simulator import measure
 from beekeeper.simulator.clock import Scheduler
 from beekeeper.simulator.fake_dynamodb import FakeTable
 from beekeeper.simulator.fake_sqs import FakeQueue
 from beekeeper.simulator.faults import Faults
+from beekeeper.simulator.visitors import PositionProbe
 
 # A realistic epoch (a whole minute) so epoch minutes and TTLs look like production's.
 EPOCH = 1_800_000_000 - 1_800_000_000 % 60
 TABLE = "beekeeper-sim"
 QUEUE_URL = "https://sqs.simulated/queue"
-SMOOTHNESS_FACTOR = 1.25
+# How long an asynchronous Lambda invoke takes to start the function (modelled).
+START_LATENCY_SECONDS = (0.05, 0.5)
+# Visitors whose pages are simulated polling: every one up to this many, a sample beyond.
+POLLING_VISITORS = 5_000
 
 
 @dataclass(frozen=True)
 class Arrival:
-    """ "burst": everyone before the first minute; "uniform:K": evenly over K minutes."""
+    """ "burst": everyone just before the first minute; "uniform:K": evenly over K minutes;
+    "at:S": everyone S seconds into the first minute."""
 
     kind: str
     minutes: int = 0
+    seconds: int = 0
 
     @classmethod
     def parse(cls, text: str) -> Arrival:
         if text == "burst":
             return cls("burst")
-        kind, _, minutes = text.partition(":")
-        if kind == "uniform" and minutes.isdigit() and int(minutes) >= 1:
-            return cls("uniform", int(minutes))
-        raise ValueError(f"arrival {text!r}: use 'burst' or 'uniform:MINUTES' (e.g. uniform:5)")
+        kind, _, number = text.partition(":")
+        if kind == "uniform" and number.isdigit() and int(number) >= 1:
+            return cls("uniform", minutes=int(number))
+        if kind == "at" and number.isdigit():
+            return cls("at", seconds=int(number))
+        raise ValueError(
+            f"arrival {text!r}: use 'burst', 'uniform:MINUTES' (e.g. uniform:5) "
+            "or 'at:SECONDS' (everyone that many seconds into the first minute)"
+        )
 
     def times(self, visitors: int) -> list[float]:
         if self.kind == "burst":
             return [EPOCH - 1.0] * visitors
+        if self.kind == "at":
+            return [EPOCH + float(self.seconds)] * visitors
         span = self.minutes * 60
         return [EPOCH + span * i / visitors for i in range(visitors)]
+
+    def __str__(self) -> str:
+        if self.kind == "uniform":
+            return f"uniform:{self.minutes}"
+        return f"at:{self.seconds}" if self.kind == "at" else self.kind
 
 
 @dataclass
@@ -62,15 +87,16 @@ class SimulationResult:
     faults: list[str]
     seed: int
     admitted_per_minute: list[int]
-    expected_per_minute: list[int]  # min(rate, backlog when the minute was claimed)
-    backlog_per_minute: list[int]
-    consumers_per_minute: list[int]
+    # min(rate, visitors in line at some moment of the minute's admission span)
+    expected_per_minute: list[int]
+    backlog_per_minute: list[int]  # the queue's backlog when the trigger claimed the minute
+    consumers_per_minute: list[int]  # consumers started for the minute (woken ones included)
     lost: int
     admitted_twice: int
-    peak_second_ratio: float
-    smooth: bool  # every second within 1.25 x its minute's mean + one receive batch
+    peak_second_ratio: float  # busiest second / the rate's mean second
+    smooth: bool  # every second within 1.25 x the rate's mean second + one receive batch
     peak_consumers: int
-    aws_calls: int
+    aws_calls: int  # every call the room made: producer, trigger and consumers
     aws_calls_per_admitted: float | None
     still_waiting: int
     dead_lettered: int
@@ -80,16 +106,79 @@ class SimulationResult:
     triggers_refused: int = 0  # duplicate trigger deliveries that found their minute claimed
     # From joining the line to the first admission write, over the visitors admitted.
     wait_seconds_median: float | None = None
+    wait_seconds_p50: float | None = None
+    wait_seconds_p99: float | None = None
     wait_seconds_max: float | None = None
+    # The most admission writes in any [t, t + 60 s), and by how much the worst window
+    # exceeded rate + one receive batch per consumer running in it (<= 0: the cap held).
+    max_admitted_in_any_60s: int = 0
+    max_window_excess: int = 0
+    # Admissions that passed a visitor still waiting who had joined at least 10 s earlier.
+    late_overtakes: int = 0
+    # Polls of the simulated pages, and how many showed a position other than the true one.
+    positions_checked: int = 0
+    position_errors: int = 0
+    position_error_max: int = 0
+    # From admission to the polling page noticing it, over the pages that polled meanwhile.
+    noticed_seconds_p50: float | None = None
+    noticed_seconds_p90: float | None = None
+    consumers_woken: int = 0  # consumers started by a visitor joining a minute without one
+    # The marketing link's calls per new visitor, and the trigger's and consumers' calls per
+    # visitor admitted.
+    calls_per_new_visitor: float | None = None
+    calls_per_admission: float | None = None
+    # Minutes in which the rate was changed: not judged by `exact` (see docs/pipeline.md).
+    minutes_with_rate_change: list[int] = field(default_factory=list)
 
     @property
     def exact(self) -> bool:
-        return self.admitted_per_minute == self.expected_per_minute
+        """Every full minute admitted its expected count."""
+        skip = set(self.minutes_with_rate_change)
+        return all(
+            admitted == expected
+            for m, (admitted, expected) in enumerate(
+                zip(self.admitted_per_minute, self.expected_per_minute, strict=True)
+            )
+            if m not in skip
+        )
+
+    @property
+    def window_cap_held(self) -> bool:
+        return self.max_window_excess <= 0
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["exact"] = self.exact
+        data["window_cap_held"] = self.window_cap_held
         return data
+
+
+class Counted:
+    """A fake client seen through one role's eyes: counts the calls that role makes."""
+
+    def __init__(self, target: Any, calls: Counter[str], role: str) -> None:
+        self._target = target
+        self._calls = calls
+        self._role = role
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self._target, name)
+
+        def counted(**kwargs: Any) -> Any:
+            self._calls[self._role] += 1
+            return method(**kwargs)
+
+        return counted
+
+
+def _token_bytes(counter: list[int]) -> Any:
+    """Visitor i's token id encodes i: as good as a CSPRNG here (ids only need to differ)."""
+
+    def token_bytes(size: int) -> bytes:
+        counter[0] += 1
+        return (counter[0] - 1).to_bytes(size, "big")
+
+    return token_bytes
 
 
 def simulate(
@@ -101,7 +190,9 @@ def simulate(
     faults: Faults | None = None,
     seed: int = 1,
     consumer_capacity: int | None = None,
+    rate_changes: Sequence[tuple[float, int]] = (),
 ) -> SimulationResult:
+    """`rate_changes`: (seconds after the first minute starts, new rate) for live changes."""
     faults = faults or Faults()
     settings = RoomSettings(
         name="simulated",
@@ -114,61 +205,105 @@ def simulate(
         settings = settings.replace(consumer_capacity=consumer_capacity)
     rng = random.Random(seed)  # noqa: S311 - a reproducible simulation, not a secret
     scheduler = Scheduler(start=EPOCH - 2.0)
-    queue = FakeQueue(
-        scheduler,
-        rng,
-        faults,
-        arrival.times(visitors),
-        # Visitor i's token: a counter is as good as a CSPRNG here (ids only need to differ)
-        # and keeps 270,000 visitors cheap. It matches the token pattern.
-        lambda i: f"{i:022d}.{i + 1}",
-    )
+    queue = FakeQueue(scheduler, rng, faults)
     table = FakeTable(scheduler, rng, faults)
+    calls_by_role: Counter[str] = Counter()
+    joined_at = arrival.times(visitors)
+    admitted_at: list[float | None] = [None] * visitors
+    lanes: list[tuple[float, float]] = []
+    lanes_per_minute: dict[int, int] = {}
     backlogs: dict[int, int] = {}
-    quotas: dict[int, int] = {}
-    consumers: dict[int, int] = {}
     skipped = [0]
     refused = [0]
+    woken = [0]
+    probe = PositionProbe(
+        scheduler, table, visitors, sample_every=max(1, visitors // POLLING_VISITORS)
+    )
+
+    index_of: dict[str, int] = {}  # token id -> visitor
+
+    def on_admission(when: float, token_id: str) -> None:
+        index = index_of[token_id]
+        admitted_at[index] = when
+        probe.admitted(index, when)
+
+    table.on_admission = on_admission
 
     def start_consumer(payload: dict[str, Any]) -> None:
-        def body() -> None:
-            report = run_consumer(
-                payload,
-                settings=settings,
-                table=TABLE,
-                queue_url=QUEUE_URL,
-                dynamodb=table,
-                sqs=queue,
-                clock=scheduler.clock,
-                sleep=scheduler.sleep,
-            )
-            skipped[0] += report.duplicates
+        minute = int(payload["minute"]) - EPOCH // 60
+        lanes_per_minute[minute] = lanes_per_minute.get(minute, 0) + 1
+        woken[0] += bool(payload.get("woken"))
 
-        scheduler.spawn(scheduler.now + rng.uniform(0.05, 0.5), body)
+        def body() -> None:
+            started = scheduler.now
+            try:
+                report = run_consumer(
+                    payload,
+                    settings=settings,
+                    table=TABLE,
+                    queue_url=QUEUE_URL,
+                    dynamodb=Counted(table, calls_by_role, "admission"),
+                    sqs=Counted(queue, calls_by_role, "admission"),
+                    clock=scheduler.clock,
+                    sleep=scheduler.sleep,
+                )
+                skipped[0] += report.duplicates
+            finally:
+                lanes.append((started, scheduler.now))
+
+        scheduler.spawn(scheduler.now + rng.uniform(*START_LATENCY_SECONDS), body)
+
+    producer = Producer(
+        settings=settings,
+        table=TABLE,
+        queue_url=QUEUE_URL,
+        dynamodb=Counted(table, calls_by_role, "producer"),
+        sqs=Counted(queue, calls_by_role, "producer"),
+        clock=scheduler.clock,
+        token_bytes=_token_bytes([0]),
+        rng=random.Random(seed + 1),  # noqa: S311 - shard choice, not a secret
+        invoke_consumer=start_consumer,
+    )
+
+    def join(first: int, last: int) -> None:
+        for index in range(first, last):
+            token: Token = producer.join_line(producer.snapshot())
+            index_of[token.id] = index
+            probe.joined(index, token)
 
     def trigger() -> None:
         outcome = run_trigger(
             settings=settings,
             table=TABLE,
             queue_url=QUEUE_URL,
-            dynamodb=table,
-            sqs=queue,
+            dynamodb=Counted(table, calls_by_role, "admission"),
+            sqs=Counted(queue, calls_by_role, "admission"),
             invoke_consumer=start_consumer,
             clock=scheduler.clock,
         )
         if not outcome.claimed:
             refused[0] += 1
         else:
-            m = outcome.minute - EPOCH // 60
-            backlogs[m] = outcome.backlog
-            quotas[m] = sum(outcome.quotas)
-            consumers[m] = len(outcome.quotas)
+            backlogs[outcome.minute - EPOCH // 60] = outcome.backlog
 
+    def change_rate(new_rate: int) -> None:
+        write_config(table, TABLE, settings, now=scheduler.now, operator_rate=new_rate)
+
+    # Visitors who join at the same moment join in one scheduled step.
+    first = 0
+    while first < visitors:
+        last = first
+        while last < visitors and joined_at[last] == joined_at[first]:
+            last += 1
+        scheduler.at(joined_at[first], functools.partial(join, first, last))
+        first = last
     for m in range(minutes):
         start = EPOCH + 60 * m
         scheduler.at(start + rng.uniform(0.0, 0.3), trigger)
         if faults.double_trigger:
             scheduler.at(start + rng.uniform(0.5, 20.0), trigger)
+    for offset, new_rate in rate_changes:
+        scheduler.at(EPOCH + offset, functools.partial(change_rate, new_rate))
     end = EPOCH + 60 * minutes
     # The code under simulation logs every fault it survives: thousands of lines per minute.
     pipeline_log = logging.getLogger("beekeeper")
@@ -179,97 +314,83 @@ def simulate(
     finally:
         scheduler.stop()
         pipeline_log.setLevel(level)
-    return _measure(
-        settings,
-        visitors,
-        arrival,
-        minutes,
-        faults,
-        seed,
-        queue,
-        table,
-        scheduler,
-        backlogs,
-        quotas,
-        consumers,
-        skipped[0],
-        refused[0],
+
+    history = measure.History(
+        epoch=EPOCH,
+        minutes=minutes,
+        joined=joined_at,
+        admitted=admitted_at,
+        lanes=lanes,
+        rate=measure.RateTimeline(rate, tuple((EPOCH + t, r) for t, r in rate_changes)),
     )
-
-
-def _measure(
-    settings: RoomSettings,
-    visitors: int,
-    arrival: Arrival,
-    minutes: int,
-    faults: Faults,
-    seed: int,
-    queue: FakeQueue,
-    table: FakeTable,
-    scheduler: Scheduler,
-    backlogs: dict[int, int],
-    quotas: dict[int, int],
-    consumers: dict[int, int],
-    skipped: int,
-    refused: int,
-) -> SimulationResult:
-    per_minute = [0] * minutes
-    per_second: Counter[int] = Counter()
-    first_write: dict[str, float] = {}
-    for when, token_id in table.admissions:
-        first_write.setdefault(token_id, when)
-    for when in first_write.values():
-        second = int(when - EPOCH)
-        if 0 <= second < minutes * 60:
-            per_minute[second // 60] += 1
-            per_second[second] += 1
-    peak_ratio = 0.0
-    smooth = True
-    for second, count in per_second.items():
-        mean = per_minute[second // 60] / 60
-        peak_ratio = max(peak_ratio, count / mean)
-        if count > SMOOTHNESS_FACTOR * mean + RECEIVE_BATCH:
-            smooth = False
     states = queue.states()
-    admitted_ids = set(first_write)
+    admitted_ids = {index_of[token_id] for _, token_id in table.admissions}
+
+    def body_index(body: str) -> int:
+        token = Token.parse(body)
+        return index_of[token.id] if token else -1
+
     lost = sum(
         1
         for message, state in zip(queue.messages, states, strict=True)
-        if state == "deleted" and message.body.partition(".")[0] not in admitted_ids
+        if state == "deleted" and body_index(message.body) not in admitted_ids
     )
-    admitted_total = len(first_write)
+    admitted_total = len(admitted_ids)
     calls = queue.calls + table.calls
-    joined = arrival.times(visitors)
-    # Token ids are the visitor's index (see simulate): the wait is admission minus arrival.
-    waits = sorted(when - joined[int(token_id)] for token_id, when in first_write.items())
+    joined_total = len(index_of)
+    waits = measure.waits(history)
+    median = measure.percentile(waits, 0.5)
+    windows = measure.sliding_windows(history)
+    smooth = measure.smoothness(history)
     return SimulationResult(
-        rate=settings.rate,
+        rate=rate,
         visitors=visitors,
-        arrival=arrival.kind if arrival.kind == "burst" else f"uniform:{arrival.minutes}",
+        arrival=str(arrival),
         minutes=minutes,
         faults=faults.names,
         seed=seed,
-        admitted_per_minute=per_minute,
-        expected_per_minute=[min(settings.rate, backlogs.get(m, 0)) for m in range(minutes)],
+        admitted_per_minute=measure.admitted_per_minute(history),
+        expected_per_minute=measure.expected_per_minute(history),
         backlog_per_minute=[backlogs.get(m, 0) for m in range(minutes)],
-        consumers_per_minute=[consumers.get(m, 0) for m in range(minutes)],
+        consumers_per_minute=[lanes_per_minute.get(m, 0) for m in range(minutes)],
         lost=lost,
         admitted_twice=sum(1 for n in table.writes_per_id.values() if n > 1),
-        peak_second_ratio=round(peak_ratio, 3),
-        smooth=smooth,
+        peak_second_ratio=smooth.peak_ratio,
+        smooth=smooth.smooth,
         peak_consumers=scheduler.peak_alive,
         aws_calls=calls,
         aws_calls_per_admitted=round(calls / admitted_total, 3) if admitted_total else None,
         still_waiting=sum(
             1
             for message, state in zip(queue.messages, states, strict=True)
-            if state in ("visible", "inflight")
-            and message.body.partition(".")[0] not in admitted_ids
+            if state in ("visible", "inflight") and body_index(message.body) not in admitted_ids
         ),
         dead_lettered=sum(1 for s in states if s == "dead"),
-        duplicate_deliveries_skipped=skipped,
+        duplicate_deliveries_skipped=skipped[0],
         faults_injected=dict(queue.injected + table.injected),
-        triggers_refused=refused,
-        wait_seconds_median=round(statistics.median(waits), 2) if waits else None,
-        wait_seconds_max=round(waits[-1], 2) if waits else None,
+        triggers_refused=refused[0],
+        wait_seconds_median=_round(median),
+        wait_seconds_p50=_round(median),
+        wait_seconds_p99=_round(measure.percentile(waits, 0.99)),
+        wait_seconds_max=_round(waits[-1] if waits else None),
+        max_admitted_in_any_60s=windows.max_admitted,
+        max_window_excess=windows.max_excess,
+        late_overtakes=measure.late_overtakes(history),
+        positions_checked=probe.polls,
+        position_errors=probe.errors,
+        position_error_max=probe.largest_error,
+        noticed_seconds_p50=_round(measure.percentile(sorted(probe.noticed_after), 0.5)),
+        noticed_seconds_p90=_round(measure.percentile(sorted(probe.noticed_after), 0.9)),
+        consumers_woken=woken[0],
+        calls_per_new_visitor=(
+            round(calls_by_role["producer"] / joined_total, 3) if joined_total else None
+        ),
+        calls_per_admission=(
+            round(calls_by_role["admission"] / admitted_total, 3) if admitted_total else None
+        ),
+        minutes_with_rate_change=measure.minutes_with_rate_change(history),
     )
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 2)

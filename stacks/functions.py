@@ -188,23 +188,19 @@ class RoomFunctions(Construct):
             made.allow(permissions.QUEUE_ACTIONS[role], [queue.queue_arn])
             return made
 
-        # The producer keeps whatever concurrency the others do not reserve.
-        self.producer = make("producer", with_queue, None)
         self.consumer = make(
             "consumer", with_queue, capacity.consumer_reserved_concurrency(settings)
         )
-        self.trigger = make(
-            "trigger",
-            {
-                **with_queue,
-                names.CONSUMER_FUNCTION_VARIABLE: self.consumer.function.function_name,
-            },
-            capacity.TRIGGER_RESERVED_CONCURRENCY,
-        )
-        # The unqualified ARN only: the trigger invokes $LATEST, never a version.
-        self.trigger.allow(
-            permissions.TRIGGER_INVOKES_CONSUMER, [self.consumer.function.function_arn]
-        )
+        starts_consumers = {
+            **with_queue,
+            names.CONSUMER_FUNCTION_VARIABLE: self.consumer.function.function_name,
+        }
+        # The producer keeps whatever concurrency the others do not reserve.
+        self.producer = make("producer", starts_consumers, None)
+        self.trigger = make("trigger", starts_consumers, capacity.TRIGGER_RESERVED_CONCURRENCY)
+        # The unqualified ARN only: they invoke $LATEST, never a version.
+        for starter in (self.trigger, self.producer):
+            starter.allow(permissions.STARTS_CONSUMERS, [self.consumer.function.function_arn])
         self.governor = make("governor", common, capacity.GOVERNOR_RESERVED_CONCURRENCY)
         self.by_role = {
             "producer": self.producer,

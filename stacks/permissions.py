@@ -10,22 +10,28 @@ from __future__ import annotations
 from beekeeper.vtl import ROUTES
 
 TABLE_ACTIONS: dict[str, tuple[str, ...]] = {
-    # UpdateItem: ADD to an arrivals shard; BatchGetItem: config and shard counts together.
+    # UpdateItem: count an arrival on a shard (ADD, or a conditional SET for an exact place)
+    # and wake a consumer (conditional update of the minute); BatchGetItem: config and shard
+    # counts together.
     "producer": ("dynamodb:UpdateItem", "dynamodb:BatchGetItem"),
     # Claim the minute (conditional PutItem), read the config (GetItem) and the counters
-    # (BatchGetItem), publish the ten status copies (BatchWriteItem).
+    # (BatchGetItem), publish the ten status copies (BatchWriteItem), wake a consumer for a
+    # visitor who joined during the claim (UpdateItem).
     "trigger": (
         "dynamodb:PutItem",
         "dynamodb:GetItem",
         "dynamodb:BatchGetItem",
         "dynamodb:BatchWriteItem",
+        "dynamodb:UpdateItem",
     ),
-    # Write admitted visitors and, as consumer 0, the status copies (BatchWriteItem); check
-    # duplicates and read the counters (BatchGetItem); count admissions (UpdateItem ADD).
+    # Write admitted visitors and the status copies (BatchWriteItem); check duplicates and
+    # read the counters (BatchGetItem); count admissions (UpdateItem ADD); follow the live
+    # config (GetItem).
     "consumer": (
         "dynamodb:BatchWriteItem",
         "dynamodb:BatchGetItem",
         "dynamodb:UpdateItem",
+        "dynamodb:GetItem",
     ),
     # Read and write its baseline and decisions, adjust the config item's rate.
     "governor": ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"),
@@ -40,8 +46,9 @@ QUEUE_ACTIONS: dict[str, tuple[str, ...]] = {
     "governor": (),
 }
 
-# The trigger starts the minute's consumers asynchronously.
-TRIGGER_INVOKES_CONSUMER = ("lambda:InvokeFunction",)
+# The trigger starts the minute's consumers, and the producer wakes one for a visitor who joins
+# a minute without any, asynchronously.
+STARTS_CONSUMERS = ("lambda:InvokeFunction",)
 
 # What a function needs to write its own log group (created by the stack, with a retention).
 LOG_ACTIONS = ("logs:CreateLogStream", "logs:PutLogEvents")

@@ -83,8 +83,15 @@ export function formatPosition(position, strings, lang) {
  * under a minute; whole minutes up to 10; 5-minute steps up to an hour; quarter hours up to
  * 5 hours; whole hours beyond.
  */
+// An estimate shorter than this is shown as "any moment now", not as a number.
+const ANY_MOMENT_SECONDS = 5;
+
 export function roundWait(seconds) {
-  const s = Math.max(0, Number(seconds) || 0);
+  const n = Number(seconds);
+  if (!Number.isFinite(n)) return { kind: "lessThanMinute" };
+  const s = Math.max(0, n);
+  // A few seconds at most: the visitor is about to go in.
+  if (s < ANY_MOMENT_SECONDS) return { kind: "now" };
   if (s < 60) return { kind: "lessThanMinute" };
   const minutes = s / 60;
   if (minutes < 9.5) return { kind: "minutes", minutes: Math.max(1, Math.round(minutes)) };
@@ -99,6 +106,7 @@ export function roundWait(seconds) {
 
 export function formatWait(seconds, strings, lang) {
   const rounded = roundWait(seconds);
+  if (rounded.kind === "now") return strings.waitNow;
   if (rounded.kind === "lessThanMinute") return strings.waitLessThanMinute;
   if (rounded.kind === "minutes") return plural(strings.waitMinutes, rounded.minutes, lang);
   if (rounded.minutes === 0) return plural(strings.waitHours, rounded.hours, lang);

@@ -50,7 +50,8 @@ def _faults(ctx: click.Context, param: click.Parameter, value: str) -> Faults:
     default="burst",
     show_default=True,
     callback=_arrival,
-    help="'burst' (all at once, before the first minute) or 'uniform:MINUTES'.",
+    help="'burst' (all at once, before the first minute), 'uniform:MINUTES' (evenly over "
+    "that many minutes) or 'at:SECONDS' (all at once, that far into the first minute).",
 )
 @click.option(
     "--minutes",
@@ -86,13 +87,17 @@ def simulate_command(
         click.echo(render_table(result))
 
 
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f} s"
+
+
 def render_table(result: SimulationResult) -> str:
     faults = ", ".join(result.faults) or "none"
     lines = [
         f"rate {result.rate:,}/min, {result.visitors:,} visitors ({result.arrival}), "
         f"faults: {faults}, seed {result.seed}",
         "",
-        f"{'minute':>6}  {'waiting':>10}  {'admitted':>10}  {'planned':>10}  {'consumers':>9}",
+        f"{'minute':>6}  {'queued':>10}  {'admitted':>10}  {'expected':>10}  {'consumers':>9}",
     ]
     for minute, admitted in enumerate(result.admitted_per_minute):
         lines.append(
@@ -100,18 +105,34 @@ def render_table(result: SimulationResult) -> str:
             f"{result.expected_per_minute[minute]:>10,}  {result.consumers_per_minute[minute]:>9}"
         )
     total = sum(result.admitted_per_minute)
+    cap = result.rate + 10 * max(1, result.peak_consumers)
     lines += [
         "",
         f"admitted {total:,}; still waiting {result.still_waiting:,}; lost {result.lost}; "
-        f"admitted twice {result.admitted_twice}",
-        f"busiest second: {result.peak_second_ratio:.2f} x the mean"
+        f"admitted twice {result.admitted_twice}; every full minute as expected: "
+        f"{'yes' if result.exact else 'NO'}",
+        f"wait from joining to admission: median {_seconds(result.wait_seconds_p50)}, "
+        f"p99 {_seconds(result.wait_seconds_p99)}, longest {_seconds(result.wait_seconds_max)}",
+        f"most admitted in any 60 s: {result.max_admitted_in_any_60s:,} "
+        f"({'within' if result.window_cap_held else 'OVER'} the rate + one batch per consumer"
+        f", {cap:,} here); overtaken by 10 s or more: {result.late_overtakes}",
+        f"busiest second: {result.peak_second_ratio:.2f} x the rate's mean"
         f" ({'within' if result.smooth else 'OVER'} 1.25 x mean + one batch); "
-        f"peak consumers {result.peak_consumers}; "
-        f"AWS calls per admitted visitor {result.aws_calls_per_admitted or 0:.2f}",
+        f"peak consumers {result.peak_consumers}",
+        f"AWS calls: {result.calls_per_new_visitor or 0:.2f} per new visitor, "
+        f"{result.calls_per_admission or 0:.2f} per admission",
     ]
-    if result.still_waiting and result.rate:
+    if result.positions_checked:
+        lines.append(
+            f"positions shown to polling pages: {result.positions_checked:,} checked, "
+            f"{result.position_errors:,} off the true place (by {result.position_error_max} "
+            "at most)"
+        )
+    if result.still_waiting >= result.rate:
         lines.append(
             f"the last visitor in line waits about {result.still_waiting / result.rate:.0f} "
             "more minutes at this rate"
         )
+    elif result.still_waiting:
+        lines.append("the visitors still in line go in within the next minute")
     return "\n".join(lines)

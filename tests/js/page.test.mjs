@@ -69,7 +69,9 @@ test("position: grouped digits in each language, and 'next' at the front", () =>
 });
 
 test("wait rounding is never more precise than an estimate can be", () => {
-  assert.deepEqual(roundWait(0), { kind: "lessThanMinute" });
+  assert.deepEqual(roundWait(0), { kind: "now" });
+  assert.deepEqual(roundWait(4), { kind: "now" });
+  assert.deepEqual(roundWait(5), { kind: "lessThanMinute" });
   assert.deepEqual(roundWait(59), { kind: "lessThanMinute" });
   assert.deepEqual(roundWait(60), { kind: "minutes", minutes: 1 });
   assert.deepEqual(roundWait(89), { kind: "minutes", minutes: 1 });
@@ -80,7 +82,7 @@ test("wait rounding is never more precise than an estimate can be", () => {
   assert.deepEqual(roundWait(58 * 60), { kind: "hours", hours: 1, minutes: 0 });
   assert.deepEqual(roundWait(100 * 60), { kind: "hours", hours: 1, minutes: 45 });
   assert.deepEqual(roundWait(5 * 3600 + 1700), { kind: "hours", hours: 5, minutes: 0 });
-  assert.deepEqual(roundWait(-5), { kind: "lessThanMinute" });
+  assert.deepEqual(roundWait(-5), { kind: "now" });
   assert.deepEqual(roundWait("nonsense"), { kind: "lessThanMinute" });
 });
 
@@ -93,6 +95,7 @@ test("clock times follow the locale", () => {
 
 test("wait wording in English and German, singular and plural", () => {
   const cases = [
+    [0, "any moment now", "jeden Moment"],
     [30, "less than a minute", "weniger als eine Minute"],
     [60, "about 1 minute", "etwa 1 Minute"],
     [12 * 60, "about 10 minutes", "etwa 10 Minuten"],

@@ -34,14 +34,14 @@ def test_function_environment_follows_the_data_model(synthesized: Synthesized, r
     expected_keys = {"BEEKEEPER_ROOM", "TABLE_NAME"}
     if role in ("producer", "trigger", "consumer"):
         expected_keys.add("QUEUE_URL")
-    if role == "trigger":
+    if role in ("trigger", "producer"):
         expected_keys.add("CONSUMER_FUNCTION_NAME")
     assert set(environment) == expected_keys
     room = RoomSettings.from_lambda_environment({"BEEKEEPER_ROOM": environment["BEEKEEPER_ROOM"]})
     assert room == synthesized.settings
     assert json.loads(environment["BEEKEEPER_ROOM"])["name"] == "test-room"
     assert environment["TABLE_NAME"] == {"Ref": table_id}
-    if role == "trigger":
+    if role in ("trigger", "producer"):
         consumer_id, _ = synthesized.function("consumer")
         assert environment["CONSUMER_FUNCTION_NAME"] == {"Ref": consumer_id}
 

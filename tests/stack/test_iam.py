@@ -75,9 +75,9 @@ def test_each_function_gets_exactly_its_actions_on_its_resources(
     }
     if permissions.QUEUE_ACTIONS[role]:
         expected[f"<GetAtt:{queue_id}.Arn>"] = set(permissions.QUEUE_ACTIONS[role])
-    if role == "trigger":
+    if role in ("trigger", "producer"):
         consumer_id, _ = synthesized.function("consumer")
-        expected[f"<GetAtt:{consumer_id}.Arn>"] = {"lambda:InvokeFunction"}
+        expected[f"<GetAtt:{consumer_id}.Arn>"] = set(permissions.STARTS_CONSUMERS)
     assert granted == expected
 
 

@@ -35,7 +35,7 @@ def test_functions_read_the_environment_the_owner_names(synthesized: Synthesized
         wanted = {ENVIRONMENT_VARIABLE, names.TABLE_NAME_VARIABLE}
         if role != "governor":
             wanted.add(names.QUEUE_URL_VARIABLE)
-        if role == "trigger":
+        if role in ("trigger", "producer"):  # both start consumers
             wanted.add(names.CONSUMER_FUNCTION_VARIABLE)
         assert variables == wanted, role
 

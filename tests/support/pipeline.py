@@ -112,15 +112,32 @@ class LongPollsOnTheClock:
     without waiting and, when nothing came, moves the fake clock by the wait, as SQS would.
     """
 
-    def __init__(self, sqs: Any, clock: FakeClock) -> None:
+    def __init__(
+        self, sqs: Any, clock: FakeClock, queue_url: str = "", joins: list[tuple[float, str]] = ()
+    ) -> None:
         self._sqs = sqs
         self._clock = clock
+        self._queue_url = queue_url
+        # Visitors who join later: (clock time, token), sent when the clock reaches them.
+        self._joins = sorted(joins)
+
+    def _send_due(self) -> None:
+        while self._joins and self._joins[0][0] <= self._clock.now:
+            _, body = self._joins.pop(0)
+            self._sqs.send_message(QueueUrl=self._queue_url, MessageBody=body)
 
     def receive_message(self, **request: Any) -> dict[str, Any]:
         wait = int(request.pop("WaitTimeSeconds", 0))
+        self._send_due()
         response: dict[str, Any] = self._sqs.receive_message(**request, WaitTimeSeconds=0)
         if not response.get("Messages") and wait > 0:
-            self._clock.now += wait
+            # Waits until the next visitor joins, or for the whole wait.
+            until = self._clock.now + wait
+            if self._joins and self._joins[0][0] < until:
+                self._clock.now = self._joins[0][0]
+                self._send_due()
+                return self._sqs.receive_message(**request, WaitTimeSeconds=0)  # type: ignore[no-any-return]
+            self._clock.now = until
         return response
 
     def __getattr__(self, name: str) -> Any:

@@ -230,21 +230,20 @@ NOW_S = NOW_MS // 1000
 @pytest.mark.parametrize(
     ("ordinal", "admitted", "arrivals", "position"),
     [
-        (6, 0, 1, 1),  # alone in line, though the shard interleaving says 6
-        (6, 0, 4, 4),
-        (6, 0, 9, 6),  # the ordinal is within the line: kept
-        (1234, 1000, 1100, 100),  # arrived after the count: the back of the counted line
-        (1234, 1000, 1000, 234),  # nobody counted as waiting: the count is stale, keep it
+        (6, 0, 1, 6),  # joined after the status was published: five are ahead
+        (6, 0, 9, 6),
+        (1234, 1000, 1100, 234),
         (900, 1000, 5000, 1),  # passed, not yet admitted: next
     ],
 )
-def test_position_is_never_behind_the_end_of_the_line(
+def test_position_counts_everyone_ahead_not_yet_admitted(
     ordinal: int, admitted: int, arrivals: int, position: int
 ) -> None:
     token = f"{TOKEN_ID}.{ordinal}"
     copy = str(ordinal % 10)
     items = [status_item(copy, admitted_total=admitted, arrivals_total=arrivals)]
     assert polling_answer(items, token=token)["position"] == position
+    assert polling.position(ordinal, admitted) == position
 
 
 @pytest.mark.parametrize(
@@ -284,7 +283,7 @@ def test_waiting_answer_has_the_contracts_fields_and_types() -> None:
         "state": "waiting",
         "position": 234,
         "eta_seconds": 234,
-        "poll_after": 117,
+        "poll_after": 116,
         "rate": 60,
         "slowed": True,
         "updated_at": 1_763_779_990,
@@ -307,24 +306,27 @@ def test_waiting_numbers_follow_the_python_rule(
     ordinal: int, admitted_total: int, rate: int
 ) -> None:
     token = f"{TOKEN_ID}.{ordinal}"
-    # A line long enough to hold the ordinal (the cap at the line's end has its own test).
     item = status_item(
         str(ordinal % 10), admitted_total=admitted_total, rate=rate, arrivals_total=ordinal + 1
     )
     answer = polling_answer([item], token)
-    position = max(1, ordinal - admitted_total)
+    position = polling.position(ordinal, admitted_total)
     eta = polling.eta_seconds(position, rate)
     assert answer["position"] == position
     assert answer["eta_seconds"] == eta
-    assert answer["poll_after"] == polling.poll_after_seconds(eta, rate)
+    assert answer["poll_after"] == polling.poll_after_seconds(position, rate)
     assert answer["poll_after"] <= 5 or eta > 10
     assert answer["poll_after"] >= 120 or eta < 240
 
 
 def test_poll_after_bounds() -> None:
-    assert polling.poll_after_seconds(0, 60) == polling.POLL_AFTER_MIN_SECONDS <= 5
+    assert polling.poll_after_seconds(1, 60) == polling.POLL_AFTER_MIN_SECONDS <= 5
     assert polling.poll_after_seconds(10, 60) <= 5
     assert polling.poll_after_seconds(3600, 60) == polling.POLL_AFTER_MAX_SECONDS >= 120
+    # At the front, however slow the rate, a visitor polls every few seconds: the next slot
+    # may be theirs.
+    assert polling.poll_after_seconds(1, 1) == polling.POLL_AFTER_MIN_SECONDS
+    assert polling.poll_after_seconds(2, 1) == 30
 
 
 @pytest.mark.parametrize(
@@ -439,3 +441,12 @@ def test_request_time_may_come_as_a_number_or_as_text() -> None:
     for now in (NOW_MS, str(NOW_MS)):
         data = RenderInput(body=body, headers=cookie(TOKEN), context={"requestTimeEpoch": now})
         assert json.loads(render(template(ROUTES["client"][1]), data)) == {"allow": True}
+
+
+def test_the_front_of_the_line_waits_at_most_one_slot_and_polls_often() -> None:
+    # The visitor's own ordinal is 1234: with 1233 admitted nobody is ahead of them.
+    answer = polling_answer([status_item(admitted_total=1233, rate=600)])
+    assert answer["position"] == 1 and answer["eta_seconds"] == 1
+    assert answer["poll_after"] == polling.POLL_AFTER_MIN_SECONDS
+    slow = polling_answer([status_item(admitted_total=1233, rate=1)])
+    assert slow["eta_seconds"] == 60 and slow["poll_after"] == polling.POLL_AFTER_MIN_SECONDS

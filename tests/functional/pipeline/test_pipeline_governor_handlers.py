@@ -61,8 +61,8 @@ def test_handlers_run_from_the_environment(lambda_environment: Aws) -> None:
         result = trigger.handler({"source": "aws.events"}, None)
     finally:
         runtime.client = real_client  # type: ignore[assignment]
-    assert result["claimed"] and result["quotas"] == [1]
-    assert invoked[0]["quota"] == 1
+    assert result["claimed"] and result["consumers"] == 1
+    assert invoked[0]["consumers"] == 1 and invoked[0]["index"] == 0
 
     consumer = importlib.import_module("beekeeper.lambdas.consumer")
     assert consumer.handler({"minute": 1}, None)["admitted"] == 0  # refused, logged

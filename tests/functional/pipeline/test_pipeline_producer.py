@@ -66,38 +66,102 @@ def test_new_visitor_gets_a_token_a_message_and_a_redirect(aws: Aws, clock: Fake
     assert {"HttpOnly", "Secure"} <= set(cookie)
     assert cookie["SameSite"] == "Lax"
     assert cookie["Path"] == "/prod"
-    ordinal = Token.parse(cookie["value"]).ordinal  # type: ignore[union-attr]
-    assert 1 <= ordinal <= 8  # first arrival on one of the 8 shards
-    # No config yet: rate 60/min, so position p waits p seconds; + 60 min validity + 30 min slack.
-    assert int(cookie["Max-Age"]) == ordinal + 3600 + 1800
+    assert Token.parse(cookie["value"]).ordinal == 1  # type: ignore[union-attr]
+    # No config yet: rate 60/min, so position 1 waits a second; + 60 min validity + 30 min slack.
+    assert int(cookie["Max-Age"]) == 1 + 3600 + 1800
     # The wait is the one formula the template and `beekeeper status` use (core/polling.py).
-    assert int(cookie["Max-Age"]) == eta_seconds(ordinal, 60) + 3600 + 1800
+    assert int(cookie["Max-Age"]) == eta_seconds(1, 60) + 3600 + 1800
     assert aws.queue_bodies() == [cookie["value"]]
 
 
-def test_ordinals_interleave_the_shards_without_repeats(aws: Aws, clock: FakeClock) -> None:
-    p = producer(aws, clock, arrival_shards=4)
-    ordinals = []
-    for _ in range(40):
-        value = cookie_attributes(p.handle(event()))["value"]
-        ordinals.append(Token.parse(value).ordinal)  # type: ignore[union-attr]
-    assert len(set(ordinals)) == 40
-    assert max(ordinals) <= 40 + 4 * 3  # balanced shards keep ordinals close to arrivals
-    counts = [int(aws.item(f"arrivals#{k}")["n"]["N"]) for k in range(4)]  # type: ignore[index]
-    assert sum(counts) == 40 and max(counts) - min(counts) <= 3
+def join(p: Producer) -> int:
+    return Token.parse(cookie_attributes(p.handle(event()))["value"]).ordinal  # type: ignore[union-attr]
 
 
-def test_a_new_visitor_costs_two_aws_calls_once_the_config_is_cached(
+def test_in_a_quiet_room_ordinals_follow_the_arrival_order_exactly(
     aws: Aws, clock: FakeClock
 ) -> None:
-    p = producer(aws, clock)
-    p.handle(event())  # first request reads the config
+    first, second = producer(aws, clock, arrival_shards=4), producer(aws, clock, arrival_shards=4)
+    ordinals = []
+    for i in range(40):
+        clock.now += 0.5  # two visitors a second, served by two containers in turn
+        ordinals.append(join(first if i % 3 else second))
+    assert ordinals == list(range(1, 41))
+    counts = [int(aws.item(f"arrivals#{k}")["n"]["N"]) for k in range(4)]  # type: ignore[index]
+    assert counts == [10, 10, 10, 10]
+
+
+def test_a_crowd_spreads_over_the_shards_without_repeats(aws: Aws, clock: FakeClock) -> None:
+    p = producer(aws, clock, arrival_shards=4)
+    ordinals = [join(p) for _ in range(60)]  # 60 in the same instant: a crowd
+    assert len(set(ordinals)) == 60
+    assert max(ordinals) <= 60 + 4 * 3  # balanced shards keep ordinals close to arrivals
+    counts = [int(aws.item(f"arrivals#{k}")["n"]["N"]) for k in range(4)]  # type: ignore[index]
+    assert sum(counts) == 60 and max(counts) - min(counts) <= 3
+
+
+def record_calls(aws: Aws) -> list[str]:
     calls: list[str] = []
     for client in (aws.dynamodb, aws.sqs):
         client.meta.events.register("before-call.*.*", lambda model, **_: calls.append(model.name))
+    return calls
+
+
+def test_a_new_visitor_in_a_busy_room_costs_two_aws_calls(aws: Aws, clock: FakeClock) -> None:
+    p = producer(aws, clock)
+    for _ in range(30):
+        join(p)  # 30 in a second: busy
+    calls = record_calls(aws)
     for _ in range(5):
         p.handle(event())
     assert calls == ["UpdateItem", "SendMessage"] * 5
+
+
+def test_a_new_visitor_in_a_quiet_room_costs_three_for_an_exact_place(
+    aws: Aws, clock: FakeClock
+) -> None:
+    p = producer(aws, clock)
+    join(p)  # reads the config
+    calls = record_calls(aws)
+    for _ in range(3):
+        clock.now += 1
+        p.handle(event())
+    assert calls == ["BatchGetItem", "UpdateItem", "SendMessage"] * 3
+
+
+def test_a_visitor_who_joins_a_minute_without_consumers_wakes_one(
+    aws: Aws, clock: FakeClock
+) -> None:
+    minute = int(clock() // 60)
+    aws.dynamodb.put_item(
+        TableName=aws.table,
+        Item={"pk": {"S": f"minute#{minute}"}, "consumers": {"N": "0"}, "claimed_at": {"N": "1"}},
+    )
+    woken: list[dict[str, Any]] = []
+    p = producer(aws, clock)
+    p.invoke_consumer = woken.append
+    clock.now += 0.2
+    join(p)
+    join(p)
+    other = producer(aws, clock)
+    other.invoke_consumer = woken.append
+    join(other)  # another container: the minute already has its consumer
+    assert len(woken) == 1
+    assert woken[0]["minute"] == minute and woken[0]["consumers"] == 1 and woken[0]["woken"]
+    assert aws.item(f"minute#{minute}")["woken_at"]  # type: ignore[index]
+
+
+def test_a_minute_whose_trigger_started_consumers_wakes_none(aws: Aws, clock: FakeClock) -> None:
+    minute = int(clock() // 60)
+    aws.dynamodb.put_item(
+        TableName=aws.table,
+        Item={"pk": {"S": f"minute#{minute}"}, "consumers": {"N": "2"}, "claimed_at": {"N": "1"}},
+    )
+    woken: list[dict[str, Any]] = []
+    p = producer(aws, clock)
+    p.invoke_consumer = woken.append
+    join(p)
+    assert woken == []
 
 
 def test_returning_visitor_keeps_their_place(aws: Aws, clock: FakeClock) -> None:

@@ -20,8 +20,19 @@ def test_json_has_the_promised_keys() -> None:
     assert code == 0
     data = json.loads(output)
     assert data["admitted_per_minute"] == [60, 40]
+    assert data["expected_per_minute"] == [60, 40] and data["exact"] is True
     assert data["lost"] == 0 and data["admitted_twice"] == 0
-    for key in ("peak_second_ratio", "peak_consumers", "aws_calls_per_admitted"):
+    assert data["wait_seconds_p50"] == data["wait_seconds_median"]
+    assert data["wait_seconds_p50"] <= data["wait_seconds_p99"] <= data["wait_seconds_max"]
+    assert 60 <= data["max_admitted_in_any_60s"] <= 70 and data["window_cap_held"] is True
+    assert data["late_overtakes"] == 0
+    for key in (
+        "peak_second_ratio",
+        "peak_consumers",
+        "aws_calls_per_admitted",
+        "calls_per_new_visitor",
+        "calls_per_admission",
+    ):
         assert isinstance(data[key], int | float)
 
 
@@ -43,6 +54,8 @@ def test_table_with_faults() -> None:
     assert code == 0
     assert "faults: crash, duplicates" in output
     assert output.count("\n") >= 8 and "lost 0" in output
+    assert "wait from joining to admission: median" in output
+    assert "most admitted in any 60 s" in output
 
 
 @pytest.mark.parametrize(

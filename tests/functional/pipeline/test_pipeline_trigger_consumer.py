@@ -1,4 +1,4 @@
-"""Trigger and consumer against moto: claims, quotas, exact admissions, duplicates, failures."""
+"""Trigger and consumer against moto: claims, plans, paced admissions, duplicates, failures."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from botocore.awsrequest import AWSResponse
 
 from beekeeper.core.datamodel import Token
 from beekeeper.lambdas.consumer import Assignment, AssignmentError, run_consumer
+from beekeeper.lambdas.pacing import minute_span
 from beekeeper.lambdas.room_state import write_config
 from beekeeper.lambdas.trigger import run_trigger
 from tests.support.pipeline import Aws, FakeClock, LongPollsOnTheClock, room
@@ -34,7 +35,13 @@ def trigger(aws: Aws, clock: FakeClock, **settings: Any) -> tuple[Any, list[dict
 
 
 def consume(
-    aws: Aws, clock: FakeClock, payload: dict[str, Any], *, sqs: Any = None, **settings: Any
+    aws: Aws,
+    clock: FakeClock,
+    payload: dict[str, Any],
+    *,
+    sqs: Any = None,
+    joins: list[tuple[float, str]] = (),
+    **settings: Any,
 ) -> Any:
     return run_consumer(
         payload,
@@ -42,31 +49,107 @@ def consume(
         table=aws.table,
         queue_url=aws.queue_url,
         dynamodb=aws.dynamodb,
-        sqs=sqs or LongPollsOnTheClock(aws.sqs, clock),
+        sqs=sqs or LongPollsOnTheClock(aws.sqs, clock, aws.queue_url, joins),
         clock=clock,
         sleep=clock.sleep,
     )
 
 
-def test_trigger_plans_min_of_rate_and_backlog_once_per_minute(aws: Aws, clock: FakeClock) -> None:
+def add_arrivals(aws: Aws, count: int) -> None:
+    aws.dynamodb.update_item(
+        TableName=aws.table,
+        Key={"pk": {"S": "arrivals#0"}},
+        UpdateExpression="ADD n :c",
+        ExpressionAttributeValues={":c": {"N": str(count)}},
+    )
+
+
+def test_trigger_plans_from_the_backlog_and_claims_each_minute_once(
+    aws: Aws, clock: FakeClock
+) -> None:
     aws.send(*tokens(25))
     outcome, invoked = trigger(aws, clock, rate=150, consumer_capacity=100)
-    assert outcome.claimed and outcome.backlog == 25
-    assert [p["quota"] for p in invoked] == [25]
+    assert outcome.claimed and outcome.backlog == 25 and outcome.consumers == 1
+    start, deadline = minute_span(outcome.minute, 60)
+    assert invoked == [
+        {
+            "minute": outcome.minute,
+            "index": 0,
+            "consumers": 1,
+            "rate": 150,
+            "start": start,
+            "deadline": deadline,
+            "minute_seconds": 60,
+            "woken": False,
+        }
+    ]
     minute = aws.item(f"minute#{outcome.minute}")
-    assert minute is not None and minute["quota"]["N"] == "25" and minute["rate"]["N"] == "150"
+    assert minute is not None and minute["consumers"]["N"] == "1" and minute["rate"]["N"] == "150"
     assert aws.item("status#3")["rate"]["N"] == "150"  # type: ignore[index]
     again, invoked_again = trigger(aws, clock, rate=150)
     assert not again.claimed and invoked_again == []
+
+
+def test_visitors_who_arrived_during_the_last_minute_count_as_demand(
+    aws: Aws, clock: FakeClock
+) -> None:
+    trigger(aws, clock, rate=1000, consumer_capacity=100)  # claims the first minute
+    add_arrivals(aws, 150)  # they came and went straight in: the queue is empty again
+    clock.now += 60
+    outcome, invoked = trigger(aws, clock, rate=1000, consumer_capacity=100)
+    assert outcome.backlog == 0 and outcome.demand == 150
+    assert [p["consumers"] for p in invoked] == [2, 2]
 
 
 def test_trigger_splits_the_rate_over_the_fewest_consumers(aws: Aws, clock: FakeClock) -> None:
     aws.send(*tokens(250))
     write_config(aws.dynamodb, aws.table, room(), now=clock(), operator_rate=230)
     outcome, invoked = trigger(aws, clock, consumer_capacity=100)
-    assert [p["quota"] for p in invoked] == [77, 77, 76]
     assert [p["index"] for p in invoked] == [0, 1, 2]
+    assert {(p["consumers"], p["rate"]) for p in invoked} == {(3, 230)}
     assert all(p["deadline"] < (outcome.minute + 1) * 60 for p in invoked)
+
+
+def test_a_minute_nobody_is_waiting_for_starts_no_consumer(aws: Aws, clock: FakeClock) -> None:
+    outcome, invoked = trigger(aws, clock)
+    assert outcome.claimed and outcome.consumers == 0 and invoked == []
+    assert not outcome.woken
+
+
+class ArrivesDuringTheClaim:
+    """DynamoDB as moto answers it, with a visitor joining just after the counters were read."""
+
+    def __init__(self, aws: Aws) -> None:
+        self._aws = aws
+        self._reads = 0
+
+    def batch_get_item(self, **request: Any) -> Any:
+        response = self._aws.dynamodb.batch_get_item(**request)
+        self._reads += 1
+        if self._reads == 1:
+            add_arrivals(self._aws, 1)
+        return response
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._aws.dynamodb, name)
+
+
+def test_a_visitor_who_joins_while_the_minute_is_claimed_is_not_forgotten(
+    aws: Aws, clock: FakeClock
+) -> None:
+    # They found the minute unclaimed, so they could not wake a consumer: the trigger does.
+    invoked: list[dict[str, Any]] = []
+    outcome = run_trigger(
+        settings=room(),
+        table=aws.table,
+        queue_url=aws.queue_url,
+        dynamodb=ArrivesDuringTheClaim(aws),
+        sqs=aws.sqs,
+        invoke_consumer=invoked.append,
+        clock=clock,
+    )
+    assert outcome.consumers == 0 and outcome.woken
+    assert len(invoked) == 1 and invoked[0]["woken"] and invoked[0]["consumers"] == 1
 
 
 def test_trigger_admits_nobody_while_the_room_is_off(aws: Aws, clock: FakeClock) -> None:
@@ -77,91 +160,83 @@ def test_trigger_admits_nobody_while_the_room_is_off(aws: Aws, clock: FakeClock)
     assert aws.item("status#0")["enabled"] == {"BOOL": False}  # type: ignore[index]
 
 
-def payload(clock: FakeClock, quota: int, **extra: Any) -> dict[str, Any]:
+def payload(clock: FakeClock, rate: int, **extra: Any) -> dict[str, Any]:
+    start, deadline = minute_span(int(clock() // 60), 60)
+    clock.now = max(clock.now, start)
     return {
         "minute": int(clock() // 60),
         "index": 0,
-        "quota": quota,
-        "start": clock(),
-        "deadline": clock() + 58,
+        "consumers": 1,
+        "rate": rate,
+        "start": start,
+        "deadline": deadline,
         **extra,
     }
 
 
-def test_consumer_admits_exactly_its_quota_paced_over_the_minute(
+def admitted_times(aws: Aws, count: int, start: int = 1) -> list[int]:
+    items = [aws.item(f"v#{i:022d}") for i in range(start, start + count)]
+    return [int(item["admitted_at"]["N"]) for item in items if item]
+
+
+def test_a_backlog_is_admitted_at_exactly_the_rate_paced_over_the_minute(
     aws: Aws, clock: FakeClock
 ) -> None:
     aws.send(*tokens(30))
     start = clock()
-    report = consume(aws, clock, payload(clock, 25))
+    report = consume(aws, clock, payload(clock, 25), rate=25)
     assert report.admitted == 25
-    admitted = [aws.item(f"v#{i:022d}") for i in range(1, 31)]
-    assert sum(item is not None for item in admitted) == 25
-    item = next(i for i in admitted if i)
+    times = admitted_times(aws, 30)
+    assert len(times) == 25
+    item = aws.item(f"v#{1:022d}")
+    assert item is not None
     assert int(item["expires_at"]["N"]) - int(item["admitted_at"]["N"]) == 3600
     assert int(item["ttl"]["N"]) == int(item["expires_at"]["N"]) + 86400
     assert aws.item("admitted")["n"]["N"] == "25"  # type: ignore[index]
     assert len(aws.queue_bodies()) == 5
     # Paced: the minute was used, not the first second.
-    assert clock() - start > 40
+    assert max(times) - start > 40
 
 
-def test_a_lone_visitor_is_admitted_at_once_not_at_the_end_of_the_minute(
-    aws: Aws, clock: FakeClock
-) -> None:
-    aws.send(*tokens(1))
+def test_visitors_who_join_mid_minute_go_straight_in(aws: Aws, clock: FakeClock) -> None:
     start = clock()
-    report = consume(aws, clock, payload(clock, 1, index=1))
-    assert report.admitted == 1
-    item = aws.item(f"v#{1:022d}")
-    assert item is not None and int(item["admitted_at"]["N"]) - start < 2
+    joins = [(start + 12.5, tokens(1)[0]), (start + 40.2, tokens(1, start=2)[0])]
+    report = consume(aws, clock, payload(clock, 10), joins=joins, rate=10)
+    assert report.admitted == 2
+    assert [t - start for t in admitted_times(aws, 2)] == [12, 40]  # the second they joined
 
 
-def test_near_the_deadline_an_empty_queue_is_not_asked_again_at_once(
+def test_a_quiet_minute_keeps_one_batch_of_slots_not_the_whole_minute(
     aws: Aws, clock: FakeClock
 ) -> None:
-    # Less than a second left: receives can not long-poll, so the consumer pauses between
-    # them instead of calling SQS in a tight loop until the deadline.
-    queue = CountedReceives(LongPollsOnTheClock(aws.sqs, clock))
-    report = consume(aws, clock, payload(clock, 5, index=1, deadline=clock() + 0.9), sqs=queue)
-    assert report.admitted == 0
-    assert 1 <= queue.receives <= 4
+    # 600/min, nobody for 30 s, then 40 visitors at once: 10 go in at once, the rest at the
+    # rate's pace (10 a second), not all 300 slots of the quiet half minute in one go.
+    start = clock()
+    joins = [(start + 30, token) for token in tokens(40)]
+    consume(aws, clock, payload(clock, 600), joins=joins, rate=600)
+    times = [t - start for t in admitted_times(aws, 40)]
+    assert times.count(30) <= 10 + 10
+    assert max(times) >= 32
 
 
-class CountedReceives:
-    """Counts receives; past 20 it refuses them, so a consumer that spins ends (and fails)."""
-
-    def __init__(self, sqs: LongPollsOnTheClock) -> None:
-        self._sqs = sqs
-        self.receives = 0
-
-    def receive_message(self, **request: Any) -> dict[str, Any]:
-        self.receives += 1
-        if self.receives > 20:
-            raise RuntimeError("the consumer is spinning on the queue")
-        return self._sqs.receive_message(**request)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._sqs, name)
-
-
-def test_duplicates_neither_admit_twice_nor_use_quota(aws: Aws, clock: FakeClock) -> None:
+def test_duplicates_neither_admit_twice_nor_use_slots(aws: Aws, clock: FakeClock) -> None:
     first = tokens(3)
     aws.send(*first, first[0], first[1])  # two duplicate deliveries
     aws.send(*tokens(2, start=100))
-    report = consume(aws, clock, payload(clock, 5))
+    report = consume(aws, clock, payload(clock, 5), rate=5)
     assert report.admitted == 5
     assert report.duplicates == 2
     assert aws.queue_bodies() == []
     assert aws.item("admitted")["n"]["N"] == "5"  # type: ignore[index]
 
 
-def test_already_admitted_visitor_is_deleted_without_quota(aws: Aws, clock: FakeClock) -> None:
+def test_already_admitted_visitor_is_deleted_without_a_slot(aws: Aws, clock: FakeClock) -> None:
     aws.send(*tokens(1))
-    consume(aws, clock, payload(clock, 1))
+    consume(aws, clock, payload(clock, 1), rate=1)
+    clock.now = (int(clock() // 60) + 1) * 60
     aws.send(*tokens(1))  # the same message again, a minute later
     aws.send(*tokens(1, start=7))
-    report = consume(aws, clock, payload(clock, 1))
+    report = consume(aws, clock, payload(clock, 1), rate=1)
     assert report.admitted == 1 and report.duplicates == 1
     assert aws.item(f"v#{7:022d}") is not None
 
@@ -170,7 +245,7 @@ def test_malformed_messages_are_left_for_the_dead_letter_queue(
     aws: Aws, clock: FakeClock, caplog: pytest.LogCaptureFixture
 ) -> None:
     aws.send("not a token", *tokens(2))
-    report = consume(aws, clock, payload(clock, 2))
+    report = consume(aws, clock, payload(clock, 2), rate=2)
     assert report.admitted == 2 and report.malformed == 1
     assert any("malformed" in r.message for r in caplog.records)
     # Not deleted: in flight until its visibility timeout, then back for the DLQ's count.
@@ -195,15 +270,53 @@ def test_an_empty_or_short_receive_does_not_end_the_minute_early(
 
     aws.sqs.receive_message = slow_queue
     # This queue takes its own time on the clock: no LongPollsOnTheClock around it.
-    report = consume(aws, clock, payload(clock, 3, deadline=clock() + 20), sqs=aws.sqs)
+    report = consume(aws, clock, payload(clock, 60), sqs=aws.sqs)
     assert report.admitted == 3
-    assert report.receives == 5  # two empty, then one visitor per short receive
+    assert report.receives >= 5  # two empty, then one visitor per short receive
 
 
-def test_unprocessed_writes_are_retried_with_backoff(aws: Aws, clock: FakeClock) -> None:
+def test_a_live_rate_change_is_followed_within_seconds(aws: Aws, clock: FakeClock) -> None:
+    aws.send(*tokens(200))
+    start = clock()
+
+    class RaisesTheRate(LongPollsOnTheClock):
+        def receive_message(self, **request: Any) -> dict[str, Any]:
+            if clock() >= start + 20 and not changed:
+                changed.append(clock())
+                write_config(aws.dynamodb, aws.table, room(), now=clock(), operator_rate=240)
+            return super().receive_message(**request)
+
+    changed: list[float] = []
+    report = consume(aws, clock, payload(clock, 60), sqs=RaisesTheRate(aws.sqs, clock))
+    times = [t - start for t in admitted_times(aws, 200)]
+    before = sum(1 for t in times if t < 20)
+    after = sum(1 for t in times if t >= 26)
+    assert 19 <= before <= 21  # 60/min
+    assert after >= 4 * (58 - 26) - 10  # 240/min from the change on
+    assert report.admitted == len(times)
+
+
+def test_a_room_switched_off_mid_minute_admits_nobody_more(aws: Aws, clock: FakeClock) -> None:
+    aws.send(*tokens(100))
+    start = clock()
+
+    class SwitchesOff(LongPollsOnTheClock):
+        def receive_message(self, **request: Any) -> dict[str, Any]:
+            if clock() >= start + 10 and not done:
+                done.append(True)
+                write_config(aws.dynamodb, aws.table, room(), now=clock(), enabled=False)
+            return super().receive_message(**request)
+
+    done: list[bool] = []
+    consume(aws, clock, payload(clock, 60), sqs=SwitchesOff(aws.sqs, clock))
+    times = [t - start for t in admitted_times(aws, 100)]
+    assert times and max(times) < 16  # seen at the next config read, within 5 s
+
+
+def test_a_lone_throttle_is_retried_at_once(aws: Aws, clock: FakeClock) -> None:
     aws.send(*tokens(2))
     real = aws.dynamodb.batch_write_item
-    answers = iter([True, True])
+    answers = iter([True])
 
     def flaky(**kwargs: Any) -> Any:
         requests = kwargs["RequestItems"][aws.table]
@@ -213,42 +326,68 @@ def test_unprocessed_writes_are_retried_with_backoff(aws: Aws, clock: FakeClock)
         return real(**kwargs)
 
     aws.dynamodb.batch_write_item = flaky
-    # Quota 4 in 3 s: batches of 2.
-    aws.send(*tokens(2, start=3))
-    report = consume(aws, clock, payload(clock, 4, deadline=clock() + 3))
-    assert report.admitted == 4
-    assert 0.05 in clock.slept  # backed off before retrying the leftover
+    report = consume(aws, clock, payload(clock, 600), rate=600)
+    assert report.admitted == 2
+    assert not [s for s in clock.slept if s == pytest.approx(0.05)]  # no backoff for one
     assert aws.queue_bodies() == []
 
 
-def test_a_write_that_keeps_failing_leaves_the_visitor_in_the_queue(
+def test_a_table_that_stays_throttled_gets_time_and_loses_nobody(
     aws: Aws, clock: FakeClock
 ) -> None:
     aws.send(*tokens(1))
-    refused: list[float] = []
+    events: list[str] = []
 
     def throttled(params: dict[str, Any], **_: Any) -> tuple[AWSResponse, dict[str, Any]]:
         # Every BatchWriteItem is throttled (the status copies' too); everything else is moto's.
         request = json.loads(params["body"])  # the serialised request botocore would send
         written = [r["PutRequest"]["Item"]["pk"]["S"] for r in request["RequestItems"][aws.table]]
         if all(pk.startswith("v#") for pk in written):
-            refused.append(clock())
+            events.append("write")
         error = {"Code": "ProvisionedThroughputExceededException", "Message": "slow down"}
         return AWSResponse("https://dynamodb", 400, {}, None), {
             "Error": error,
             "ResponseMetadata": {"HTTPStatusCode": 400},
         }
 
+    sleep = clock.sleep
+
+    def recorded_sleep(seconds: float) -> None:
+        events.append(f"sleep {seconds:g}")
+        sleep(seconds)
+
+    clock.sleep = recorded_sleep  # type: ignore[method-assign]
     aws.dynamodb.meta.events.register("before-call.dynamodb.BatchWriteItem", throttled)
     try:
-        report = consume(aws, clock, payload(clock, 1, deadline=clock() + 2))
+        report = consume(aws, clock, payload(clock, 6000, deadline=clock() + 10), rate=6000)
     finally:
         aws.dynamodb.meta.events.unregister("before-call.dynamodb.BatchWriteItem", throttled)
     assert report.admitted == 0
-    assert len(refused) >= 6  # retried with backoff until the deadline came near
-    assert refused[1] - refused[0] == pytest.approx(0.05)
-    assert refused[2] - refused[1] == pytest.approx(0.1)
-    assert aws.queue_bodies() == tokens(1)  # handed back, not lost
+    # Two tries a batch at once; the visitor stays in flight and is written with the next
+    # batch; once eight of the last ten batches were refused, each waits first, doubling.
+    backoffs = [e for e in events if e in ("sleep 0.05", "sleep 0.1", "sleep 0.2", "sleep 0.4")]
+    assert backoffs[:3] == ["sleep 0.05", "sleep 0.1", "sleep 0.2"]
+    assert events[: events.index("sleep 0.05")].count("write") >= 2 * 8
+    # Handed back only at the end of the span: received once, not once per refusal (every
+    # receive counts towards the dead-letter queue).
+    again = aws.sqs.receive_message(
+        QueueUrl=aws.queue_url, AttributeNames=["ApproximateReceiveCount"], VisibilityTimeout=0
+    )["Messages"]
+    assert [m["Body"] for m in again] == tokens(1)
+    assert again[0]["Attributes"]["ApproximateReceiveCount"] == "2"  # the consumer's and ours
+    assert aws.item(f"v#{1:022d}") is None
+
+
+def test_a_visitor_received_after_the_span_goes_to_the_next_minute(
+    aws: Aws, clock: FakeClock
+) -> None:
+    _, deadline = minute_span(int(clock() // 60), 60)
+    joins = [(deadline + 0.4, tokens(1)[0])]
+    clock.now = deadline - 0.5  # the last long poll runs past the span's end
+    report = consume(aws, clock, payload(clock, 60), joins=joins)
+    assert report.admitted == 0
+    # Hidden until the next minute's span starts, then visible again for its consumers.
+    assert aws.queue_bodies() == []
     assert aws.item(f"v#{1:022d}") is None
 
 
@@ -258,8 +397,10 @@ def test_a_write_that_keeps_failing_leaves_the_visitor_in_the_queue(
         None,
         [],
         {"minute": 1},
-        {"minute": "x", "index": 0, "quota": 1, "start": 0, "deadline": 1},
-        {"minute": 1, "index": 0, "quota": -1, "start": 0, "deadline": 1},
+        {"minute": "x", "index": 0, "consumers": 1, "rate": 1, "start": 0, "deadline": 1},
+        {"minute": 1, "index": 0, "consumers": 1, "rate": 0, "start": 0, "deadline": 1},
+        {"minute": 1, "index": 2, "consumers": 2, "rate": 5, "start": 0, "deadline": 1},
+        {"minute": 1, "index": 0, "consumers": 1, "rate": 5, "start": 2, "deadline": 1},
     ],
 )
 def test_a_bad_assignment_is_refused(bad: Any) -> None:

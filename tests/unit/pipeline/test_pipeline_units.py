@@ -1,12 +1,14 @@
-"""Pure pieces of the pipeline: cookie parsing, quota planning, pacing (governor: test_governor)."""
+"""Pure pieces of the pipeline: cookie parsing, consumer planning.
+
+Pacing has its own module (test_pacing), and so has the governor (test_governor).
+"""
 
 from __future__ import annotations
 
 import pytest
 
-from beekeeper.lambdas.consumer import Assignment, admissions_due, peak_per_second, share_start
 from beekeeper.lambdas.cookies import is_plain_http_loopback, stage_root, token_from_cookies
-from beekeeper.lambdas.trigger import minute_window, plan_quotas
+from beekeeper.lambdas.trigger import consumers_needed
 
 VALID = "abcdefghijklmnopqrstuv.7"
 
@@ -65,41 +67,12 @@ def test_stage_root(full: str | None, path: str, root: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("visitors", "capacity", "quotas"),
-    [
-        (0, 6000, []),
-        (1, 6000, [1]),
-        (6000, 6000, [6000]),
-        (6001, 6000, [3001, 3000]),
-        (12345, 6000, [4115, 4115, 4115]),
-    ],
+    ("visitors", "capacity", "consumers"),
+    [(0, 6000, 0), (1, 6000, 1), (6000, 6000, 1), (6001, 6000, 2), (12345, 6000, 3)],
 )
-def test_plan_quotas(visitors: int, capacity: int, quotas: list[int]) -> None:
-    assert plan_quotas(visitors, capacity) == quotas
+def test_the_fewest_consumers_for_a_minute(visitors: int, capacity: int, consumers: int) -> None:
+    assert consumers_needed(visitors, capacity) == consumers
 
 
 def test_270000_per_minute_needs_45_consumers() -> None:
-    quotas = plan_quotas(270_000, 6_000)
-    assert len(quotas) == 45 and sum(quotas) == 270_000
-
-
-def test_minute_window_ends_inside_the_minute() -> None:
-    start, deadline = minute_window(100, 60)
-    assert start == 6000 and 6058 <= deadline < 6060
-
-
-def test_consumers_share_the_peak_bound() -> None:
-    shares = [peak_per_second(Assignment(0, i, 6000, 0, 58, consumers=45)) for i in range(45)]
-    assert sum(shares) == pytest.approx(1.25 * 270_000 / 60 + 10)
-
-
-@pytest.mark.parametrize("quota", [1, 2, 7, 60, 6000])
-def test_each_admission_falls_due_at_the_start_of_its_share(quota: int) -> None:
-    assert admissions_due(quota, 0.0) == 1  # the first goes in at once
-    assert admissions_due(quota, 1.0) == quota
-    for k in range(1, quota + 1):
-        # Due exactly when its share starts (the wake-up time), not a moment later...
-        assert admissions_due(quota, share_start(quota, k)) >= k
-        # ...and never more than one ahead of the even pace.
-        if k < quota:
-            assert admissions_due(quota, share_start(quota, k + 1) - 1e-6) == k
+    assert consumers_needed(270_000, 6_000) == 45

@@ -21,6 +21,7 @@ import botocore.exceptions
 
 from beekeeper.cli.aws import AwsClients
 from beekeeper.cli.cdk import CdkRunner, LineSink
+from beekeeper.cli.deploy_checks import Resolve, check_deployable
 from beekeeper.cli.errors import DeployError, UserError
 from beekeeper.cli.rooms import Deployment, RoomStore
 from beekeeper.core.settings import RoomSettings
@@ -64,6 +65,7 @@ class Deployer:
         python: str,
         progress: ProgressFactory,
         say: Callable[[str], None],
+        resolve: Resolve,
         wait_delay_seconds: int = 5,
     ) -> None:
         self._store = store
@@ -73,6 +75,7 @@ class Deployer:
         self._python = python
         self._progress = progress
         self._say = say
+        self._resolve = resolve
         self._wait_delay = wait_delay_seconds
 
     # -- what the CDK CLI is asked to do --------------------------------------------------
@@ -108,6 +111,7 @@ class Deployer:
     # -- deploy -----------------------------------------------------------------------------
 
     def deploy(self, settings: RoomSettings) -> Deployment:
+        check_deployable(settings, self._resolve, self._say)
         self._runner.ensure_available()  # before anything is asked of AWS
         cloudformation = self._aws.client("cloudformation", settings)
         account = self._aws.client("sts", settings).get_caller_identity()["Account"]

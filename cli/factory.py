@@ -19,6 +19,7 @@ import click
 
 from beekeeper.cli.aws import AwsClients, SessionFactory
 from beekeeper.cli.cdk import CdkRunner, SubprocessCdkRunner
+from beekeeper.cli.deploy_checks import Resolve, resolve_host
 from beekeeper.cli.deployer import Deployer
 from beekeeper.cli.progress import ProgressReporter
 from beekeeper.cli.rooms import Deployment, RoomStore
@@ -44,6 +45,7 @@ class CliFactory:
     sleep: Callable[[float], None] = time.sleep
     python: str = sys.executable
     stderr_is_terminal: Callable[[], bool] = _stderr_is_terminal
+    resolve: Resolve = resolve_host
     _session: Any = field(default=None, init=False, repr=False)
 
     @classmethod
@@ -92,6 +94,7 @@ class CliFactory:
             python=self.python,
             progress=progress,
             say=lambda text: click.echo(text, err=True),
+            resolve=self.resolve,
         )
 
 

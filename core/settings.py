@@ -42,6 +42,8 @@ LOG_RETENTION_DAYS_ALLOWED = (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365)
 # S3 bucket names, so they follow the strictest of those rules: lower case (S3), letters,
 # digits and single hyphens, starting with a letter (CloudFormation), short enough that
 # "beekeeper-<name>-consumer" stays within Lambda's 64 characters.
+# Every pattern here is applied with fullmatch: with `match`, `$` lets a trailing newline
+# through, and "spring-sale\n" would pass here and fail later inside an AWS call.
 ROOM_NAME_PATTERN = re.compile(r"^[a-z](?:[a-z0-9]|-(?=[a-z0-9])){0,31}$")
 ROOM_NAME_RULE = (
     "1 to 32 characters: lower-case letters, digits and single hyphens, "
@@ -66,7 +68,8 @@ class SettingsError(ValueError):
         super().__init__(f"{field_name}: {value!r} is not allowed; {allowed}.")
 
 
-def _is_loopback(host: str) -> bool:
+def is_loopback_host(host: str) -> bool:
+    """localhost or a loopback address (127.0.0.0/8, ::1), as a URL's host names it."""
     if host in LOOPBACK_HOSTS:
         return True
     try:
@@ -76,7 +79,7 @@ def _is_loopback(host: str) -> bool:
 
 
 def validate_room_name(value: object) -> str:
-    if not isinstance(value, str) or not ROOM_NAME_PATTERN.match(value):
+    if not isinstance(value, str) or not ROOM_NAME_PATTERN.fullmatch(value):
         raise SettingsError("name", value, f"use {ROOM_NAME_RULE}, for example 'spring-sale'")
     return value
 
@@ -94,7 +97,7 @@ def validate_display_name(value: object) -> str:
 
 
 def validate_region(value: object) -> str:
-    if not isinstance(value, str) or not REGION_PATTERN.match(value):
+    if not isinstance(value, str) or not REGION_PATTERN.fullmatch(value):
         raise SettingsError("region", value, "use an AWS region code such as 'us-east-1'")
     return value
 
@@ -124,7 +127,7 @@ def validate_url(field_name: str, value: object, *, allow_loopback_http: bool) -
         raise SettingsError(field_name, value, rule)
     if parts.scheme == "https":
         return value
-    if parts.scheme == "http" and allow_loopback_http and _is_loopback(host):
+    if parts.scheme == "http" and allow_loopback_http and is_loopback_host(host):
         return value
     raise SettingsError(field_name, value, rule)
 
@@ -207,7 +210,7 @@ class RoomSettings:
             )
         if self.health_check_url:
             validate_url("health_check_url", self.health_check_url, allow_loopback_http=True)
-        if not isinstance(self.accent_colour, str) or not HEX_COLOUR_PATTERN.match(
+        if not isinstance(self.accent_colour, str) or not HEX_COLOUR_PATTERN.fullmatch(
             self.accent_colour
         ):
             raise SettingsError("accent_colour", self.accent_colour, "use a colour like '#1f5fbf'")
@@ -287,6 +290,11 @@ class RoomSettings:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as error:
             raise SettingsError("room file", "(TOML)", f"fix the file's syntax: {error}") from error
+        except RecursionError as error:
+            # A room file is a flat list of settings; nesting this deep is never one.
+            raise SettingsError(
+                "room file", "(TOML)", "it nests values too deeply: write one setting per line"
+            ) from error
         return cls.from_mapping(data)
 
     # -- Lambda environment --------------------------------------------------------------------

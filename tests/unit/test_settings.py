@@ -93,6 +93,10 @@ def test_valid_values_are_kept(field: str, value: object) -> None:
         ("display_name", "x" * 81, "at most 80"),
         ("region", "Europe", "AWS region code"),
         ("region", "us-east", "AWS region code"),
+        # A trailing newline passes a pattern's `$` with `match`; every text check is full.
+        ("name", "sale\n", "lower-case letters"),
+        ("region", "eu-west-1\n", "AWS region code"),
+        ("accent_colour", "#1f5fbf\n", "#1f5fbf"),
         ("origin", "ftp://shop.example.com", "https://"),
         ("origin", "http://shop.example.com", "https://"),
         ("origin", "shop.example.com", "https://"),
@@ -183,6 +187,15 @@ def test_hand_edited_file_is_validated() -> None:
         RoomSettings.from_toml(text)
     with pytest.raises(SettingsError, match=r"^room file: .*fix the file's syntax"):
         RoomSettings.from_toml("rate = = 3")
+
+
+@pytest.mark.parametrize(
+    "nested",
+    ["a = " + "[" * 5_000 + "]" * 5_000, "a = " + "{b = " * 5_000 + "1" + "}" * 5_000],
+)
+def test_a_room_file_nested_too_deeply_is_a_sentence_not_a_recursion_error(nested: str) -> None:
+    with pytest.raises(SettingsError, match=r"^room file: .*nests values too deeply"):
+        RoomSettings.from_toml(nested)
 
 
 def test_lambda_environment_round_trip() -> None:

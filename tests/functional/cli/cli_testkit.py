@@ -76,6 +76,22 @@ class RecordedCdkRunner:
 
 
 @dataclass
+class FakeDns:
+    """Name resolution for `deploy`'s URL checks: a table, never a DNS server."""
+
+    addresses: dict[str, list[str]] = field(
+        default_factory=lambda: {"shop.example": ["192.0.2.10", "2001:db8::10"]}
+    )
+    asked: list[str] = field(default_factory=list)
+
+    def __call__(self, host: str) -> list[str]:
+        self.asked.append(host)
+        if host not in self.addresses:
+            raise OSError(f"[Errno -2] Name or service not known: {host!r}")
+        return self.addresses[host]
+
+
+@dataclass
 class Clock:
     now: float = NOW
 
@@ -114,6 +130,11 @@ def cdk() -> RecordedCdkRunner:
 
 
 @pytest.fixture
+def dns() -> FakeDns:
+    return FakeDns()
+
+
+@pytest.fixture
 def clock() -> Clock:
     return Clock()
 
@@ -125,7 +146,11 @@ def sleep(clock: Clock) -> WatchSleep:
 
 @pytest.fixture
 def factory(
-    environ: dict[str, str], cdk: RecordedCdkRunner, clock: Clock, sleep: WatchSleep
+    environ: dict[str, str],
+    cdk: RecordedCdkRunner,
+    clock: Clock,
+    sleep: WatchSleep,
+    dns: FakeDns,
 ) -> CliFactory:
     return CliFactory(
         environ=environ,
@@ -135,6 +160,7 @@ def factory(
         sleep=sleep,
         python="/opt/py/bin/python3",
         stderr_is_terminal=lambda: False,
+        resolve=dns,
     )
 
 

@@ -6,6 +6,7 @@ from cli_testkit import (  # noqa: F401 - fixtures are found by name
     clock,
     config_dir,
     deployed_room,
+    dns,
     environ,
     factory,
     invoke,

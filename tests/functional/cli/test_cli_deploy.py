@@ -15,6 +15,7 @@ import pytest
 from botocore.stub import Stubber
 from cli_testkit import (
     REGION,
+    FakeDns,
     Invoke,
     RecordedCdkRunner,
     aws_client,
@@ -341,3 +342,70 @@ def test_missing_node_is_reported_before_aws_is_asked_anything(
         assert "Deploying needs Node.js" in result.output
     assert room.exists()
     assert cdk.calls == []
+
+
+@pytest.mark.parametrize(
+    ("field_name", "url", "says"),
+    [
+        ("origin", "http://localhost:3000/shop", "'localhost'"),
+        ("origin", "http://127.0.0.1:3000", "'127.0.0.1'"),
+        ("origin", "https://localhost/shop", "'localhost'"),
+        ("origin", "https://shop.localhost/", "'shop.localhost'"),
+        ("origin", "https://LOCALHOST./", "'localhost.'"),
+        ("origin", "https://[::1]:8443/", "'::1'"),
+        ("origin", "https://127.8.9.10/", "'127.8.9.10'"),
+        ("origin", "https://169.254.169.254/latest/meta-data/", "'169.254.169.254'"),
+        ("origin", "https://[fe80::1]/", "'fe80::1'"),
+        ("origin", "https://0.0.0.0/", "'0.0.0.0'"),
+        ("origin", "https://[::ffff:127.0.0.1]/", "'::ffff:127.0.0.1'"),
+        ("health_check_url", "https://127.0.0.1:9001/health", "'127.0.0.1'"),
+        ("health_check_url", "http://localhost:3000/health", "'localhost'"),
+        # Names that resolve to this machine (the resolver is the test's table).
+        ("origin", "https://looks-public.example/", "looks-public.example (127.0.0.1)"),
+        ("health_check_url", "https://metadata.example/", "metadata.example (169.254.169.254)"),
+        ("origin", "https://mixed.example/", "mixed.example (::1)"),
+    ],
+)
+def test_deploy_refuses_urls_that_name_this_machine(
+    invoke: Invoke,
+    config_dir: Path,
+    cdk: RecordedCdkRunner,
+    dns: FakeDns,
+    field_name: str,
+    url: str,
+    says: str,
+) -> None:
+    dns.addresses.update(
+        {
+            "looks-public.example": ["127.0.0.1"],
+            "metadata.example": ["169.254.169.254"],
+            "mixed.example": ["192.0.2.7", "::1"],
+        }
+    )
+    write_room(config_dir, room_settings("sale", **{field_name: url}))
+    result = invoke("deploy", "sale")  # no moto: any AWS call would fail differently
+    assert result.exit_code == 1, result.output
+    said = " ".join(result.output.split())
+    assert f"Error: {field_name} {url!r} names this machine: {says} is a loopback" in said
+    assert "rehearse on this machine with `beekeeper local`" in said
+    assert "Traceback" not in result.output
+    assert cdk.calls == []
+
+
+def test_deploy_accepts_public_urls_and_only_warns_about_names_that_do_not_resolve(
+    invoke: Invoke, aws: None, config_dir: Path, cdk: RecordedCdkRunner, dns: FakeDns
+) -> None:
+    bootstrap()
+    cdk.outputs = {"beekeeper-sale": OUTPUTS}
+    write_room(
+        config_dir,
+        room_settings("sale", health_check_url="https://not-yet-in-dns.example/health"),
+    )
+    result = invoke("deploy", "sale")
+    assert result.exit_code == 0, result.output
+    assert dns.asked == ["shop.example", "not-yet-in-dns.example"]
+    assert (
+        "health_check_url: the host 'not-yet-in-dns.example' does not resolve from here"
+        in result.stderr
+    )
+    assert [c.args[0] for c in cdk.calls] == ["deploy"]

@@ -107,7 +107,27 @@ COOKIE_CASES = [
         TOKEN,
     ),
     ("ours as cookie 999", {"Cookie": "a=1;" * 998 + f"beekeeper_token={TOKEN}"}, TOKEN),
-    ("ours as cookie 1000", {"Cookie": "a=1;" * 999 + f"beekeeper_token={TOKEN}"}, "no_token"),
+    (
+        "ours as cookie 999 of 2000",
+        {"Cookie": "a=1;" * 998 + f"beekeeper_token={TOKEN}" + ";a=1" * 1001},
+        TOKEN,
+    ),
+    ("ours as the last of 1000", {"Cookie": "a=1;" * 999 + f"beekeeper_token={TOKEN}"}, TOKEN),
+    (
+        "ours as cookie 1000 of 1001",
+        {"Cookie": "a=1;" * 999 + f"beekeeper_token={TOKEN};a=1"},
+        "malformed",
+    ),
+    (
+        "ours as the last of 1001",
+        {"Cookie": "a=1;" * 1000 + f"beekeeper_token={TOKEN}"},
+        "no_token",
+    ),
+    (
+        "999 over two headers",
+        {"Cookie": "a=1;" * 499 + "a=1", "cookie": "b=2;" * 498 + f"beekeeper_token={TOKEN};c=3"},
+        TOKEN,
+    ),
     ("many separators", {"Cookie": ";" * 5000 + f"beekeeper_token={TOKEN}"}, "no_token"),
     ("1000 headers", dict(MANY_HEADERS[:999]) | cookie(TOKEN), TOKEN),
     ("1001 headers", dict(MANY_HEADERS) | cookie(TOKEN), "no_token"),
@@ -425,3 +445,59 @@ def test_request_time_may_come_as_a_number_or_as_text() -> None:
     for now in (NOW_MS, str(NOW_MS)):
         data = RenderInput(body=body, headers=cookie(TOKEN), context={"requestTimeEpoch": now})
         assert json.loads(render(template(ROUTES["client"][1]), data)) == {"allow": True}
+
+
+UNREADABLE_REQUEST_TIMES = [
+    None,  # null: $!context renders nothing
+    "",
+    "abc",
+    f"{NOW_MS}abc",
+    f"abc{NOW_MS}",
+    "-1",
+    "1.7e12",
+    f" {NOW_MS}",
+    f"{NOW_MS}.5",
+    "1" * 16,  # more digits than any request time until the year 33658
+]
+
+
+@pytest.mark.parametrize("request_time", UNREADABLE_REQUEST_TIMES)
+def test_an_unreadable_request_time_makes_every_admission_expired(request_time: object) -> None:
+    # Far in the future: with the old rule any time parsed as 0 and this would be allowed.
+    item = visitor_item(TOKEN_ID, NOW_S + 10 * 365 * 86400)
+    for route, body in (
+        ("client", {"Item": item}),
+        ("polling", {"Responses": {TABLE: [status_item(), item]}}),
+    ):
+        data = RenderInput(
+            body=json.dumps(body), headers=cookie(TOKEN), context={"requestTimeEpoch": request_time}
+        )
+        answer = json.loads(render(template(ROUTES[route][1]), data))
+        assert answer["allow"] is False, (route, request_time)
+        if route == "polling":
+            assert answer == {"allow": False, "state": "expired"}
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    request_time=st.one_of(
+        st.none(),
+        st.text(max_size=20),
+        st.integers(-(10**16), 10**16),
+        st.integers(0, 10**16).map(str),
+    ),
+    expires_at=st.integers(0, 10**12),
+)
+def test_allow_only_for_an_all_digit_request_time_before_expiry(
+    request_time: object, expires_at: int
+) -> None:
+    text = "" if request_time is None else str(request_time)
+    readable = re.fullmatch(r"[0-9]{1,15}", text) is not None
+    expected = readable and expires_at * 1000 > int(text)
+    item = visitor_item(TOKEN_ID, expires_at)
+    data = RenderInput(
+        body=json.dumps({"Item": item}),
+        headers=cookie(TOKEN),
+        context={"requestTimeEpoch": request_time},
+    )
+    assert json.loads(render(template(ROUTES["client"][1]), data)) == {"allow": expected}

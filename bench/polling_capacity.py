@@ -2,7 +2,7 @@
 
 Run: .venv/bin/python bench/polling_capacity.py [--samples 20000] [--seed 1]
 
-Uses the poll rule of the /polling response template (beekeeper.vtl.polling, held equal to the
+Uses the poll rule of the /polling response template (beekeeper.core.polling, held equal to the
 template by the unit tests and re-checked here against the real template before measuring).
 
 Standing load. With N visitors waiting and the room admitting R per minute, the visitor at
@@ -31,7 +31,8 @@ import statistics
 import sys
 from collections.abc import Callable, Sequence
 
-from beekeeper.vtl import ROUTES, load_template, polling, template_values
+from beekeeper.core import polling
+from beekeeper.vtl import ROUTES, load_template, template_values
 from beekeeper.vtl.renderer import RenderInput, render
 
 API_GATEWAY_DEFAULT_LIMIT = 10_000  # requests per second, per account and region

@@ -51,6 +51,10 @@ ROOM_NAME_RULE = (
 )
 REGION_PATTERN = re.compile(r"^[a-z]{2}(?:-[a-z]+)+-\d{1,2}$")
 HEX_COLOUR_PATTERN = re.compile(r"^#[0-9a-fA-F]{6}$")
+# An address SNS can deliver to: the usual characters, one @, a dotted domain. Deliberately
+# plain (quoted local parts are refused): SNS itself asks the address to confirm.
+EMAIL_PATTERN = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
+MAX_EMAIL_LENGTH = 254
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 
 
@@ -132,6 +136,20 @@ def validate_url(field_name: str, value: object, *, allow_loopback_http: bool) -
     raise SettingsError(field_name, value, rule)
 
 
+def validate_email(field_name: str, value: object) -> str:
+    if (
+        not isinstance(value, str)
+        or len(value) > MAX_EMAIL_LENGTH
+        or not EMAIL_PATTERN.fullmatch(value)
+    ):
+        raise SettingsError(
+            field_name,
+            value,
+            "use one email address such as 'ops@shop.example', or leave it empty",
+        )
+    return value
+
+
 def _int_in_range(field_name: str, value: object, low: int, high: int, hint: str = "") -> int:
     allowed = f"use a whole number from {low:,} to {high:,}{hint}"
     if isinstance(value, bool) or not isinstance(value, int):
@@ -176,6 +194,8 @@ class RoomSettings:
     # A file that replaces the default waiting room page, keeping its data hooks.
     custom_template: str = ""
     log_retention_days: int = 30
+    # Who every alarm notifies (SNS email; AWS asks the address to confirm once); empty: nobody.
+    alert_email: str = ""
 
     def __post_init__(self) -> None:
         validate_room_name(self.name)
@@ -218,6 +238,8 @@ class RoomSettings:
             validate_url("logo_url", self.logo_url, allow_loopback_http=True)
         if not isinstance(self.custom_template, str):
             raise SettingsError("custom_template", self.custom_template, "use a file path")
+        if self.alert_email:
+            validate_email("alert_email", self.alert_email)
         if self.log_retention_days not in LOG_RETENTION_DAYS_ALLOWED:
             raise SettingsError(
                 "log_retention_days",
@@ -334,6 +356,8 @@ _FIELD_HELP = {
     "logo_url": "Optional logo shown on the waiting room page (https).",
     "custom_template": "Optional HTML file replacing the default waiting room page.",
     "log_retention_days": "Days CloudWatch keeps the room's logs.",
+    "alert_email": "Email address every alarm notifies (AWS asks it to confirm once); "
+    "empty = nobody is told.",
 }
 _FIELD_DEFAULTS = {f.name: f.default for f in _FIELDS if f.default is not dataclasses.MISSING}
 _FIELD_KINDS: dict[str, type] = {
@@ -353,6 +377,7 @@ _FIELD_KINDS: dict[str, type] = {
     "logo_url": str,
     "custom_template": str,
     "log_retention_days": int,
+    "alert_email": str,
 }
 assert set(_FIELD_KINDS) == _FIELD_NAMES == set(_FIELD_HELP), "document every setting"
 

@@ -31,6 +31,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from beekeeper.core import telemetry
 from beekeeper.core.datamodel import (
     ADMITTED_COUNTER_KEY,
     PARTITION_KEY,
@@ -42,6 +43,7 @@ from beekeeper.core.datamodel import (
 )
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas import runtime
+from beekeeper.lambdas.emf import DISCARD, MetricSink
 from beekeeper.lambdas.room_state import batch_get, key, number, publish_status, read_snapshot
 
 log = logging.getLogger("beekeeper.consumer")
@@ -138,6 +140,7 @@ class ConsumerReport:
     malformed: int = 0
     receives: int = 0
     abandoned_batches: int = 0
+    write_retries: int = 0
 
 
 @dataclass
@@ -313,6 +316,7 @@ class Consumer:
                 break
             if self.clock() + delay >= deadline:
                 break
+            self.report.write_retries += 1
             self.sleep(delay)
             delay = min(BACKOFF_MAX_SECONDS, delay * 2)
         left = {request["PutRequest"]["Item"][PARTITION_KEY]["S"] for request in pending}
@@ -388,6 +392,7 @@ def run_consumer(
     sqs: Any,
     clock: Callable[[], float],
     sleep: Callable[[float], None],
+    metrics: MetricSink = DISCARD,
 ) -> ConsumerReport:
     assignment = Assignment.from_payload(payload)
     consumer = Consumer(
@@ -399,7 +404,12 @@ def run_consumer(
         clock=clock,
         sleep=sleep,
     )
-    return consumer.run(assignment)
+    report = consumer.run(assignment)
+    metrics.count(telemetry.ADMITTED, report.admitted)
+    metrics.count(telemetry.DUPLICATES, report.duplicates)
+    metrics.count(telemetry.WRITE_RETRIES, report.write_retries)
+    metrics.count(telemetry.ABANDONED_BATCHES, report.abandoned_batches)
+    return report
 
 
 def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
@@ -413,8 +423,11 @@ def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
             sqs=runtime.client("sqs"),
             clock=time.time,
             sleep=time.sleep,
+            metrics=runtime.metrics(),
         )
     except AssignmentError as error:
         log.error("%s", error)  # a retry would fail the same way
         return {"admitted": 0, "error": str(error)}
+    finally:
+        runtime.metrics().flush()
     return {"admitted": report.admitted, "duplicates": report.duplicates}

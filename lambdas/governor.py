@@ -24,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from beekeeper.core import telemetry
 from beekeeper.core.datamodel import (
     BOOKKEEPING_TTL_SECONDS,
     GOVERNOR_KEY,
@@ -31,6 +32,7 @@ from beekeeper.core.datamodel import (
 )
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas import runtime
+from beekeeper.lambdas.emf import DISCARD, MetricSink
 from beekeeper.lambdas.room_state import (
     RoomConfig,
     key,
@@ -179,6 +181,7 @@ def run_governor(
     dynamodb: Any,
     fetch: Fetcher,
     clock: Callable[[], float],
+    metrics: MetricSink = DISCARD,
 ) -> str:
     now = clock()
     config = read_config(dynamodb, table, settings)
@@ -220,7 +223,9 @@ def run_governor(
             "ttl": number(now + BOOKKEEPING_TTL_SECONDS),
         },
     )
-    log.info("governor: %s, rate %s -> %s", decision, config.rate, rate)
+    log.info("minute %s: governor %s, rate %s -> %s", minute, decision, config.rate, rate)
+    if decision in telemetry.GOVERNOR_DECISIONS:
+        metrics.count(telemetry.GOVERNOR_DECISIONS[decision])
     return decision
 
 
@@ -234,5 +239,7 @@ def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
         dynamodb=runtime.client("dynamodb"),
         fetch=fetch_once,
         clock=time.time,
+        metrics=runtime.metrics(),
     )
+    runtime.metrics().flush()
     return {"decision": decision}

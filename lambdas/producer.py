@@ -18,10 +18,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from beekeeper.core import telemetry
 from beekeeper.core.datamodel import (
     QUEUE_RETENTION_SECONDS,
     Token,
     arrival_shard_key,
+    origin_url_with_token,
 )
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas import runtime
@@ -29,8 +31,9 @@ from beekeeper.lambdas.cookies import (
     is_plain_http_loopback,
     set_cookie,
     stage_root,
-    token_from_cookies,
 )
+from beekeeper.lambdas.emf import DISCARD, MetricSink
+from beekeeper.lambdas.returning import Way, returning_visit
 from beekeeper.lambdas.room_state import (
     RoomSnapshot,
     expected_wait_seconds,
@@ -89,6 +92,7 @@ class Producer:
     # Only spreads arrivals over shards (no secret): seeded from os.urandom by default.
     rng: random.Random = field(default_factory=random.Random)
     cache: SnapshotCache = field(default_factory=SnapshotCache)
+    metrics: MetricSink = DISCARD
 
     def handle(self, event: Mapping[str, Any]) -> dict[str, Any]:
         method = event.get("httpMethod") if isinstance(event, Mapping) else None
@@ -102,9 +106,17 @@ class Producer:
             snapshot = self.cache.get(self.clock(), self._read)
             if not snapshot.config.enabled:
                 return redirect(self.settings.origin)
-            if token_from_cookies(event) is not None:
+            visit = returning_visit(
+                event, dynamodb=self.dynamodb, table=self.table, snapshot=snapshot, now=self.clock()
+            )
+            if visit.way is Way.SHOP and visit.token is not None:
+                return redirect(origin_url_with_token(self.settings.origin, str(visit.token)))
+            if visit.way is Way.KEEP_PLACE:
                 return redirect(ROOM_LOCATION)
             token = self._enqueue(snapshot)
+            self.metrics.count(telemetry.ARRIVALS)
+            if visit.rejoins:
+                self.metrics.count(telemetry.REJOINED)
         except Exception:
             log.exception("could not give a visitor a place in line")
             if self.settings.fail_open:
@@ -193,5 +205,8 @@ def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
             queue_url=runtime.env("QUEUE_URL"),
             dynamodb=runtime.client("dynamodb"),
             sqs=runtime.client("sqs"),
+            metrics=runtime.metrics(),
         )
-    return _producer.handle(event)
+    response = _producer.handle(event)
+    _producer.metrics.flush_ended()
+    return response

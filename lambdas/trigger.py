@@ -21,9 +21,11 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from beekeeper.core import telemetry
 from beekeeper.core.datamodel import BOOKKEEPING_TTL_SECONDS, minute_key
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas import runtime
+from beekeeper.lambdas.emf import DISCARD, MetricSink
 from beekeeper.lambdas.room_state import (
     error_code,
     key,
@@ -83,6 +85,7 @@ def run_trigger(
     invoke_consumer: Callable[[dict[str, Any]], None],
     clock: Callable[[], float],
     minute_seconds: float = DEFAULT_MINUTE_SECONDS,
+    metrics: MetricSink = DISCARD,
 ) -> TriggerOutcome:
     now = clock()
     minute = int(now // minute_seconds)
@@ -111,6 +114,10 @@ def run_trigger(
             raise
         log.info("minute %s was already claimed: this delivery admits nobody", minute)
         return TriggerOutcome(minute=minute, claimed=False)
+    metrics.level(telemetry.RATE, config.rate if config.enabled else 0)
+    metrics.level(telemetry.OPERATOR_RATE, config.operator_rate)
+    metrics.level(telemetry.BACKLOG, backlog)
+    metrics.level(telemetry.PLANNED, planned)
     start, deadline = minute_window(minute, minute_seconds)
     for index, quota in enumerate(quotas):
         payload = {
@@ -163,5 +170,7 @@ def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
             runtime.client("lambda"), runtime.env("CONSUMER_FUNCTION_NAME")
         ),
         clock=time.time,
+        metrics=runtime.metrics(),
     )
+    runtime.metrics().flush()
     return {"minute": outcome.minute, "claimed": outcome.claimed, "quotas": list(outcome.quotas)}

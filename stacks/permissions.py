@@ -10,8 +10,9 @@ from __future__ import annotations
 from beekeeper.vtl import ROUTES
 
 TABLE_ACTIONS: dict[str, tuple[str, ...]] = {
-    # UpdateItem: ADD to an arrivals shard; BatchGetItem: config and shard counts together.
-    "producer": ("dynamodb:UpdateItem", "dynamodb:BatchGetItem"),
+    # UpdateItem: ADD to an arrivals shard; BatchGetItem: config and shard counts together;
+    # GetItem: a returning visitor's admission (lambdas/returning.py).
+    "producer": ("dynamodb:UpdateItem", "dynamodb:BatchGetItem", "dynamodb:GetItem"),
     # Claim the minute (conditional PutItem), read the config (GetItem) and the counters
     # (BatchGetItem), publish the ten status copies (BatchWriteItem).
     "trigger": (

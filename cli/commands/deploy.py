@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from beekeeper.cli.factory import factory_of
 from beekeeper.cli.options import room_argument
+from beekeeper.core.settings import RoomSettings
 
 
 @click.command(short_help="Deploy (or update) a room in AWS.")
@@ -19,3 +22,18 @@ def deploy(ctx: click.Context, name: str) -> None:
     click.echo(f"Room {name!r} is deployed.")
     click.echo(f"Marketing URL (link visitors here): {deployment.marketing_url}")
     click.echo(f"Client check URL (your shop asks it): {deployment.client_check_url}")
+    click.echo(alerts_notice(settings, factory.store().room_path(name)), err=True)
+
+
+def alerts_notice(settings: RoomSettings, room_file: Path) -> str:
+    """Who hears about the room's alarms: an operator must know when nobody does."""
+    if settings.alert_email:
+        return (
+            f"Alarms notify {settings.alert_email}. AWS sends that address a confirmation email "
+            "on the first deploy; nothing reaches it until the link in it is followed."
+        )
+    return (
+        "Nobody will be told when an alarm fires: the room has no alert_email. Add "
+        f'alert_email = "you@example.com" to {room_file} and run `beekeeper deploy '
+        f"{settings.name}` again."
+    )

@@ -70,6 +70,9 @@ def test_defaults_fill_the_optional_settings() -> None:
         ("logo_url", "https://cdn.example.com/logo.svg"),
         ("custom_template", "/home/me/page.html"),
         ("log_retention_days", 7),
+        ("alert_email", ""),
+        ("alert_email", "ops@shop.example"),
+        ("alert_email", "first.last+alerts@mail.shop-example.co.uk"),
     ],
 )
 def test_valid_values_are_kept(field: str, value: object) -> None:
@@ -125,6 +128,14 @@ def test_valid_values_are_kept(field: str, value: object) -> None:
         ("logo_url", "javascript:alert(1)", "https://"),
         ("custom_template", 3, "file path"),
         ("log_retention_days", 2, "one of 1, 3, 5"),
+        ("alert_email", "ops", "one email address"),
+        ("alert_email", "ops@shop", "one email address"),
+        ("alert_email", "ops@@shop.example", "one email address"),
+        ("alert_email", "ops@shop.example\n", "one email address"),
+        ("alert_email", "ops@shop.example, b@c.example", "one email address"),
+        ("alert_email", '"o p"@shop.example', "one email address"),
+        ("alert_email", "a" * 250 + "@b.example", "one email address"),
+        ("alert_email", 5, "one email address"),
     ],
 )
 def test_invalid_values_name_the_field_the_value_and_what_is_allowed(

@@ -10,9 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from beekeeper.core import polling
 from beekeeper.core.datamodel import COOKIE_NAME, TOKEN_PATTERN
 from beekeeper.core.paths import VTL_DIR
-from beekeeper.vtl import NO_VISITOR_KEY, ROUTES, load_template, polling, template_values
+from beekeeper.lambdas import cookies
+from beekeeper.vtl import NO_VISITOR_KEY, ROUTES, load_template, template_values
 from beekeeper.vtl.renderer import RenderInput, render
 
 ORIGIN = "https://shop.example/sale"
@@ -501,3 +503,83 @@ def test_allow_only_for_an_all_digit_request_time_before_expiry(
         context={"requestTimeEpoch": request_time},
     )
     assert json.loads(render(template(ROUTES["client"][1]), data)) == {"allow": expected}
+
+
+# -- one definition of a well-formed cookie, one rule for "unknown" ---------------------------
+
+
+def template_reading(headers: dict[str, str]) -> tuple[str, str | None]:
+    """(state, token) as the /polling templates read the request's cookies."""
+    (key, *_) = request_keys("polling", headers)
+    if key == NO_VISITOR_KEY:
+        return respond("polling", {"Responses": {TABLE: []}}, headers)["state"], None
+    item = visitor_item(key.removeprefix("v#"), NOW_S + 60)
+    origin = respond("polling", {"Responses": {TABLE: [item]}}, headers)["origin"]
+    return "ok", origin.rsplit("beekeeper_token=", 1)[1]
+
+
+def python_reading(headers: dict[str, str]) -> tuple[str, str | None]:
+    cookie_headers = [value for name, value in headers.items() if name.lower() == "cookie"]
+    reading = cookies.read_token(cookie_headers, len(headers))
+    return reading.state, None if reading.token is None else str(reading.token)
+
+
+@pytest.mark.parametrize(
+    ("case", "headers", "expected"), COOKIE_CASES, ids=[case[0] for case in COOKIE_CASES]
+)
+def test_the_marketing_link_reads_every_cookie_case_as_polling_does(
+    case: str, headers: dict[str, str], expected: str
+) -> None:
+    state, token = python_reading(headers)
+    assert (token if state == "ok" else state) == expected
+    assert (state, token) == template_reading(headers)
+
+
+ODD_TEXT = st.text(alphabet='ab=; \t\n\x0b\x1f"\\', max_size=12)
+COOKIE_PART = st.one_of(
+    st.tuples(st.sampled_from([COOKIE_NAME, f" {COOKIE_NAME}\t", "x", ""]), COOKIE_VALUES).map(
+        lambda pair: f"{pair[0]}={pair[1]}"
+    ),
+    VALID_TOKENS.map(lambda t: f'{COOKIE_NAME}="{t}"'),
+    VALID_TOKENS.map(lambda t: f"{COOKIE_NAME}= {t}\x0b"),
+    ODD_TEXT,
+)
+ODD_HEADERS = st.dictionaries(
+    st.sampled_from(["Cookie", "cookie", "COOKIE", "X-Other"]),
+    st.lists(COOKIE_PART, max_size=5).map(";".join),
+    max_size=3,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(headers=st.one_of(HEADERS, ODD_HEADERS))
+def test_the_marketing_link_and_polling_agree_on_any_cookie(headers: dict[str, str]) -> None:
+    assert python_reading(headers) == template_reading(headers)
+
+
+def test_the_templates_limits_are_the_cookie_rules() -> None:
+    fragment = (VTL_DIR / "_read-token.vtl").read_text(encoding="utf-8")
+    assert f"#if($requestParams.header.size() <= {cookies.MAX_HEADERS})" in fragment
+    assert f"$cookieHeader.split(';', {cookies.MAX_COOKIE_PARTS})" in fragment
+    assert f".trim() == '{COOKIE_NAME}')" in fragment
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    ordinal=st.integers(1, 10**7),
+    behind=st.integers(-(10**6), 5 * 10**6),
+    rate=st.one_of(st.integers(0, 300_000), st.sampled_from([0, 1, 66, 67, 300_000])),
+)
+def test_polling_calls_a_token_unknown_by_the_one_rule(
+    ordinal: int, behind: int, rate: int
+) -> None:
+    admitted_total = max(0, ordinal + behind)
+    token = f"{TOKEN_ID}.{ordinal}"
+    status = status_item(
+        str(ordinal % 10),
+        admitted_total=admitted_total,
+        arrivals_total=admitted_total + 10,
+        rate=rate,
+    )
+    answer = polling_answer([status], token=token)
+    assert (answer["state"] == "unknown") is polling.is_unknown(ordinal, admitted_total, rate)

@@ -409,3 +409,23 @@ def test_deploy_accepts_public_urls_and_only_warns_about_names_that_do_not_resol
         in result.stderr
     )
     assert [c.args[0] for c in cdk.calls] == ["deploy"]
+
+
+def test_deploy_says_who_hears_about_alarms(
+    invoke: Invoke, aws: None, config_dir: Path, cdk: RecordedCdkRunner
+) -> None:
+    bootstrap()
+    cdk.outputs = {"beekeeper-sale": OUTPUTS}
+    path = write_room(config_dir, room_settings("sale"))
+    nobody = invoke("deploy", "sale")
+    assert nobody.exit_code == 0, nobody.output
+    said = " ".join(nobody.stderr.split())
+    assert "Nobody will be told when an alarm fires: the room has no alert_email." in said
+    assert f'Add alert_email = "you@example.com" to {path}' in said
+
+    write_room(config_dir, room_settings("sale", alert_email="ops@shop.example"))
+    told = invoke("deploy", "sale")
+    assert told.exit_code == 0, told.output
+    assert "Alarms notify ops@shop.example." in told.stderr
+    assert "Nobody will be told" not in told.stderr
+    assert len(told.stdout.splitlines()) == 3  # the URLs stay alone on stdout

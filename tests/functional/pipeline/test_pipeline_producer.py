@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
 import pytest
 from botocore.stub import Stubber
-from pipeline_support import Aws, FakeClock, room
+from pipeline_support import Aws, FakeClock, producer, room
 
 from beekeeper.core.datamodel import TOKEN_PATTERN, Token
-from beekeeper.lambdas.producer import CONFIG_TTL_SECONDS, Producer
+from beekeeper.lambdas.producer import CONFIG_TTL_SECONDS
 from beekeeper.lambdas.room_state import write_config
 
 VALID = "A" * 22 + ".42"
@@ -29,20 +28,6 @@ def event(
         "multiValueHeaders": multi,
         "requestContext": {"path": stage_path},
     }
-
-
-def producer(aws: Aws, clock: FakeClock, **settings: Any) -> Producer:
-    counter = iter(range(1, 1_000_000))
-    return Producer(
-        settings=room(**settings),
-        table=aws.table,
-        queue_url=aws.queue_url,
-        dynamodb=aws.dynamodb,
-        sqs=aws.sqs,
-        clock=clock,
-        token_bytes=lambda n: next(counter).to_bytes(n, "big"),
-        rng=random.Random(7),
-    )
 
 
 def cookie_attributes(response: dict[str, Any]) -> dict[str, str]:
@@ -101,8 +86,8 @@ def test_returning_visitor_keeps_their_place(aws: Aws, clock: FakeClock) -> None
     cookies = [
         f"beekeeper_token={VALID}",
         f"theme=dark; beekeeper_token={VALID}; other=1",
-        f'beekeeper_token="{VALID}"',
         f"beekeeper_token=junk; beekeeper_token={VALID}",
+        f"beekeeper_token={VALID}\n",  # trimmed as /polling trims it (Java's trim)
     ]
     p = producer(aws, clock)
     for header in cookies:
@@ -119,7 +104,7 @@ def test_returning_visitor_keeps_their_place(aws: Aws, clock: FakeClock) -> None
     [
         "beekeeper_token=",
         "beekeeper_token=short.1",
-        f"beekeeper_token={VALID}\n",
+        f'beekeeper_token="{VALID}"',  # /polling calls a quoted value malformed, and so do we
         f"my_beekeeper_token={VALID}",
         f"beekeeper_token_old={VALID}",
         f"beekeeper_token={VALID}x",

@@ -79,7 +79,7 @@ class CliFactory:
         region = self.session().region_name
         return str(region) if region else None
 
-    def deployer(self) -> Deployer:
+    def deployer(self, *, assume_yes: bool = False) -> Deployer:
         stderr = sys.stderr
         terminal = self.stderr_is_terminal()
 
@@ -95,7 +95,12 @@ class CliFactory:
             progress=progress,
             say=lambda text: click.echo(text, err=True),
             resolve=self.resolve,
+            confirm=(lambda _question: True) if assume_yes else _confirm,
         )
+
+
+def _confirm(question: str) -> bool:
+    return click.confirm(question, default=False, err=True)
 
 
 def factory_of(ctx: click.Context) -> CliFactory:

@@ -13,12 +13,22 @@ from beekeeper.core.settings import RoomSettings
 
 @click.command(short_help="Deploy (or update) a room in AWS.")
 @room_argument
+@click.option(
+    "--yes",
+    "-y",
+    is_flag=True,
+    help="Do not ask before a redeploy that would replace resources (for scripts).",
+)
 @click.pass_context
-def deploy(ctx: click.Context, name: str) -> None:
-    """Deploy the room NAME to AWS (again after a failure: it picks up where it left off)."""
+def deploy(ctx: click.Context, name: str, yes: bool) -> None:
+    """Deploy the room NAME to AWS (again after a failure: it picks up where it left off).
+
+    Redeploying a running room shows what changes (cdk diff) and asks before anything would be
+    replaced: replacing the table or a queue would lose the line.
+    """
     factory = factory_of(ctx)
     settings = factory.store().load(name)
-    deployment = factory.deployer().deploy(settings)
+    deployment = factory.deployer(assume_yes=yes).deploy(settings)
     click.echo(f"Room {name!r} is deployed.")
     click.echo(f"Marketing URL (link visitors here): {deployment.marketing_url}")
     click.echo(f"Client check URL (your shop asks it): {deployment.client_check_url}")

@@ -49,6 +49,8 @@ class RecordedCdkRunner:
     outputs: dict[str, dict[str, str]] = field(default_factory=dict)
     exit_codes: dict[str, int] = field(default_factory=dict)
     lines: Sequence[str] = ("beekeeper-x |  1/2 | 10:00:00 | CREATE_COMPLETE | AWS::SQS::Queue",)
+    # What one verb prints instead of `lines` (e.g. "diff").
+    verb_lines: dict[str, Sequence[str]] = field(default_factory=dict)
     calls: list[CdkCall] = field(default_factory=list)
     missing: str | None = None  # what ensure_available reports, as the real runner would
 
@@ -66,7 +68,7 @@ class RecordedCdkRunner:
     ) -> int:
         assert cwd.is_dir(), "the CDK CLI must be given a working directory that exists"
         self.calls.append(CdkCall(list(args), dict(env), cwd))
-        for line in self.lines:
+        for line in self.verb_lines.get(args[0], self.lines):
             on_line(line)
         code = self.exit_codes.get(args[0], 0)
         if args[0] == "deploy" and code == 0:

@@ -29,6 +29,21 @@ from beekeeper.cli.factory import CliFactory
 
 ACCOUNT = "123456789012"  # moto's account
 OUTPUTS = stack_outputs("sale", "beekeeper-sale-table", "https://sqs/q", "https://sqs/dlq")
+# `cdk diff` as the CDK CLI prints it (colours off when not on a terminal).
+DIFF_WITHOUT_REPLACEMENT = (
+    "Stack beekeeper-sale",
+    "[~] AWS::Lambda::Function Functions/Trigger/Function FunctionsTriggerFunction1A2B3C4D ",
+    " └─ [~] Environment",
+    "[-] AWS::ApiGateway::Deployment Api/Deployment ApiDeploymentOld destroy",
+    "[+] AWS::ApiGateway::Deployment Api/Deployment ApiDeploymentNew ",
+)
+DIFF_REPLACING_THE_TABLE = (
+    "Stack beekeeper-sale",
+    "[~] AWS::DynamoDB::Table Storage/Table StorageTableB43FDCE7 replace",
+    " └─ [~] KeySchema (requires replacement)",
+    "\x1b[33m[~]\x1b[39m \x1b[36mAWS::SNS::Topic\x1b[39m Monitoring/AlarmTopic"
+    " MonitoringAlarmTopicAF62D4F1 \x1b[3m\x1b[33mmay be replaced\x1b[39m\x1b[23m",
+)
 
 
 def expected_env(config_dir: Path) -> dict[str, str]:
@@ -164,9 +179,20 @@ def test_an_existing_healthy_stack_is_updated_in_place(
     cloudformation = aws_client("cloudformation")
     template = {"Resources": {"Q": {"Type": "AWS::SQS::Queue"}}}
     cloudformation.create_stack(StackName="beekeeper-sale", TemplateBody=json.dumps(template))
+    cdk.verb_lines = {"diff": DIFF_WITHOUT_REPLACEMENT}
     result = invoke("deploy", "sale")
     assert result.exit_code == 0, result.output
-    assert [c.args[0] for c in cdk.calls] == ["deploy"]
+    # The changes are shown first, with the deploy's own arguments; nothing is asked.
+    assert [c.args for c in cdk.calls] == [
+        [
+            "diff", "--app", "/opt/py/bin/python3 -m beekeeper.stacks.app", "-c", "room=sale",
+            "-c", "api_logging=false", "--no-notices",
+        ],
+        deploy_args(config_dir),
+    ]  # fmt: skip
+    assert "Changes to beekeeper-sale (cdk diff):" in result.stderr
+    assert DIFF_WITHOUT_REPLACEMENT[1] in result.stderr
+    assert "Deploy anyway?" not in result.output
     assert cloudformation.describe_stacks(StackName="beekeeper-sale")["Stacks"]
 
 
@@ -429,3 +455,60 @@ def test_deploy_says_who_hears_about_alarms(
     assert "Alarms notify ops@shop.example." in told.stderr
     assert "Nobody will be told" not in told.stderr
     assert len(told.stdout.splitlines()) == 3  # the URLs stay alone on stdout
+
+
+@pytest.fixture
+def running_room(aws: None, room: Path, cdk: RecordedCdkRunner) -> None:
+    bootstrap()
+    template = {"Resources": {"Q": {"Type": "AWS::SQS::Queue"}}}
+    aws_client("cloudformation").create_stack(
+        StackName="beekeeper-sale", TemplateBody=json.dumps(template)
+    )
+    cdk.verb_lines = {"diff": DIFF_REPLACING_THE_TABLE}
+
+
+def test_a_redeploy_that_would_replace_the_table_asks_first_and_no_stops_it(
+    invoke: Invoke, running_room: None, cdk: RecordedCdkRunner
+) -> None:
+    result = invoke("deploy", "sale", input="n\n")
+    assert result.exit_code == 1, result.output
+    said = " ".join(result.output.split())
+    assert (
+        "Deploying beekeeper-sale would replace AWS::DynamoDB::Table Storage/Table "
+        "StorageTableB43FDCE7 (replaced); AWS::SNS::Topic Monitoring/AlarmTopic "
+        "MonitoringAlarmTopicAF62D4F1 (possibly replaced)." in said
+    )
+    assert "loses every waiting visitor's place and every admission" in said
+    assert "Nothing was deployed: beekeeper-sale is unchanged" in said
+    assert [c.args[0] for c in cdk.calls] == ["diff"]
+
+
+def test_a_redeploy_that_would_replace_goes_ahead_when_confirmed_or_with_yes(
+    invoke: Invoke, running_room: None, cdk: RecordedCdkRunner
+) -> None:
+    confirmed = invoke("deploy", "sale", input="y\n")
+    assert confirmed.exit_code == 0, confirmed.output
+    assert [c.args[0] for c in cdk.calls] == ["diff", "deploy"]
+    cdk.calls.clear()
+    scripted = invoke("deploy", "sale", "--yes")
+    assert scripted.exit_code == 0, scripted.output
+    assert "Deploy anyway?" not in scripted.output
+    assert [c.args[0] for c in cdk.calls] == ["diff", "deploy"]
+
+
+def test_a_redeploy_without_anyone_to_answer_is_refused(
+    invoke: Invoke, running_room: None, cdk: RecordedCdkRunner
+) -> None:
+    result = invoke("deploy", "sale", input="")  # a script without --yes: input ends at once
+    assert result.exit_code == 1
+    assert [c.args[0] for c in cdk.calls] == ["diff"]
+
+
+def test_a_failed_diff_deploys_nothing(
+    invoke: Invoke, running_room: None, cdk: RecordedCdkRunner
+) -> None:
+    cdk.exit_codes = {"diff": 1}
+    result = invoke("deploy", "sale")
+    assert result.exit_code == 4
+    assert "The CDK diff of beekeeper-sale failed (exit code 1" in result.output
+    assert [c.args[0] for c in cdk.calls] == ["diff"]

@@ -115,9 +115,9 @@ class RoomWizard:
                     default,
                     partial(check_setting, field_name),
                 )
-        # Settings given as flags that no question asks (--alert-email).
-        asked = {question.field_name for question in QUESTIONS}
-        answers.update({key: value for key, value in given.items() if key not in asked})
+        # Settings given as flags that are not questions (--slow-ms, --alert-email) are taken
+        # as they are.
+        answers.update({k: v for k, v in given.items() if k not in answers})
         settings = existing.replace(**answers) if existing else RoomSettings.from_mapping(answers)
         return self._store.save(settings)
 

@@ -1,7 +1,7 @@
 """What `beekeeper status` reports, read in a handful of requests, and how it is shown.
 
-One BatchGetItem (chunked by 100 keys) reads the config, governor and counter items, the last
-hour's `minute#<m>` and `governor#<m>` items; one GetQueueAttributes per queue reads the depth.
+One BatchGetItem (chunked by 100 keys) reads the config, governor, governor-log and counter
+items and the last hour's `minute#<m>` items; one GetQueueAttributes per queue reads the depth.
 """
 
 from __future__ import annotations
@@ -14,25 +14,15 @@ from typing import Any
 
 from beekeeper.cli.rooms import Deployment
 from beekeeper.cli.table import batch_get, from_item
-from beekeeper.core.datamodel import (
-    GOVERNOR_KEY,
-    governor_decision_key,
-    minute_key,
-)
+from beekeeper.core.datamodel import GOVERNOR_KEY, GOVERNOR_LOG_KEY, minute_key
 from beekeeper.core.settings import RoomSettings
+from beekeeper.lambdas.governor import BASELINE_PENDING
+from beekeeper.lambdas.governor_records import Decision, GovernorState, recent_decisions
 from beekeeper.lambdas.room_state import snapshot_from_items, snapshot_keys
 
 HOUR_MINUTES = 60
+DECISIONS_SHOWN = 5
 _QUEUE_ATTRIBUTES = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
-
-
-@dataclass(frozen=True)
-class GovernorDecision:
-    minute: int
-    decision: str
-    mean_ms: float | None
-    rate_before: int | None
-    rate_after: int | None
 
 
 @dataclass(frozen=True)
@@ -48,7 +38,10 @@ class StatusReport:
     config_version: int
     dynamic_rate_throttling: bool
     governor_state: str | None
-    governor_last_decision: GovernorDecision | None
+    governor_sampled_url: str
+    governor_slow_ms: int  # 0: none
+    governor_baseline_median_ms: float | None
+    governor_decisions: list[Decision]  # the last few, newest first
     queue_visible: int
     queue_in_flight: int
     dead_letter: int | None
@@ -63,7 +56,11 @@ class StatusReport:
     admitted_per_minute: list[int]
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        data["governor_decisions"] = [d.to_json() for d in self.governor_decisions]
+        # The newest decision under its original key, kept for scripts that read it.
+        data["governor_last_decision"] = next(iter(data["governor_decisions"]), None)
+        return data
 
 
 def read_status(
@@ -81,9 +78,7 @@ def read_status(
     found = batch_get(
         dynamodb,
         deployment.table_name,
-        [GOVERNOR_KEY, *snapshot_keys(settings)]
-        + [minute_key(m) for m in hour]
-        + [governor_decision_key(m) for m in hour],
+        [GOVERNOR_KEY, GOVERNOR_LOG_KEY, *snapshot_keys(settings)] + [minute_key(m) for m in hour],
         sleep,
     )
     snapshot = snapshot_from_items(found, settings)  # read as the Lambdas read it
@@ -114,6 +109,8 @@ def read_status(
         else None
     )
     chart_minutes = range(this_minute - HOUR_MINUTES, this_minute)
+    governor = GovernorState.from_item(found.get(GOVERNOR_KEY))
+    baseline = governor.baseline if governor is not None else None
     return StatusReport(
         room=settings.name,
         region=settings.region,
@@ -125,8 +122,11 @@ def read_status(
         slowed=config.slowed,
         config_version=config.version,
         dynamic_rate_throttling=settings.dynamic_rate_throttling,
-        governor_state=(items.get(GOVERNOR_KEY) or {}).get("state"),
-        governor_last_decision=_last_decision(items, hour),
+        governor_state=governor.state if governor is not None else None,
+        governor_sampled_url=settings.sampled_url,
+        governor_slow_ms=settings.slow_ms,
+        governor_baseline_median_ms=baseline.median_ms if baseline is not None else None,
+        governor_decisions=_newest_first(found.get(GOVERNOR_LOG_KEY)),
         queue_visible=visible,
         queue_in_flight=in_flight,
         dead_letter=dead_letter,
@@ -152,18 +152,8 @@ def _queue_depth(sqs: Any, queue_url: str) -> tuple[int, int]:
     )
 
 
-def _last_decision(items: dict[str, dict[str, Any]], minutes: range) -> GovernorDecision | None:
-    for minute in reversed(minutes):
-        item = items.get(governor_decision_key(minute))
-        if item is not None:
-            return GovernorDecision(
-                minute=minute,
-                decision=str(item.get("decision", "?")),
-                mean_ms=item.get("mean_ms"),
-                rate_before=item.get("rate_before"),
-                rate_after=item.get("rate_after"),
-            )
-    return None
+def _newest_first(log_item: Any) -> list[Decision]:
+    return list(reversed(recent_decisions(log_item)))[:DECISIONS_SHOWN]
 
 
 # -- text ----------------------------------------------------------------------------------
@@ -171,6 +161,10 @@ def _last_decision(items: dict[str, dict[str, Any]], minutes: range) -> Governor
 
 def clock_time(epoch_minute: int) -> str:
     return time.strftime("%H:%M UTC", time.gmtime(epoch_minute * 60))
+
+
+def clock_seconds(epoch_seconds: float) -> str:
+    return time.strftime("%H:%M:%S", time.gmtime(epoch_seconds))
 
 
 def describe_wait(seconds: int | None) -> str:
@@ -194,13 +188,7 @@ def render_text(report: StatusReport, *, unicode: bool = True) -> str:
         rate += f" (operator's rate {report.operator_rate:,})"
     lines.append(rate)
     if report.dynamic_rate_throttling:
-        governor = f"Governor: {report.governor_state or 'no baseline yet'}"
-        decision = report.governor_last_decision
-        if decision is not None:
-            governor += f"; last decision {clock_time(decision.minute)}: {decision.decision}"
-            if decision.mean_ms is not None:
-                governor += f" (mean {decision.mean_ms:,.0f} ms)"
-        lines.append(governor)
+        lines.extend(render_governor(report))
     else:
         lines.append("Governor: off (dynamic rate throttling is not enabled for this room)")
     queue = (
@@ -224,6 +212,27 @@ def render_text(report: StatusReport, *, unicode: bool = True) -> str:
     lines.append(f"Admitted per minute, last hour (peak {max(report.admitted_per_minute):,}):")
     lines.extend(render_chart(report.admitted_per_minute, unicode=unicode))
     return "\n".join(lines)
+
+
+def render_governor(report: StatusReport) -> list[str]:
+    """The governor's line, then its last few decisions (UTC), newest first."""
+    decisions = report.governor_decisions
+    newest = decisions[0] if decisions else None
+    if newest is not None and newest.decision == BASELINE_PENDING:
+        head = f"Governor: {newest.reason} (sampled URL {report.governor_sampled_url})"
+    else:
+        head = f"Governor: {report.governor_state or 'no baseline yet'}"
+        if report.governor_baseline_median_ms is not None:
+            head += f"; baseline median {report.governor_baseline_median_ms:,.0f} ms"
+        if report.governor_slow_ms:
+            head += f"; slow when p90 > {report.governor_slow_ms:,} ms"
+        if newest is None:
+            head += "; no check yet (one a minute)"
+    lines = [head]
+    if decisions:
+        lines.append("Last decisions (UTC), newest first:")
+        lines.extend(f"  {clock_seconds(d.at)} {d.describe()}" for d in decisions)
+    return lines
 
 
 _UNICODE_LEVELS = " ▁▂▃▄▅▆▇█"

@@ -84,15 +84,14 @@ def status_copy_for(ordinal: int) -> int:
     return ordinal % STATUS_COPIES
 
 
-def governor_decision_key(epoch_minute: int) -> str:
-    return f"governor#{epoch_minute}"
-
-
 CONFIG_KEY = "config"
 ADMITTED_COUNTER_KEY = "admitted"
 GOVERNOR_KEY = "governor"
+# The governor's last few decisions with their reasons. Apart from `governor`, which the CLI's
+# `rate` deletes to start the governor over, so the history survives an operator's change.
+GOVERNOR_LOG_KEY = "governor-log"
 
-# How long bookkeeping items (minutes, governor decisions) stay before TTL removes them.
+# How long bookkeeping items (minutes) stay before TTL removes them.
 BOOKKEEPING_TTL_SECONDS = 7 * 24 * 3600
 # Admitted visitors' items stay this long after expires_at before TTL removes them, so /polling
 # can still say "expired" rather than "unknown" for a while. Expiry itself is enforced against

@@ -36,6 +36,9 @@ MAX_ARRIVAL_SHARDS = 64
 # WAF rate-based rules count requests per IP over a 5-minute window; AWS's minimum limit is 10.
 MIN_WAF_LIMIT = 10
 MAX_WAF_LIMIT = 2_000_000_000
+# The governor's optional absolute latency limit for the 90th percentile of a check, in ms. The
+# governor gives each sample 5 s and counts a slower one as failed, so a limit must be below it.
+MAX_SLOW_MS = 4_000
 LOG_RETENTION_DAYS_ALLOWED = (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365)
 
 # Room names become part of CloudFormation stack names, Lambda function names, queue names and
@@ -189,6 +192,9 @@ class RoomSettings:
     waf_requests_per_5_minutes: int = 0
     # The URL the governor samples for latency; empty means the origin itself.
     health_check_url: str = ""
+    # The governor also counts a check as slow when its 90th percentile exceeds this many ms;
+    # 0 judges latency only against the shop's own baseline.
+    slow_ms: int = 0
     accent_colour: str = "#1f5fbf"
     logo_url: str = ""
     # A file that replaces the default waiting room page, keeping its data hooks.
@@ -230,6 +236,8 @@ class RoomSettings:
             )
         if self.health_check_url:
             validate_url("health_check_url", self.health_check_url, allow_loopback_http=True)
+        if self.slow_ms != 0 or isinstance(self.slow_ms, bool):
+            _int_in_range("slow_ms", self.slow_ms, 1, MAX_SLOW_MS, " milliseconds, or 0 for none")
         if not isinstance(self.accent_colour, str) or not HEX_COLOUR_PATTERN.fullmatch(
             self.accent_colour
         ):
@@ -352,6 +360,8 @@ _FIELD_HELP = {
     "arrival_shards": "Arrival counter shards; each takes about 1,000 new visitors/s.",
     "waf_requests_per_5_minutes": "Per-IP request limit per 5 minutes enforced by WAF; 0 = no WAF.",
     "health_check_url": "URL the governor samples; empty = the origin.",
+    "slow_ms": "Governor: a check whose 90th percentile takes longer than this many ms is slow; "
+    "0 = judge latency only against the shop's own baseline.",
     "accent_colour": "Accent colour of the waiting room page, #rrggbb.",
     "logo_url": "Optional logo shown on the waiting room page (https).",
     "custom_template": "Optional HTML file replacing the default waiting room page.",
@@ -373,6 +383,7 @@ _FIELD_KINDS: dict[str, type] = {
     "arrival_shards": int,
     "waf_requests_per_5_minutes": int,
     "health_check_url": str,
+    "slow_ms": int,
     "accent_colour": str,
     "logo_url": str,
     "custom_template": str,

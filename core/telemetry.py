@@ -55,7 +55,11 @@ OPERATOR_RATE = _level("OperatorRate", "None", "trigger", "the rate the operator
 BACKLOG = _level("Backlog", "Count", "trigger", "visitors in the queue when the minute began")
 PLANNED = _level("Planned", "Count", "trigger", "visitors the minute plans to admit")
 GOVERNOR_HALVED = _count("GovernorHalved", "governor", "checks that halved the rate")
+GOVERNOR_HELD = _count("GovernorHeld", "governor", "slow checks that held the rate (no raise)")
 GOVERNOR_RAISED = _count("GovernorRaised", "governor", "checks that raised the rate again")
+GOVERNOR_P90_MS = _level(
+    "GovernorP90", "Milliseconds", "governor", "the shop's 90th percentile answer time in a check"
+)
 
 METRICS: tuple[Metric, ...] = (
     ARRIVALS,
@@ -69,9 +73,11 @@ METRICS: tuple[Metric, ...] = (
     BACKLOG,
     PLANNED,
     GOVERNOR_HALVED,
+    GOVERNOR_HELD,
     GOVERNOR_RAISED,
+    GOVERNOR_P90_MS,
 )
 assert len({metric.name for metric in METRICS}) == len(METRICS), "one name per metric"
 
 # The governor's decisions (lambdas/governor.py) that are counted, by decision name.
-GOVERNOR_DECISIONS = {"halve": GOVERNOR_HALVED, "raise": GOVERNOR_RAISED}
+GOVERNOR_DECISIONS = {"halve": GOVERNOR_HALVED, "hold": GOVERNOR_HELD, "raise": GOVERNOR_RAISED}

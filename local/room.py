@@ -55,6 +55,7 @@ class LocalOptions:
     name: str = "local"
     display_name: str = "Local rehearsal"
     dynamic_rate_throttling: bool = False
+    slow_ms: int = 0  # the governor's optional p90 limit (RoomSettings.slow_ms)
     # The emulator workarounds of beekeeper.local.fast_paths; off only to measure without them.
     fast_paths: bool = True
 
@@ -68,6 +69,7 @@ def local_settings(options: LocalOptions, origin: str) -> RoomSettings:
         origin=origin,
         rate=options.rate,
         dynamic_rate_throttling=options.dynamic_rate_throttling,
+        slow_ms=options.slow_ms,
     )
 
 

@@ -116,12 +116,24 @@ def load_room_code(
             minute_seconds=minute_seconds,
         )
 
+    # The governor's minute is shortened with the scheduler's, as the trigger's is.
+    def run_governor() -> Any:
+        return governor.run_governor(
+            settings=runtime.settings(),
+            table=runtime.env("TABLE_NAME"),
+            dynamodb=runtime.client("dynamodb"),
+            fetch=governor.fetch_once,
+            clock=time.time,
+            sleep=time.sleep,
+            minute_seconds=minute_seconds,
+        )
+
     return RoomCode(
         producer=producer.handler,
         trigger=run_trigger,
         # The payload is JSON in AWS's async invoke: the consumer gets a copy, as it would.
         consumer=lambda payload: consumer.handler(dict(payload), None),
-        governor=lambda: governor.handler({}, None),
+        governor=run_governor,
         integration=integration.run_integration,
         http_request=integration.HttpRequest,
         dynamodb_target=integration.Boto3DynamoDb,

@@ -89,7 +89,9 @@ class RoomMonitoring(Construct):
         write_retries = ours(telemetry.WRITE_RETRIES, "Write retries")
         abandoned = ours(telemetry.ABANDONED_BATCHES, "Abandoned batches")
         halved = ours(telemetry.GOVERNOR_HALVED, "Governor: halved")
+        held = ours(telemetry.GOVERNOR_HELD, "Governor: held (slow)")
         raised = ours(telemetry.GOVERNOR_RAISED, "Governor: raised")
+        shop_p90 = ours(telemetry.GOVERNOR_P90_MS, "Shop's p90 answer time (ms)")
 
         depth = queue.metric_approximate_number_of_messages_visible(
             period=MINUTE, statistic="Maximum", label="Waiting in the queue"
@@ -242,7 +244,7 @@ class RoomMonitoring(Construct):
             graph("Behind plan (%)", [behind]),
         )
         self.dashboard.add_widgets(
-            graph("Rate and governor", [rate, operator_rate], [halved, raised]),
+            graph("Rate and governor", [rate, operator_rate], [halved, held, raised]),
             graph("Consumers", [duplicates, write_retries, abandoned], [consumer_errors]),
             graph("Producer", [producer_errors, producer_throttles]),
         )
@@ -252,7 +254,8 @@ class RoomMonitoring(Construct):
             graph("Dead letters", [dead_letters]),
         )
         self.dashboard.add_widgets(
-            cw.AlarmStatusWidget(title="Alarms", alarms=list(self.alarms), width=24, height=4),
+            graph("Shop's answer time (governor)", [shop_p90]),
+            cw.AlarmStatusWidget(title="Alarms", alarms=list(self.alarms), width=16, height=6),
         )
 
 

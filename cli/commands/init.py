@@ -21,6 +21,12 @@ from beekeeper.cli.options import SettingType
     "--drt/--no-drt", "dynamic_rate_throttling", default=None, help="Dynamic rate throttling."
 )
 @click.option(
+    "--slow-ms",
+    type=SettingType("slow_ms"),
+    help="Governor: a check whose 90th percentile takes longer than this many ms is slow "
+    "(not asked; 0 or left out: judge against the shop's own baseline only).",
+)
+@click.option(
     "--alert-email",
     type=SettingType("alert_email"),
     help="Email address every alarm notifies (AWS asks it to confirm once).",

@@ -10,7 +10,7 @@ from types import FrameType
 import click
 
 from beekeeper.cli.errors import UserError
-from beekeeper.cli.options import FiniteFloatRange
+from beekeeper.cli.options import FiniteFloatRange, SettingType
 from beekeeper.core.settings import MAX_RATE, MIN_RATE, SettingsError, validate_room_name
 
 
@@ -68,6 +68,13 @@ def _room_name(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
     help="Run the governor: slow the rate when the origin slows down.",
 )
 @click.option(
+    "--slow-ms",
+    type=SettingType("slow_ms"),
+    default=0,
+    help="With --dynamic-rate-throttling: a check whose 90th percentile takes longer than "
+    "this many ms is slow (0: judge against the shop's own baseline only).",
+)
+@click.option(
     "--no-fast-paths",
     "no_fast_paths",
     is_flag=True,
@@ -83,6 +90,7 @@ def local(
     demo: bool,
     demo_port: int,
     dynamic_rate_throttling: bool,
+    slow_ms: int,
     no_fast_paths: bool,
 ) -> None:
     """Run a waiting room on this machine, with the same code as in AWS.
@@ -116,6 +124,7 @@ def local(
         minute_seconds=minute_seconds,
         name=name,
         dynamic_rate_throttling=dynamic_rate_throttling,
+        slow_ms=slow_ms,
         fast_paths=not no_fast_paths,
     )
     room = LocalRoom(options)

@@ -62,6 +62,11 @@ def run_local(
             for value in ("nan", "NaN", "-nan")
         ),
         (["--demo", "--rate", "1", "--port", "9000", "--demo-port", "9000"], 2, "must differ"),
+        (
+            ["--origin", "http://localhost:9/", "--rate", "1", "--slow-ms", "9000"],
+            2,
+            "slow_ms: 9000 is not allowed; use a whole number from 1 to 4,000 milliseconds",
+        ),
         (["--origin", "http://shop.example/", "--rate", "1", "--port", "0"], 1, "origin:"),
         (["--origin", "not a url", "--rate", "1", "--port", "0"], 1, "origin:"),
     ],

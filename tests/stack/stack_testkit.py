@@ -52,6 +52,7 @@ CHANGED_ROOM = FULL_ROOM.replace(
     arrival_shards=4,
     waf_requests_per_5_minutes=0,
     health_check_url="https://other.example/health",
+    slow_ms=1_500,
     accent_colour="#aa3300",
     logo_url="",
     log_retention_days=30,

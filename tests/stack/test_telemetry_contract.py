@@ -9,8 +9,10 @@ alarm's expression, read from the template, is evaluated over minutes of real ru
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +27,9 @@ from beekeeper.core import telemetry
 from beekeeper.core.datamodel import Token
 from beekeeper.lambdas.consumer import run_consumer
 from beekeeper.lambdas.emf import MinuteMetrics
-from beekeeper.lambdas.governor import Sample, run_governor
+from beekeeper.lambdas.governor import BASELINE_CHECKS, run_governor
+from beekeeper.lambdas.governor import SAMPLES as GOVERNOR_SAMPLES
+from beekeeper.lambdas.governor_sampling import Sample
 from beekeeper.lambdas.producer import Producer
 from beekeeper.lambdas.trigger import queue_backlog, run_trigger
 
@@ -128,6 +132,8 @@ class Room:
     clock: FakeClock
     producer: Producer = field(init=False)
     started: list[dict[str, Any]] = field(default_factory=list)
+    calls: Iterator[int] = field(default_factory=itertools.count)
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
         self.producer = Producer(
@@ -182,11 +188,13 @@ class Room:
             )
             metrics.flush()
 
-    def governor(self, ms: float, degraded: bool = False) -> str:
+    def governor(self, ms: float, failed: int = 0) -> str:
         metrics = self.metrics()
 
         def fetch(url: str, timeout: float) -> Sample:
-            return Sample(ok=not degraded, ms=ms)
+            with self.lock:
+                n = next(self.calls) % GOVERNOR_SAMPLES
+            return Sample(ok=n >= failed, ms=ms * (1 + 0.01 * (n % 7)), failure="HTTP 502")
 
         decision = run_governor(
             settings=SETTINGS.replace(rate=1000),
@@ -194,10 +202,11 @@ class Room:
             dynamodb=self.aws.dynamodb,
             fetch=fetch,
             clock=self.clock,
+            sleep=self.clock.sleep,
             metrics=metrics,
         )
         metrics.flush()
-        return decision
+        return decision.decision
 
     def next_minute(self, second: float = 0.5) -> None:
         self.clock.now = (self.clock.now // MINUTE + 1) * MINUTE + second
@@ -223,9 +232,12 @@ def test_every_metric_the_dashboard_and_alarms_read_is_emitted(
     room.next_minute()
     room.trigger()
     room.consumers(dynamodb=FaultyTable(aws.dynamodb))
-    for ms, degraded in ((100.0, False), (100.0, True), (100.0, False)):
-        room.governor(ms, degraded)  # baseline, halve, raise
-        clock.now += MINUTE
+    checks = [(100.0, 0)] * BASELINE_CHECKS + [(5000.0, 0), (100.0, GOVERNOR_SAMPLES), (100.0, 0)]
+    decisions = []
+    for ms, failed in checks:
+        decisions.append(room.governor(ms, failed))
+        room.next_minute()
+    assert decisions[BASELINE_CHECKS:] == ["hold", "halve", "raise"]
     room.visitor()  # a request in a later minute writes the producer's held minute
 
     lines = emf_lines(capsys.readouterr().out)
@@ -253,7 +265,7 @@ def test_every_metric_the_dashboard_and_alarms_read_is_emitted(
     assert totals["Admitted"] == 20 and totals["Duplicates"] == 1
     assert totals["Rejoined"] == 1
     assert totals["WriteRetries"] >= 1 and totals["AbandonedBatches"] == 1
-    assert totals["GovernorHalved"] == 1 and totals["GovernorRaised"] == 1
+    assert totals["GovernorHalved"] == totals["GovernorHeld"] == totals["GovernorRaised"] == 1
 
 
 def _minutes(

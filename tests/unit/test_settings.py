@@ -66,6 +66,9 @@ def test_defaults_fill_the_optional_settings() -> None:
         ("waf_requests_per_5_minutes", 10),
         ("health_check_url", "https://shop.example.com/health"),
         ("health_check_url", ""),
+        ("slow_ms", 0),
+        ("slow_ms", 1),
+        ("slow_ms", 4000),
         ("accent_colour", "#A0b1C2"),
         ("logo_url", "https://cdn.example.com/logo.svg"),
         ("custom_template", "/home/me/page.html"),
@@ -123,6 +126,10 @@ def test_valid_values_are_kept(field: str, value: object) -> None:
         ("arrival_shards", 65, "1 to 64"),
         ("waf_requests_per_5_minutes", 9, "or 0 for no WAF"),
         ("health_check_url", "http://example.com", "https://"),
+        ("slow_ms", -1, "1 to 4,000 milliseconds, or 0 for none"),
+        ("slow_ms", 4001, "1 to 4,000 milliseconds, or 0 for none"),
+        ("slow_ms", False, "whole number"),
+        ("slow_ms", 0.5, "whole number"),
         ("accent_colour", "blue", "#1f5fbf"),
         ("accent_colour", "#12345", "#1f5fbf"),
         ("logo_url", "javascript:alert(1)", "https://"),
@@ -184,6 +191,7 @@ def test_toml_round_trip_keeps_every_field_and_is_commented() -> None:
         display_name='Quotes " and \\ backslashes and ünïcödé',
         dynamic_rate_throttling=True,
         waf_requests_per_5_minutes=500,
+        slow_ms=800,
         logo_url="https://cdn.example.com/logo.svg",
     )
     text = original.to_toml()

@@ -60,6 +60,23 @@ def test_every_question_is_a_flag_for_scripts(invoke: Invoke, config_dir: Path) 
     assert settings.admission_validity_minutes == 60  # the rest are defaults
 
 
+def test_slow_ms_is_a_flag_only_and_checked_like_every_setting(
+    invoke: Invoke, config_dir: Path
+) -> None:
+    flags = ("--yes", "--name", "sale", "--region", "eu-west-1", "--origin", "https://s.example")
+    result = invoke("init", *flags, "--rate", "60", "--drt", "--slow-ms", "1,200")
+    assert result.exit_code == 0, result.output
+    settings = load(config_dir, "sale")
+    assert (settings.slow_ms, settings.dynamic_rate_throttling) == (1200, True)
+    assert "slow_ms = 1200\n" in (config_dir / "rooms" / "sale.toml").read_text()
+    result = invoke("init", *flags, "--rate", "60", "--slow-ms", "5000", "--force")
+    assert result.exit_code == 2
+    assert "slow_ms: 5000 is not allowed; use a whole number from 1 to 4,000 milliseconds" in (
+        result.output
+    )
+    assert load(config_dir, "sale").slow_ms == 1200  # nothing written
+
+
 def test_yes_fills_display_name_and_region_from_defaults(
     invoke: Invoke, config_dir: Path, environ: dict[str, str]
 ) -> None:

@@ -3,21 +3,52 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
-from cli_testkit import NOW, REGION, DeployedRoom, Invoke, WatchSleep, aws_client, put_item
+from cli_testkit import (
+    NOW,
+    REGION,
+    DeployedRoom,
+    Invoke,
+    WatchSleep,
+    aws_client,
+    put_item,
+    room_settings,
+    table_client,
+    write_room,
+)
+
+from beekeeper.lambdas.governor_records import Decision, GovernorState, log_item
+from beekeeper.lambdas.governor_stats import Baseline
 
 MINUTE = int(NOW) // 60
+
+
+def decision(minutes_ago: int, kind: str, reason: str, before: int, after: int) -> Decision:
+    return Decision(
+        at=NOW - minutes_ago * 60 + 25.5, decision=kind, reason=reason, rate_before=before,
+        rate_after=after, samples=60, errors=0, median_ms=212.0, p90_ms=340.0, mean_ms=230.1,
+        slow_above_ms=125.0,
+    )  # fmt: skip
+
+
+DECISIONS = [  # oldest first, as the governor keeps them
+    decision(9, "pass", "healthy", 600, 600),
+    *(decision(m, "pass", "healthy", 600, 600) for m in (8, 7, 6, 5)),
+    decision(3, "hold", "slow: median over the baseline's limit; the next slow check halves "
+             "the rate", 600, 600),
+    decision(2, "halve", "slow 2 checks in a row: median over the baseline's limit", 600, 300),
+]  # fmt: skip
 
 
 def populate(room: DeployedRoom) -> None:
     table = room.table
     put_item(table, {"pk": "config", "enabled": True, "operator_rate": 600, "rate": 300,
                      "version": 4, "updated_at": int(NOW) - 30})  # fmt: skip
-    put_item(table, {"pk": "governor", "state": "throttled", "baseline_mean_ms": 100,
-                     "baseline_std_ms": 10, "baseline_at": 1, "updated_at": 2})  # fmt: skip
-    put_item(table, {"pk": f"governor#{MINUTE - 2}", "decision": "halve", "mean_ms": 812,
-                     "degraded": 0, "rate_before": 600, "rate_after": 300, "ttl": 9})  # fmt: skip
-    put_item(table, {"pk": f"governor#{MINUTE - 70}", "decision": "ignored: older than an hour"})
+    baseline = Baseline(median_ms=100.0, spread=0.3, samples=300)
+    state = GovernorState("throttled", 4, 600, baseline, checks_since_baseline=12)
+    table_client().put_item(TableName=table, Item=state.to_item(NOW - 60))
+    table_client().put_item(TableName=table, Item=log_item(DECISIONS))
     for shard, n in enumerate((250, 260, 240, 250)):
         put_item(table, {"pk": f"arrivals#{shard}", "n": n})
     put_item(table, {"pk": "admitted", "n": 400})
@@ -41,6 +72,23 @@ def test_json_report_has_every_figure(invoke: Invoke, deployed_room: DeployedRoo
     report = json.loads(result.output)
     assert report["admitted_per_minute"] == [m * 5 for m in range(60, 0, -1)]
     del report["admitted_per_minute"]
+    decisions = report["governor_decisions"]
+    newest = {
+        "at": NOW - 120 + 25.5,
+        "minute": MINUTE - 2,
+        "decision": "halve",
+        "reason": "slow 2 checks in a row: median over the baseline's limit",
+        "rate_before": 600,
+        "rate_after": 300,
+        "samples": 60,
+        "errors": 0,
+        "median_ms": 212.0,
+        "p90_ms": 340.0,
+        "mean_ms": 230.1,
+        "slow_above_ms": 125.0,
+    }
+    assert decisions[0] == newest  # the last five, newest first
+    assert [d["minute"] for d in decisions] == [MINUTE - m for m in (2, 3, 5, 6, 7)]
     assert report == {
         "room": "sale",
         "region": REGION,
@@ -53,13 +101,11 @@ def test_json_report_has_every_figure(invoke: Invoke, deployed_room: DeployedRoo
         "config_version": 4,
         "dynamic_rate_throttling": False,
         "governor_state": "throttled",
-        "governor_last_decision": {
-            "minute": MINUTE - 2,
-            "decision": "halve",
-            "mean_ms": 812,
-            "rate_before": 600,
-            "rate_after": 300,
-        },
+        "governor_sampled_url": "https://shop.example/sale",
+        "governor_slow_ms": 0,
+        "governor_baseline_median_ms": 100.0,
+        "governor_last_decision": newest,
+        "governor_decisions": decisions,
         "queue_visible": 2,
         "queue_in_flight": 1,
         "dead_letter": 1,
@@ -139,3 +185,47 @@ def test_a_bad_interval_is_a_usage_error(invoke: Invoke, deployed_room: Deployed
     result = invoke("status", "sale", "--watch", "--interval", "0")
     assert result.exit_code == 2
     assert "--interval" in result.output
+
+
+def test_text_report_shows_the_governors_last_decisions_and_why(
+    invoke: Invoke, deployed_room: DeployedRoom, config_dir: Path
+) -> None:
+    write_room(config_dir, room_settings(dynamic_rate_throttling=True, slow_ms=800))
+    populate(deployed_room)
+    lines = invoke("status", "sale").output.splitlines()
+    assert lines[2] == "Governor: throttled; baseline median 100 ms; slow when p90 > 800 ms"
+    assert lines[3] == "Last decisions (UTC), newest first:"
+    assert lines[4] == (
+        "  22:12:25 halve, rate 600 -> 300: slow 2 checks in a row: median over the baseline's "
+        "limit (errors 0/60, median 212 ms, p90 340 ms, slow above 125 ms)"
+    )
+    assert lines[5].startswith("  22:11:25 hold, rate 600: slow: median over the baseline's")
+    assert lines[8].startswith("  22:07:25 pass, rate 600: healthy (errors 0/60")
+    assert lines[9].startswith("Queue: ")
+
+
+def test_a_governor_that_can_not_take_a_baseline_says_why_in_one_line(
+    invoke: Invoke, deployed_room: DeployedRoom, config_dir: Path
+) -> None:
+    write_room(config_dir, room_settings(dynamic_rate_throttling=True))
+    pending = Decision(
+        at=NOW - 30, decision="baseline-pending", rate_before=600, rate_after=600, samples=60,
+        errors=60, median_ms=None, p90_ms=None, mean_ms=None, slow_above_ms=None,
+        reason="no baseline can be taken: all 60 samples failed (HTTP 302: redirects never "
+        "reached a page (loop, more than 10, or no Location) x60); point health_check_url (or "
+        "the origin) at a page that answers 2xx, redirects followed",
+    )  # fmt: skip
+    table_client().put_item(TableName=deployed_room.table, Item=log_item([pending]))
+    lines = invoke("status", "sale").output.splitlines()
+    assert lines[2] == (
+        "Governor: no baseline can be taken: all 60 samples failed (HTTP 302: redirects never "
+        "reached a page (loop, more than 10, or no Location) x60); point health_check_url (or "
+        "the origin) at a page that answers 2xx, redirects followed "
+        "(sampled URL https://shop.example/sale)"
+    )
+    assert lines[4] == (
+        "  22:13:30 baseline-pending, rate 600: no baseline can be taken: all 60 samples "
+        "failed (HTTP 302: redirects never reached a page (loop, more than 10, or no Location) "
+        "x60); point health_check_url (or the origin) at a page that answers 2xx, redirects "
+        "followed (errors 60/60)"
+    )

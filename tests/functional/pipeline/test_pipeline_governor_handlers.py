@@ -1,82 +1,17 @@
-"""The governor against moto, and every handler imported the way Lambda and local mode do."""
+"""Every handler imported as Lambda and local mode do (governor runs: test_governor_run)."""
 
 from __future__ import annotations
 
 import importlib
 import json
 import os
-import threading
-import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 
 import pytest
-from pipeline_support import Aws, FakeClock, room
+from pipeline_support import Aws, room
 
 from beekeeper.lambdas import runtime
-from beekeeper.lambdas.governor import Sample, fetch_once, run_governor, sample
-from beekeeper.lambdas.room_state import read_config, write_config
-
-
-def run(aws: Aws, clock: FakeClock, ms: float, failed: int = 0) -> str:
-    calls = iter(range(100))
-
-    def fetch(url: str, timeout: float) -> Sample:
-        return Sample(ok=next(calls) >= failed, ms=ms)
-
-    return run_governor(
-        settings=room(rate=1000), table=aws.table, dynamodb=aws.dynamodb, fetch=fetch, clock=clock
-    )
-
-
-def test_governor_halves_recovers_and_records_every_decision(aws: Aws, clock: FakeClock) -> None:
-    settings = room(rate=1000)
-    assert run(aws, clock, 100.0) == "baseline"
-    clock.now += 60
-    assert run(aws, clock, 400.0) == "halve"
-    config = read_config(aws.dynamodb, aws.table, settings)
-    assert config.rate == 500 and config.operator_rate == 1000 and config.slowed
-    clock.now += 60
-    assert run(aws, clock, 100.0) == "raise"
-    assert read_config(aws.dynamodb, aws.table, settings).rate == 625
-    decision = aws.item(f"governor#{int(clock() // 60)}")
-    assert decision is not None and decision["rate_after"]["N"] == "625"
-    assert aws.item("governor")["state"]["S"] == "throttled"  # type: ignore[index]
-
-
-def test_an_operator_rate_change_wins_and_resets_the_governor(aws: Aws, clock: FakeClock) -> None:
-    settings = room(rate=1000)
-    run(aws, clock, 100.0)
-    clock.now += 60
-    run(aws, clock, 400.0)
-    write_config(aws.dynamodb, aws.table, settings, now=clock(), operator_rate=3000)
-    clock.now += 60
-    assert run(aws, clock, 400.0) == "baseline"  # new rate, new baseline
-    assert read_config(aws.dynamodb, aws.table, settings).rate == 3000
-
-
-def test_sampling_counts_timeouts_and_errors_as_degraded() -> None:
-    class Slow(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            if self.path == "/slow":
-                time.sleep(0.5)
-            self.send_response(500 if self.path == "/error" else 200)
-            self.end_headers()
-            self.wfile.write(b"ok")
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = HTTPServer(("127.0.0.1", 0), Slow)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_port}"
-    try:
-        assert all(s.ok for s in sample(base + "/", fetch_once, count=3, timeout=2))
-        assert not any(s.ok for s in sample(base + "/error", fetch_once, count=2, timeout=2))
-        assert not any(s.ok for s in sample(base + "/slow", fetch_once, count=2, timeout=0.1))
-    finally:
-        server.shutdown()
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Pure pieces of the pipeline: cookie parsing, quota planning, governor decisions, pacing."""
+"""Pure pieces of the pipeline: cookie parsing, quota planning, pacing (governor: test_governor)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,6 @@ import pytest
 
 from beekeeper.lambdas.consumer import Assignment, admissions_due, peak_per_second, share_start
 from beekeeper.lambdas.cookies import is_plain_http_loopback, stage_root, token_from_cookies
-from beekeeper.lambdas.governor import GovernorState, Sample, decide, rate_floor
-from beekeeper.lambdas.room_state import RoomConfig
 from beekeeper.lambdas.trigger import minute_window, plan_quotas
 
 VALID = "abcdefghijklmnopqrstuv.7"
@@ -93,51 +91,6 @@ def test_minute_window_ends_inside_the_minute() -> None:
 def test_consumers_share_the_peak_bound() -> None:
     shares = [peak_per_second(Assignment(0, i, 6000, 0, 58, consumers=45)) for i in range(45)]
     assert sum(shares) == pytest.approx(1.25 * 270_000 / 60 + 10)
-
-
-def config(rate: int, operator_rate: int = 1000, version: int = 3) -> RoomConfig:
-    return RoomConfig(True, operator_rate, rate, version, 0)
-
-
-def state(name: str = "passing", version: int = 3, operator_rate: int = 1000) -> GovernorState:
-    return GovernorState(name, 100.0, 10.0, 1_000, version, operator_rate)
-
-
-def samples(ms: float, failed: int = 0) -> list[Sample]:
-    return [Sample(ok=i >= failed, ms=ms) for i in range(20)]
-
-
-def test_first_check_takes_the_baseline_with_a_floored_deviation() -> None:
-    decision, rate, new = decide(config(1000), None, samples(200.0), now=5_000)
-    assert decision == "baseline" and rate == 1000
-    assert new.baseline_mean_ms == 200.0
-    assert new.baseline_std_ms == 20.0  # 10% of the mean, not 0
-
-
-def test_a_degraded_origin_can_not_give_a_baseline() -> None:
-    decision, _, new = decide(config(1000), None, samples(100.0, failed=1), now=5_000)
-    assert decision == "baseline-pending" and new.state == "baseline"
-
-
-def test_slow_or_degraded_checks_halve_the_rate_down_to_the_floor() -> None:
-    assert decide(config(1000), state(), samples(131.0), 2_000)[:2] == ("halve", 500)
-    assert decide(config(1000), state(), samples(129.0), 2_000)[:2] == ("pass", 1000)
-    assert decide(config(1000), state(), samples(90.0, failed=1), 2_000)[:2] == ("halve", 500)
-    assert decide(config(60), state(), samples(500.0), 2_000)[1] == 50  # 5% of 1000
-    assert rate_floor(10) == 1
-
-
-def test_a_passing_check_recovers_a_quarter_of_the_gap() -> None:
-    assert decide(config(500), state("throttled"), samples(100.0), 2_000)[:2] == ("raise", 625)
-    assert decide(config(999), state("throttled"), samples(100.0), 2_000)[1] == 1000
-
-
-def test_an_operator_change_resets_the_governor() -> None:
-    decision, rate, new = decide(
-        config(2000, operator_rate=2000, version=4), state(version=3), samples(100.0), 2_000
-    )
-    assert decision == "baseline" and rate == 2000
-    assert new.config_version == 4 and new.operator_rate == 2000
 
 
 @pytest.mark.parametrize("quota", [1, 2, 7, 60, 6000])

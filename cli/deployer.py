@@ -24,6 +24,7 @@ from beekeeper.cli.cdk import CdkRunner, LineSink
 from beekeeper.cli.change_review import question, replacements
 from beekeeper.cli.deploy_checks import Resolve, check_deployable
 from beekeeper.cli.errors import DeployError, UserError
+from beekeeper.cli.lambda_quota import ConcurrencyProbe, check_room_fits
 from beekeeper.cli.rooms import Deployment, RoomStore
 from beekeeper.core.settings import RoomSettings
 
@@ -68,6 +69,7 @@ class Deployer:
         say: Callable[[str], None],
         resolve: Resolve,
         confirm: Callable[[str], bool],
+        concurrency: ConcurrencyProbe,
         wait_delay_seconds: int = 5,
     ) -> None:
         self._store = store
@@ -79,6 +81,7 @@ class Deployer:
         self._say = say
         self._resolve = resolve
         self._confirm = confirm
+        self._concurrency = concurrency
         self._wait_delay = wait_delay_seconds
 
     # -- what the CDK CLI is asked to do --------------------------------------------------
@@ -127,6 +130,9 @@ class Deployer:
             self._say(f"Bootstrapping {target} for the CDK (once per account and region).")
             self._run(settings, ["bootstrap", target, "--no-notices"], "bootstrapping", "bootstrap")
         running = self._clear_failed_stack(cloudformation, settings)
+        # A new account's Lambda quota may be too small for the room's reservations: say so
+        # now rather than after minutes of a deploy that rolls back.
+        check_room_fits(settings, self._concurrency(settings, deployed=running))
         api_logging = self._api_logging_possible(settings)
         if not api_logging:
             self._say(

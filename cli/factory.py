@@ -21,6 +21,7 @@ from beekeeper.cli.aws import AwsClients, SessionFactory
 from beekeeper.cli.cdk import CdkRunner, SubprocessCdkRunner
 from beekeeper.cli.deploy_checks import Resolve, resolve_host
 from beekeeper.cli.deployer import Deployer
+from beekeeper.cli.lambda_quota import AccountConcurrency, ConcurrencyProbe, read_concurrency
 from beekeeper.cli.progress import ProgressReporter
 from beekeeper.cli.rooms import Deployment, RoomStore
 from beekeeper.core.settings import RoomSettings
@@ -46,6 +47,8 @@ class CliFactory:
     python: str = sys.executable
     stderr_is_terminal: Callable[[], bool] = _stderr_is_terminal
     resolve: Resolve = resolve_host
+    # The account's Lambda concurrency; None asks Lambda (tests pass their own).
+    concurrency: ConcurrencyProbe | None = None
     _session: Any = field(default=None, init=False, repr=False)
 
     @classmethod
@@ -96,7 +99,11 @@ class CliFactory:
             say=lambda text: click.echo(text, err=True),
             resolve=self.resolve,
             confirm=(lambda _question: True) if assume_yes else _confirm,
+            concurrency=self.concurrency or self.lambda_concurrency,
         )
+
+    def lambda_concurrency(self, settings: RoomSettings, *, deployed: bool) -> AccountConcurrency:
+        return read_concurrency(self.aws().client("lambda", settings), settings, deployed=deployed)
 
 
 def _confirm(question: str) -> bool:

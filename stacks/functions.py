@@ -201,20 +201,19 @@ class RoomFunctions(Construct):
             return made
 
         # The producer keeps whatever concurrency the others do not reserve.
+        reserved = capacity.reserved_concurrency(settings)
         self.producer = make("producer", with_queue, None)
-        self.consumer = make(
-            "consumer", with_queue, capacity.consumer_reserved_concurrency(settings)
-        )
+        self.consumer = make("consumer", with_queue, reserved["consumer"])
         self.trigger = make(
             "trigger",
             {**with_queue, "CONSUMER_FUNCTION_NAME": self.consumer.function.function_name},
-            capacity.TRIGGER_RESERVED_CONCURRENCY,
+            reserved["trigger"],
         )
         # The unqualified ARN only: the trigger invokes $LATEST, never a version.
         self.trigger.allow(
             permissions.TRIGGER_INVOKES_CONSUMER, [self.consumer.function.function_arn]
         )
-        self.governor = make("governor", common, capacity.GOVERNOR_RESERVED_CONCURRENCY)
+        self.governor = make("governor", common, reserved["governor"])
 
         self.trigger_schedule = self._every_minute("TriggerSchedule", self.trigger.function)
         self.governor_schedule = (

@@ -20,6 +20,7 @@ from moto import mock_aws
 
 from beekeeper.cli.errors import UserError
 from beekeeper.cli.factory import CliFactory
+from beekeeper.cli.lambda_quota import AccountConcurrency
 from beekeeper.cli.main import cli
 from beekeeper.cli.table import get_item, to_attribute
 from beekeeper.core.datamodel import (
@@ -94,6 +95,23 @@ class FakeDns:
 
 
 @dataclass
+class LambdaAccount:
+    """The account's Lambda concurrency, as `deploy` asks for it (moto has no GetAccountSettings).
+
+    A double of the CLI's own ConcurrencyProbe interface; the default is an established account.
+    """
+
+    quota: int = 1000
+    unreserved: int = 1000
+    reserved_by_room: int = 0
+    asked: list[tuple[str, bool]] = field(default_factory=list)
+
+    def __call__(self, settings: RoomSettings, *, deployed: bool) -> AccountConcurrency:
+        self.asked.append((settings.name, deployed))
+        return AccountConcurrency(self.quota, self.unreserved, self.reserved_by_room)
+
+
+@dataclass
 class Clock:
     now: float = NOW
 
@@ -137,6 +155,11 @@ def dns() -> FakeDns:
 
 
 @pytest.fixture
+def lambda_account() -> LambdaAccount:
+    return LambdaAccount()
+
+
+@pytest.fixture
 def clock() -> Clock:
     return Clock()
 
@@ -153,6 +176,7 @@ def factory(
     clock: Clock,
     sleep: WatchSleep,
     dns: FakeDns,
+    lambda_account: LambdaAccount,
 ) -> CliFactory:
     return CliFactory(
         environ=environ,
@@ -163,6 +187,7 @@ def factory(
         python="/opt/py/bin/python3",
         stderr_is_terminal=lambda: False,
         resolve=dns,
+        concurrency=lambda_account,
     )
 
 

@@ -10,6 +10,7 @@ from cli_testkit import (  # noqa: F401 - fixtures are found by name
     environ,
     factory,
     invoke,
+    lambda_account,
     no_credentials,
     sleep,
 )

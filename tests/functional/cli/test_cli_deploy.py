@@ -17,6 +17,7 @@ from cli_testkit import (
     REGION,
     FakeDns,
     Invoke,
+    LambdaAccount,
     RecordedCdkRunner,
     aws_client,
     room_settings,
@@ -512,3 +513,35 @@ def test_a_failed_diff_deploys_nothing(
     assert result.exit_code == 4
     assert "The CDK diff of beekeeper-sale failed (exit code 1" in result.output
     assert [c.args[0] for c in cdk.calls] == ["diff"]
+
+
+def test_a_new_account_whose_lambda_quota_is_too_small_is_told_what_to_ask_for(
+    invoke: Invoke, aws: None, room: Path, cdk: RecordedCdkRunner, lambda_account: LambdaAccount
+) -> None:
+    bootstrap()
+    lambda_account.quota = lambda_account.unreserved = 10  # what a new account often has
+    result = invoke("deploy", "sale")
+    assert result.exit_code == 1, result.output
+    said = " ".join(result.output.split())
+    # rate 600 at 6,000 per consumer: 1 trigger + 2 consumers + 1 governor = 4
+    assert (
+        "Room 'sale' reserves 4 concurrent Lambda executions (1 trigger, 2 consumer, "
+        "1 governor) and Lambda keeps 100 unreserved, but this account has 10 unreserved of a "
+        "quota of 10 in eu-west-1. Ask for a quota of at least 104: `aws service-quotas "
+        "request-service-quota-increase --service-code lambda --quota-code L-B99A9384 "
+        "--desired-value 104 --region eu-west-1`" in said
+    )
+    assert "Nothing was deployed." in said
+    assert [c.args[0] for c in cdk.calls] == []  # bootstrapped already; nothing else ran
+    assert lambda_account.asked == [("sale", False)]
+
+
+def test_a_redeployed_room_counts_its_own_reservations_back(
+    invoke: Invoke, running_room: None, cdk: RecordedCdkRunner, lambda_account: LambdaAccount
+) -> None:
+    # 100 unreserved: the room's 4 would leave 96, but it holds those 4 already, so it fits.
+    lambda_account.quota, lambda_account.unreserved, lambda_account.reserved_by_room = 108, 100, 4
+    cdk.verb_lines = {"diff": DIFF_WITHOUT_REPLACEMENT}
+    result = invoke("deploy", "sale")
+    assert result.exit_code == 0, result.output
+    assert lambda_account.asked == [("sale", True)]

@@ -25,6 +25,7 @@ from beekeeper.core.datamodel import (
     arrival_shard_key,
     origin_url_with_token,
 )
+from beekeeper.core.polling import eta_seconds as expected_wait_seconds
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas import runtime
 from beekeeper.lambdas.cookies import (
@@ -36,7 +37,6 @@ from beekeeper.lambdas.emf import DISCARD, MetricSink
 from beekeeper.lambdas.returning import Way, returning_visit
 from beekeeper.lambdas.room_state import (
     RoomSnapshot,
-    expected_wait_seconds,
     key,
     read_snapshot,
 )

@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from realroom import aws_checks, journey
+
+from tests.support.realroom import aws_checks, journey
 
 REPO = Path(__file__).resolve().parents[2]
 VISITORS = 8

@@ -16,8 +16,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from chromium_launch import CHROMIUM, CHROMIUM_ARGS
-from localroom.process import LocalProcess, start_local
+
+from tests.support.chromium import CHROMIUM, CHROMIUM_ARGS
+from tests.support.localroom.process import LocalProcess, start_local
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -43,12 +44,6 @@ def room(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalProcess]:
     finally:
         if room.process.poll() is None:
             room.interrupt()
-
-
-@pytest.fixture(scope="module")
-def playwright() -> Iterator[object]:
-    with sync_api.sync_playwright() as p:
-        yield p
 
 
 def journey(room: LocalProcess, context: object) -> None:

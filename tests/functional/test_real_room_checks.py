@@ -16,7 +16,8 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 from moto import mock_aws
-from realroom import aws_checks
+
+from tests.support.realroom import aws_checks
 
 REGION = "eu-west-1"
 ROOM = "e2e-abc"

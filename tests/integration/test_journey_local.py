@@ -12,8 +12,9 @@ import subprocess
 from collections.abc import Iterator, Sequence
 
 import pytest
-from localroom.process import BEEKEEPER, LocalProcess, start_local
-from realroom import journey
+
+from tests.support.localroom.process import BEEKEEPER, LocalProcess, start_local
+from tests.support.realroom import journey
 
 pytestmark = pytest.mark.slow
 
@@ -51,7 +52,6 @@ def as_journey_room(room: LocalProcess) -> journey.JourneyRoom:
         beekeeper=beekeeper,
         dynamodb=room.client("dynamodb"),
         table=room.record["TableName"],
-        header_csp=False,
     )
 
 

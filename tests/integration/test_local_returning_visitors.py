@@ -14,11 +14,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from localroom.http import Answer, cookie_value, get
-from localroom.process import LocalProcess, start_local
 
 from beekeeper.core import datamodel, polling
 from beekeeper.lambdas.producer import CONFIG_TTL_SECONDS
+from tests.support.localroom.http import Answer, cookie_value, get
+from tests.support.localroom.process import LocalProcess, start_local
 
 pytestmark = pytest.mark.slow
 

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from stack_testkit import Synthesized, flatten
 
 from beekeeper.stacks import permissions
+from tests.support.stack_testkit import Synthesized, flatten
 
 
 def _all_statements(synthesized: Synthesized) -> list[dict[str, Any]]:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from stack_testkit import Synthesized, flatten
-
 from beekeeper.core import telemetry
 from beekeeper.stacks import monitoring
+from tests.support.stack_testkit import Synthesized, flatten
 
 OUTPUT_KEYS = {
     "MarketingUrl",

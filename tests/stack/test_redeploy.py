@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 from cfnlint.schema import PROVIDER_SCHEMA_MANAGER
-from stack_testkit import Synthesized
+
+from tests.support.stack_testkit import Synthesized
 
 # From the CloudFormation User Guide's property reference ("Update requires: Replacement").
 DOCUMENTED_REPLACEMENT = {

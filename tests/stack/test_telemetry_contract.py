@@ -18,10 +18,6 @@ from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
-from functional.pipeline.pipeline_support import Aws, FakeClock, LongPollsOnTheClock
-from functional.pipeline.pipeline_support import aws as aws
-from metric_math import alarm_fires, evaluate
-from stack_testkit import FULL_ROOM, MetricReference, Synthesized
 
 from beekeeper.core import telemetry
 from beekeeper.core.datamodel import Token
@@ -32,6 +28,10 @@ from beekeeper.lambdas.governor import SAMPLES as GOVERNOR_SAMPLES
 from beekeeper.lambdas.governor_sampling import Sample
 from beekeeper.lambdas.producer import Producer
 from beekeeper.lambdas.trigger import queue_backlog, run_trigger
+from tests.support.metric_math import alarm_fires, evaluate
+from tests.support.pipeline import Aws, FakeClock, LongPollsOnTheClock
+from tests.support.pipeline import aws as aws
+from tests.support.stack_testkit import FULL_ROOM, MetricReference, Synthesized
 
 # The template's room, at a rate a simulated minute runs quickly.
 SETTINGS = FULL_ROOM.replace(rate=30, consumer_capacity=100)

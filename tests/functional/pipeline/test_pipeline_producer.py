@@ -6,11 +6,12 @@ from typing import Any
 
 import pytest
 from botocore.stub import Stubber
-from pipeline_support import Aws, FakeClock, producer, room
 
 from beekeeper.core.datamodel import TOKEN_PATTERN, Token
+from beekeeper.core.polling import eta_seconds
 from beekeeper.lambdas.producer import CONFIG_TTL_SECONDS
 from beekeeper.lambdas.room_state import write_config
+from tests.support.pipeline import Aws, FakeClock, producer, room
 
 VALID = "A" * 22 + ".42"
 
@@ -54,6 +55,8 @@ def test_new_visitor_gets_a_token_a_message_and_a_redirect(aws: Aws, clock: Fake
     assert 1 <= ordinal <= 8  # first arrival on one of the 8 shards
     # No config yet: rate 60/min, so position p waits p seconds; + 60 min validity + 30 min slack.
     assert int(cookie["Max-Age"]) == ordinal + 3600 + 1800
+    # The wait is the one formula the template and `beekeeper status` use (core/polling.py).
+    assert int(cookie["Max-Age"]) == eta_seconds(ordinal, 60) + 3600 + 1800
     assert aws.queue_bodies() == [cookie["value"]]
 
 

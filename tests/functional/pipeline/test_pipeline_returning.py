@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 from botocore.stub import Stubber
-from pipeline_support import Aws, FakeClock, producer
 
 from beekeeper.core import polling, telemetry
 from beekeeper.core.datamodel import ADMITTED_COUNTER_KEY, Token, visitor_key
 from beekeeper.lambdas.producer import Producer
 from beekeeper.lambdas.returning import Way, classify
 from beekeeper.lambdas.room_state import RoomConfig, RoomSnapshot
+from tests.support.pipeline import Aws, FakeClock, producer
 
 TOKEN = Token("R" * 22, 1234)
 

@@ -7,10 +7,10 @@ import logging
 from collections.abc import Iterator
 
 import pytest
-from pipeline_support import Aws, room
 
 from beekeeper.core import telemetry
 from beekeeper.lambdas import log_context, runtime, trigger
+from tests.support.pipeline import Aws, room
 
 
 @pytest.fixture

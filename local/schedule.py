@@ -18,7 +18,9 @@ from beekeeper.local.room_code import Payload, RoomCode
 log = logging.getLogger("beekeeper.local")
 
 
-class Scheduler:
+class MinuteSchedule:
+    """EventBridge's every-minute rule and Lambda's async invoke, for one local room."""
+
     def __init__(
         self,
         code: RoomCode,

@@ -28,7 +28,6 @@ import json
 import os
 import secrets
 import subprocess
-import sys
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -37,6 +36,7 @@ from typing import Any
 import pytest
 
 from tests.support.realroom import aws_checks, journey
+from tests.support.wheel import build_wheel, install_in_fresh_venv
 
 REPO = Path(__file__).resolve().parents[2]
 VISITORS = 8
@@ -64,17 +64,8 @@ def _region() -> str:
 @pytest.fixture(scope="module")
 def installed_beekeeper(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """`beekeeper` from the wheel, installed into a fresh virtualenv (its base dependencies)."""
-    base = tmp_path_factory.mktemp("wheel")
-    subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--outdir", str(base / "dist"), str(REPO)],
-        check=True,
-        capture_output=True,
-    )
-    (wheel,) = (base / "dist").glob("*.whl")
-    subprocess.run([sys.executable, "-m", "venv", str(base / "venv")], check=True)
-    pip = base / "venv" / "bin" / "pip"
-    subprocess.run([str(pip), "install", "--quiet", str(wheel)], check=True)
-    return base / "venv" / "bin" / "beekeeper"
+    wheel = build_wheel(tmp_path_factory.mktemp("wheel"))
+    return install_in_fresh_venv(wheel, tmp_path_factory.mktemp("venv")) / "beekeeper"
 
 
 class Run:

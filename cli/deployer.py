@@ -21,7 +21,10 @@ import botocore.exceptions
 
 from beekeeper.cli.aws import AwsClients
 from beekeeper.cli.cdk import CdkRunner, LineSink
+from beekeeper.cli.change_review import question, replacements
+from beekeeper.cli.deploy_checks import Resolve, check_deployable
 from beekeeper.cli.errors import DeployError, UserError
+from beekeeper.cli.lambda_quota import ConcurrencyProbe, check_room_fits
 from beekeeper.cli.rooms import Deployment, RoomStore
 from beekeeper.core.settings import RoomSettings
 
@@ -64,6 +67,9 @@ class Deployer:
         python: str,
         progress: ProgressFactory,
         say: Callable[[str], None],
+        resolve: Resolve,
+        confirm: Callable[[str], bool],
+        concurrency: ConcurrencyProbe,
         wait_delay_seconds: int = 5,
     ) -> None:
         self._store = store
@@ -73,6 +79,9 @@ class Deployer:
         self._python = python
         self._progress = progress
         self._say = say
+        self._resolve = resolve
+        self._confirm = confirm
+        self._concurrency = concurrency
         self._wait_delay = wait_delay_seconds
 
     # -- what the CDK CLI is asked to do --------------------------------------------------
@@ -102,12 +111,17 @@ class Deployer:
             "events",
         ]
 
+    def diff_args(self, name: str, *, api_logging: bool = True) -> list[str]:
+        logging = [] if api_logging else ["-c", "api_logging=false"]
+        return ["diff", *self.app_args(name), *logging, "--no-notices"]
+
     def destroy_args(self, name: str) -> list[str]:
         return ["destroy", *self.app_args(name), "--force", "--no-notices"]
 
     # -- deploy -----------------------------------------------------------------------------
 
     def deploy(self, settings: RoomSettings) -> Deployment:
+        check_deployable(settings, self._resolve, self._say)
         self._runner.ensure_available()  # before anything is asked of AWS
         cloudformation = self._aws.client("cloudformation", settings)
         account = self._aws.client("sts", settings).get_caller_identity()["Account"]
@@ -115,7 +129,10 @@ class Deployer:
             target = f"aws://{account}/{settings.region}"
             self._say(f"Bootstrapping {target} for the CDK (once per account and region).")
             self._run(settings, ["bootstrap", target, "--no-notices"], "bootstrapping", "bootstrap")
-        self._clear_failed_stack(cloudformation, settings)
+        running = self._clear_failed_stack(cloudformation, settings)
+        # A new account's Lambda quota may be too small for the room's reservations: say so
+        # now rather than after minutes of a deploy that rolls back.
+        check_room_fits(settings, self._concurrency(settings, deployed=running))
         api_logging = self._api_logging_possible(settings)
         if not api_logging:
             self._say(
@@ -123,6 +140,8 @@ class Deployer:
                 "without API logs (its Lambda logs are kept). Set the role in API Gateway's "
                 "settings and deploy again to add them."
             )
+        if running:
+            self._review_changes(settings, api_logging=api_logging)
         outputs_file = self.outputs_file(settings.name)
         outputs_file.parent.mkdir(parents=True, exist_ok=True)
         outputs_file.unlink(missing_ok=True)
@@ -160,10 +179,39 @@ class Deployer:
             raise
         return str(stacks[0]["StackStatus"]) if stacks else None
 
-    def _clear_failed_stack(self, cloudformation: Any, settings: RoomSettings) -> None:
+    def _review_changes(self, settings: RoomSettings, *, api_logging: bool) -> None:
+        """Show what the deploy changes (`cdk diff`); ask before anything would be replaced."""
+        self._say(f"Changes to {settings.stack_name} (cdk diff):")
+        lines: list[str] = []
+
+        def show(line: str) -> None:
+            lines.append(line)
+            self._say(line)
+
+        code = self._runner.run(
+            self.diff_args(settings.name, api_logging=api_logging),
+            env=cdk_environment(self._environ, settings, self._store.directory),
+            cwd=self._ensure_work_dir(settings),
+            on_line=show,
+        )
+        if code != 0:
+            raise DeployError(
+                f"The CDK diff of {settings.stack_name} failed (exit code {code}; its output "
+                f"above says why); nothing was deployed. Fix the cause and run `beekeeper deploy "
+                f"{settings.name}` again."
+            )
+        replaced = replacements(lines)
+        if replaced and not self._confirm(question(settings.stack_name, replaced)):
+            raise UserError(
+                f"Nothing was deployed: {settings.stack_name} is unchanged. Run `beekeeper deploy "
+                f"{settings.name} --yes` to replace them anyway."
+            )
+
+    def _clear_failed_stack(self, cloudformation: Any, settings: RoomSettings) -> bool:
+        """True when a stack that a deploy updates in place is running."""
         status = self.stack_status(cloudformation, settings)
         if status is None:
-            return
+            return False
         if status.endswith("_IN_PROGRESS"):
             raise UserError(
                 f"Stack {settings.stack_name} is busy ({status}); wait until it finishes "
@@ -185,6 +233,8 @@ class Deployer:
                 StackName=settings.stack_name,
                 WaiterConfig={"Delay": self._wait_delay, "MaxAttempts": 360},
             )
+            return False
+        return True
 
     def _read_outputs(self, settings: RoomSettings, path: Path) -> dict[str, str]:
         try:
@@ -214,9 +264,13 @@ class Deployer:
 
     # -- running the CDK CLI ----------------------------------------------------------------
 
-    def _run(self, settings: RoomSettings, args: list[str], label: str, verb: str) -> None:
+    def _ensure_work_dir(self, settings: RoomSettings) -> Path:
         work_dir = self.work_dir(settings.name)
         work_dir.mkdir(parents=True, exist_ok=True)
+        return work_dir
+
+    def _run(self, settings: RoomSettings, args: list[str], label: str, verb: str) -> None:
+        work_dir = self._ensure_work_dir(settings)
         reporter = self._progress(label)
         on_line: LineSink = reporter.line
         try:

@@ -19,7 +19,9 @@ import click
 
 from beekeeper.cli.aws import AwsClients, SessionFactory
 from beekeeper.cli.cdk import CdkRunner, SubprocessCdkRunner
+from beekeeper.cli.deploy_checks import Resolve, resolve_host
 from beekeeper.cli.deployer import Deployer
+from beekeeper.cli.lambda_quota import AccountConcurrency, ConcurrencyProbe, read_concurrency
 from beekeeper.cli.progress import ProgressReporter
 from beekeeper.cli.rooms import Deployment, RoomStore
 from beekeeper.core.settings import RoomSettings
@@ -44,6 +46,9 @@ class CliFactory:
     sleep: Callable[[float], None] = time.sleep
     python: str = sys.executable
     stderr_is_terminal: Callable[[], bool] = _stderr_is_terminal
+    resolve: Resolve = resolve_host
+    # The account's Lambda concurrency; None asks Lambda (tests pass their own).
+    concurrency: ConcurrencyProbe | None = None
     _session: Any = field(default=None, init=False, repr=False)
 
     @classmethod
@@ -77,7 +82,7 @@ class CliFactory:
         region = self.session().region_name
         return str(region) if region else None
 
-    def deployer(self) -> Deployer:
+    def deployer(self, *, assume_yes: bool = False) -> Deployer:
         stderr = sys.stderr
         terminal = self.stderr_is_terminal()
 
@@ -92,7 +97,17 @@ class CliFactory:
             python=self.python,
             progress=progress,
             say=lambda text: click.echo(text, err=True),
+            resolve=self.resolve,
+            confirm=(lambda _question: True) if assume_yes else _confirm,
+            concurrency=self.concurrency or self.lambda_concurrency,
         )
+
+    def lambda_concurrency(self, settings: RoomSettings, *, deployed: bool) -> AccountConcurrency:
+        return read_concurrency(self.aws().client("lambda", settings), settings, deployed=deployed)
+
+
+def _confirm(question: str) -> bool:
+    return click.confirm(question, default=False, err=True)
 
 
 def factory_of(ctx: click.Context) -> CliFactory:

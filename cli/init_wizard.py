@@ -115,7 +115,8 @@ class RoomWizard:
                     default,
                     partial(check_setting, field_name),
                 )
-        # Settings given as flags that are not questions (--slow-ms) are taken as they are.
+        # Settings given as flags that are not questions (--slow-ms, --alert-email) are taken
+        # as they are.
         answers.update({k: v for k, v in given.items() if k not in answers})
         settings = existing.replace(**answers) if existing else RoomSettings.from_mapping(answers)
         return self._store.save(settings)

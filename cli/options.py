@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import click
@@ -51,3 +52,17 @@ class RoomNameType(click.ParamType):
 
 ROOM_NAME = RoomNameType()
 room_argument = click.argument("name", type=ROOM_NAME, metavar="NAME")
+
+
+class FiniteFloatRange(click.FloatRange):
+    """click.FloatRange that also refuses nan and infinity.
+
+    Every comparison with nan is false, so FloatRange lets `nan` through, and a scheduler
+    whose minute lasts nan seconds never waits.
+    """
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number of seconds.", param, ctx)
+        return number

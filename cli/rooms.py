@@ -12,14 +12,34 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from beekeeper.cli.errors import UserError
 from beekeeper.core import names
 from beekeeper.core.config_dir import config_dir, deployment_file, room_file, write_atomically
-from beekeeper.core.settings import RoomSettings, SettingsError
+from beekeeper.core.settings import RoomSettings, SettingsError, is_loopback_host
 
 # Outputs every operating command needs; a record without them is unusable.
 REQUIRED_OUTPUTS = (names.TABLE_NAME_OUTPUT, names.QUEUE_URL_OUTPUT)
+
+
+def is_local_endpoint(value: object) -> bool:
+    """An http URL of a loopback host with a port and nothing else: what `beekeeper local`
+    records. Anything else would point the operator's AWS clients somewhere unexpected."""
+    if not isinstance(value, str) or any(ch.isspace() for ch in value):
+        return False
+    try:
+        parts = urlsplit(value)
+        port = parts.port
+    except ValueError:
+        return False
+    return (
+        parts.scheme == "http"
+        and port is not None
+        and parts.path in ("", "/")
+        and not (parts.query or parts.fragment or parts.username or parts.password)
+        and is_loopback_host(parts.hostname or "")
+    )
 
 
 @dataclass(frozen=True)
@@ -119,9 +139,10 @@ class RoomStore:
             data = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return None
-        except (ValueError, OSError) as error:
+        except (ValueError, OSError, RecursionError) as error:
+            reason = "nested too deeply" if isinstance(error, RecursionError) else str(error)
             raise UserError(
-                f"The deployment record {path} is unreadable ({error}); "
+                f"The deployment record {path} is unreadable ({reason}); "
                 f"run `beekeeper deploy {name}` to write it again."
             ) from error
         # Tolerate a record that nests its outputs; the documented shape is flat.
@@ -132,6 +153,13 @@ class RoomStore:
             raise UserError(
                 f"The deployment record {path} lacks {' and '.join(REQUIRED_OUTPUTS)}; "
                 f"run `beekeeper deploy {name}` to write it again."
+            )
+        endpoint = outputs.get(names.ENDPOINT_URL_OUTPUT)
+        if endpoint is not None and not is_local_endpoint(endpoint):
+            raise UserError(
+                f"The deployment record {path} names {names.ENDPOINT_URL_OUTPUT} {endpoint!r}, "
+                "which is not a local room's emulator (http://127.0.0.1:PORT); start the room "
+                f"again with `beekeeper local --name {name}`, or delete {path}."
             )
         return Deployment({k: v for k, v in outputs.items() if isinstance(v, str)})
 

@@ -50,3 +50,18 @@ def poll_after_seconds(position: int, rate_per_minute: int) -> int:
         return POLL_AFTER_WITHOUT_RATE_SECONDS
     earliest = max(0, position - 1) * 60 // rate_per_minute
     return min(POLL_AFTER_MAX_SECONDS, max(POLL_AFTER_MIN_SECONDS, earliest // 2))
+
+
+def unknown_margin(rate_per_minute: int) -> int:
+    """How many admissions may pass a token's place before a token with no admission item is
+    unknown: UNKNOWN_AFTER_MINUTES of the rate, at least UNKNOWN_MIN_MARGIN. The margin covers
+    a standard queue's loose order and redeliveries."""
+    return max(rate_per_minute * UNKNOWN_AFTER_MINUTES, UNKNOWN_MIN_MARGIN)
+
+
+def is_unknown(ordinal: int, admitted_total: int, rate_per_minute: int) -> bool:
+    """A token the room does not know: no admission item, and the line passed its place long
+    ago (forged, issued by an earlier deployment, or its item was removed by TTL). /polling
+    answers "unknown" by this rule (held equal by tests/unit/test_vtl_templates.py) and the
+    marketing link gives such a visitor a new place (lambdas/returning.py)."""
+    return admitted_total - ordinal > unknown_margin(rate_per_minute)

@@ -47,6 +47,8 @@ LOG_RETENTION_DAYS_ALLOWED = (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365)
 # S3 bucket names, so they follow the strictest of those rules: lower case (S3), letters,
 # digits and single hyphens, starting with a letter (CloudFormation), short enough that
 # "beekeeper-<name>-consumer" stays within Lambda's 64 characters.
+# Every pattern here is applied with fullmatch: with `match`, `$` lets a trailing newline
+# through, and "spring-sale\n" would pass here and fail later inside an AWS call.
 ROOM_NAME_PATTERN = re.compile(r"^[a-z](?:[a-z0-9]|-(?=[a-z0-9])){0,31}$")
 ROOM_NAME_RULE = (
     "1 to 32 characters: lower-case letters, digits and single hyphens, "
@@ -54,6 +56,10 @@ ROOM_NAME_RULE = (
 )
 REGION_PATTERN = re.compile(r"^[a-z]{2}(?:-[a-z]+)+-\d{1,2}$")
 HEX_COLOUR_PATTERN = re.compile(r"^#[0-9a-fA-F]{6}$")
+# An address SNS can deliver to: the usual characters, one @, a dotted domain. Deliberately
+# plain (quoted local parts are refused): SNS itself asks the address to confirm.
+EMAIL_PATTERN = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
+MAX_EMAIL_LENGTH = 254
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 
 
@@ -71,7 +77,8 @@ class SettingsError(ValueError):
         super().__init__(f"{field_name}: {value!r} is not allowed; {allowed}.")
 
 
-def _is_loopback(host: str) -> bool:
+def is_loopback_host(host: str) -> bool:
+    """localhost or a loopback address (127.0.0.0/8, ::1), as a URL's host names it."""
     if host in LOOPBACK_HOSTS:
         return True
     try:
@@ -81,7 +88,7 @@ def _is_loopback(host: str) -> bool:
 
 
 def validate_room_name(value: object) -> str:
-    if not isinstance(value, str) or not ROOM_NAME_PATTERN.match(value):
+    if not isinstance(value, str) or not ROOM_NAME_PATTERN.fullmatch(value):
         raise SettingsError("name", value, f"use {ROOM_NAME_RULE}, for example 'spring-sale'")
     return value
 
@@ -99,7 +106,7 @@ def validate_display_name(value: object) -> str:
 
 
 def validate_region(value: object) -> str:
-    if not isinstance(value, str) or not REGION_PATTERN.match(value):
+    if not isinstance(value, str) or not REGION_PATTERN.fullmatch(value):
         raise SettingsError("region", value, "use an AWS region code such as 'us-east-1'")
     return value
 
@@ -129,9 +136,23 @@ def validate_url(field_name: str, value: object, *, allow_loopback_http: bool) -
         raise SettingsError(field_name, value, rule)
     if parts.scheme == "https":
         return value
-    if parts.scheme == "http" and allow_loopback_http and _is_loopback(host):
+    if parts.scheme == "http" and allow_loopback_http and is_loopback_host(host):
         return value
     raise SettingsError(field_name, value, rule)
+
+
+def validate_email(field_name: str, value: object) -> str:
+    if (
+        not isinstance(value, str)
+        or len(value) > MAX_EMAIL_LENGTH
+        or not EMAIL_PATTERN.fullmatch(value)
+    ):
+        raise SettingsError(
+            field_name,
+            value,
+            "use one email address such as 'ops@shop.example', or leave it empty",
+        )
+    return value
 
 
 def _int_in_range(field_name: str, value: object, low: int, high: int, hint: str = "") -> int:
@@ -181,6 +202,8 @@ class RoomSettings:
     # A file that replaces the default waiting room page, keeping its data hooks.
     custom_template: str = ""
     log_retention_days: int = 30
+    # Who every alarm notifies (SNS email; AWS asks the address to confirm once); empty: nobody.
+    alert_email: str = ""
 
     def __post_init__(self) -> None:
         validate_room_name(self.name)
@@ -217,7 +240,7 @@ class RoomSettings:
             validate_url("health_check_url", self.health_check_url, allow_loopback_http=True)
         if self.slow_ms != 0 or isinstance(self.slow_ms, bool):
             _int_in_range("slow_ms", self.slow_ms, 1, MAX_SLOW_MS, " milliseconds, or 0 for none")
-        if not isinstance(self.accent_colour, str) or not HEX_COLOUR_PATTERN.match(
+        if not isinstance(self.accent_colour, str) or not HEX_COLOUR_PATTERN.fullmatch(
             self.accent_colour
         ):
             raise SettingsError("accent_colour", self.accent_colour, "use a colour like '#1f5fbf'")
@@ -225,6 +248,8 @@ class RoomSettings:
             validate_url("logo_url", self.logo_url, allow_loopback_http=True)
         if not isinstance(self.custom_template, str):
             raise SettingsError("custom_template", self.custom_template, "use a file path")
+        if self.alert_email:
+            validate_email("alert_email", self.alert_email)
         if self.log_retention_days not in LOG_RETENTION_DAYS_ALLOWED:
             raise SettingsError(
                 "log_retention_days",
@@ -301,6 +326,11 @@ class RoomSettings:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as error:
             raise SettingsError("room file", "(TOML)", f"fix the file's syntax: {error}") from error
+        except RecursionError as error:
+            # A room file is a flat list of settings; nesting this deep is never one.
+            raise SettingsError(
+                "room file", "(TOML)", "it nests values too deeply: write one setting per line"
+            ) from error
         return cls.from_mapping(data)
 
     # -- Lambda environment --------------------------------------------------------------------
@@ -342,6 +372,8 @@ _FIELD_HELP = {
     "logo_url": "Optional logo shown on the waiting room page (https).",
     "custom_template": "Optional HTML file replacing the default waiting room page.",
     "log_retention_days": "Days CloudWatch keeps the room's logs.",
+    "alert_email": "Email address every alarm notifies (AWS asks it to confirm once); "
+    "empty = nobody is told.",
 }
 _FIELD_DEFAULTS = {f.name: f.default for f in _FIELDS if f.default is not dataclasses.MISSING}
 _FIELD_KINDS: dict[str, type] = {
@@ -362,6 +394,7 @@ _FIELD_KINDS: dict[str, type] = {
     "logo_url": str,
     "custom_template": str,
     "log_retention_days": int,
+    "alert_email": str,
 }
 assert set(_FIELD_KINDS) == _FIELD_NAMES == set(_FIELD_HELP), "document every setting"
 

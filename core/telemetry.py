@@ -1,14 +1,83 @@
 """The room's custom CloudWatch metrics: the names the Lambdas emit and the dashboard reads.
 
-The functions write them as Embedded Metric Format lines into METRIC_NAMESPACE with one
-dimension, ROOM_DIMENSION = the room's name; the monitoring construct (stacks/monitoring.py)
-graphs and alarms on the very same names. Standard library only: the Lambda asset ships it.
+The functions write them as Embedded Metric Format lines (lambdas/emf.py) into
+METRIC_NAMESPACE with one dimension set, [ROOM_DIMENSION] = the room's name; the monitoring
+construct (stacks/monitoring.py) graphs and alarms on the very same `Metric` values, so the two
+sides can not name a metric differently. Standard library only: the Lambda asset ships it.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 METRIC_NAMESPACE = "Beekeeper"
 ROOM_DIMENSION = "Room"
-ARRIVALS_METRIC = "Arrivals"
-ADMITTED_METRIC = "Admitted"
-RATE_METRIC = "Rate"
+# Every line carries exactly this dimension set: one metric per room, never per visitor.
+DIMENSION_SETS: tuple[tuple[str, ...], ...] = ((ROOM_DIMENSION,),)
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str
+    unit: str  # a CloudWatch unit (EMF's MetricDefinition.Unit)
+    # How a minute's values from several containers combine on a graph or in an alarm: counts
+    # add up; a level (a rate, a queue length) is read as the largest value reported.
+    statistic: str
+    emitted_by: str  # the function that emits it
+    what: str
+
+
+def _count(name: str, emitted_by: str, what: str) -> Metric:
+    return Metric(name, "Count", "Sum", emitted_by, what)
+
+
+def _level(name: str, unit: str, emitted_by: str, what: str) -> Metric:
+    return Metric(name, unit, "Maximum", emitted_by, what)
+
+
+ARRIVALS = _count("Arrivals", "producer", "new visitors given a place in line")
+REJOINED = _count(
+    "Rejoined",
+    "producer",
+    "returning visitors whose admission expired or whose token the room did not know, "
+    "given a new place (also counted in Arrivals)",
+)
+ADMITTED = _count("Admitted", "consumer", "visitors admitted (a duplicate is never counted)")
+DUPLICATES = _count("Duplicates", "consumer", "duplicate deliveries recognised and deleted")
+WRITE_RETRIES = _count(
+    "WriteRetries", "consumer", "admission writes retried after throttling or unprocessed items"
+)
+ABANDONED_BATCHES = _count(
+    "AbandonedBatches", "consumer", "batches given up on an unexpected error (visitors requeued)"
+)
+RATE = _level("Rate", "None", "trigger", "the effective rate in visitors/min; 0 while off")
+OPERATOR_RATE = _level("OperatorRate", "None", "trigger", "the rate the operator set")
+BACKLOG = _level("Backlog", "Count", "trigger", "visitors in the queue when the minute began")
+PLANNED = _level("Planned", "Count", "trigger", "visitors the minute plans to admit")
+GOVERNOR_HALVED = _count("GovernorHalved", "governor", "checks that halved the rate")
+GOVERNOR_HELD = _count("GovernorHeld", "governor", "slow checks that held the rate (no raise)")
+GOVERNOR_RAISED = _count("GovernorRaised", "governor", "checks that raised the rate again")
+GOVERNOR_P90_MS = _level(
+    "GovernorP90", "Milliseconds", "governor", "the shop's 90th percentile answer time in a check"
+)
+
+METRICS: tuple[Metric, ...] = (
+    ARRIVALS,
+    REJOINED,
+    ADMITTED,
+    DUPLICATES,
+    WRITE_RETRIES,
+    ABANDONED_BATCHES,
+    RATE,
+    OPERATOR_RATE,
+    BACKLOG,
+    PLANNED,
+    GOVERNOR_HALVED,
+    GOVERNOR_HELD,
+    GOVERNOR_RAISED,
+    GOVERNOR_P90_MS,
+)
+assert len({metric.name for metric in METRICS}) == len(METRICS), "one name per metric"
+
+# The governor's decisions (lambdas/governor.py) that are counted, by decision name.
+GOVERNOR_DECISIONS = {"halve": GOVERNOR_HALVED, "hold": GOVERNOR_HELD, "raise": GOVERNOR_RAISED}

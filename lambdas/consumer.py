@@ -31,6 +31,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from beekeeper.core import telemetry
 from beekeeper.core.datamodel import (
     ADMITTED_COUNTER_KEY,
     PARTITION_KEY,
@@ -42,6 +43,7 @@ from beekeeper.core.datamodel import (
 )
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas import runtime
+from beekeeper.lambdas.emf import DISCARD, MetricSink
 from beekeeper.lambdas.pacing import RECEIVE_BATCH, LanePacer, ReceiveRhythm, minute_span
 from beekeeper.lambdas.room_state import batch_get, key, number, read_config
 from beekeeper.lambdas.status_publisher import StatusPublisher
@@ -141,6 +143,7 @@ class ConsumerReport:
     receives: int = 0
     abandoned_batches: int = 0
     forfeited: int = 0  # slots that fell due with nobody to admit (or while the lane stalled)
+    write_retries: int = 0
 
 
 @dataclass
@@ -367,6 +370,8 @@ class Consumer:
             self.sleep(min(BACKOFF_MAX_SECONDS, delay, max(0.0, deadline - self.clock())))
         throttled = False
         for attempt in range(QUICK_WRITE_ATTEMPTS):
+            if attempt:
+                self.report.write_retries += 1
             try:
                 response = self.dynamodb.batch_write_item(RequestItems={self.table: pending})
                 pending = (response.get("UnprocessedItems") or {}).get(self.table, [])
@@ -467,6 +472,7 @@ def run_consumer(
     sqs: Any,
     clock: Callable[[], float],
     sleep: Callable[[float], None],
+    metrics: MetricSink = DISCARD,
 ) -> ConsumerReport:
     assignment = Assignment.from_payload(payload)
     consumer = Consumer(
@@ -478,7 +484,12 @@ def run_consumer(
         clock=clock,
         sleep=sleep,
     )
-    return consumer.run(assignment)
+    report = consumer.run(assignment)
+    metrics.count(telemetry.ADMITTED, report.admitted)
+    metrics.count(telemetry.DUPLICATES, report.duplicates)
+    metrics.count(telemetry.WRITE_RETRIES, report.write_retries)
+    metrics.count(telemetry.ABANDONED_BATCHES, report.abandoned_batches)
+    return report
 
 
 def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
@@ -492,8 +503,11 @@ def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
             sqs=runtime.client("sqs"),
             clock=time.time,
             sleep=time.sleep,
+            metrics=runtime.metrics(),
         )
     except AssignmentError as error:
         log.error("%s", error)  # a retry would fail the same way
         return {"admitted": 0, "error": str(error)}
+    finally:
+        runtime.metrics().flush()
     return {"admitted": report.admitted, "duplicates": report.duplicates}

@@ -2,13 +2,15 @@
 
 Browsers send one Cookie header ("a=1; b=2"); proxies and API Gateway may split it into
 several (multiValueHeaders) and header names arrive in any case. Only a cookie named exactly
-`beekeeper_token` whose value is a well-formed token counts; anything else is ignored.
+`beekeeper_token` whose value is a well-formed token counts (`read_token`, the same rule the
+/polling template applies); anything else is ignored.
 """
 
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from beekeeper.core.datamodel import COOKIE_NAME, Token
@@ -32,26 +34,66 @@ def header_values(event: Mapping[str, Any], name: str) -> list[str]:
     return values
 
 
-def _cookie_pairs(header: str) -> Iterator[tuple[str, str]]:
-    for part in header.split(";"):
+# What makes a well-formed cookie is defined once, here, and vtl/_read-token.vtl follows it in
+# API Gateway for /polling and /client: the marketing link and /polling must agree, or a visitor
+# told "join the line again" would be sent straight back to the page. The template's limits come
+# from API Gateway (a #foreach runs at most 1,000 times); tests/unit/test_vtl_templates.py holds
+# the template's answers equal to `read_token` for any headers.
+MAX_HEADERS = 1000  # a request with more headers is not read: no token
+MAX_COOKIE_PARTS = 1000  # the joined Cookie headers are split into at most this many parts
+# Java's String.trim(), which the template uses: every character up to U+0020 at either end.
+_TRIMMED = "".join(chr(code) for code in range(0x21))
+
+NO_TOKEN = "no_token"
+MALFORMED = "malformed"
+OK = "ok"
+
+
+@dataclass(frozen=True)
+class TokenReading:
+    state: str  # OK, MALFORMED (a cookie of ours, but no well-formed value) or NO_TOKEN
+    token: Token | None = None
+
+
+def read_token(cookie_headers: Sequence[str], header_count: int) -> TokenReading:
+    """The token in the request's Cookie headers, by the rule /polling applies.
+
+    The headers are joined with ";" (an empty first one adds no part), split on ";" into at
+    most MAX_COOKIE_PARTS parts (the last holds the rest), each part cut at its first "=";
+    a part counts when its name, trimmed, is exactly the cookie's name; the value is trimmed
+    and must match the token pattern in full (quotes are not removed: `"<token>"` is
+    malformed). The first well-formed value wins.
+    """
+    if header_count > MAX_HEADERS:
+        return TokenReading(NO_TOKEN)
+    joined = ""
+    for header in cookie_headers:
+        joined = header if not joined else f"{joined};{header}"
+    state = NO_TOKEN
+    for part in joined.split(";", MAX_COOKIE_PARTS - 1):
         name, separator, value = part.partition("=")
-        if not separator:
+        if not separator or not name or name.strip(_TRIMMED) != COOKIE_NAME:
             continue
-        value = value.strip(" \t")  # RFC 6265 trims spaces and tabs only
-        if len(value) >= 2 and value[0] == value[-1] == '"':
-            value = value[1:-1]
-        yield name.strip(" \t"), value
+        token = Token.parse(value.strip(_TRIMMED))
+        if token is not None:
+            return TokenReading(OK, token)
+        state = MALFORMED
+    return TokenReading(state)
 
 
 def token_from_cookies(event: Mapping[str, Any]) -> Token | None:
     """The visitor's well-formed token, or None (no cookie, other cookies, malformed value)."""
-    for header in header_values(event, "cookie"):
-        for name, value in _cookie_pairs(header):
-            if name == COOKIE_NAME:
-                token = Token.parse(value)
-                if token is not None:
-                    return token
-    return None
+    return read_token(header_values(event, "cookie"), header_count(event)).token
+
+
+def header_count(event: Mapping[str, Any]) -> int:
+    """How many headers the request carried (the larger of the two views API Gateway gives)."""
+    counts = [
+        len(headers)
+        for headers in (event.get("multiValueHeaders"), event.get("headers"))
+        if isinstance(headers, Mapping)
+    ]
+    return max(counts, default=0)
 
 
 def is_plain_http_loopback(event: Mapping[str, Any]) -> bool:

@@ -38,9 +38,11 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from beekeeper.core import telemetry
 from beekeeper.core.datamodel import GOVERNOR_KEY, GOVERNOR_LOG_KEY
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas import runtime
+from beekeeper.lambdas.emf import DISCARD, MetricSink
 from beekeeper.lambdas.governor_records import (
     Decision,
     GovernorState,
@@ -215,6 +217,7 @@ def run_governor(
     clock: Callable[[], float],
     sleep: Callable[[float], None],
     minute_seconds: float = 60.0,
+    metrics: MetricSink = DISCARD,
 ) -> Decision:
     """Sample the shop, decide, write the rate (unless the operator changed it meanwhile)."""
     samples = sample(
@@ -237,12 +240,24 @@ def run_governor(
     dynamodb.put_item(TableName=table, Item=new_state.to_item(now))
     recent = recent_decisions(_get(dynamodb, table, GOVERNOR_LOG_KEY))
     dynamodb.put_item(TableName=table, Item=log_item([*recent, decision]))
+    # The minute is a field of the JSON log line (Lambda's JSON format adds extra fields).
+    minute = {"minute": int(now // minute_seconds)}
     if decision.decision == BASELINE_PENDING:
-        log.warning("governor of %s: %s", settings.sampled_url, decision.describe())
+        log.warning("governor of %s: %s", settings.sampled_url, decision.describe(), extra=minute)
     else:
         level = logging.INFO if decision.decision in (PASS, RAISE, BASELINE) else logging.WARNING
-        log.log(level, "governor: %s", decision.describe())
+        log.log(level, "governor: %s", decision.describe(), extra=minute)
+    record_check(metrics, decision)
     return decision
+
+
+def record_check(metrics: MetricSink, decision: Decision) -> None:
+    """A check's decision and latency as the room's metrics (core/telemetry.py)."""
+    counted = telemetry.GOVERNOR_DECISIONS.get(decision.decision)
+    if counted is not None:
+        metrics.count(counted)
+    if decision.p90_ms is not None:
+        metrics.level(telemetry.GOVERNOR_P90_MS, decision.p90_ms)
 
 
 def _get(dynamodb: Any, table: str, pk: str) -> Mapping[str, Any] | None:
@@ -262,7 +277,9 @@ def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
         fetch=fetch_once,
         clock=time.time,
         sleep=time.sleep,
+        metrics=runtime.metrics(),
     )
+    runtime.metrics().flush()
     # What the room's metrics take from a check.
     return {
         "decision": decision.decision,

@@ -28,10 +28,12 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from beekeeper.core import telemetry
 from beekeeper.core.datamodel import (
     QUEUE_RETENTION_SECONDS,
     Token,
     arrival_shard_key,
+    origin_url_with_token,
 )
 from beekeeper.core.polling import eta_seconds
 from beekeeper.core.settings import RoomSettings
@@ -40,8 +42,9 @@ from beekeeper.lambdas.cookies import (
     is_plain_http_loopback,
     set_cookie,
     stage_root,
-    token_from_cookies,
 )
+from beekeeper.lambdas.emf import DISCARD, MetricSink
+from beekeeper.lambdas.returning import Way, returning_visit
 from beekeeper.lambdas.pacing import MINUTE_SECONDS
 from beekeeper.lambdas.room_state import (
     RoomSnapshot,
@@ -129,6 +132,7 @@ class Producer:
     # container's visitor in the way (contention: the room is not quiet).
     recent_joins: deque[float] = field(default_factory=deque)
     contended_at: float = -math.inf
+    metrics: MetricSink = DISCARD
 
     def handle(self, event: Mapping[str, Any]) -> dict[str, Any]:
         method = event.get("httpMethod") if isinstance(event, Mapping) else None
@@ -142,9 +146,17 @@ class Producer:
             snapshot = self.snapshot()
             if not snapshot.config.enabled:
                 return redirect(self.settings.origin)
-            if token_from_cookies(event) is not None:
+            visit = returning_visit(
+                event, dynamodb=self.dynamodb, table=self.table, snapshot=snapshot, now=self.clock()
+            )
+            if visit.way is Way.SHOP and visit.token is not None:
+                return redirect(origin_url_with_token(self.settings.origin, str(visit.token)))
+            if visit.way is Way.KEEP_PLACE:
                 return redirect(ROOM_LOCATION)
             token = self.join_line(snapshot)
+            self.metrics.count(telemetry.ARRIVALS)
+            if visit.rejoins:
+                self.metrics.count(telemetry.REJOINED)
         except Exception:
             log.exception("could not give a visitor a place in line")
             if self.settings.fail_open:
@@ -317,5 +329,8 @@ def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
             invoke_consumer=lambda_invoker(
                 runtime.client("lambda"), runtime.env("CONSUMER_FUNCTION_NAME")
             ),
+            metrics=runtime.metrics(),
         )
-    return _producer.handle(event)
+    response = _producer.handle(event)
+    _producer.metrics.flush_ended()
+    return response

@@ -1,24 +1,44 @@
-"""What every handler needs from its container: settings, resource names and AWS clients.
+"""What every handler needs from its container: settings, resource names, AWS clients, metrics.
 
 Clients are created lazily, once per container, on the first invocation: importing a handler
 module never touches AWS, so tests and local mode can import it with the environment set
 (AWS_ENDPOINT_URL pointing at an emulator is honoured by boto3 itself).
+
+Metrics (lambdas/emf.py) are written only inside Lambda, which sets AWS_LAMBDA_FUNCTION_NAME in
+every function's environment; anywhere else (local mode, tests) they are discarded, so a
+terminal never fills with metric lines.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any
 
 from beekeeper.core.settings import RoomSettings
+from beekeeper.lambdas import log_context
+from beekeeper.lambdas.emf import DISCARD, MetricSink, MinuteMetrics
+
+# Lambda sets it in every function's environment (a reserved variable).
+IN_LAMBDA_VARIABLE = "AWS_LAMBDA_FUNCTION_NAME"
 
 
 @cache
 def settings() -> RoomSettings:
-    return RoomSettings.from_lambda_environment(os.environ)
+    room = RoomSettings.from_lambda_environment(os.environ)
+    log_context.install(room.name)
+    return room
+
+
+@cache
+def metrics() -> MetricSink:
+    """This container's metrics: EMF lines on stdout in Lambda, discarded elsewhere."""
+    if not os.environ.get(IN_LAMBDA_VARIABLE):
+        return DISCARD
+    return MinuteMetrics(settings().name, clock=time.time)
 
 
 def env(name: str) -> str:
@@ -52,3 +72,4 @@ def reset_for_tests() -> None:
     """Forget cached settings and clients (tests change the environment between cases)."""
     settings.cache_clear()
     client.cache_clear()
+    metrics.cache_clear()

@@ -23,11 +23,13 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from beekeeper.core import telemetry
 from beekeeper.core.datamodel import BOOKKEEPING_TTL_SECONDS, minute_key
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas import runtime
 from beekeeper.lambdas.consumer import Assignment
 from beekeeper.lambdas.pacing import MINUTE_SECONDS, minute_span
+from beekeeper.lambdas.emf import DISCARD, MetricSink
 from beekeeper.lambdas.room_state import (
     batch_get,
     error_code,
@@ -82,6 +84,7 @@ def run_trigger(
     invoke_consumer: Callable[[dict[str, Any]], None],
     clock: Callable[[], float],
     minute_seconds: float = MINUTE_SECONDS,
+    metrics: MetricSink = DISCARD,
 ) -> TriggerOutcome:
     now = clock()
     minute = int(now // minute_seconds)
@@ -116,6 +119,13 @@ def run_trigger(
             raise
         log.info("minute %s was already claimed: this delivery admits nobody", minute)
         return TriggerOutcome(minute=minute, claimed=False)
+    # What a healthy minute admits at least: everyone already waiting, up to the rate (those
+    # who join during the minute come on top). The behind-schedule alarm compares with it.
+    planned = min(config.rate, backlog) if config.enabled else 0
+    metrics.level(telemetry.RATE, config.rate if config.enabled else 0)
+    metrics.level(telemetry.OPERATOR_RATE, config.operator_rate)
+    metrics.level(telemetry.BACKLOG, backlog)
+    metrics.level(telemetry.PLANNED, planned)
     start, deadline = minute_span(minute, minute_seconds)
     for index in range(consumers):
         assignment = Assignment(
@@ -180,5 +190,7 @@ def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
             runtime.client("lambda"), runtime.env("CONSUMER_FUNCTION_NAME")
         ),
         clock=time.time,
+        metrics=runtime.metrics(),
     )
+    runtime.metrics().flush()
     return {"minute": outcome.minute, "claimed": outcome.claimed, "consumers": outcome.consumers}

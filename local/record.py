@@ -117,6 +117,6 @@ class RoomRecord:
             data = json.loads(self.deployment_path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return None
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             return {}
         return data if isinstance(data, dict) else {}

@@ -52,6 +52,15 @@ def consumer_reserved_concurrency(settings: RoomSettings) -> int:
     return OVERLAPPING_MINUTES * consumers_per_minute(settings)
 
 
+def reserved_concurrency(settings: RoomSettings) -> dict[str, int]:
+    """Every function's reserved concurrency, by role; the producer reserves none."""
+    return {
+        "trigger": TRIGGER_RESERVED_CONCURRENCY,
+        "consumer": consumer_reserved_concurrency(settings),
+        "governor": GOVERNOR_RESERVED_CONCURRENCY,
+    }
+
+
 def arrivals_per_second(settings: RoomSettings) -> int:
     return settings.arrival_shards * ARRIVALS_PER_SHARD_PER_SECOND
 

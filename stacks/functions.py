@@ -79,6 +79,16 @@ SPECS = {
 # (the next minute's run takes over; the visitors stay queued, nothing is lost).
 SCHEDULED_MAX_EVENT_AGE = Duration.seconds(60)
 
+# Lambda's Python runtime drops INFO records unless the function says otherwise, and a room's
+# per-minute story (claims, plans, consumer reports, governor decisions) is written at INFO.
+# JSON puts each record's extra fields, such as the room's name (lambdas/log_context.py), in
+# its own field. The metric lines (lambdas/emf.py) carry no level, which Lambda reads as INFO:
+# a level above INFO would drop the room's metrics too.
+LOG_FORMAT = lambda_.LoggingFormat.JSON
+APPLICATION_LOG_LEVEL = lambda_.ApplicationLogLevel.INFO
+# START, END and REPORT (duration, memory) of every invocation.
+SYSTEM_LOG_LEVEL = lambda_.SystemLogLevel.INFO
+
 _staging_dirs: list[tempfile.TemporaryDirectory[str]] = []
 
 
@@ -144,6 +154,9 @@ class RoomFunction(Construct):
             memory_size=spec.memory_mb,
             role=self.role,
             log_group=self.log_group,
+            logging_format=LOG_FORMAT,
+            application_log_level_v2=APPLICATION_LOG_LEVEL,
+            system_log_level_v2=SYSTEM_LOG_LEVEL,
             environment=environment,
             reserved_concurrent_executions=reserved_concurrency,
             retry_attempts=0 if scheduled else None,
@@ -188,20 +201,19 @@ class RoomFunctions(Construct):
             made.allow(permissions.QUEUE_ACTIONS[role], [queue.queue_arn])
             return made
 
-        self.consumer = make(
-            "consumer", with_queue, capacity.consumer_reserved_concurrency(settings)
-        )
+        reserved = capacity.reserved_concurrency(settings)
+        self.consumer = make("consumer", with_queue, reserved["consumer"])
         starts_consumers = {
             **with_queue,
             names.CONSUMER_FUNCTION_VARIABLE: self.consumer.function.function_name,
         }
         # The producer keeps whatever concurrency the others do not reserve.
         self.producer = make("producer", starts_consumers, None)
-        self.trigger = make("trigger", starts_consumers, capacity.TRIGGER_RESERVED_CONCURRENCY)
+        self.trigger = make("trigger", starts_consumers, reserved["trigger"])
         # The unqualified ARN only: they invoke $LATEST, never a version.
         for starter in (self.trigger, self.producer):
             starter.allow(permissions.STARTS_CONSUMERS, [self.consumer.function.function_arn])
-        self.governor = make("governor", common, capacity.GOVERNOR_RESERVED_CONCURRENCY)
+        self.governor = make("governor", common, reserved["governor"])
         self.by_role = {
             "producer": self.producer,
             "trigger": self.trigger,

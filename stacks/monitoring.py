@@ -1,40 +1,62 @@
-"""The room's CloudWatch dashboard and the alarms that need a person.
+"""The room's CloudWatch dashboard, the alarms that need a person, and who they tell.
 
-Arrivals, admissions and the current rate are not AWS metrics: the Lambdas are to print
-CloudWatch Embedded Metric Format lines (no API call, no cost beyond the log line) into the
-namespace and with the dimension (`Room` = the room's name) of core/telemetry.py:
+The room's own metrics (arrivals, admissions, rates, backlog, the consumers' duplicates,
+retries and abandoned batches, the governor's decisions) are Embedded Metric Format lines the
+Lambdas print (lambdas/emf.py); their names, units, namespace and dimension come from
+core/telemetry.py, the same values the functions emit, so a graph can not wait for a metric
+nobody writes. A test runs the real functions for a simulated minute and checks that every
+metric this construct references was emitted.
 
-    Arrivals  Count  producer, one per new visitor queued
-    Admitted  Count  consumer, visitors admitted (duplicates never counted)
-    Rate      None   trigger, once a minute: the effective rate (visitors/min); 0 while off
-
-Alarms have no notification target (a room's settings name no address); they show on the
-dashboard and in the console, and anyone can add an SNS action.
+Every alarm notifies one SNS topic, `beekeeper-<room>-alarms`; the room's `alert_email` is
+subscribed to it (AWS asks the address to confirm once). Without one, `beekeeper deploy` says
+that nobody will be told.
 """
 
 from __future__ import annotations
 
-from aws_cdk import Duration
+from aws_cdk import ArnFormat, Duration, Stack
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_cloudwatch as cw
+from aws_cdk import aws_cloudwatch_actions as cw_actions
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sns_subscriptions as subscriptions
 from aws_cdk import aws_sqs as sqs
 from aws_cdk.aws_dynamodb import ITable
 from constructs import Construct
 
+from beekeeper.core import telemetry
 from beekeeper.core.settings import RoomSettings
-from beekeeper.core.telemetry import (
-    ADMITTED_METRIC,
-    ARRIVALS_METRIC,
-    METRIC_NAMESPACE,
-    RATE_METRIC,
-    ROOM_DIMENSION,
-)
 
 MINUTE = Duration.minutes(1)
-# How far the oldest waiting visitor may fall behind what the queue depth and the rate
-# promise before a person should look (consumers not running, rate not applied).
-BEHIND_SCHEDULE_SECONDS = 15 * 60
+
+# The behind-schedule alarm, in percent of the minute's plan not admitted. A healthy room
+# admits exactly its plan every full minute (docs/pipeline.md); a trigger that reports no plan
+# while visitors wait counts as 100% behind. Missing data never breaches (a quiet room).
+BEHIND_SCHEDULE_EXPRESSION = (
+    "IF(FILL(planned, -1) < 0 AND depth > 0, 100, 100 * (planned - FILL(admitted, 0)) / planned)"
+)
+BEHIND_SCHEDULE_PERCENT = 10
+BEHIND_SCHEDULE_MINUTES = 5
+
+
+def alarm_topic_name(settings: RoomSettings) -> str:
+    return f"{settings.stack_name}-alarms"
+
+
+def room_metric(settings: RoomSettings, metric: telemetry.Metric, label: str) -> cw.Metric:
+    """One of the room's own metrics, exactly as the functions emit it."""
+    (dimensions,) = telemetry.DIMENSION_SETS  # one set: the room
+    assert dimensions == (telemetry.ROOM_DIMENSION,)
+    return cw.Metric(
+        namespace=telemetry.METRIC_NAMESPACE,
+        metric_name=metric.name,
+        dimensions_map={telemetry.ROOM_DIMENSION: settings.name},
+        statistic=metric.statistic,
+        period=MINUTE,
+        label=label,
+    )
 
 
 class RoomMonitoring(Construct):
@@ -53,19 +75,24 @@ class RoomMonitoring(Construct):
     ) -> None:
         super().__init__(scope, construct_id)
 
-        def room_metric(name: str, statistic: str, label: str) -> cw.Metric:
-            return cw.Metric(
-                namespace=METRIC_NAMESPACE,
-                metric_name=name,
-                dimensions_map={ROOM_DIMENSION: settings.name},
-                statistic=statistic,
-                period=MINUTE,
-                label=label,
-            )
+        def ours(metric: telemetry.Metric, label: str) -> cw.Metric:
+            return room_metric(settings, metric, label)
 
-        arrivals = room_metric(ARRIVALS_METRIC, "Sum", "Arrivals / min")
-        admitted = room_metric(ADMITTED_METRIC, "Sum", "Admitted / min")
-        rate = room_metric(RATE_METRIC, "Maximum", "Rate (visitors / min)")
+        arrivals = ours(telemetry.ARRIVALS, "Arrivals / min")
+        rejoined = ours(telemetry.REJOINED, "Rejoined / min")
+        admitted = ours(telemetry.ADMITTED, "Admitted / min")
+        planned = ours(telemetry.PLANNED, "Planned / min")
+        rate = ours(telemetry.RATE, "Rate (visitors / min)")
+        operator_rate = ours(telemetry.OPERATOR_RATE, "Operator's rate (visitors / min)")
+        backlog = ours(telemetry.BACKLOG, "Waiting when the minute began")
+        duplicates = ours(telemetry.DUPLICATES, "Duplicate deliveries")
+        write_retries = ours(telemetry.WRITE_RETRIES, "Write retries")
+        abandoned = ours(telemetry.ABANDONED_BATCHES, "Abandoned batches")
+        halved = ours(telemetry.GOVERNOR_HALVED, "Governor: halved")
+        held = ours(telemetry.GOVERNOR_HELD, "Governor: held (slow)")
+        raised = ours(telemetry.GOVERNOR_RAISED, "Governor: raised")
+        shop_p90 = ours(telemetry.GOVERNOR_P90_MS, "Shop's p90 answer time (ms)")
+
         depth = queue.metric_approximate_number_of_messages_visible(
             period=MINUTE, statistic="Maximum", label="Waiting in the queue"
         )
@@ -91,18 +118,45 @@ class RoomMonitoring(Construct):
         api_4xx = api.metric_client_error(period=MINUTE, statistic="Sum", label="API 4xx")
         api_count = api.metric_count(period=MINUTE, statistic="Sum", label="API requests")
         behind = cw.MathExpression(
-            # How much longer the oldest visitor has waited than the queue ahead of them
-            # explains at the current rate. Off (rate 0) or no rate reported: not behind.
-            expression="IF(rate > 0, age - 60 * depth / rate, 0)",
-            using_metrics={"age": oldest, "depth": depth, "rate": rate},
+            expression=BEHIND_SCHEDULE_EXPRESSION,
+            using_metrics={"planned": planned, "admitted": admitted, "depth": depth},
             period=MINUTE,
-            label="Seconds behind schedule",
+            label="Behind plan (% of the minute's plan not admitted)",
         )
+
+        # Not encrypted with KMS: CloudWatch can not publish to a topic under the AWS managed
+        # SNS key, a customer managed key costs every room a monthly fee, and an alarm
+        # notification carries no visitor data. TLS is enforced.
+        self.topic = sns.Topic(
+            self,
+            "AlarmTopic",
+            topic_name=alarm_topic_name(settings),
+            display_name=f"Beekeeper {settings.name}",
+            enforce_ssl=True,
+        )
+        # The TLS policy replaces SNS's default topic policy, so CloudWatch must be allowed to
+        # publish explicitly: only this room's alarms.
+        self.topic.add_to_resource_policy(
+            iam.PolicyStatement(
+                sid="RoomAlarmsPublish",
+                principals=[iam.ServicePrincipal("cloudwatch.amazonaws.com")],
+                actions=["sns:Publish"],
+                resources=[self.topic.topic_arn],
+                conditions={
+                    "ArnLike": {
+                        "aws:SourceArn": room_alarm_arns(self, settings),
+                    }
+                },
+            )
+        )
+        if settings.alert_email:
+            self.topic.add_subscription(subscriptions.EmailSubscription(settings.alert_email))
+        notify = cw_actions.SnsAction(self.topic)
 
         def alarm(
             construct_id: str, metric: cw.IMetric, threshold: float, periods: int, what: str
         ) -> cw.Alarm:
-            return cw.Alarm(
+            made = cw.Alarm(
                 self,
                 construct_id,
                 alarm_name=f"{settings.stack_name}-{construct_id}",
@@ -114,6 +168,8 @@ class RoomMonitoring(Construct):
                 comparison_operator=cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
                 treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
             )
+            made.add_alarm_action(notify)
+            return made
 
         self.alarms = [
             alarm(
@@ -143,10 +199,12 @@ class RoomMonitoring(Construct):
             alarm(
                 "behind-schedule",
                 behind,
-                BEHIND_SCHEDULE_SECONDS,
-                5,
-                "The oldest waiting visitor has waited 15 minutes longer than the queue and "
-                "the rate explain: are the trigger and consumers running?",
+                BEHIND_SCHEDULE_PERCENT,
+                BEHIND_SCHEDULE_MINUTES,
+                f"For {BEHIND_SCHEDULE_MINUTES} minutes the room admitted at least "
+                f"{BEHIND_SCHEDULE_PERCENT}% fewer visitors than it planned (or the trigger "
+                "planned nothing while visitors waited): are the trigger and consumers "
+                "running? Read their logs and the consumer errors.",
             ),
             alarm(
                 "table-throttles",
@@ -177,16 +235,36 @@ class RoomMonitoring(Construct):
             return cw.GraphWidget(title=title, left=left, right=right or [], width=8, height=6)
 
         self.dashboard.add_widgets(
-            graph("Arrivals and admissions per minute", [arrivals, admitted], [rate]),
-            graph("Queue", [depth], [oldest]),
-            graph("Behind schedule (s)", [behind]),
+            graph(
+                "Arrivals and admissions per minute",
+                [arrivals, admitted, planned, rejoined],
+                [rate],
+            ),
+            graph("Queue", [depth, backlog], [oldest]),
+            graph("Behind plan (%)", [behind]),
         )
         self.dashboard.add_widgets(
-            graph("Producer", [producer_errors, producer_throttles], [consumer_errors]),
+            graph("Rate and governor", [rate, operator_rate], [halved, held, raised]),
+            graph("Consumers", [duplicates, write_retries, abandoned], [consumer_errors]),
+            graph("Producer", [producer_errors, producer_throttles]),
+        )
+        self.dashboard.add_widgets(
             graph("DynamoDB throttles", [table_throttles]),
             graph("API", [api_count], [api_4xx, api_5xx]),
+            graph("Dead letters", [dead_letters]),
         )
         self.dashboard.add_widgets(
-            graph("Dead letters", [dead_letters]),
+            graph("Shop's answer time (governor)", [shop_p90]),
             cw.AlarmStatusWidget(title="Alarms", alarms=list(self.alarms), width=16, height=6),
         )
+
+
+def room_alarm_arns(scope: Construct, settings: RoomSettings) -> str:
+    """`arn:<partition>:cloudwatch:<region>:<account>:alarm:beekeeper-<room>-*`: every alarm
+    above is named with the room's prefix."""
+    return Stack.of(scope).format_arn(
+        service="cloudwatch",
+        resource="alarm",
+        resource_name=f"{settings.stack_name}-*",
+        arn_format=ArnFormat.COLON_RESOURCE_NAME,
+    )

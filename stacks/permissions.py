@@ -12,8 +12,8 @@ from beekeeper.vtl import ROUTES
 TABLE_ACTIONS: dict[str, tuple[str, ...]] = {
     # UpdateItem: count an arrival on a shard (ADD, or a conditional SET for an exact place)
     # and wake a consumer (conditional update of the minute); BatchGetItem: config and shard
-    # counts together.
-    "producer": ("dynamodb:UpdateItem", "dynamodb:BatchGetItem"),
+    # counts together; GetItem: a returning visitor's admission (lambdas/returning.py).
+    "producer": ("dynamodb:UpdateItem", "dynamodb:BatchGetItem", "dynamodb:GetItem"),
     # Claim the minute (conditional PutItem), read the config (GetItem) and the counters
     # (BatchGetItem), publish the ten status copies (BatchWriteItem), wake a consumer for a
     # visitor who joined during the claim (UpdateItem).

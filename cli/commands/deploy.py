@@ -2,20 +2,48 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from beekeeper.cli.factory import factory_of
 from beekeeper.cli.options import room_argument
+from beekeeper.core.settings import RoomSettings
 
 
 @click.command(short_help="Deploy (or update) a room in AWS.")
 @room_argument
+@click.option(
+    "--yes",
+    "-y",
+    is_flag=True,
+    help="Do not ask before a redeploy that would replace resources (for scripts).",
+)
 @click.pass_context
-def deploy(ctx: click.Context, name: str) -> None:
-    """Deploy the room NAME to AWS (again after a failure: it picks up where it left off)."""
+def deploy(ctx: click.Context, name: str, yes: bool) -> None:
+    """Deploy the room NAME to AWS (again after a failure: it picks up where it left off).
+
+    Redeploying a running room shows what changes (cdk diff) and asks before anything would be
+    replaced: replacing the table or a queue would lose the line.
+    """
     factory = factory_of(ctx)
     settings = factory.store().load(name)
-    deployment = factory.deployer().deploy(settings)
+    deployment = factory.deployer(assume_yes=yes).deploy(settings)
     click.echo(f"Room {name!r} is deployed.")
     click.echo(f"Marketing URL (link visitors here): {deployment.marketing_url}")
     click.echo(f"Client check URL (your shop asks it): {deployment.client_check_url}")
+    click.echo(alerts_notice(settings, factory.store().room_path(name)), err=True)
+
+
+def alerts_notice(settings: RoomSettings, room_file: Path) -> str:
+    """Who hears about the room's alarms: an operator must know when nobody does."""
+    if settings.alert_email:
+        return (
+            f"Alarms notify {settings.alert_email}. AWS sends that address a confirmation email "
+            "on the first deploy; nothing reaches it until the link in it is followed."
+        )
+    return (
+        "Nobody will be told when an alarm fires: the room has no alert_email. Add "
+        f'alert_email = "you@example.com" to {room_file} and run `beekeeper deploy '
+        f"{settings.name}` again."
+    )

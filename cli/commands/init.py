@@ -26,6 +26,11 @@ from beekeeper.cli.options import SettingType
     help="Governor: a check whose 90th percentile takes longer than this many ms is slow "
     "(not asked; 0 or left out: judge against the shop's own baseline only).",
 )
+@click.option(
+    "--alert-email",
+    type=SettingType("alert_email"),
+    help="Email address every alarm notifies (AWS asks it to confirm once).",
+)
 @click.option("--yes", "-y", is_flag=True, help="Ask nothing; take flags and defaults.")
 @click.option("--force", is_flag=True, help="Overwrite an existing room of the same name.")
 @click.pass_context
@@ -33,6 +38,7 @@ def init(ctx: click.Context, yes: bool, force: bool, **flags: Any) -> None:
     """Create a room: answer six questions (or give them as flags with --yes).
 
     Writes the room file under the config directory; `beekeeper deploy NAME` deploys it.
+    --alert-email is not asked: without it the room's alarms notify nobody.
     """
     factory = factory_of(ctx)
     given = {name: value for name, value in flags.items() if value is not None}

@@ -10,7 +10,7 @@ from types import FrameType
 import click
 
 from beekeeper.cli.errors import UserError
-from beekeeper.cli.options import SettingType
+from beekeeper.cli.options import FiniteFloatRange, SettingType
 from beekeeper.core.settings import MAX_RATE, MIN_RATE, SettingsError, validate_room_name
 
 
@@ -42,7 +42,7 @@ def _room_name(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
     "--minute-seconds",
     default=60.0,
     show_default=True,
-    type=click.FloatRange(0.5, 60.0),
+    type=FiniteFloatRange(0.5, 60.0),
     help="Length of the scheduler's minute, shortened for rehearsals and tests.",
 )
 @click.option(

@@ -53,6 +53,14 @@ def run_local(
             2,
             "--minute-seconds",
         ),
+        *(
+            (
+                ["--origin", "http://localhost:9/", "--rate", "1", "--minute-seconds", value],
+                2,
+                "is not a finite number of seconds",
+            )
+            for value in ("nan", "NaN", "-nan")
+        ),
         (["--demo", "--rate", "1", "--port", "9000", "--demo-port", "9000"], 2, "must differ"),
         (
             ["--origin", "http://localhost:9/", "--rate", "1", "--slow-ms", "9000"],

@@ -13,13 +13,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
 import pytest
 
 from beekeeper.vtl import template_values
+from tests.support.wheel import build_wheel, install_in_fresh_venv
 
 REPO = Path(__file__).resolve().parents[2]
 # What only the `local` and `test` extras install: the base install must not have them.
@@ -30,41 +30,13 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("wheel")
-    # --no-isolation: the build backend (setuptools) comes from this environment; what is
-    # built is the same wheel, and the build needs no download.
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "build",
-            "--wheel",
-            "--no-isolation",
-            "--outdir",
-            str(out),
-            str(REPO),
-        ],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    (built,) = out.glob("beekeeper_waiting_room-*.whl")
-    return built
+    return build_wheel(tmp_path_factory.mktemp("wheel"))
 
 
 @pytest.fixture(scope="module")
 def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh virtualenv with the wheel and its base dependencies; returns its bin/ folder."""
-    env_dir = tmp_path_factory.mktemp("venv")
-    subprocess.run([sys.executable, "-m", "venv", str(env_dir)], check=True)
-    python = env_dir / "bin" / "python"
-    subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(wheel)],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return env_dir / "bin"
+    return install_in_fresh_venv(wheel, tmp_path_factory.mktemp("venv"))
 
 
 def _run(

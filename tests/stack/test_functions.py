@@ -54,6 +54,18 @@ def test_functions_write_to_their_own_log_group(synthesized: Synthesized) -> Non
         assert group["LogGroupName"] == f"/aws/lambda/beekeeper-test-room-{role}"
 
 
+def test_functions_log_json_at_info_so_the_per_minute_story_reaches_cloudwatch(
+    synthesized: Synthesized,
+) -> None:
+    functions = synthesized.resources("AWS::Lambda::Function")
+    assert len(functions) == len(ROLES)  # every function of the stack, not only the four named
+    for function in functions.values():
+        config = function["Properties"]["LoggingConfig"]
+        assert config["LogFormat"] == "JSON"
+        assert config["ApplicationLogLevel"] == "INFO"
+        assert config["SystemLogLevel"] == "INFO"
+
+
 def test_reserved_concurrency_leaves_the_rest_to_the_producer(synthesized: Synthesized) -> None:
     reserved = {
         role: synthesized.function(role)[1]["Properties"].get("ReservedConcurrentExecutions")

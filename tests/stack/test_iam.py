@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -93,3 +95,74 @@ def test_api_reads_the_table_with_only_the_templates_actions(synthesized: Synthe
     assert [(sorted(_actions(s)), flatten(s["Resource"])) for s in statements] == [
         (["dynamodb:BatchGetItem", "dynamodb:GetItem"], f"<GetAtt:{table_id}.Arn>")
     ]
+
+
+STACK_DOC = Path(__file__).resolve().parents[2] / "docs" / "stack.md"
+
+
+def documented_grants() -> dict[str, list[tuple[set[str], str]]]:
+    """docs/stack.md's IAM table: principal -> [(actions of one service, its resource)]."""
+    text = STACK_DOC.read_text(encoding="utf-8")
+    start = text.index("## IAM (stacks/permissions.py)")
+    section = text[start : text.index("\n## ", start)]
+    rows = re.findall(r"^\| ([^|]+) \| ([^|]+) \| ([^|]+) \|$", section, re.MULTILINE)
+    grants: dict[str, list[tuple[set[str], str]]] = {}
+    for principal, actions, resources in rows:
+        if principal.strip() in ("principal", "---"):
+            continue
+        groups = [group.strip() for group in actions.split(";")]
+        targets = [target.strip() for target in resources.split(";")]
+        assert len(groups) == len(targets), f"one resource per service group: {principal}"
+        grants[principal.strip()] = [
+            (
+                {
+                    f"{group.split()[0]}:{name.strip()}"
+                    for name in group.split(" ", 1)[1].split(",")
+                },
+                target,
+            )
+            for group, target in zip(groups, targets, strict=True)
+        ]
+    return grants
+
+
+def granted_by_resource(synthesized: Synthesized, role_id: str) -> dict[str, set[str]]:
+    granted: dict[str, set[str]] = {}
+    for statement in synthesized.statements_of_role(role_id):
+        resources = statement["Resource"]
+        for resource in resources if isinstance(resources, list) else [resources]:
+            granted.setdefault(flatten(resource), set()).update(_actions(statement))
+    return granted
+
+
+def test_the_documented_iam_table_is_the_template(synthesized: Synthesized) -> None:
+    documented = documented_grants()
+    table = f"<GetAtt:{synthesized.only('AWS::DynamoDB::Table')[0]}.Arn>"
+    queue = next(
+        f"<GetAtt:{logical_id}.Arn>"
+        for logical_id, q in synthesized.resources("AWS::SQS::Queue").items()
+        if q["Properties"]["QueueName"].endswith("-visitors")
+    )
+    consumer = f"<GetAtt:{synthesized.function('consumer')[0]}.Arn>"
+    resources = {"table": table, "queue": queue, "the consumer (unqualified ARN)": consumer}
+
+    ((log_actions, log_target),) = documented.pop("each function")
+    assert log_target == "its own log group"
+    for role in permissions.FUNCTION_ROLES:
+        _, function = synthesized.function(role)
+        granted = granted_by_resource(synthesized, function["Properties"]["Role"]["Fn::GetAtt"][0])
+        log_group = f"<GetAtt:{function['Properties']['LoggingConfig']['LogGroup']['Ref']}.Arn>"
+        expected = {log_group: log_actions}
+        for actions, target in documented.pop(role):
+            expected.setdefault(resources[target], set()).update(actions)
+        assert granted == expected, role
+
+    (api_role,) = (
+        logical_id
+        for logical_id, role in synthesized.resources("AWS::IAM::Role").items()
+        if role["Properties"]["AssumeRolePolicyDocument"]["Statement"][0]["Principal"]
+        == {"Service": "apigateway.amazonaws.com"}
+    )
+    ((api_actions, api_target),) = documented.pop("API integration role")
+    assert granted_by_resource(synthesized, api_role) == {resources[api_target]: api_actions}
+    assert documented == {}, "a documented principal the template does not have"

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 from beekeeper.core import telemetry
 from beekeeper.stacks import monitoring
 from tests.support.stack_testkit import Synthesized, flatten
@@ -42,13 +40,21 @@ def test_outputs_are_exactly_the_data_model_keys(synthesized: Synthesized) -> No
     assert outputs["ProducerFunctionName"]["Value"] == {"Ref": producer_id}
 
 
-def test_dashboard_shows_the_room_metrics(synthesized: Synthesized) -> None:
+def test_dashboard_shows_every_room_metric_as_the_functions_emit_it(
+    synthesized: Synthesized,
+) -> None:
     _, dashboard = synthesized.only("AWS::CloudWatch::Dashboard")
     assert dashboard["Properties"]["DashboardName"] == "beekeeper-test-room"
+    references = synthesized.metric_references(telemetry.METRIC_NAMESPACE)
+    by_name = {metric.name: metric for metric in telemetry.METRICS}
+    for reference in references:
+        # Only names the functions emit, with the room's one dimension and the metric's statistic.
+        assert reference.name in by_name, reference
+        assert reference.dimensions == ((telemetry.ROOM_DIMENSION, "test-room"),)
+        assert reference.statistic == by_name[reference.name].statistic
+    # ... and every metric the functions emit is on the dashboard.
+    assert {reference.name for reference in references} == set(by_name)
     body = flatten(dashboard["Properties"]["DashboardBody"])
-    for metric in (telemetry.ARRIVALS_METRIC, telemetry.ADMITTED_METRIC, telemetry.RATE_METRIC):
-        namespace, dimension = telemetry.METRIC_NAMESPACE, telemetry.ROOM_DIMENSION
-        assert f'["{namespace}","{metric}","{dimension}","test-room"' in body
     for aws_metric in (
         "ApproximateNumberOfMessagesVisible",
         "ApproximateAgeOfOldestMessage",
@@ -60,22 +66,26 @@ def test_dashboard_shows_the_room_metrics(synthesized: Synthesized) -> None:
         assert aws_metric in body
 
 
-def test_alarms_cover_what_needs_a_person(synthesized: Synthesized) -> None:
-    alarms = {
+ALARMS = (
+    "dead-letters",
+    "producer-errors",
+    "producer-throttles",
+    "behind-schedule",
+    "table-throttles",
+    "api-5xx",
+)
+
+
+def alarms_by_name(synthesized: Synthesized) -> dict[str, dict]:
+    return {
         alarm["Properties"]["AlarmName"]: alarm["Properties"]
         for alarm in synthesized.resources("AWS::CloudWatch::Alarm").values()
     }
-    assert set(alarms) == {
-        f"beekeeper-test-room-{name}"
-        for name in (
-            "dead-letters",
-            "producer-errors",
-            "producer-throttles",
-            "behind-schedule",
-            "table-throttles",
-            "api-5xx",
-        )
-    }
+
+
+def test_alarms_cover_what_needs_a_person(synthesized: Synthesized) -> None:
+    alarms = alarms_by_name(synthesized)
+    assert set(alarms) == {f"beekeeper-test-room-{name}" for name in ALARMS}
     dead_letters = alarms["beekeeper-test-room-dead-letters"]
     (metric,) = [m["MetricStat"]["Metric"] for m in dead_letters["Metrics"] if "MetricStat" in m]
     assert metric["MetricName"] == "ApproximateNumberOfMessagesVisible"
@@ -91,6 +101,42 @@ def test_alarms_cover_what_needs_a_person(synthesized: Synthesized) -> None:
     assert dead_letters["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
     behind = alarms["beekeeper-test-room-behind-schedule"]
     expressions = [m["Expression"] for m in behind["Metrics"] if "Expression" in m]
-    assert expressions == ["IF(rate > 0, age - 60 * depth / rate, 0)"]
-    assert behind["Threshold"] == monitoring.BEHIND_SCHEDULE_SECONDS
-    assert json.dumps(behind).count('"MetricName": "Rate"') == 1
+    assert expressions == [monitoring.BEHIND_SCHEDULE_EXPRESSION]
+    assert behind["Threshold"] == monitoring.BEHIND_SCHEDULE_PERCENT
+    assert behind["EvaluationPeriods"] == behind["DatapointsToAlarm"] == 5
+    assert behind["TreatMissingData"] == "notBreaching"
+
+
+def test_every_alarm_notifies_the_rooms_topic_and_the_alert_email(
+    synthesized: Synthesized,
+) -> None:
+    topic_id, topic = synthesized.only("AWS::SNS::Topic")
+    assert topic["Properties"]["TopicName"] == "beekeeper-test-room-alarms"
+    for name, alarm in alarms_by_name(synthesized).items():
+        assert alarm["AlarmActions"] == [{"Ref": topic_id}], name
+    _, subscription = synthesized.only("AWS::SNS::Subscription")
+    assert subscription["Properties"] == {
+        "Endpoint": "ops@shop.example",
+        "Protocol": "email",
+        "TopicArn": {"Ref": topic_id},
+    }
+    _, policy = synthesized.only("AWS::SNS::TopicPolicy")
+    statements = {s["Sid"]: s for s in policy["Properties"]["PolicyDocument"]["Statement"]}
+    # TLS only, and CloudWatch may publish for this room's alarms only.
+    assert statements["AllowPublishThroughSSLOnly"]["Effect"] == "Deny"
+    publish = statements["RoomAlarmsPublish"]
+    assert publish["Principal"] == {"Service": "cloudwatch.amazonaws.com"}
+    assert publish["Action"] == "sns:Publish"
+    assert flatten(publish["Condition"]["ArnLike"]["aws:SourceArn"]) == (
+        "arn:<Ref:AWS::Partition>:cloudwatch:eu-west-1:<Ref:AWS::AccountId>"
+        ":alarm:beekeeper-test-room-*"
+    )
+
+
+def test_without_an_alert_email_the_topic_has_no_subscriber(
+    synthesized_changed: Synthesized,
+) -> None:
+    topic_id, _ = synthesized_changed.only("AWS::SNS::Topic")
+    assert synthesized_changed.resources("AWS::SNS::Subscription") == {}
+    for alarm in alarms_by_name(synthesized_changed).values():
+        assert alarm["AlarmActions"] == [{"Ref": topic_id}]

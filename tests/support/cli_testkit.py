@@ -20,6 +20,7 @@ from moto import mock_aws
 
 from beekeeper.cli.errors import UserError
 from beekeeper.cli.factory import CliFactory
+from beekeeper.cli.lambda_quota import AccountConcurrency
 from beekeeper.cli.main import cli
 from beekeeper.cli.table import get_item, to_attribute
 from beekeeper.core.datamodel import (
@@ -49,6 +50,8 @@ class RecordedCdkRunner:
     outputs: dict[str, dict[str, str]] = field(default_factory=dict)
     exit_codes: dict[str, int] = field(default_factory=dict)
     lines: Sequence[str] = ("beekeeper-x |  1/2 | 10:00:00 | CREATE_COMPLETE | AWS::SQS::Queue",)
+    # What one verb prints instead of `lines` (e.g. "diff").
+    verb_lines: dict[str, Sequence[str]] = field(default_factory=dict)
     calls: list[CdkCall] = field(default_factory=list)
     missing: str | None = None  # what ensure_available reports, as the real runner would
 
@@ -66,13 +69,46 @@ class RecordedCdkRunner:
     ) -> int:
         assert cwd.is_dir(), "the CDK CLI must be given a working directory that exists"
         self.calls.append(CdkCall(list(args), dict(env), cwd))
-        for line in self.lines:
+        for line in self.verb_lines.get(args[0], self.lines):
             on_line(line)
         code = self.exit_codes.get(args[0], 0)
         if args[0] == "deploy" and code == 0:
             target = Path(args[args.index("--outputs-file") + 1])
             target.write_text(json.dumps(self.outputs), encoding="utf-8")
         return code
+
+
+@dataclass
+class FakeDns:
+    """Name resolution for `deploy`'s URL checks: a table, never a DNS server."""
+
+    addresses: dict[str, list[str]] = field(
+        default_factory=lambda: {"shop.example": ["192.0.2.10", "2001:db8::10"]}
+    )
+    asked: list[str] = field(default_factory=list)
+
+    def __call__(self, host: str) -> list[str]:
+        self.asked.append(host)
+        if host not in self.addresses:
+            raise OSError(f"[Errno -2] Name or service not known: {host!r}")
+        return self.addresses[host]
+
+
+@dataclass
+class LambdaAccount:
+    """The account's Lambda concurrency, as `deploy` asks for it (moto has no GetAccountSettings).
+
+    A double of the CLI's own ConcurrencyProbe interface; the default is an established account.
+    """
+
+    quota: int = 1000
+    unreserved: int = 1000
+    reserved_by_room: int = 0
+    asked: list[tuple[str, bool]] = field(default_factory=list)
+
+    def __call__(self, settings: RoomSettings, *, deployed: bool) -> AccountConcurrency:
+        self.asked.append((settings.name, deployed))
+        return AccountConcurrency(self.quota, self.unreserved, self.reserved_by_room)
 
 
 @dataclass
@@ -114,6 +150,16 @@ def cdk() -> RecordedCdkRunner:
 
 
 @pytest.fixture
+def dns() -> FakeDns:
+    return FakeDns()
+
+
+@pytest.fixture
+def lambda_account() -> LambdaAccount:
+    return LambdaAccount()
+
+
+@pytest.fixture
 def clock() -> Clock:
     return Clock()
 
@@ -125,7 +171,12 @@ def sleep(clock: Clock) -> WatchSleep:
 
 @pytest.fixture
 def factory(
-    environ: dict[str, str], cdk: RecordedCdkRunner, clock: Clock, sleep: WatchSleep
+    environ: dict[str, str],
+    cdk: RecordedCdkRunner,
+    clock: Clock,
+    sleep: WatchSleep,
+    dns: FakeDns,
+    lambda_account: LambdaAccount,
 ) -> CliFactory:
     return CliFactory(
         environ=environ,
@@ -135,6 +186,8 @@ def factory(
         sleep=sleep,
         python="/opt/py/bin/python3",
         stderr_is_terminal=lambda: False,
+        resolve=dns,
+        concurrency=lambda_account,
     )
 
 

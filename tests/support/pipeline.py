@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -15,6 +16,8 @@ from beekeeper.core.datamodel import (
     QUEUE_VISIBILITY_TIMEOUT_SECONDS,
 )
 from beekeeper.core.settings import RoomSettings
+from beekeeper.lambdas.emf import DISCARD, MetricSink
+from beekeeper.lambdas.producer import Producer
 
 TABLE = "beekeeper-shop"
 
@@ -28,6 +31,24 @@ def room(**changes: Any) -> RoomSettings:
         rate=60,
     )
     return base.replace(**changes) if changes else base
+
+
+def producer(
+    aws: Aws, clock: FakeClock, *, metrics: MetricSink = DISCARD, **settings: Any
+) -> Producer:
+    """The marketing link's code on moto, with predictable tokens and shard choices."""
+    counter = iter(range(1, 1_000_000))
+    return Producer(
+        settings=room(**settings),
+        table=aws.table,
+        queue_url=aws.queue_url,
+        dynamodb=aws.dynamodb,
+        sqs=aws.sqs,
+        clock=clock,
+        token_bytes=lambda n: next(counter).to_bytes(n, "big"),
+        rng=random.Random(7),
+        metrics=metrics,
+    )
 
 
 @dataclass

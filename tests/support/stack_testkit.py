@@ -2,9 +2,10 @@
 
 Kept out of conftest.py so tests import it by name (tests.support.stack_testkit).
 
-The room turns on everything optional (governor schedule, WAF, a logo, API logging), so one
-template shows every resource the stack can make. cdk-nag's AwsSolutions pack runs during the
-same synth; its findings are read from the cloud assembly, not from a second synth.
+The room turns on everything optional (governor schedule, WAF, a logo, API logging, an alert
+email), so one template shows every resource the stack can make. cdk-nag's AwsSolutions pack
+runs during the same synth; its findings are read from the cloud assembly, not from a second
+synth.
 """
 
 from __future__ import annotations
@@ -35,7 +36,39 @@ FULL_ROOM = RoomSettings(
     waf_requests_per_5_minutes=1_000,
     logo_url="https://cdn.example.com/logo.png",
     log_retention_days=14,
+    alert_email="ops@shop.example",
 )
+
+
+# The same room with every setting a room file can change set otherwise: what a redeploy of
+# an edited room file turns FULL_ROOM into (and a room with nothing optional).
+CHANGED_ROOM = FULL_ROOM.replace(
+    display_name="Another sale",
+    origin="https://other.example/",
+    rate=600,
+    dynamic_rate_throttling=False,
+    admission_validity_minutes=30,
+    fail_open=True,
+    consumer_capacity=3_000,
+    arrival_shards=4,
+    waf_requests_per_5_minutes=0,
+    health_check_url="https://other.example/health",
+    slow_ms=1_500,
+    accent_colour="#aa3300",
+    logo_url="",
+    log_retention_days=30,
+    alert_email="",
+)
+
+
+@dataclass(frozen=True)
+class MetricReference:
+    """A metric as a dashboard widget or an alarm names it."""
+
+    namespace: str
+    name: str
+    dimensions: tuple[tuple[str, str], ...]  # (name, value), sorted
+    statistic: str
 
 
 @dataclass(frozen=True)
@@ -81,6 +114,37 @@ class Synthesized:
                 statements.extend(policy["Properties"]["PolicyDocument"]["Statement"])
         return statements
 
+    def metric_references(self, namespace: str) -> set[MetricReference]:
+        """Every metric of `namespace` the dashboard graphs or an alarm evaluates."""
+        found: set[MetricReference] = set()
+        for dashboard in self.resources("AWS::CloudWatch::Dashboard").values():
+            body = json.loads(flatten(dashboard["Properties"]["DashboardBody"]))
+            for widget in body["widgets"]:
+                for row in widget["properties"].get("metrics", []):
+                    if not isinstance(row[0], str):
+                        continue  # a math expression: its inputs are rows of their own
+                    options = row[-1] if isinstance(row[-1], dict) else {}
+                    names = [part for part in row if isinstance(part, str)]
+                    pairs = tuple(sorted(zip(names[2::2], names[3::2], strict=True)))
+                    found.add(MetricReference(names[0], names[1], pairs, options["stat"]))
+        for alarm in self.resources("AWS::CloudWatch::Alarm").values():
+            properties = alarm["Properties"]
+            stats = [
+                (query["MetricStat"]["Metric"], query["MetricStat"]["Stat"])
+                for query in properties.get("Metrics", [])
+                if "MetricStat" in query
+            ]
+            if "MetricName" in properties:
+                stats.append((properties, properties["Statistic"]))
+            for metric, statistic in stats:
+                pairs = tuple(
+                    sorted((d["Name"], flatten(d["Value"])) for d in metric.get("Dimensions", []))
+                )
+                found.add(
+                    MetricReference(metric["Namespace"], metric["MetricName"], pairs, statistic)
+                )
+        return {reference for reference in found if reference.namespace == namespace}
+
 
 def flatten(value: Any) -> str:
     """A CloudFormation string value as text, with {"Ref": X} written <Ref:X> and
@@ -97,11 +161,13 @@ def flatten(value: Any) -> str:
     raise AssertionError(f"not a string value: {value!r}")
 
 
-def synthesize(outdir: Path) -> Synthesized:
-    """Synthesize FULL_ROOM into `outdir` with cdk-nag's AwsSolutions pack applied."""
+def synthesize(
+    outdir: Path, settings: RoomSettings = FULL_ROOM, *, api_logging: bool = True
+) -> Synthesized:
+    """Synthesize a room (FULL_ROOM) into `outdir` with cdk-nag's AwsSolutions pack applied."""
     app = cdk.App(outdir=str(outdir))
     cdk.Aspects.of(app).add(AwsSolutionsChecks(verbose=True))
-    stack = RoomStack(app, settings=FULL_ROOM, api_logging=True)
+    stack = RoomStack(app, settings=settings, api_logging=api_logging)
     assembly = app.synth()
     artifact = assembly.get_stack_by_name(stack.stack_name)
     raw = json.loads(Path(outdir, artifact.template_file).read_text(encoding="utf-8"))
@@ -114,4 +180,4 @@ def synthesize(outdir: Path) -> Synthesized:
     (report,) = outdir.glob("AwsSolutions-*NagReport.csv")
     with report.open(encoding="utf-8", newline="") as lines:
         rows = list(csv.DictReader(lines))
-    return Synthesized(FULL_ROOM, Template.from_json(raw), raw, messages, rows, outdir)
+    return Synthesized(settings, Template.from_json(raw), raw, messages, rows, outdir)

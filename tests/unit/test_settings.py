@@ -73,6 +73,9 @@ def test_defaults_fill_the_optional_settings() -> None:
         ("logo_url", "https://cdn.example.com/logo.svg"),
         ("custom_template", "/home/me/page.html"),
         ("log_retention_days", 7),
+        ("alert_email", ""),
+        ("alert_email", "ops@shop.example"),
+        ("alert_email", "first.last+alerts@mail.shop-example.co.uk"),
     ],
 )
 def test_valid_values_are_kept(field: str, value: object) -> None:
@@ -96,6 +99,10 @@ def test_valid_values_are_kept(field: str, value: object) -> None:
         ("display_name", "x" * 81, "at most 80"),
         ("region", "Europe", "AWS region code"),
         ("region", "us-east", "AWS region code"),
+        # A trailing newline passes a pattern's `$` with `match`; every text check is full.
+        ("name", "sale\n", "lower-case letters"),
+        ("region", "eu-west-1\n", "AWS region code"),
+        ("accent_colour", "#1f5fbf\n", "#1f5fbf"),
         ("origin", "ftp://shop.example.com", "https://"),
         ("origin", "http://shop.example.com", "https://"),
         ("origin", "shop.example.com", "https://"),
@@ -128,6 +135,14 @@ def test_valid_values_are_kept(field: str, value: object) -> None:
         ("logo_url", "javascript:alert(1)", "https://"),
         ("custom_template", 3, "file path"),
         ("log_retention_days", 2, "one of 1, 3, 5"),
+        ("alert_email", "ops", "one email address"),
+        ("alert_email", "ops@shop", "one email address"),
+        ("alert_email", "ops@@shop.example", "one email address"),
+        ("alert_email", "ops@shop.example\n", "one email address"),
+        ("alert_email", "ops@shop.example, b@c.example", "one email address"),
+        ("alert_email", '"o p"@shop.example', "one email address"),
+        ("alert_email", "a" * 250 + "@b.example", "one email address"),
+        ("alert_email", 5, "one email address"),
     ],
 )
 def test_invalid_values_name_the_field_the_value_and_what_is_allowed(
@@ -191,6 +206,15 @@ def test_hand_edited_file_is_validated() -> None:
         RoomSettings.from_toml(text)
     with pytest.raises(SettingsError, match=r"^room file: .*fix the file's syntax"):
         RoomSettings.from_toml("rate = = 3")
+
+
+@pytest.mark.parametrize(
+    "nested",
+    ["a = " + "[" * 5_000 + "]" * 5_000, "a = " + "{b = " * 5_000 + "1" + "}" * 5_000],
+)
+def test_a_room_file_nested_too_deeply_is_a_sentence_not_a_recursion_error(nested: str) -> None:
+    with pytest.raises(SettingsError, match=r"^room file: .*nests values too deeply"):
+        RoomSettings.from_toml(nested)
 
 
 def test_lambda_environment_round_trip() -> None:

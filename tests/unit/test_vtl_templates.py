@@ -20,6 +20,7 @@ from beekeeper.core.datamodel import (
     visitor_key,
 )
 from beekeeper.core.paths import VTL_DIR
+from beekeeper.lambdas import cookies
 from beekeeper.local.velocity.renderer import RenderInput, render
 from beekeeper.vtl import NO_VISITOR_KEY, ROUTES, load_template, template_values
 
@@ -115,7 +116,27 @@ COOKIE_CASES = [
         TOKEN,
     ),
     ("ours as cookie 999", {"Cookie": "a=1;" * 998 + f"beekeeper_token={TOKEN}"}, TOKEN),
-    ("ours as cookie 1000", {"Cookie": "a=1;" * 999 + f"beekeeper_token={TOKEN}"}, "no_token"),
+    (
+        "ours as cookie 999 of 2000",
+        {"Cookie": "a=1;" * 998 + f"beekeeper_token={TOKEN}" + ";a=1" * 1001},
+        TOKEN,
+    ),
+    ("ours as the last of 1000", {"Cookie": "a=1;" * 999 + f"beekeeper_token={TOKEN}"}, TOKEN),
+    (
+        "ours as cookie 1000 of 1001",
+        {"Cookie": "a=1;" * 999 + f"beekeeper_token={TOKEN};a=1"},
+        "malformed",
+    ),
+    (
+        "ours as the last of 1001",
+        {"Cookie": "a=1;" * 1000 + f"beekeeper_token={TOKEN}"},
+        "no_token",
+    ),
+    (
+        "999 over two headers",
+        {"Cookie": "a=1;" * 499 + "a=1", "cookie": "b=2;" * 498 + f"beekeeper_token={TOKEN};c=3"},
+        TOKEN,
+    ),
     ("many separators", {"Cookie": ";" * 5000 + f"beekeeper_token={TOKEN}"}, "no_token"),
     ("1000 headers", dict(MANY_HEADERS[:999]) | cookie(TOKEN), TOKEN),
     ("1001 headers", dict(MANY_HEADERS) | cookie(TOKEN), "no_token"),
@@ -450,3 +471,139 @@ def test_the_front_of_the_line_waits_at_most_one_slot_and_polls_often() -> None:
     assert answer["poll_after"] == polling.POLL_AFTER_MIN_SECONDS
     slow = polling_answer([status_item(admitted_total=1233, rate=1)])
     assert slow["eta_seconds"] == 60 and slow["poll_after"] == polling.POLL_AFTER_MIN_SECONDS
+
+
+UNREADABLE_REQUEST_TIMES = [
+    None,  # null: $!context renders nothing
+    "",
+    "abc",
+    f"{NOW_MS}abc",
+    f"abc{NOW_MS}",
+    "-1",
+    "1.7e12",
+    f" {NOW_MS}",
+    f"{NOW_MS}.5",
+    "1" * 16,  # more digits than any request time until the year 33658
+]
+
+
+@pytest.mark.parametrize("request_time", UNREADABLE_REQUEST_TIMES)
+def test_an_unreadable_request_time_makes_every_admission_expired(request_time: object) -> None:
+    # Far in the future: with the old rule any time parsed as 0 and this would be allowed.
+    item = visitor_item(TOKEN_ID, NOW_S + 10 * 365 * 86400)
+    for route, body in (
+        ("client", {"Item": item}),
+        ("polling", {"Responses": {TABLE: [status_item(), item]}}),
+    ):
+        data = RenderInput(
+            body=json.dumps(body), headers=cookie(TOKEN), context={"requestTimeEpoch": request_time}
+        )
+        answer = json.loads(render(template(ROUTES[route][1]), data))
+        assert answer["allow"] is False, (route, request_time)
+        if route == "polling":
+            assert answer == {"allow": False, "state": "expired"}
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    request_time=st.one_of(
+        st.none(),
+        st.text(max_size=20),
+        st.integers(-(10**16), 10**16),
+        st.integers(0, 10**16).map(str),
+    ),
+    expires_at=st.integers(0, 10**12),
+)
+def test_allow_only_for_an_all_digit_request_time_before_expiry(
+    request_time: object, expires_at: int
+) -> None:
+    text = "" if request_time is None else str(request_time)
+    readable = re.fullmatch(r"[0-9]{1,15}", text) is not None
+    expected = readable and expires_at * 1000 > int(text)
+    item = visitor_item(TOKEN_ID, expires_at)
+    data = RenderInput(
+        body=json.dumps({"Item": item}),
+        headers=cookie(TOKEN),
+        context={"requestTimeEpoch": request_time},
+    )
+    assert json.loads(render(template(ROUTES["client"][1]), data)) == {"allow": expected}
+
+
+# -- one definition of a well-formed cookie, one rule for "unknown" ---------------------------
+
+
+def template_reading(headers: dict[str, str]) -> tuple[str, str | None]:
+    """(state, token) as the /polling templates read the request's cookies."""
+    (key, *_) = request_keys("polling", headers)
+    if key == NO_VISITOR_KEY:
+        return respond("polling", {"Responses": {TABLE: []}}, headers)["state"], None
+    item = visitor_item(key.removeprefix("v#"), NOW_S + 60)
+    origin = respond("polling", {"Responses": {TABLE: [item]}}, headers)["origin"]
+    return "ok", origin.rsplit("beekeeper_token=", 1)[1]
+
+
+def python_reading(headers: dict[str, str]) -> tuple[str, str | None]:
+    cookie_headers = [value for name, value in headers.items() if name.lower() == "cookie"]
+    reading = cookies.read_token(cookie_headers, len(headers))
+    return reading.state, None if reading.token is None else str(reading.token)
+
+
+@pytest.mark.parametrize(
+    ("case", "headers", "expected"), COOKIE_CASES, ids=[case[0] for case in COOKIE_CASES]
+)
+def test_the_marketing_link_reads_every_cookie_case_as_polling_does(
+    case: str, headers: dict[str, str], expected: str
+) -> None:
+    state, token = python_reading(headers)
+    assert (token if state == "ok" else state) == expected
+    assert (state, token) == template_reading(headers)
+
+
+ODD_TEXT = st.text(alphabet='ab=; \t\n\x0b\x1f"\\', max_size=12)
+COOKIE_PART = st.one_of(
+    st.tuples(st.sampled_from([COOKIE_NAME, f" {COOKIE_NAME}\t", "x", ""]), COOKIE_VALUES).map(
+        lambda pair: f"{pair[0]}={pair[1]}"
+    ),
+    VALID_TOKENS.map(lambda t: f'{COOKIE_NAME}="{t}"'),
+    VALID_TOKENS.map(lambda t: f"{COOKIE_NAME}= {t}\x0b"),
+    ODD_TEXT,
+)
+ODD_HEADERS = st.dictionaries(
+    st.sampled_from(["Cookie", "cookie", "COOKIE", "X-Other"]),
+    st.lists(COOKIE_PART, max_size=5).map(";".join),
+    max_size=3,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(headers=st.one_of(HEADERS, ODD_HEADERS))
+def test_the_marketing_link_and_polling_agree_on_any_cookie(headers: dict[str, str]) -> None:
+    assert python_reading(headers) == template_reading(headers)
+
+
+def test_the_templates_limits_are_the_cookie_rules() -> None:
+    fragment = (VTL_DIR / "_read-token.vtl").read_text(encoding="utf-8")
+    assert f"#if($requestParams.header.size() <= {cookies.MAX_HEADERS})" in fragment
+    assert f"$cookieHeader.split(';', {cookies.MAX_COOKIE_PARTS})" in fragment
+    assert f".trim() == '{COOKIE_NAME}')" in fragment
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    ordinal=st.integers(1, 10**7),
+    behind=st.integers(-(10**6), 5 * 10**6),
+    rate=st.one_of(st.integers(0, 300_000), st.sampled_from([0, 1, 66, 67, 300_000])),
+)
+def test_polling_calls_a_token_unknown_by_the_one_rule(
+    ordinal: int, behind: int, rate: int
+) -> None:
+    admitted_total = max(0, ordinal + behind)
+    token = f"{TOKEN_ID}.{ordinal}"
+    status = status_item(
+        str(ordinal % 10),
+        admitted_total=admitted_total,
+        arrivals_total=admitted_total + 10,
+        rate=rate,
+    )
+    answer = polling_answer([status], token=token)
+    assert (answer["state"] == "unknown") is polling.is_unknown(ordinal, admitted_total, rate)

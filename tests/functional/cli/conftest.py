@@ -6,9 +6,11 @@ from tests.support.cli_testkit import (  # noqa: F401 - fixtures are found by na
     clock,
     config_dir,
     deployed_room,
+    dns,
     environ,
     factory,
     invoke,
+    lambda_account,
     no_credentials,
     sleep,
 )

@@ -17,7 +17,9 @@ from botocore.stub import Stubber
 from beekeeper.cli.factory import CliFactory
 from tests.support.cli_testkit import (
     REGION,
+    FakeDns,
     Invoke,
+    LambdaAccount,
     RecordedCdkRunner,
     aws_client,
     room_settings,
@@ -28,6 +30,21 @@ from tests.support.cli_testkit import (
 
 ACCOUNT = "123456789012"  # moto's account
 OUTPUTS = stack_outputs("sale", "beekeeper-sale-table", "https://sqs/q", "https://sqs/dlq")
+# `cdk diff` as the CDK CLI prints it (colours off when not on a terminal).
+DIFF_WITHOUT_REPLACEMENT = (
+    "Stack beekeeper-sale",
+    "[~] AWS::Lambda::Function Functions/Trigger/Function FunctionsTriggerFunction1A2B3C4D ",
+    " └─ [~] Environment",
+    "[-] AWS::ApiGateway::Deployment Api/Deployment ApiDeploymentOld destroy",
+    "[+] AWS::ApiGateway::Deployment Api/Deployment ApiDeploymentNew ",
+)
+DIFF_REPLACING_THE_TABLE = (
+    "Stack beekeeper-sale",
+    "[~] AWS::DynamoDB::Table Storage/Table StorageTableB43FDCE7 replace",
+    " └─ [~] KeySchema (requires replacement)",
+    "\x1b[33m[~]\x1b[39m \x1b[36mAWS::SNS::Topic\x1b[39m Monitoring/AlarmTopic"
+    " MonitoringAlarmTopicAF62D4F1 \x1b[3m\x1b[33mmay be replaced\x1b[39m\x1b[23m",
+)
 
 
 def expected_env(config_dir: Path) -> dict[str, str]:
@@ -163,9 +180,20 @@ def test_an_existing_healthy_stack_is_updated_in_place(
     cloudformation = aws_client("cloudformation")
     template = {"Resources": {"Q": {"Type": "AWS::SQS::Queue"}}}
     cloudformation.create_stack(StackName="beekeeper-sale", TemplateBody=json.dumps(template))
+    cdk.verb_lines = {"diff": DIFF_WITHOUT_REPLACEMENT}
     result = invoke("deploy", "sale")
     assert result.exit_code == 0, result.output
-    assert [c.args[0] for c in cdk.calls] == ["deploy"]
+    # The changes are shown first, with the deploy's own arguments; nothing is asked.
+    assert [c.args for c in cdk.calls] == [
+        [
+            "diff", "--app", "/opt/py/bin/python3 -m beekeeper.stacks.app", "-c", "room=sale",
+            "-c", "api_logging=false", "--no-notices",
+        ],
+        deploy_args(config_dir),
+    ]  # fmt: skip
+    assert "Changes to beekeeper-sale (cdk diff):" in result.stderr
+    assert DIFF_WITHOUT_REPLACEMENT[1] in result.stderr
+    assert "Deploy anyway?" not in result.output
     assert cloudformation.describe_stacks(StackName="beekeeper-sale")["Stacks"]
 
 
@@ -341,3 +369,179 @@ def test_missing_node_is_reported_before_aws_is_asked_anything(
         assert "Deploying needs Node.js" in result.output
     assert room.exists()
     assert cdk.calls == []
+
+
+@pytest.mark.parametrize(
+    ("field_name", "url", "says"),
+    [
+        ("origin", "http://localhost:3000/shop", "'localhost'"),
+        ("origin", "http://127.0.0.1:3000", "'127.0.0.1'"),
+        ("origin", "https://localhost/shop", "'localhost'"),
+        ("origin", "https://shop.localhost/", "'shop.localhost'"),
+        ("origin", "https://LOCALHOST./", "'localhost.'"),
+        ("origin", "https://[::1]:8443/", "'::1'"),
+        ("origin", "https://127.8.9.10/", "'127.8.9.10'"),
+        ("origin", "https://169.254.169.254/latest/meta-data/", "'169.254.169.254'"),
+        ("origin", "https://[fe80::1]/", "'fe80::1'"),
+        ("origin", "https://0.0.0.0/", "'0.0.0.0'"),
+        ("origin", "https://[::ffff:127.0.0.1]/", "'::ffff:127.0.0.1'"),
+        ("health_check_url", "https://127.0.0.1:9001/health", "'127.0.0.1'"),
+        ("health_check_url", "http://localhost:3000/health", "'localhost'"),
+        # Names that resolve to this machine (the resolver is the test's table).
+        ("origin", "https://looks-public.example/", "looks-public.example (127.0.0.1)"),
+        ("health_check_url", "https://metadata.example/", "metadata.example (169.254.169.254)"),
+        ("origin", "https://mixed.example/", "mixed.example (::1)"),
+    ],
+)
+def test_deploy_refuses_urls_that_name_this_machine(
+    invoke: Invoke,
+    config_dir: Path,
+    cdk: RecordedCdkRunner,
+    dns: FakeDns,
+    field_name: str,
+    url: str,
+    says: str,
+) -> None:
+    dns.addresses.update(
+        {
+            "looks-public.example": ["127.0.0.1"],
+            "metadata.example": ["169.254.169.254"],
+            "mixed.example": ["192.0.2.7", "::1"],
+        }
+    )
+    write_room(config_dir, room_settings("sale", **{field_name: url}))
+    result = invoke("deploy", "sale")  # no moto: any AWS call would fail differently
+    assert result.exit_code == 1, result.output
+    said = " ".join(result.output.split())
+    assert f"Error: {field_name} {url!r} names this machine: {says} is a loopback" in said
+    assert "rehearse on this machine with `beekeeper local`" in said
+    assert "Traceback" not in result.output
+    assert cdk.calls == []
+
+
+def test_deploy_accepts_public_urls_and_only_warns_about_names_that_do_not_resolve(
+    invoke: Invoke, aws: None, config_dir: Path, cdk: RecordedCdkRunner, dns: FakeDns
+) -> None:
+    bootstrap()
+    cdk.outputs = {"beekeeper-sale": OUTPUTS}
+    write_room(
+        config_dir,
+        room_settings("sale", health_check_url="https://not-yet-in-dns.example/health"),
+    )
+    result = invoke("deploy", "sale")
+    assert result.exit_code == 0, result.output
+    assert dns.asked == ["shop.example", "not-yet-in-dns.example"]
+    assert (
+        "health_check_url: the host 'not-yet-in-dns.example' does not resolve from here"
+        in result.stderr
+    )
+    assert [c.args[0] for c in cdk.calls] == ["deploy"]
+
+
+def test_deploy_says_who_hears_about_alarms(
+    invoke: Invoke, aws: None, config_dir: Path, cdk: RecordedCdkRunner
+) -> None:
+    bootstrap()
+    cdk.outputs = {"beekeeper-sale": OUTPUTS}
+    path = write_room(config_dir, room_settings("sale"))
+    nobody = invoke("deploy", "sale")
+    assert nobody.exit_code == 0, nobody.output
+    said = " ".join(nobody.stderr.split())
+    assert "Nobody will be told when an alarm fires: the room has no alert_email." in said
+    assert f'Add alert_email = "you@example.com" to {path}' in said
+
+    write_room(config_dir, room_settings("sale", alert_email="ops@shop.example"))
+    told = invoke("deploy", "sale")
+    assert told.exit_code == 0, told.output
+    assert "Alarms notify ops@shop.example." in told.stderr
+    assert "Nobody will be told" not in told.stderr
+    assert len(told.stdout.splitlines()) == 3  # the URLs stay alone on stdout
+
+
+@pytest.fixture
+def running_room(aws: None, room: Path, cdk: RecordedCdkRunner) -> None:
+    bootstrap()
+    template = {"Resources": {"Q": {"Type": "AWS::SQS::Queue"}}}
+    aws_client("cloudformation").create_stack(
+        StackName="beekeeper-sale", TemplateBody=json.dumps(template)
+    )
+    cdk.verb_lines = {"diff": DIFF_REPLACING_THE_TABLE}
+
+
+def test_a_redeploy_that_would_replace_the_table_asks_first_and_no_stops_it(
+    invoke: Invoke, running_room: None, cdk: RecordedCdkRunner
+) -> None:
+    result = invoke("deploy", "sale", input="n\n")
+    assert result.exit_code == 1, result.output
+    said = " ".join(result.output.split())
+    assert (
+        "Deploying beekeeper-sale would replace AWS::DynamoDB::Table Storage/Table "
+        "StorageTableB43FDCE7 (replaced); AWS::SNS::Topic Monitoring/AlarmTopic "
+        "MonitoringAlarmTopicAF62D4F1 (possibly replaced)." in said
+    )
+    assert "loses every waiting visitor's place and every admission" in said
+    assert "Nothing was deployed: beekeeper-sale is unchanged" in said
+    assert [c.args[0] for c in cdk.calls] == ["diff"]
+
+
+def test_a_redeploy_that_would_replace_goes_ahead_when_confirmed_or_with_yes(
+    invoke: Invoke, running_room: None, cdk: RecordedCdkRunner
+) -> None:
+    confirmed = invoke("deploy", "sale", input="y\n")
+    assert confirmed.exit_code == 0, confirmed.output
+    assert [c.args[0] for c in cdk.calls] == ["diff", "deploy"]
+    cdk.calls.clear()
+    scripted = invoke("deploy", "sale", "--yes")
+    assert scripted.exit_code == 0, scripted.output
+    assert "Deploy anyway?" not in scripted.output
+    assert [c.args[0] for c in cdk.calls] == ["diff", "deploy"]
+
+
+def test_a_redeploy_without_anyone_to_answer_is_refused(
+    invoke: Invoke, running_room: None, cdk: RecordedCdkRunner
+) -> None:
+    result = invoke("deploy", "sale", input="")  # a script without --yes: input ends at once
+    assert result.exit_code == 1
+    assert [c.args[0] for c in cdk.calls] == ["diff"]
+
+
+def test_a_failed_diff_deploys_nothing(
+    invoke: Invoke, running_room: None, cdk: RecordedCdkRunner
+) -> None:
+    cdk.exit_codes = {"diff": 1}
+    result = invoke("deploy", "sale")
+    assert result.exit_code == 4
+    assert "The CDK diff of beekeeper-sale failed (exit code 1" in result.output
+    assert [c.args[0] for c in cdk.calls] == ["diff"]
+
+
+def test_a_new_account_whose_lambda_quota_is_too_small_is_told_what_to_ask_for(
+    invoke: Invoke, aws: None, room: Path, cdk: RecordedCdkRunner, lambda_account: LambdaAccount
+) -> None:
+    bootstrap()
+    lambda_account.quota = lambda_account.unreserved = 10  # what a new account often has
+    result = invoke("deploy", "sale")
+    assert result.exit_code == 1, result.output
+    said = " ".join(result.output.split())
+    # rate 600 at 6,000 per consumer: 1 trigger + 2 consumers + 1 governor = 4
+    assert (
+        "Room 'sale' reserves 4 concurrent Lambda executions (1 trigger, 2 consumer, "
+        "1 governor) and Lambda keeps 100 unreserved, but this account has 10 unreserved of a "
+        "quota of 10 in eu-west-1. Ask for a quota of at least 104: `aws service-quotas "
+        "request-service-quota-increase --service-code lambda --quota-code L-B99A9384 "
+        "--desired-value 104 --region eu-west-1`" in said
+    )
+    assert "Nothing was deployed." in said
+    assert [c.args[0] for c in cdk.calls] == []  # bootstrapped already; nothing else ran
+    assert lambda_account.asked == [("sale", False)]
+
+
+def test_a_redeployed_room_counts_its_own_reservations_back(
+    invoke: Invoke, running_room: None, cdk: RecordedCdkRunner, lambda_account: LambdaAccount
+) -> None:
+    # 100 unreserved: the room's 4 would leave 96, but it holds those 4 already, so it fits.
+    lambda_account.quota, lambda_account.unreserved, lambda_account.reserved_by_room = 108, 100, 4
+    cdk.verb_lines = {"diff": DIFF_WITHOUT_REPLACEMENT}
+    result = invoke("deploy", "sale")
+    assert result.exit_code == 0, result.output
+    assert lambda_account.asked == [("sale", True)]

@@ -168,3 +168,32 @@ def test_several_rooms_live_side_by_side(invoke: Invoke, config_dir: Path) -> No
         assert result.exit_code == 0, result.output
     assert load(config_dir, "alpha").origin == "https://alpha.example"
     assert load(config_dir, "beta").origin == "https://beta.example"
+
+
+def test_alert_email_is_a_flag_and_kept_by_force(invoke: Invoke, config_dir: Path) -> None:
+    result = invoke(
+        "init", "--yes", "--name", "sale", "--region", "eu-west-1", "--origin",
+        "https://shop.example", "--rate", "600", "--alert-email", "ops@shop.example",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert load(config_dir, "sale").alert_email == "ops@shop.example"
+    text = (config_dir / "rooms" / "sale.toml").read_text()
+    assert 'alert_email = "ops@shop.example"' in text
+    assert "# Email address every alarm notifies" in text
+
+    # --force without the flag keeps it; with the flag replaces it.
+    assert invoke("init", "--yes", "--force", "--name", "sale", "--rate", "700").exit_code == 0
+    assert load(config_dir, "sale").alert_email == "ops@shop.example"
+    again = invoke("init", "--yes", "--force", "--name", "sale", "--alert-email", "b@c.example")
+    assert again.exit_code == 0, again.output
+    assert load(config_dir, "sale").alert_email == "b@c.example"
+
+
+def test_a_bad_alert_email_is_a_usage_error(invoke: Invoke, config_dir: Path) -> None:
+    result = invoke(
+        "init", "--yes", "--name", "sale", "--region", "eu-west-1", "--origin",
+        "https://shop.example", "--rate", "600", "--alert-email", "ops at shop",
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert "alert_email: 'ops at shop' is not allowed; use one email address" in result.output
+    assert not (config_dir / "rooms" / "sale.toml").exists()

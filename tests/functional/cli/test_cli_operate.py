@@ -226,6 +226,60 @@ def test_an_unreadable_deployment_record_says_to_deploy_again(
     )
 
 
+def test_a_deployment_record_nested_too_deeply_says_to_deploy_again(
+    invoke: Invoke, config_dir: Path
+) -> None:
+    write_room(config_dir, room_settings("sale"))
+    (config_dir / "rooms" / "sale.deployed.json").write_text("[" * 100_000 + "]" * 100_000)
+    result = invoke("off", "sale")
+    assert result.exit_code == 1, result.output
+    assert "is unreadable (nested too deeply); run `beekeeper deploy sale`" in result.output
+
+
+def test_a_room_file_nested_too_deeply_names_the_file(invoke: Invoke, config_dir: Path) -> None:
+    path = config_dir / "rooms" / "sale.toml"
+    path.parent.mkdir(parents=True)
+    path.write_text("rate = " + "[" * 5_000 + "]" * 5_000 + "\n")
+    for command in (("off", "sale"), ("deploy", "sale"), ("status", "sale")):
+        result = invoke(*command)
+        assert result.exit_code == 1, result.output
+        assert f"Room file {path}: room file: " in result.output
+        assert "nests values too deeply" in result.output
+
+
+@pytest.mark.parametrize(
+    "endpoint",
+    [
+        "nonsense",
+        "http://",
+        "ftp://127.0.0.1:5000",
+        "http://127.0.0.1",  # no port
+        "http://127.0.0.1:99999",
+        "https://dynamodb.eu-west-1.amazonaws.com",
+        "http://192.0.2.1:5000",
+        "http://127.0.0.1:5000/path",
+        "http://127.0.0.1:5000 ",
+        "",
+    ],
+)
+def test_a_local_record_with_a_nonsense_endpoint_is_a_sentence(
+    invoke: Invoke, config_dir: Path, endpoint: str
+) -> None:
+    write_room(config_dir, room_settings("sale"))
+    write_deployment(
+        config_dir,
+        "sale",
+        {"TableName": "t", "QueueUrl": "http://127.0.0.1:1/q", "EndpointUrl": endpoint},
+    )
+    for command in (("off", "sale"), ("status", "sale"), ("rate", "sale", "10")):
+        result = invoke(*command)
+        assert result.exit_code == 1, result.output
+        assert f"names EndpointUrl {endpoint!r}, which is not a local room's emulator" in (
+            result.output
+        )
+        assert "Traceback" not in result.output
+
+
 def test_a_missing_table_is_an_aws_error_naming_the_operation(
     invoke: Invoke, deployed_room: DeployedRoom
 ) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
 import pytest
@@ -10,9 +9,9 @@ from botocore.stub import Stubber
 
 from beekeeper.core.datamodel import TOKEN_PATTERN, Token
 from beekeeper.core.polling import eta_seconds
-from beekeeper.lambdas.producer import CONFIG_TTL_SECONDS, Producer
+from beekeeper.lambdas.producer import CONFIG_TTL_SECONDS
 from beekeeper.lambdas.room_state import write_config
-from tests.support.pipeline import Aws, FakeClock, room
+from tests.support.pipeline import Aws, FakeClock, producer, room
 
 VALID = "A" * 22 + ".42"
 
@@ -30,20 +29,6 @@ def event(
         "multiValueHeaders": multi,
         "requestContext": {"path": stage_path},
     }
-
-
-def producer(aws: Aws, clock: FakeClock, **settings: Any) -> Producer:
-    counter = iter(range(1, 1_000_000))
-    return Producer(
-        settings=room(**settings),
-        table=aws.table,
-        queue_url=aws.queue_url,
-        dynamodb=aws.dynamodb,
-        sqs=aws.sqs,
-        clock=clock,
-        token_bytes=lambda n: next(counter).to_bytes(n, "big"),
-        rng=random.Random(7),
-    )
 
 
 def cookie_attributes(response: dict[str, Any]) -> dict[str, str]:
@@ -168,8 +153,8 @@ def test_returning_visitor_keeps_their_place(aws: Aws, clock: FakeClock) -> None
     cookies = [
         f"beekeeper_token={VALID}",
         f"theme=dark; beekeeper_token={VALID}; other=1",
-        f'beekeeper_token="{VALID}"',
         f"beekeeper_token=junk; beekeeper_token={VALID}",
+        f"beekeeper_token={VALID}\n",  # trimmed as /polling trims it (Java's trim)
     ]
     p = producer(aws, clock)
     for header in cookies:
@@ -186,7 +171,7 @@ def test_returning_visitor_keeps_their_place(aws: Aws, clock: FakeClock) -> None
     [
         "beekeeper_token=",
         "beekeeper_token=short.1",
-        f"beekeeper_token={VALID}\n",
+        f'beekeeper_token="{VALID}"',  # /polling calls a quoted value malformed, and so do we
         f"my_beekeeper_token={VALID}",
         f"beekeeper_token_old={VALID}",
         f"beekeeper_token={VALID}x",

@@ -1,0 +1,84 @@
+"""A visitor who follows the marketing link with our cookie: shop, their place, or a new place.
+
+The waiting room page sends a visitor back to the marketing link when /polling says their place
+is gone ("expired", "unknown"), so the link must not send them straight back to the page: that
+loop would last as long as the cookie (up to 14 days). The link answers by what /polling would
+say about the same cookie:
+
+| the room knows the token as                          | the marketing link           |
+|------------------------------------------------------|------------------------------|
+| admitted, admission still valid                      | the shop, with the token     |
+| admitted, admission expired                          | a new place (a new cookie)   |
+| not admitted, and the line passed it long ago        | a new place ("unknown")      |
+| not admitted yet                                     | their place (the page)       |
+| a cookie that is not well-formed, or none            | a new place                  |
+
+"Well-formed" is `cookies.read_token`, the rule /polling applies; "unknown" is
+`core.polling.is_unknown`, the rule the /polling template is held to. The room's counters come
+from the producer's cached snapshot. The only extra call is one GetItem of the visitor's item,
+for returning visitors only (a new visitor still costs two calls). If that read fails, the
+visitor keeps their place: a lost place is worse than a page that asks again.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from beekeeper.core.datamodel import Token, visitor_key
+from beekeeper.core.polling import is_unknown
+from beekeeper.lambdas.cookies import token_from_cookies
+from beekeeper.lambdas.room_state import Item, RoomSnapshot, key, read_number
+
+log = logging.getLogger("beekeeper.producer")
+
+
+class Way(enum.Enum):
+    SHOP = "shop"  # admitted and valid: straight to the shop
+    KEEP_PLACE = "keep_place"  # still in line: back to the page
+    NEW_PLACE = "new_place"  # a new visitor, or one whose place is gone
+
+
+@dataclass(frozen=True)
+class Visit:
+    way: Way
+    token: Token | None = None  # the cookie's token, when it was well-formed
+    reason: str = "new"  # new, admitted, waiting, expired, unknown, unreadable
+
+    @property
+    def rejoins(self) -> bool:
+        """A returning visitor whose place is gone and who gets a new one."""
+        return self.way is Way.NEW_PLACE and self.token is not None
+
+
+def classify(token: Token, visitor: Item | None, snapshot: RoomSnapshot, now: float) -> Visit:
+    """What the marketing link does for a well-formed `token` whose `v#` item is `visitor`."""
+    if visitor:
+        # Expiry against the request time, as /polling and /client decide it.
+        if read_number(visitor, "expires_at") > now:
+            return Visit(Way.SHOP, token, "admitted")
+        return Visit(Way.NEW_PLACE, token, "expired")
+    if is_unknown(token.ordinal, snapshot.admitted_total, snapshot.config.rate):
+        return Visit(Way.NEW_PLACE, token, "unknown")
+    return Visit(Way.KEEP_PLACE, token, "waiting")
+
+
+def returning_visit(
+    event: Mapping[str, Any], *, dynamodb: Any, table: str, snapshot: RoomSnapshot, now: float
+) -> Visit:
+    """The visit a marketing-link request is: new, or a returning visitor's (see the table)."""
+    token = token_from_cookies(event)
+    if token is None:
+        return Visit(Way.NEW_PLACE)
+    try:
+        visitor = dynamodb.get_item(TableName=table, Key=key(visitor_key(token.id))).get("Item")
+    except Exception:
+        log.exception("could not read a returning visitor's admission; they keep their place")
+        return Visit(Way.KEEP_PLACE, token, "unreadable")
+    visit = classify(token, visitor, snapshot, now)
+    if visit.rejoins:
+        log.info("a returning visitor's place is gone (%s): a new place", visit.reason)
+    return visit

@@ -1,0 +1,267 @@
+"""A visitor's, the shop's and the operator's journey through a running room.
+
+Each step asserts what a shop relies on and returns figures for the report. The room is reached
+over HTTP(S) only (redirects are read, never followed) and operated with the `beekeeper`
+command, as a shop and its operator would; the room's table is read to count admissions.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote
+
+from beekeeper.core.datamodel import (
+    ADMITTED_COUNTER_KEY,
+    COOKIE_NAME,
+    Token,
+    origin_url_with_token,
+    visitor_key,
+)
+
+Beekeeper = Callable[[Sequence[str]], subprocess.CompletedProcess[str]]
+
+
+@dataclass
+class JourneyRoom:
+    """A running room and what the journey needs to reach it."""
+
+    name: str
+    marketing_url: str
+    page_url: str
+    client_check_url: str
+    origin: str
+    display_name: str
+    beekeeper: Beekeeper  # runs `beekeeper ARGS...` for this room's config directory
+    dynamodb: Any  # a client for the room's table
+    table: str
+    report: list[str] = field(default_factory=list)
+
+    @property
+    def polling_url(self) -> str:
+        return self.page_url.removesuffix("room") + "polling"
+
+    def note(self, line: str) -> None:
+        self.report.append(line)
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: int
+    headers: dict[str, list[str]]
+    body: bytes
+
+    def header(self, name: str) -> str | None:
+        values = self.headers.get(name.lower())
+        return values[0] if values else None
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+_OPENER = urllib.request.build_opener(_NoRedirects)
+
+
+def get(url: str, cookie: str | None = None) -> Answer:
+    """One GET; a redirect is returned, not followed."""
+    assert url.startswith(("http://", "https://")), url
+    headers = {"Cookie": cookie} if cookie else {}
+    request = urllib.request.Request(url, headers=headers)  # noqa: S310 - http(s) only
+    try:
+        with _OPENER.open(request, timeout=30) as response:
+            status, raw_headers, body = response.status, response.headers, response.read()
+    except urllib.error.HTTPError as error:
+        status, raw_headers, body = error.code, error.headers, error.read()
+    headers: dict[str, list[str]] = {}
+    for name, value in raw_headers.items():
+        headers.setdefault(name.lower(), []).append(value)
+    return Answer(status, headers, body)
+
+
+def cookie_of(answer: Answer) -> str:
+    (set_cookie,) = answer.headers.get("set-cookie", [])
+    name, _, value = set_cookie.split(";", 1)[0].partition("=")
+    assert name == COOKIE_NAME, set_cookie
+    return value
+
+
+def wait_for(check: Callable[[], Any], timeout: float, interval: float, what: str) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        result = check()
+        if result:
+            return result
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"{what}: not within {timeout:.0f} s")
+        time.sleep(interval)
+
+
+# -- the visitor ------------------------------------------------------------------------------
+
+
+def marketing_link_sets_the_cookie(room: JourneyRoom) -> str:
+    answer = get(room.marketing_url)
+    assert answer.status == 302, (answer.status, answer.body[:200])
+    assert answer.header("location") == "room"
+    (set_cookie,) = answer.headers["set-cookie"]
+    attributes = [part.strip() for part in set_cookie.split(";")]
+    assert "HttpOnly" in attributes and "SameSite=Lax" in attributes
+    token = cookie_of(answer)
+    assert Token.parse(token) is not None
+    room.note("marketing link: 302 to the page with an HttpOnly first-party cookie")
+    return token
+
+
+def page_loads_with_its_csp(room: JourneyRoom, token: str) -> None:
+    answer = get(room.page_url, cookie=f"{COOKIE_NAME}={token}")
+    assert answer.status == 200
+    assert answer.header("content-type") == "text/html; charset=utf-8"
+    html = answer.body.decode("utf-8")
+    assert room.display_name in html
+    assert '<meta http-equiv="Content-Security-Policy"' in html  # the page's own policy
+    # ... and the header that forbids framing, which a meta policy can not.
+    assert "frame-ancestors 'none'" in (answer.header("content-security-policy") or "")
+    assert answer.header("x-frame-options") == "DENY"
+    room.note(f"page: 200, {len(answer.body):,} bytes, with its Content-Security-Policy")
+
+
+def polling(room: JourneyRoom, token: str) -> dict[str, Any]:
+    answer = get(room.polling_url, cookie=f"{COOKIE_NAME}={token}")
+    assert answer.status == 200, (answer.status, answer.body[:200])
+    assert answer.header("cache-control") == "no-store"
+    body: dict[str, Any] = answer.json()
+    return body
+
+
+def join(room: JourneyRoom, visitors: int) -> list[str]:
+    """`visitors` new visitors, one after the other; the first one's cookie and page checked."""
+    tokens = [marketing_link_sets_the_cookie(room)]
+    page_loads_with_its_csp(room, tokens[0])
+    tokens += [cookie_of(get(room.marketing_url)) for _ in range(visitors - 1)]
+    return tokens
+
+
+def polling_shows_a_position(room: JourneyRoom, tokens: list[str]) -> None:
+    """Right after joining, the last visitors are still in line and see their place."""
+    answers = [polling(room, token) for token in reversed(tokens)]
+    waiting = [a for a in answers if not a["allow"]]
+    assert waiting, f"everyone was admitted before the first poll: {answers}"
+    for answer in waiting:
+        assert answer["state"] == "waiting", answer
+        assert answer["position"] >= 1 and answer["poll_after"] >= 1
+    room.note(
+        f"/polling: {len(waiting)} of {len(tokens)} still waiting, positions "
+        f"{sorted(a['position'] for a in waiting)}"
+    )
+
+
+def admitted_once_and_in_order(room: JourneyRoom, tokens: list[str], timeout: float) -> None:
+    """Every visitor is let through exactly once; report how far the order held."""
+    started = time.monotonic()
+    origins: dict[str, str] = {}
+
+    def all_admitted() -> bool:
+        for token in tokens:
+            if token not in origins:
+                answer = polling(room, token)
+                if answer["allow"]:
+                    origins[token] = answer["origin"]
+                else:
+                    assert answer["state"] == "waiting", answer
+        return len(origins) == len(tokens)
+
+    wait_for(all_admitted, timeout, 2.0, f"admitting {len(tokens)} visitors")
+    for token in tokens:
+        assert origins[token] == origin_url_with_token(room.origin, token)
+    items = [_visitor_item(room, token) for token in tokens]
+    assert all(items), "an admitted visitor has no admission item"
+    counter = room.dynamodb.get_item(
+        TableName=room.table, Key={"pk": {"S": ADMITTED_COUNTER_KEY}}, ConsistentRead=True
+    )["Item"]
+    assert int(counter["n"]["N"]) == len(tokens), "a visitor was counted twice (or not at all)"
+    admitted_at = [int(item["admitted_at"]["N"]) for item in items]  # type: ignore[index]
+    inversions = sum(
+        1
+        for i in range(len(admitted_at))
+        for j in range(i + 1, len(admitted_at))
+        if admitted_at[j] < admitted_at[i]
+    )
+    pairs = len(tokens) * (len(tokens) - 1) // 2
+    # A standard queue keeps order only loosely: most pairs in join order, not all.
+    assert inversions * 2 < pairs, f"{inversions} of {pairs} pairs admitted out of join order"
+    room.note(
+        f"admission: {len(tokens)} visitors, each once, in {time.monotonic() - started:.0f} s; "
+        f"{inversions} of {pairs} pairs out of join order"
+    )
+
+
+def _visitor_item(room: JourneyRoom, token: str) -> dict[str, Any] | None:
+    parsed = Token.parse(token)
+    assert parsed is not None
+    item: dict[str, Any] | None = room.dynamodb.get_item(
+        TableName=room.table, Key={"pk": {"S": visitor_key(parsed.id)}}, ConsistentRead=True
+    ).get("Item")
+    return item
+
+
+# -- the shop ---------------------------------------------------------------------------------
+
+
+def client_check(room: JourneyRoom, token: str) -> bool:
+    answer = get(f"{room.client_check_url}?token={quote(token, safe='')}")
+    assert answer.status == 200
+    allow = answer.json()["allow"]
+    assert isinstance(allow, bool)
+    return allow
+
+
+def client_says_who_came_through(room: JourneyRoom, tokens: list[str]) -> None:
+    assert all(client_check(room, token) for token in tokens)
+    ordinal = Token.parse(tokens[0]).ordinal  # type: ignore[union-attr]
+    forged = str(Token.issue(ordinal, secrets.token_bytes))
+    assert client_check(room, forged) is False
+    assert client_check(room, "not-a-token") is False
+    room.note(f"/client: true for the {len(tokens)} admitted, false for a forged token")
+
+
+# -- the operator -----------------------------------------------------------------------------
+
+
+def run(room: JourneyRoom, *args: str) -> str:
+    done = room.beekeeper(args)
+    assert done.returncode == 0, f"beekeeper {' '.join(args)}: {done.stdout}{done.stderr}"
+    return done.stdout
+
+
+def off_sends_new_visitors_to_the_shop(room: JourneyRoom, within: float = 10.0) -> None:
+    run(room, "off", room.name)
+    started = time.monotonic()
+    try:
+        wait_for(
+            lambda: get(room.marketing_url).header("location") == room.origin,
+            within,
+            0.5,
+            "after `beekeeper off`, a new visitor sent to the shop",
+        )
+        room.note(f"off: new visitors go to the shop after {time.monotonic() - started:.1f} s")
+    finally:
+        run(room, "on", room.name)
+
+
+def rate_changes_the_status(room: JourneyRoom, rate: int) -> None:
+    run(room, "rate", room.name, str(rate))
+    status = json.loads(run(room, "status", room.name, "--json"))
+    assert (status["rate"], status["operator_rate"], status["enabled"]) == (rate, rate, True)
+    room.note(f"rate: `beekeeper status` shows {rate}/min right after `beekeeper rate`")

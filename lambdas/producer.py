@@ -44,8 +44,8 @@ from beekeeper.lambdas.cookies import (
     stage_root,
 )
 from beekeeper.lambdas.emf import DISCARD, MetricSink
-from beekeeper.lambdas.returning import Way, returning_visit
 from beekeeper.lambdas.pacing import MINUTE_SECONDS
+from beekeeper.lambdas.returning import Way, returning_visit
 from beekeeper.lambdas.room_state import (
     RoomSnapshot,
     batch_get,

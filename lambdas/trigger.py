@@ -28,8 +28,8 @@ from beekeeper.core.datamodel import BOOKKEEPING_TTL_SECONDS, minute_key
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas import runtime
 from beekeeper.lambdas.consumer import Assignment
-from beekeeper.lambdas.pacing import MINUTE_SECONDS, minute_span
 from beekeeper.lambdas.emf import DISCARD, MetricSink
+from beekeeper.lambdas.pacing import MINUTE_SECONDS, minute_span
 from beekeeper.lambdas.room_state import (
     batch_get,
     error_code,

@@ -114,8 +114,10 @@ class FaultyTable:
         return self._dynamodb.batch_write_item(**request)
 
     def batch_get_item(self, **request: Any) -> Any:
-        consistent = any(table.get("ConsistentRead") for table in request["RequestItems"].values())
-        if consistent and self.break_reads:  # the consumer's duplicate check
+        tables = request["RequestItems"].values()
+        consistent = any(table.get("ConsistentRead") for table in tables)
+        visitors = any(k["pk"]["S"].startswith("v#") for t in tables for k in t["Keys"])
+        if consistent and visitors and self.break_reads:  # the consumer's duplicate check
             self.break_reads -= 1
             raise RuntimeError("connection reset")
         return self._dynamodb.batch_get_item(**request)

@@ -9,7 +9,7 @@ from botocore.stub import Stubber
 
 from beekeeper.core.datamodel import TOKEN_PATTERN, Token
 from beekeeper.core.polling import eta_seconds
-from beekeeper.lambdas.producer import CONFIG_TTL_SECONDS
+from beekeeper.lambdas.producer import CONFIG_TTL_SECONDS, Producer
 from beekeeper.lambdas.room_state import write_config
 from tests.support.pipeline import Aws, FakeClock, producer, room
 

@@ -8,7 +8,7 @@ of a local room draw the same charts from their own series.
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -249,7 +249,7 @@ def fault_words(kind: str, n: int) -> str:
 
 
 def faults(
-    chart_id: str, what: str, timeline: Timeline, *, per_minute: dict[str, Sequence[int]]
+    chart_id: str, what: str, timeline: Timeline, *, per_minute: Mapping[str, Sequence[int]]
 ) -> Chart:
     """The faults that struck, per minute, stacked by kind."""
     title = "Faults injected per minute"

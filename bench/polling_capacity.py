@@ -2,13 +2,11 @@
 
 Run: .venv/bin/python bench/polling_capacity.py [--samples 20000] [--seed 1]
 
-Uses the poll rule of the /polling response template (beekeeper.vtl.polling, held equal to the
+Uses the poll rule of the /polling response template (beekeeper.core.polling, held equal to the
 template by the unit tests and re-checked here against the real template before measuring).
 
-Standing load. With N visitors waiting and the room admitting R per minute, the visitor at
-position p sees eta(p) = ceil(60 p / R) and polls every poll_after(eta) seconds, stretched by
-the page's jitter (a uniform factor in [1, 1.25], mean 1.125). The load is the sum over all
-positions of 1 / (1.125 poll_after): exact for a line that is not moving faster than its polls.
+Standing load: core/polling_load.py (the model the stack sizes its throttle with), with the
+page's jitter (a uniform factor in [1, 1.25], mean 1.125) stretching every interval.
 
 Notice latency. A Monte Carlo run of visitors approaching the front, each starting 15 minutes
 out (beyond that everyone polls at the cap, so the start does not matter) at a random phase
@@ -31,8 +29,10 @@ import statistics
 import sys
 from collections.abc import Callable, Sequence
 
-from beekeeper.vtl import ROUTES, load_template, polling, template_values
-from beekeeper.vtl.renderer import RenderInput, render
+from beekeeper.core import polling
+from beekeeper.core.polling_load import standing_polls_per_second
+from beekeeper.local.velocity import RenderInput, render
+from beekeeper.vtl import ROUTES, load_template, template_values
 
 API_GATEWAY_DEFAULT_LIMIT = 10_000  # requests per second, per account and region
 # The page waits poll_after * (1 + 0.25 * random()): never sooner than asked
@@ -44,24 +44,7 @@ LINE_LENGTHS = (100_000, 1_000_000, 2_000_000)
 
 
 def standing_requests_per_second(line_length: int, rate_per_minute: int) -> float:
-    """Sum over positions 1..N of 1 / (mean interval), grouped by equal eta."""
-    total = 0.0
-    covered = 0
-    eta = 1
-    while covered < line_length:
-        # Positions whose eta is exactly `eta`: ceil(60 p / R) == eta.
-        last = min(line_length, (eta * rate_per_minute) // 60)
-        count = last - covered
-        if count > 0:
-            interval = polling.poll_after_seconds(eta, rate_per_minute) * MEAN_JITTER
-            total += count / interval
-            covered = last
-        if polling.poll_after_seconds(eta, rate_per_minute) == polling.POLL_AFTER_MAX_SECONDS:
-            # Everyone further back polls at the cap.
-            total += (line_length - covered) / (polling.POLL_AFTER_MAX_SECONDS * MEAN_JITTER)
-            break
-        eta += 1
-    return total
+    return standing_polls_per_second(line_length, rate_per_minute, interval_factor=MEAN_JITTER)
 
 
 def notice_latencies(

@@ -15,18 +15,13 @@ from botocore.config import Config
 
 from beekeeper.cli.errors import AwsError
 from beekeeper.cli.rooms import Deployment
+from beekeeper.core.local_room import PLACEHOLDER_CREDENTIALS
 from beekeeper.core.settings import RoomSettings
 
 SessionFactory = Callable[[], Any]  # returns a boto3.Session (or a test double of one)
 
 # The CLI retries throttling a few times itself rather than failing an operator's command.
 _CLIENT_CONFIG = Config(retries={"max_attempts": 5, "mode": "standard"}, connect_timeout=10)
-
-
-_LOCAL_ROOM_CREDENTIALS = {
-    "aws_access_key_id": "beekeeper-local",
-    "aws_secret_access_key": "beekeeper-local",
-}
 
 
 class AwsClients:
@@ -42,7 +37,7 @@ class AwsClients:
         session = self._session_factory()
         # A local room's emulator takes any key: the operator needs no AWS account for it, and
         # their real credentials are never used to sign requests to it.
-        credentials = _LOCAL_ROOM_CREDENTIALS if endpoint else {}
+        credentials = PLACEHOLDER_CREDENTIALS if endpoint else {}
         return session.client(
             service,
             region_name=settings.region,

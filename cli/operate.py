@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from beekeeper.cli.factory import CliFactory
-from beekeeper.cli.room_state import RoomControl
+from beekeeper.cli.room_control import RoomControl
 from beekeeper.lambdas.room_state import RoomConfig
 
 

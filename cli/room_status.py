@@ -15,6 +15,7 @@ from typing import Any
 from beekeeper.cli.rooms import Deployment
 from beekeeper.cli.table import batch_get, from_item
 from beekeeper.core.datamodel import GOVERNOR_KEY, GOVERNOR_LOG_KEY, minute_key
+from beekeeper.core.polling import eta_seconds
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas.governor import BASELINE_PENDING
 from beekeeper.lambdas.governor_records import Decision, GovernorState, recent_decisions
@@ -146,7 +147,7 @@ def read_status(
         last_minute=last,
         last_minute_arrivals=last_arrivals,
         last_minute_admitted=minute_value(last, "admitted") or 0,
-        estimated_wait_seconds=math.ceil(waiting * 60 / config.rate) if config.enabled else None,
+        estimated_wait_seconds=eta_seconds(waiting, config.rate) if config.enabled else None,
         chart_first_minute=chart_minutes.start,
         admitted_per_minute=hour_series.admitted,
         arrivals_per_minute=hour_series.arrivals,

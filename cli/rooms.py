@@ -9,17 +9,17 @@ room read the record, so they never guess a table or queue name.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from beekeeper.cli.errors import UserError
-from beekeeper.core.config_dir import config_dir, deployment_file, room_file
+from beekeeper.core import names
+from beekeeper.core.config_dir import config_dir, deployment_file, room_file, write_atomically
 from beekeeper.core.settings import RoomSettings, SettingsError
 
 # Outputs every operating command needs; a record without them is unusable.
-REQUIRED_OUTPUTS = ("TableName", "QueueUrl")
+REQUIRED_OUTPUTS = (names.TABLE_NAME_OUTPUT, names.QUEUE_URL_OUTPUT)
 
 
 @dataclass(frozen=True)
@@ -30,32 +30,32 @@ class Deployment:
 
     @property
     def table_name(self) -> str:
-        return self.outputs["TableName"]
+        return self.outputs[names.TABLE_NAME_OUTPUT]
 
     @property
     def queue_url(self) -> str:
-        return self.outputs["QueueUrl"]
+        return self.outputs[names.QUEUE_URL_OUTPUT]
 
     @property
     def dead_letter_queue_url(self) -> str | None:
-        return self.outputs.get("DeadLetterQueueUrl")
+        return self.outputs.get(names.DEAD_LETTER_QUEUE_URL_OUTPUT)
 
     @property
     def endpoint_url(self) -> str | None:
         """The AWS API emulator's address for a local room; None for a room in AWS."""
-        return self.outputs.get("EndpointUrl") or None
+        return self.outputs.get(names.ENDPOINT_URL_OUTPUT) or None
 
     @property
     def marketing_url(self) -> str | None:
-        return self.outputs.get("MarketingUrl")
+        return self.outputs.get(names.MARKETING_URL_OUTPUT)
 
     @property
     def client_check_url(self) -> str | None:
-        return self.outputs.get("ClientCheckUrl")
+        return self.outputs.get(names.CLIENT_CHECK_URL_OUTPUT)
 
     @property
     def page_url(self) -> str | None:
-        return self.outputs.get("PageUrl")
+        return self.outputs.get(names.PAGE_URL_OUTPUT)
 
     @property
     def is_local(self) -> bool:
@@ -110,7 +110,7 @@ class RoomStore:
 
     def save(self, settings: RoomSettings) -> Path:
         path = self.room_path(settings.name)
-        _write_atomically(path, settings.to_toml())
+        write_atomically(path, settings.to_toml())
         return path
 
     def deployment(self, name: str) -> Deployment | None:
@@ -146,18 +146,10 @@ class RoomStore:
 
     def record_deployment(self, name: str, outputs: Mapping[str, str]) -> Path:
         path = self.deployment_path(name)
-        _write_atomically(path, json.dumps(dict(outputs), indent=2, sort_keys=True) + "\n")
+        write_atomically(path, json.dumps(dict(outputs), indent=2, sort_keys=True) + "\n")
         return path
 
     def forget(self, name: str) -> None:
         """Remove the deployment record, then the room file."""
         self.deployment_path(name).unlink(missing_ok=True)
         self.room_path(name).unlink(missing_ok=True)
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    """Write via a temporary file and rename, so a crash never leaves half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(text, encoding="utf-8")
-    temporary.replace(path)

@@ -12,9 +12,10 @@ from typing import Any
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
 from beekeeper.cli.errors import AwsError
-from beekeeper.core.datamodel import PARTITION_KEY
+from beekeeper.lambdas import room_state
+from beekeeper.lambdas.room_state import key
 
-BATCH_GET_LIMIT = 100
+# Reads for an operator can wait longer on a throttled table than a Lambda's can.
 _MAX_ROUNDS = 8
 
 _serializer = TypeSerializer()
@@ -23,10 +24,6 @@ _deserializer = TypeDeserializer()
 
 def to_attribute(value: Any) -> dict[str, Any]:
     return _serializer.serialize(value)
-
-
-def key(pk: str) -> dict[str, Any]:
-    return {PARTITION_KEY: {"S": pk}}
 
 
 def from_item(item: dict[str, Any]) -> dict[str, Any]:
@@ -48,25 +45,14 @@ def get_item(dynamodb: Any, table: str, pk: str) -> dict[str, Any] | None:
 def batch_get(
     dynamodb: Any, table: str, pks: Iterable[str], sleep: Callable[[float], None]
 ) -> dict[str, dict[str, Any]]:
-    """Items by pk, as DynamoDB returns them (missing items are absent); unprocessed keys are
-    retried with backoff, and any number of keys is read in chunks of 100."""
-    wanted = list(dict.fromkeys(pks))
-    found: dict[str, dict[str, Any]] = {}
-    for start in range(0, len(wanted), BATCH_GET_LIMIT):
-        request: dict[str, Any] = {
-            table: {"Keys": [key(pk) for pk in wanted[start : start + BATCH_GET_LIMIT]]}
-        }
-        for attempt in range(_MAX_ROUNDS):
-            response = dynamodb.batch_get_item(RequestItems=request)
-            for item in response.get("Responses", {}).get(table, []):
-                found[item[PARTITION_KEY]["S"]] = item
-            request = response.get("UnprocessedKeys") or {}
-            if not request:
-                break
-            sleep(min(2.0, 0.05 * 2**attempt))
-        else:
-            raise AwsError(
-                "DynamoDB kept returning unprocessed keys (the table is throttled); "
-                "wait a moment and run again."
-            )
-    return found
+    """Items by pk, as DynamoDB returns them (missing items are absent): the room's own read
+    (lambdas/room_state.py), with pauses between retries, and a sentence if DynamoDB keeps
+    some keys unprocessed."""
+    try:
+        found = room_state.batch_get(dynamodb, table, pks, attempts=_MAX_ROUNDS, sleep=sleep)
+    except room_state.Unprocessed as error:
+        raise AwsError(
+            "DynamoDB kept returning unprocessed keys (the table is throttled); "
+            "wait a moment and run again."
+        ) from error
+    return {pk: dict(item) for pk, item in found.items()}

@@ -2,7 +2,8 @@
 
 Precedence: $BEEKEEPER_CONFIG_DIR, else $XDG_CONFIG_HOME/beekeeper, else ~/.config/beekeeper.
 Room settings are `rooms/<name>.toml` (human-editable); what a deploy produced is recorded
-beside them as `rooms/<name>.deployed.json`.
+beside them as `rooms/<name>.deployed.json`. Both are written with `write_atomically`, by the
+CLI and by a local room alike.
 """
 
 from __future__ import annotations
@@ -27,3 +28,11 @@ def room_file(name: str, environ: Mapping[str, str] | None = None) -> Path:
 
 def deployment_file(name: str, environ: Mapping[str, str] | None = None) -> Path:
     return config_dir(environ) / "rooms" / f"{name}.deployed.json"
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write via a temporary file and rename, so a crash never leaves half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary.write_text(text, encoding="utf-8")
+    temporary.replace(path)

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from beekeeper.core.names import ResourceNames
+
 MIN_RATE = 1
 MAX_RATE = 300_000
 DEFAULT_ADMISSION_VALIDITY_MINUTES = 60
@@ -233,8 +235,12 @@ class RoomSettings:
     # -- derived values -------------------------------------------------------------------
 
     @property
+    def names(self) -> ResourceNames:
+        return ResourceNames(self.name)
+
+    @property
     def stack_name(self) -> str:
-        return f"beekeeper-{self.name}"
+        return self.names.stack
 
     @property
     def admission_validity_seconds(self) -> int:

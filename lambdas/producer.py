@@ -33,6 +33,7 @@ from beekeeper.core.datamodel import (
     Token,
     arrival_shard_key,
 )
+from beekeeper.core.polling import eta_seconds
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas import runtime
 from beekeeper.lambdas.cookies import (
@@ -46,7 +47,6 @@ from beekeeper.lambdas.room_state import (
     RoomSnapshot,
     batch_get,
     error_code,
-    expected_wait_seconds,
     key,
     number,
     read_number,
@@ -276,7 +276,7 @@ class Producer:
 
     def _max_age(self, snapshot: RoomSnapshot, token: Token) -> int:
         position = token.ordinal - snapshot.admitted_total
-        wait = expected_wait_seconds(position, snapshot.config.rate)
+        wait = eta_seconds(position, snapshot.config.rate)
         max_age = wait + self.settings.admission_validity_seconds + MAX_AGE_SLACK_SECONDS
         return min(max_age, QUEUE_RETENTION_SECONDS + self.settings.admission_validity_seconds)
 

@@ -8,8 +8,7 @@ the table name; nothing here keeps state.
 from __future__ import annotations
 
 import dataclasses
-import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -122,22 +121,43 @@ class RoomSnapshot:
         return dataclasses.replace(self, admitted_total=admitted_total)
 
 
+BATCH_GET_LIMIT = 100  # keys per BatchGetItem call (DynamoDB's limit)
+
+
 def batch_get(
-    dynamodb: Any, table: str, keys: Sequence[str], *, consistent: bool = False
+    dynamodb: Any,
+    table: str,
+    keys: Iterable[str],
+    *,
+    consistent: bool = False,
+    attempts: int = 5,
+    sleep: Callable[[float], None] | None = None,
 ) -> dict[str, Item]:
-    """Items by pk (missing ones absent); retries UnprocessedKeys a few times."""
+    """Items by pk (missing ones absent), any number of keys, read 100 at a time.
+
+    Keys DynamoDB leaves unprocessed (a throttled table) are asked for again, up to `attempts`
+    calls per 100 keys, after a pause that doubles from 50 ms (at most 2 s) when `sleep` is
+    given; then Unprocessed is raised.
+    """
+    wanted = list(dict.fromkeys(keys))
     found: dict[str, Item] = {}
-    request: dict[str, Any] = {
-        table: {"Keys": [key(pk) for pk in keys], "ConsistentRead": consistent}
-    }
-    for _ in range(5):
-        response = dynamodb.batch_get_item(RequestItems=request)
-        for item in response.get("Responses", {}).get(table, []):
-            found[item[PARTITION_KEY]["S"]] = item
-        request = response.get("UnprocessedKeys") or {}
-        if not request:
-            return found
-    raise Unprocessed("DynamoDB left keys unprocessed after 5 attempts")
+    for start in range(0, len(wanted), BATCH_GET_LIMIT):
+        chunk = wanted[start : start + BATCH_GET_LIMIT]
+        request: dict[str, Any] = {
+            table: {"Keys": [key(pk) for pk in chunk], "ConsistentRead": consistent}
+        }
+        for attempt in range(attempts):
+            response = dynamodb.batch_get_item(RequestItems=request)
+            for item in response.get("Responses", {}).get(table, []):
+                found[item[PARTITION_KEY]["S"]] = item
+            request = response.get("UnprocessedKeys") or {}
+            if not request:
+                break
+            if sleep is not None and attempt + 1 < attempts:
+                sleep(min(2.0, 0.05 * 2**attempt))
+        else:
+            raise Unprocessed(f"DynamoDB left keys unprocessed after {attempts} attempts")
+    return found
 
 
 def snapshot_keys(settings: RoomSettings) -> list[str]:
@@ -289,8 +309,3 @@ def refresh_status(
 def reset_governor(dynamodb: Any, table: str) -> None:
     """Forget the governor's baseline: its next run measures a new one at the current rate."""
     dynamodb.delete_item(TableName=table, Key=key(GOVERNOR_KEY))
-
-
-def expected_wait_seconds(position: int, rate: int) -> int:
-    """Seconds until a visitor `position` places from the front is admitted at `rate`/min."""
-    return math.ceil(max(0, position) * 60 / max(1, rate))

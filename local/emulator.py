@@ -1,29 +1,28 @@
 """The AWS API emulator behind a local room: moto's server on loopback, in this process.
 
 It holds the room's real queue (with its dead-letter queue) and table, created from the same
-definitions the stack deploys (`core/datamodel.py`), so the Lambdas, the templates and the
-operator CLI talk to it exactly as they would to AWS, through `endpoint_url`.
+definitions and under the same names the stack deploys (`core/datamodel.py`, `core/names.py`),
+so the Lambdas, the templates and the operator CLI talk to it exactly as they would to AWS,
+through `endpoint_url`.
+
+moto keeps its services' state per process, so every emulator of the process serves the same
+accounts: rooms keep apart by their names, as rooms in one AWS account do, and a room removes
+its own resources when it stops (and any left under its name when it starts).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass
 from typing import Any
 
 import boto3
-from moto.moto_api._internal import moto_api_backend
 from moto.server import ThreadedMotoServer
 
 from beekeeper.core import datamodel
-
-# Inside this process only: moto accepts any credentials, boto3 needs some to sign with, and a
-# local room must never pick up (or send anywhere) the operator's real ones.
-LOCAL_REGION = "us-east-1"
-FAKE_CREDENTIALS = {
-    "aws_access_key_id": "beekeeper-local",
-    "aws_secret_access_key": "beekeeper-local",
-}
+from beekeeper.core.local_room import LOCAL_REGION, PLACEHOLDER_CREDENTIALS
+from beekeeper.core.names import ResourceNames
 
 
 @dataclass(frozen=True)
@@ -65,8 +64,6 @@ class Emulator:
         self.endpoint_url = ""
 
     def start(self) -> str:
-        # moto keeps its state per process: a room starts from nothing, as a new stack does.
-        moto_api_backend.reset()
         self._server.start()
         host, port = self._server.get_host_and_port()
         self.endpoint_url = f"http://{host}:{port}"
@@ -80,14 +77,16 @@ class Emulator:
             service,
             endpoint_url=self.endpoint_url,
             region_name=LOCAL_REGION,
-            **FAKE_CREDENTIALS,
+            **PLACEHOLDER_CREDENTIALS,
         )
 
     def create_room_resources(self, room_name: str) -> RoomResources:
-        """The room's table and queues, named as the stack names them."""
-        prefix = f"beekeeper-{room_name}"
+        """The room's table and queues, named as the stack names them; a room starts from
+        nothing, as a new stack does."""
+        names = ResourceNames(room_name)
+        self.delete_room_resources(room_name)
         dynamodb = self.client("dynamodb")
-        table_name = f"{prefix}-table"
+        table_name = names.table
         dynamodb.create_table(**table_definition(table_name))
         dynamodb.update_time_to_live(
             TableName=table_name,
@@ -95,13 +94,27 @@ class Emulator:
         )
         sqs = self.client("sqs")
         dlq_url = sqs.create_queue(
-            QueueName=f"{prefix}-dead-letters",
+            QueueName=names.dead_letter_queue,
             Attributes={"MessageRetentionPeriod": str(datamodel.QUEUE_RETENTION_SECONDS)},
         )["QueueUrl"]
         dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])[
             "Attributes"
         ]["QueueArn"]
-        queue_url = sqs.create_queue(
-            QueueName=f"{prefix}-visitors", Attributes=queue_attributes(dlq_arn)
-        )["QueueUrl"]
+        queue_url = sqs.create_queue(QueueName=names.queue, Attributes=queue_attributes(dlq_arn))[
+            "QueueUrl"
+        ]
         return RoomResources(table_name, queue_url, dlq_url)
+
+    def delete_room_resources(self, room_name: str) -> None:
+        """Remove the room's table and queues, those that exist."""
+        names = ResourceNames(room_name)
+        dynamodb = self.client("dynamodb")
+        with contextlib.suppress(dynamodb.exceptions.ResourceNotFoundException):
+            dynamodb.delete_table(TableName=names.table)
+        sqs = self.client("sqs")
+        for queue_name in (names.queue, names.dead_letter_queue):
+            try:
+                queue_url = sqs.get_queue_url(QueueName=queue_name)["QueueUrl"]
+            except sqs.exceptions.QueueDoesNotExist:
+                continue
+            sqs.delete_queue(QueueUrl=queue_url)

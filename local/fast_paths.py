@@ -38,6 +38,7 @@ import functools
 import json
 import re
 import threading
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -51,11 +52,15 @@ from moto.dynamodb.models.dynamo_type import DynamoType
 from moto.moto_api._internal import mock_random
 from moto.sqs import models as sqs_models
 
-from beekeeper.local.room_code import DynamoDbTarget
+from beekeeper.core.local_room import LOCAL_REGION
+from beekeeper.local.integration import DynamoDbTarget
 
 # botocore service ids the room's code uses, and their host names in AWS, which moto's
 # in-process dispatch recognises.
-_AWS_HOSTS = {"dynamodb": "dynamodb.us-east-1.amazonaws.com", "sqs": "sqs.us-east-1.amazonaws.com"}
+_AWS_HOSTS = {
+    "dynamodb": f"dynamodb.{LOCAL_REGION}.amazonaws.com",
+    "sqs": f"sqs.{LOCAL_REGION}.amazonaws.com",
+}
 
 
 class InProcessTransport:
@@ -134,7 +139,7 @@ def _fast_read(action: str, request: AWSPreparedRequest) -> AWSResponse | None:
 
 
 def _read_answer(action: str, body: dict[str, Any]) -> dict[str, Any]:
-    backend: Any = dynamodb_backends[DEFAULT_ACCOUNT_ID]["us-east-1"]
+    backend: Any = dynamodb_backends[DEFAULT_ACCOUNT_ID][LOCAL_REGION]
     if action == "GetItem":
         if not set(body) <= _READ_OPTIONS or not _optional_bool(body, "ConsistentRead"):
             raise _MotoDecides
@@ -244,7 +249,7 @@ def _fast_counter(_action: str, request: AWSPreparedRequest) -> AWSResponse | No
         or not re.fullmatch(r"-?\d{1,30}", text)
     ):
         return None
-    backend: Any = dynamodb_backends[DEFAULT_ACCOUNT_ID]["us-east-1"]
+    backend: Any = dynamodb_backends[DEFAULT_ACCOUNT_ID][LOCAL_REGION]
     table_name, key, attribute = body.get("TableName"), body.get("Key"), match.group(1)
     if not isinstance(key, dict) or attribute in key:
         return None  # a key attribute can not be updated: moto says so
@@ -282,7 +287,7 @@ def _fast_send(_action: str, request: AWSPreparedRequest) -> AWSResponse | None:
     queue_url, message_body = body.get("QueueUrl"), body.get("MessageBody")
     if set(body) != _SEND_OPTIONS or not isinstance(queue_url, str) or not message_body:
         return None
-    backend: Any = sqs_models.sqs_backends[DEFAULT_ACCOUNT_ID]["us-east-1"]
+    backend: Any = sqs_models.sqs_backends[DEFAULT_ACCOUNT_ID][LOCAL_REGION]
     queue = backend.queues.get(queue_url.rstrip("/").rsplit("/", 1)[-1])
     if queue is None or queue.fifo_queue or not isinstance(message_body, str):
         return None
@@ -364,8 +369,33 @@ def _method_names(clazz: object) -> frozenset[str]:
     return frozenset(_original_method_names(clazz))
 
 
-def fast_standard_sends(enabled: bool) -> None:
-    """Switch the moto patches (2, 3 and the long-poll wait) on or off, process-wide."""
+_patch_users = 0
+_patch_lock = threading.Lock()
+
+
+def fast_standard_sends() -> Callable[[], None]:
+    """Switch the moto patches (2, 3 and the long-poll wait) on, process-wide, until the
+    returned function is called; they stay on while any room of the process still uses them."""
+    global _patch_users
+    with _patch_lock:
+        _patch_users += 1
+        _apply_patches(True)
+    released = threading.Event()
+
+    def release() -> None:
+        global _patch_users
+        with _patch_lock:
+            if released.is_set():
+                return
+            released.set()
+            _patch_users -= 1
+            if _patch_users == 0:
+                _apply_patches(False)
+
+    return release
+
+
+def _apply_patches(enabled: bool) -> None:
     backend_class: Any = sqs_models.SQSBackend
     backend_class.send_message = _send_message if enabled else _original_send_message
     queue_class: Any = sqs_models.Queue

@@ -4,7 +4,7 @@
 |---|---|
 | /beekeeper | the producer Lambda's handler, with a REST proxy event |
 | /polling, /client | the VTL templates through `run_integration`, against the emulator |
-| /room | the waiting room page of the room's settings |
+| /room | the waiting room page of the room's settings, with the stack's headers |
 
 Served by waitress (a real, multi-threaded WSGI server) in `beekeeper.local.room`.
 """
@@ -19,14 +19,16 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from beekeeper.core.datamodel import COOKIE_NAME
+from beekeeper.core.headers import PAGE_HEADERS
 from beekeeper.core.settings import RoomSettings
+from beekeeper.local.integration import DynamoDbTarget
 from beekeeper.local.proxy_event import (
     proxy_result_headers,
     query_pairs,
     request_headers,
     rest_proxy_event,
 )
-from beekeeper.local.room_code import DynamoDbTarget, RoomCode
+from beekeeper.local.room_code import RoomCode
 
 log = logging.getLogger("beekeeper.local")
 
@@ -166,13 +168,7 @@ class Gateway:
             status, headers, body = _json(405, {"message": "Method Not Allowed"})
             headers.append(("Allow", "GET, HEAD"))
             return status, headers, body
-        headers = [
-            ("Content-Type", "text/html; charset=utf-8"),
-            ("Cache-Control", "no-store"),
-            ("X-Content-Type-Options", "nosniff"),
-            ("Referrer-Policy", "no-referrer"),
-        ]
-        return 200, headers, self._page
+        return 200, list(PAGE_HEADERS.items()), self._page
 
 
 def _read_body(environ: dict[str, Any]) -> str | None:

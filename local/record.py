@@ -12,7 +12,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from beekeeper.core.config_dir import deployment_file, room_file
+from beekeeper.core import names
+from beekeeper.core.config_dir import deployment_file, room_file, write_atomically
 from beekeeper.core.settings import RoomSettings
 from beekeeper.local.emulator import RoomResources
 
@@ -41,20 +42,20 @@ def room_urls(gateway_base: str) -> RoomUrls:
 def stack_outputs(
     settings: RoomSettings, urls: RoomUrls, resources: RoomResources, endpoint_url: str
 ) -> dict[str, object]:
-    prefix = settings.stack_name
+    """The deployed stack's outputs (core/names.py), a local room's values, and its own two."""
     return {
-        "MarketingUrl": urls.marketing_url,
-        "ClientCheckUrl": urls.client_check_url,
-        "PageUrl": urls.page_url,
-        "TableName": resources.table_name,
-        "QueueUrl": resources.queue_url,
-        "DeadLetterQueueUrl": resources.dead_letter_queue_url,
-        "ProducerFunctionName": f"{prefix}-producer",
-        "TriggerFunctionName": f"{prefix}-trigger",
-        "ConsumerFunctionName": f"{prefix}-consumer",
-        "GovernorFunctionName": f"{prefix}-governor",
-        "DashboardName": "",
-        "EndpointUrl": endpoint_url,
+        names.MARKETING_URL_OUTPUT: urls.marketing_url,
+        names.CLIENT_CHECK_URL_OUTPUT: urls.client_check_url,
+        names.PAGE_URL_OUTPUT: urls.page_url,
+        names.TABLE_NAME_OUTPUT: resources.table_name,
+        names.QUEUE_URL_OUTPUT: resources.queue_url,
+        names.DEAD_LETTER_QUEUE_URL_OUTPUT: resources.dead_letter_queue_url,
+        **{
+            names.function_output(role): settings.names.function(role)
+            for role in names.FUNCTION_ROLES
+        },
+        names.DASHBOARD_NAME_OUTPUT: "",  # a local room has no dashboard
+        names.ENDPOINT_URL_OUTPUT: endpoint_url,
         LOCAL_MARKER: os.getpid(),
     }
 
@@ -100,9 +101,8 @@ class RoomRecord:
             )
 
     def write(self, settings: RoomSettings, outputs: dict[str, object]) -> None:
-        self.room_path.parent.mkdir(parents=True, exist_ok=True)
-        _write_atomically(self.room_path, settings.to_toml())
-        _write_atomically(self.deployment_path, json.dumps(outputs, indent=2) + "\n")
+        write_atomically(self.room_path, settings.to_toml())
+        write_atomically(self.deployment_path, json.dumps(outputs, indent=2) + "\n")
         self._written = True
 
     def remove(self) -> None:
@@ -120,9 +120,3 @@ class RoomRecord:
         except (OSError, ValueError):
             return {}
         return data if isinstance(data, dict) else {}
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(text, encoding="utf-8")
-    partial.replace(path)

@@ -1,10 +1,10 @@
 """A whole waiting room on this machine: emulator, gateway, scheduler, record, demo shop.
 
 `LocalRoom.start()` binds the ports first (a busy port is reported before anything else
-starts), then starts the emulator with the room's queue and table, loads the real room code
-pointed at it, records the room for the operator CLI and starts serving and scheduling.
-`stop()` undoes all of it in reverse order, joining every thread it started.
-One room per process: moto's state and the fast paths are process-wide.
+starts), then starts the emulator with the room's queue and table, binds the real room code
+to it, records the room for the operator CLI and starts serving and scheduling. `stop()`
+undoes all of it in reverse order, joining every thread it started and removing the room's
+resources. Rooms with different names can run in one process side by side.
 """
 
 from __future__ import annotations
@@ -16,16 +16,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from beekeeper.core import datamodel
+from beekeeper.core.local_room import LOCAL_REGION
 from beekeeper.core.settings import RoomSettings
+from beekeeper.lambdas.room_state import read_snapshot
 from beekeeper.local.demo_shop import DemoShop
-from beekeeper.local.emulator import LOCAL_REGION, Emulator, RoomResources
+from beekeeper.local.emulator import Emulator, RoomResources
 from beekeeper.local.fast_paths import EmulatorDynamoDb, InProcessTransport, fast_standard_sends
 from beekeeper.local.gateway import Gateway
 from beekeeper.local.http_server import ServerThread
 from beekeeper.local.record import RoomRecord, RoomUrls, room_urls, stack_outputs
-from beekeeper.local.room_code import RoomCode, load_room_code
-from beekeeper.local.scheduler import Scheduler
+from beekeeper.local.room_code import ClientFactory, RoomCode, load_room_code
+from beekeeper.local.schedule import MinuteSchedule
 
 log = logging.getLogger("beekeeper.local")
 
@@ -35,13 +36,13 @@ DEFAULT_MINUTE_SECONDS = 60.0
 GATEWAY_THREADS = 16
 STOP_TIMEOUT_SECONDS = 5.0
 
-CodeLoader = Callable[[RoomSettings, RoomResources, str, float], RoomCode]
+CodeLoader = Callable[[RoomSettings, RoomResources, ClientFactory, float], RoomCode]
 
 
 def _load_real_code(
-    settings: RoomSettings, resources: RoomResources, endpoint_url: str, minute_seconds: float
+    settings: RoomSettings, resources: RoomResources, client: ClientFactory, minute_seconds: float
 ) -> RoomCode:
-    return load_room_code(settings, resources, endpoint_url, minute_seconds=minute_seconds)
+    return load_room_code(settings, resources, client, minute_seconds=minute_seconds)
 
 
 @dataclass(frozen=True)
@@ -144,11 +145,11 @@ class LocalRoom:
             transport = InProcessTransport(self.endpoint_url)
             transport.install()
             self._stack.append(transport.uninstall)
-            fast_standard_sends(True)
-            self._stack.append(lambda: fast_standard_sends(False))
+            self._stack.append(fast_standard_sends())
         self.resources = resources = emulator.create_room_resources(settings.name)
+        self._stack.append(lambda: emulator.delete_room_resources(settings.name))
 
-        code = self._code_loader(settings, resources, self.endpoint_url, options.minute_seconds)
+        code = self._code_loader(settings, resources, emulator.client, options.minute_seconds)
         dynamodb = emulator.client("dynamodb")
         integration_target = code.dynamodb_target(dynamodb)
         if options.fast_paths:
@@ -174,7 +175,7 @@ class LocalRoom:
         if shop_server is not None:
             shop_server.start()
 
-        scheduler = Scheduler(
+        scheduler = MinuteSchedule(
             code,
             minute_seconds=options.minute_seconds,
             with_governor=settings.dynamic_rate_throttling,
@@ -184,7 +185,7 @@ class LocalRoom:
 
         reporter = threading.Thread(
             target=self._report,
-            args=(dynamodb, resources.table_name, settings.arrival_shards),
+            args=(dynamodb, resources.table_name, settings),
             name="beekeeper-reporter",
             daemon=True,
         )
@@ -200,7 +201,7 @@ class LocalRoom:
             except Exception:
                 log.exception("stopping the local room")
 
-    def _stop_scheduler(self, scheduler: Scheduler) -> None:
+    def _stop_scheduler(self, scheduler: MinuteSchedule) -> None:
         left = scheduler.stop(STOP_TIMEOUT_SECONDS)
         if left:
             # A consumer long-polls the queue until its minute ends; the emulator's stop (next)
@@ -213,16 +214,17 @@ class LocalRoom:
 
     # -- the room's log -------------------------------------------------------------------
 
-    def _report(self, dynamodb: Any, table_name: str, shards: int) -> None:
+    def _report(self, dynamodb: Any, table_name: str, settings: RoomSettings) -> None:
         """Arrivals and admissions, from the table's counters, every few seconds."""
         interval = min(5.0, max(1.0, self.options.minute_seconds))
         arrived = admitted = 0
         while not self._reporter_stop.wait(interval):
             try:
-                now_arrived, now_admitted = read_counters(dynamodb, table_name, shards)
+                snapshot = read_snapshot(dynamodb, table_name, settings)
             except Exception as error:  # the emulator stopping under us
                 log.debug("counters unavailable: %s", error)
                 continue
+            now_arrived, now_admitted = snapshot.arrivals_total, snapshot.admitted_total
             if (now_arrived, now_admitted) != (arrived, admitted):
                 log.info(
                     "arrivals +%d (total %d), admitted +%d (total %d), waiting %d",
@@ -233,21 +235,6 @@ class LocalRoom:
                     max(0, now_arrived - now_admitted),
                 )
                 arrived, admitted = now_arrived, now_admitted
-
-
-def read_counters(dynamodb: Any, table_name: str, shards: int) -> tuple[int, int]:
-    """(arrivals, admitted) as docs/data-model.md counts them: shard sums and `admitted`."""
-    keys = [datamodel.arrival_shard_key(k) for k in range(shards)]
-    keys.append(datamodel.ADMITTED_COUNTER_KEY)
-    answer = dynamodb.batch_get_item(
-        RequestItems={table_name: {"Keys": [{datamodel.PARTITION_KEY: {"S": k}} for k in keys]}}
-    )
-    counts = {
-        item[datamodel.PARTITION_KEY]["S"]: int(item.get("n", {}).get("N", "0"))
-        for item in answer["Responses"].get(table_name, [])
-    }
-    admitted = counts.pop(datamodel.ADMITTED_COUNTER_KEY, 0)
-    return sum(counts.values()), admitted
 
 
 def wait_for_stop(stop_requested: threading.Event) -> None:

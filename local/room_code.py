@@ -1,44 +1,29 @@
 """The room's real code, bound for a local room: the one place local mode names the modules.
 
-Local mode runs exactly what AWS runs: the producer, trigger, consumer and governor Lambdas of
-`beekeeper.lambdas`, the /polling and /client templates through `beekeeper.vtl.integration`,
+Local mode runs exactly what AWS runs: the producer, trigger, consumer and governor of
+`beekeeper.lambdas`, the /polling and /client templates through `beekeeper.local.integration`,
 and the waiting room page of `beekeeper.waiting_room_site`. `RoomCode` is the interface the
-gateway and the scheduler use; `load_room_code` fills it with those modules after pointing
-their environment at the emulator, as the stack points it at AWS.
+gateway and the scheduler use; `load_room_code` fills it with those modules' plain functions,
+bound to the room's settings and to clients of the emulator by injection, as the simulator
+binds them. (In AWS the handlers bind the same functions to their environment, which the stack
+sets.) Nothing travels through the process environment, so rooms in one process stay apart.
 """
 
 from __future__ import annotations
 
-import importlib
-import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from beekeeper.core.settings import RoomSettings
-from beekeeper.local.emulator import FAKE_CREDENTIALS, LOCAL_REGION, RoomResources
+from beekeeper.local.emulator import RoomResources
+from beekeeper.local.integration import DynamoDbTarget, IntegrationRunner
 
 Payload = Mapping[str, Any]
 InvokeConsumer = Callable[[Payload], None]
-# Where the templates' DynamoDB requests go: (action, JSON body) -> (status code, JSON body).
-DynamoDbTarget = Callable[[str, str], tuple[int, str]]
-
-
-class IntegrationRunner(Protocol):
-    """`beekeeper.vtl.integration.run_integration`: a route's templates against DynamoDB."""
-
-    def __call__(
-        self,
-        route: str,
-        request: Any,
-        *,
-        dynamodb: DynamoDbTarget,
-        table_name: str,
-        origin: str,
-        request_time_ms: int,
-        request_id: str = "local",
-    ) -> Any: ...
+# service name ("dynamodb", "sqs") -> a boto3 client of the room's emulator
+ClientFactory = Callable[[str], Any]
 
 
 @dataclass(frozen=True)
@@ -57,85 +42,103 @@ class RoomCode:
     # A boto3 DynamoDB client -> the integration's DynamoDB target (Boto3DynamoDb).
     dynamodb_target: Callable[[Any], DynamoDbTarget]
     page: Callable[[RoomSettings], str]
+    # Hands the producer the scheduler's way of starting a consumer (Lambda's async invoke in
+    # AWS), so a visitor who joins a quiet minute wakes one; until then nobody is woken.
+    connect_consumers: Callable[[InvokeConsumer], None] = lambda _invoke: None
 
 
-def lambda_environment(
-    settings: RoomSettings, resources: RoomResources, endpoint_url: str
-) -> dict[str, str]:
-    """What the stack gives every Lambda, pointed at the emulator, with fake credentials."""
-    return {
-        **settings.to_lambda_environment(),
-        "TABLE_NAME": resources.table_name,
-        "QUEUE_URL": resources.queue_url,
-        "CONSUMER_FUNCTION_NAME": f"beekeeper-{settings.name}-consumer",
-        "AWS_ENDPOINT_URL": endpoint_url,
-        "AWS_REGION": LOCAL_REGION,
-        "AWS_DEFAULT_REGION": LOCAL_REGION,
-        "AWS_ACCESS_KEY_ID": FAKE_CREDENTIALS["aws_access_key_id"],
-        "AWS_SECRET_ACCESS_KEY": FAKE_CREDENTIALS["aws_secret_access_key"],
-        "AWS_EC2_METADATA_DISABLED": "true",
-    }
+class _ConsumerStarter:
+    """The producer's `invoke_consumer`, connected once the scheduler exists."""
+
+    def __init__(self) -> None:
+        self.invoke: InvokeConsumer | None = None
+
+    def __call__(self, payload: Payload) -> None:
+        if self.invoke is None:
+            raise RuntimeError("the local room's scheduler has not started yet")
+        self.invoke(dict(payload))
+
+    def connect(self, invoke: InvokeConsumer) -> None:
+        self.invoke = invoke
 
 
 def load_room_code(
     settings: RoomSettings,
     resources: RoomResources,
-    endpoint_url: str,
+    client: ClientFactory,
     *,
     minute_seconds: float,
-    environ: dict[str, str] | None = None,
 ) -> RoomCode:
-    """The real modules, with their environment pointed at the emulator before import.
-
-    The handlers create their boto3 clients lazily from the environment, as in AWS; this
-    process is the local room, so its environment is the room's Lambda environment.
-    """
-    target = os.environ if environ is None else environ
-    target.pop("AWS_PROFILE", None)
-    target.pop("AWS_SESSION_TOKEN", None)
-    target.update(lambda_environment(settings, resources, endpoint_url))
-
-    # Imported by name, after the environment is set: the modules read it when first used.
-    consumer, governor, producer, runtime, trigger = (
-        importlib.import_module(f"beekeeper.lambdas.{name}")
-        for name in ("consumer", "governor", "producer", "runtime", "trigger")
-    )
-    integration = importlib.import_module("beekeeper.vtl.integration")
+    """The real modules' functions, bound to this room's settings, resources and clients."""
+    # Imported here: the room code (and the Velocity engine) load when a room starts.
+    from beekeeper.lambdas.consumer import run_consumer
+    from beekeeper.lambdas.governor import fetch_once, run_governor
+    from beekeeper.lambdas.producer import Producer
+    from beekeeper.lambdas.trigger import run_trigger
+    from beekeeper.local.integration import Boto3DynamoDb, HttpRequest, run_integration
     from beekeeper.waiting_room_site import render_page
 
-    # The clients and settings the handlers use (created lazily, once, as in a container).
-    def run_trigger(invoke_consumer: InvokeConsumer) -> Any:
-        return trigger.run_trigger(
-            settings=runtime.settings(),
-            table=runtime.env("TABLE_NAME"),
-            queue_url=runtime.env("QUEUE_URL"),
-            dynamodb=runtime.client("dynamodb"),
-            sqs=runtime.client("sqs"),
+    # One client per service, shared by the room's threads, as one per container in AWS.
+    dynamodb, sqs = client("dynamodb"), client("sqs")
+    table, queue_url = resources.table_name, resources.queue_url
+    starter = _ConsumerStarter()
+    producer = Producer(
+        settings=settings,
+        table=table,
+        queue_url=queue_url,
+        dynamodb=dynamodb,
+        sqs=sqs,
+        invoke_consumer=starter,
+        minute_seconds=minute_seconds,
+    )
+
+    def run_trigger_once(invoke_consumer: InvokeConsumer) -> Any:
+        return run_trigger(
+            settings=settings,
+            table=table,
+            queue_url=queue_url,
+            dynamodb=dynamodb,
+            sqs=sqs,
             invoke_consumer=lambda payload: invoke_consumer(dict(payload)),
             clock=time.time,
             minute_seconds=minute_seconds,
         )
 
+    def run_consumer_once(payload: Payload) -> Any:
+        # The payload is JSON in AWS's async invoke: the consumer gets a copy, as it would.
+        return run_consumer(
+            dict(payload),
+            settings=settings,
+            table=table,
+            queue_url=queue_url,
+            dynamodb=dynamodb,
+            sqs=sqs,
+            clock=time.time,
+            sleep=time.sleep,
+        )
+
     # The governor's minute is shortened with the scheduler's, as the trigger's is.
-    def run_governor() -> Any:
-        return governor.run_governor(
-            settings=runtime.settings(),
-            table=runtime.env("TABLE_NAME"),
-            dynamodb=runtime.client("dynamodb"),
-            fetch=governor.fetch_once,
+    def run_governor_once() -> Any:
+        if not settings.dynamic_rate_throttling:
+            return "disabled"
+        return run_governor(
+            settings=settings,
+            table=table,
+            dynamodb=dynamodb,
+            fetch=fetch_once,
             clock=time.time,
             sleep=time.sleep,
             minute_seconds=minute_seconds,
         )
 
     return RoomCode(
-        producer=producer.handler,
-        trigger=run_trigger,
-        # The payload is JSON in AWS's async invoke: the consumer gets a copy, as it would.
-        consumer=lambda payload: consumer.handler(dict(payload), None),
-        governor=run_governor,
-        integration=integration.run_integration,
-        http_request=integration.HttpRequest,
-        dynamodb_target=integration.Boto3DynamoDb,
+        producer=lambda event, _context: producer.handle(event),
+        trigger=run_trigger_once,
+        consumer=run_consumer_once,
+        governor=run_governor_once,
+        integration=run_integration,
+        http_request=HttpRequest,
+        dynamodb_target=Boto3DynamoDb,
         page=render_page,
+        connect_consumers=starter.connect,
     )

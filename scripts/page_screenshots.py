@@ -15,11 +15,11 @@ from typing import Any
 from playwright.sync_api import sync_playwright
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(REPO / "tests" / "browser"), str(REPO / "tests")]
+sys.path.insert(0, str(REPO))  # the tests' helpers are the package `tests.support`
 
-from chromium_launch import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
-from conftest import room_settings  # noqa: E402
-from polling_double import Answer, serve, waiting  # noqa: E402
+from tests.support.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from tests.support.polling_double import Answer, serve, waiting  # noqa: E402
+from tests.support.sample_room import sample_room  # noqa: E402
 
 OUT = REPO / "docs" / "screenshots"
 PHONE = {"width": 360, "height": 740}
@@ -61,7 +61,7 @@ def shoot(
 
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
-    settings = room_settings(display_name="Spring Sale 2026")
+    settings = sample_room(display_name="Spring Sale 2026")
     with serve(settings) as double, sync_playwright() as playwright:
         browser = playwright.chromium.launch(
             executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS

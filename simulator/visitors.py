@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from beekeeper.core.datamodel import Token, status_copy_for, status_key
+from beekeeper.core.polling import eta_seconds, poll_after_seconds, position
 from beekeeper.lambdas.room_state import read_number
 from beekeeper.simulator.clock import Scheduler
 from beekeeper.simulator.fake_dynamodb import FakeTable
-from beekeeper.vtl.polling import eta_seconds, poll_after_seconds, position
 
 PAGE_LOAD_SECONDS = 1.0
 

@@ -25,6 +25,7 @@ from aws_cdk.aws_dynamodb import ITable
 from constructs import Construct
 
 from beekeeper import vtl
+from beekeeper.core.headers import PAGE_HEADERS, cors_headers
 from beekeeper.core.settings import RoomSettings
 from beekeeper.stacks import capacity, page, permissions
 from beekeeper.stacks.functions import RETENTION
@@ -73,11 +74,7 @@ class RoomApi(Construct):
         self.settings = settings
         self.stage_name = settings.name
         throttle = capacity.stage_throttle(settings)
-        self.cors_headers = {
-            "Access-Control-Allow-Origin": page.origin_of(settings.origin),
-            "Access-Control-Allow-Credentials": "true",
-            "Vary": "Origin",
-        }
+        self.cors_headers = cors_headers(settings.origin)
 
         access_logs = None
         if logging_enabled:
@@ -180,7 +177,7 @@ class RoomApi(Construct):
 
     def _page(self) -> None:
         html = render_page(self.settings)
-        static, overridden = page.split_headers(page.PAGE_HEADERS)
+        static, overridden = page.split_headers(PAGE_HEADERS)
         template = page.page_response_template(html, overridden)
         integration = apigw.MockIntegration(
             passthrough_behavior=apigw.PassthroughBehavior.NEVER,

@@ -9,15 +9,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from beekeeper.core.polling_load import standing_polls_per_second
 from beekeeper.core.settings import RoomSettings
 
 # One arrival counter item takes about 1,000 writes/s (DynamoDB's per-partition write limit);
 # the producer spreads new visitors over `arrival_shards` of them (docs/data-model.md).
 ARRIVALS_PER_SHARD_PER_SECOND = 1_000
-# The waiting page polls about every 20 s (the /polling answer's poll_after); a room is sized
-# to keep this many visitors waiting at once. 200,000 x 1/20 s = 10,000 polls/s: the same
-# figure as API Gateway's default regional quota, so the default quota is the real ceiling.
-POLL_INTERVAL_SECONDS = 20
+# A room is sized to keep this many visitors waiting at once, each polling as the /polling
+# answer's poll rule asks (core/polling.py): often near the front, every 5 minutes far back.
 DESIGN_WAITING_VISITORS = 200_000
 # An admitted visitor's pages at the shop each may call /client once.
 CLIENT_CHECKS_PER_ADMITTED_VISITOR = 10
@@ -57,8 +56,10 @@ def arrivals_per_second(settings: RoomSettings) -> int:
     return settings.arrival_shards * ARRIVALS_PER_SHARD_PER_SECOND
 
 
-def polls_per_second() -> int:
-    return DESIGN_WAITING_VISITORS // POLL_INTERVAL_SECONDS
+def polls_per_second(settings: RoomSettings) -> int:
+    """/polling requests per second of the design line at the room's rate, by the poll rule
+    (never sooner than asked: the page's jitter only stretches the intervals)."""
+    return math.ceil(standing_polls_per_second(DESIGN_WAITING_VISITORS, settings.rate))
 
 
 def client_checks_per_second(settings: RoomSettings) -> int:
@@ -68,7 +69,7 @@ def client_checks_per_second(settings: RoomSettings) -> int:
 def stage_throttle(settings: RoomSettings) -> StageThrottle:
     """Stage limit = arrivals + polls + /client checks; the marketing link alone = arrivals."""
     arrivals = arrivals_per_second(settings)
-    total = arrivals + polls_per_second() + client_checks_per_second(settings)
+    total = arrivals + polls_per_second(settings) + client_checks_per_second(settings)
     return StageThrottle(
         rate_limit=total,
         burst_limit=min(total, ACCOUNT_DEFAULT_BURST),

@@ -23,6 +23,7 @@ from aws_cdk import aws_sqs as sqs
 from aws_cdk.aws_dynamodb import ITable
 from constructs import Construct
 
+from beekeeper.core import names
 from beekeeper.core.settings import RoomSettings
 from beekeeper.stacks import capacity, permissions
 from beekeeper.stacks.lambda_asset import stage_lambda_source
@@ -109,7 +110,7 @@ class RoomFunction(Construct):
         reserved_concurrency: int | None,
     ) -> None:
         super().__init__(scope, construct_id)
-        function_name = f"{settings.stack_name}-{spec.role}"
+        function_name = settings.names.function(spec.role)
         self.log_group = logs.LogGroup(
             self,
             "Logs",
@@ -170,8 +171,8 @@ class RoomFunctions(Construct):
     ) -> None:
         super().__init__(scope, construct_id)
         code = _staged_code()
-        common = {**settings.to_lambda_environment(), "TABLE_NAME": table.table_name}
-        with_queue = {**common, "QUEUE_URL": queue.queue_url}
+        common = {**settings.to_lambda_environment(), names.TABLE_NAME_VARIABLE: table.table_name}
+        with_queue = {**common, names.QUEUE_URL_VARIABLE: queue.queue_url}
 
         def make(role: str, environment: dict[str, str], reserved: int | None) -> RoomFunction:
             made = RoomFunction(
@@ -192,7 +193,7 @@ class RoomFunctions(Construct):
         )
         starts_consumers = {
             **with_queue,
-            "CONSUMER_FUNCTION_NAME": self.consumer.function.function_name,
+            names.CONSUMER_FUNCTION_VARIABLE: self.consumer.function.function_name,
         }
         # The producer keeps whatever concurrency the others do not reserve.
         self.producer = make("producer", starts_consumers, None)
@@ -201,6 +202,12 @@ class RoomFunctions(Construct):
         for starter in (self.trigger, self.producer):
             starter.allow(permissions.STARTS_CONSUMERS, [self.consumer.function.function_arn])
         self.governor = make("governor", common, capacity.GOVERNOR_RESERVED_CONCURRENCY)
+        self.by_role = {
+            "producer": self.producer,
+            "trigger": self.trigger,
+            "consumer": self.consumer,
+            "governor": self.governor,
+        }
 
         self.trigger_schedule = self._every_minute("TriggerSchedule", self.trigger.function)
         self.governor_schedule = (

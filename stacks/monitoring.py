@@ -1,8 +1,8 @@
 """The room's CloudWatch dashboard and the alarms that need a person.
 
-Arrivals, admissions and the current rate are not AWS metrics: the Lambdas print CloudWatch
-Embedded Metric Format lines (no API call, no cost beyond the log line) into namespace
-`Beekeeper` with the dimension `Room` = the room's name:
+Arrivals, admissions and the current rate are not AWS metrics: the Lambdas are to print
+CloudWatch Embedded Metric Format lines (no API call, no cost beyond the log line) into the
+namespace and with the dimension (`Room` = the room's name) of core/telemetry.py:
 
     Arrivals  Count  producer, one per new visitor queued
     Admitted  Count  consumer, visitors admitted (duplicates never counted)
@@ -23,12 +23,13 @@ from aws_cdk.aws_dynamodb import ITable
 from constructs import Construct
 
 from beekeeper.core.settings import RoomSettings
-
-METRIC_NAMESPACE = "Beekeeper"
-ROOM_DIMENSION = "Room"
-ARRIVALS_METRIC = "Arrivals"
-ADMITTED_METRIC = "Admitted"
-RATE_METRIC = "Rate"
+from beekeeper.core.telemetry import (
+    ADMITTED_METRIC,
+    ARRIVALS_METRIC,
+    METRIC_NAMESPACE,
+    RATE_METRIC,
+    ROOM_DIMENSION,
+)
 
 MINUTE = Duration.minutes(1)
 # How far the oldest waiting visitor may fall behind what the queue depth and the rate

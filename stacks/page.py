@@ -11,42 +11,20 @@ The page carries its own Content-Security-Policy (a meta element with the hashes
 script and styles, docs/page.md). A meta policy can not forbid framing, so the response adds a
 header policy with `frame-ancestors 'none'`; a browser enforces both policies together.
 
-Pure functions only (no CDK), so local mode can serve the page with the same headers.
+The headers themselves are `beekeeper.core.headers.PAGE_HEADERS`, which local mode serves too.
+Pure functions only (no CDK).
 """
 
 from __future__ import annotations
 
 import base64
-from urllib.parse import urlsplit
 
 # API Gateway's limit on one mapping template (a hard quota, not adjustable).
 MAPPING_TEMPLATE_LIMIT_BYTES = 300 * 1024
 
-PAGE_HEADERS = {
-    "Content-Type": "text/html; charset=utf-8",
-    # Revalidate on every load: a redeployed page is seen at once.
-    "Cache-Control": "no-cache",
-    "Content-Security-Policy": "frame-ancestors 'none'",
-    "X-Frame-Options": "DENY",
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-}
-
 
 class PageTooLargeError(ValueError):
     """The rendered page does not fit one API Gateway mapping template."""
-
-
-def origin_of(url: str) -> str:
-    """scheme://host[:port] as a browser sends it in the Origin header (default port left out)."""
-    parts = urlsplit(url)
-    scheme = parts.scheme.lower()
-    host = parts.hostname or ""
-    if ":" in host:  # an IPv6 literal keeps its brackets
-        host = f"[{host}]"
-    port = parts.port
-    default_port = {"https": 443, "http": 80}.get(scheme)
-    return f"{scheme}://{host}" if port in (None, default_port) else f"{scheme}://{host}:{port}"
 
 
 def split_headers(headers: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:

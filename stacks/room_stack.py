@@ -7,6 +7,7 @@ from typing import Any
 from aws_cdk import CfnOutput, Environment, Stack, Tags
 from constructs import Construct
 
+from beekeeper.core import names
 from beekeeper.core.settings import RoomSettings
 from beekeeper.stacks import nag
 from beekeeper.stacks.api import RoomApi
@@ -63,17 +64,17 @@ class RoomStack(Stack):
 
         # The keys docs/data-model.md promises the CLI ("Stack outputs").
         outputs = {
-            "MarketingUrl": api.url_for("/beekeeper"),
-            "ClientCheckUrl": api.url_for("/client"),
-            "PageUrl": api.url_for("/room"),
-            "TableName": storage.table.table_name,
-            "QueueUrl": storage.queue.queue_url,
-            "DeadLetterQueueUrl": storage.dead_letter_queue.queue_url,
-            "ProducerFunctionName": functions.producer.function.function_name,
-            "TriggerFunctionName": functions.trigger.function.function_name,
-            "ConsumerFunctionName": functions.consumer.function.function_name,
-            "GovernorFunctionName": functions.governor.function.function_name,
-            "DashboardName": monitoring.dashboard.dashboard_name,
+            names.MARKETING_URL_OUTPUT: api.url_for("/beekeeper"),
+            names.CLIENT_CHECK_URL_OUTPUT: api.url_for("/client"),
+            names.PAGE_URL_OUTPUT: api.url_for("/room"),
+            names.TABLE_NAME_OUTPUT: storage.table.table_name,
+            names.QUEUE_URL_OUTPUT: storage.queue.queue_url,
+            names.DEAD_LETTER_QUEUE_URL_OUTPUT: storage.dead_letter_queue.queue_url,
+            **{
+                names.function_output(role): functions.by_role[role].function.function_name
+                for role in names.FUNCTION_ROLES
+            },
+            names.DASHBOARD_NAME_OUTPUT: monitoring.dashboard.dashboard_name,
         }
         for key, value in outputs.items():
             CfnOutput(self, key, value=value)

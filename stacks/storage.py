@@ -22,12 +22,12 @@ class RoomStorage(Construct):
 
     def __init__(self, scope: Construct, construct_id: str, *, settings: RoomSettings) -> None:
         super().__init__(scope, construct_id)
-        prefix = settings.stack_name
+        names = settings.names
 
         self.table = dynamodb.Table(
             self,
             "Table",
-            table_name=prefix,
+            table_name=names.table,
             partition_key=dynamodb.Attribute(
                 name=datamodel.PARTITION_KEY, type=dynamodb.AttributeType.STRING
             ),
@@ -42,11 +42,11 @@ class RoomStorage(Construct):
             deletion_protection=False,
         )
 
-        self.dead_letter_queue = _private_queue(self, "DeadLetterQueue", f"{prefix}-dead-letters")
+        self.dead_letter_queue = _private_queue(self, "DeadLetterQueue", names.dead_letter_queue)
         self.queue = _private_queue(
             self,
             "Queue",
-            f"{prefix}-visitors",
+            names.queue,
             visibility_timeout=Duration.seconds(datamodel.QUEUE_VISIBILITY_TIMEOUT_SECONDS),
             dead_letter_queue=sqs.DeadLetterQueue(
                 queue=self.dead_letter_queue,

@@ -16,9 +16,9 @@ import json
 import re
 from collections.abc import Mapping
 
+from beekeeper.core import polling
 from beekeeper.core.datamodel import ORIGIN_TOKEN_PARAMETER
 from beekeeper.core.paths import VTL_DIR
-from beekeeper.vtl import polling
 
 _PLACEHOLDER = re.compile(r"\{\{([A-Z][A-Z0-9_]*)\}\}")
 

@@ -1,55 +1,20 @@
-"""One /polling or /client request run the way API Gateway runs it, against a DynamoDB.
+"""What the stack configures around the /polling and /client templates, and local mode obeys.
 
-Used by the tests (with moto) and by local mode. The steps are API Gateway's for a REST API
-method with an AWS (non-proxy) integration to DynamoDB:
-
-1. method request: only GET is routed; a Content-Type other than application/json finds no
-   request template and is refused with 415 (passthrough behaviour NEVER);
-2. the request template is rendered; a Velocity runtime failure is a 500;
-3. the rendered text is sent as the DynamoDB action's JSON body (to a `DynamoDbTarget`: a boto3
-   client in tests, moto's table directly in local mode); DynamoDB refuses a body that
-   is not valid JSON or not a valid request with a 400;
-4. the integration response is chosen by DynamoDB's status code: 2xx takes the route's
-   response template (answer 200), 4xx/5xx the static "unavailable" answer (503);
-5. the method response carries the headers of `response_headers(route, origin)`.
-
-`integration_settings(route, origin)` describes steps 4 and 5 for the CDK stack, so the stack
-and this module can not drift apart.
+API Gateway chooses an integration response by DynamoDB's status code: 2xx takes the route's
+response template (answer 200), 4xx/5xx a static "unavailable" answer (503, Retry-After).
+`integration_settings(route, ...)` describes those responses and their headers for the CDK
+stack; local mode's `run_integration` (beekeeper.local.integration) answers by the same table,
+so the two can not drift apart.
 """
 
 from __future__ import annotations
 
-import functools
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from email.utils import formatdate
-from typing import Any, Protocol
-from urllib.parse import urlsplit
 
-from botocore.exceptions import BotoCoreError, ClientError, ParamValidationError
-
+from beekeeper.core.headers import JSON_ANSWER_HEADERS, cors_headers
 from beekeeper.vtl import ROUTES, load_template, template_values
-from beekeeper.vtl.renderer import RenderInput, VelocityRuntimeError, render
-
-
-@dataclass(frozen=True)
-class HttpRequest:
-    """What API Gateway received. Query values are already URL-decoded."""
-
-    method: str
-    path: str
-    query: Mapping[str, str]
-    headers: Mapping[str, str]
-
-
-@dataclass(frozen=True)
-class HttpResponse:
-    status: int
-    headers: Mapping[str, str]
-    body: str
-
 
 # The integration response for DynamoDB errors: DynamoDB's status code is matched against
 # this pattern (API Gateway's selectionPattern); everything else takes the default (200).
@@ -65,35 +30,19 @@ ERROR_BODIES: dict[str, str] = {
     "client": json.dumps({"allow": False}),
 }
 
-_INTERNAL_ERROR = json.dumps({"message": "Internal server error"})
-_MISSING_TOKEN = json.dumps({"message": "Missing Authentication Token"})
-_UNSUPPORTED_MEDIA = json.dumps({"message": "Unsupported Media Type"})
-
-
-def cors_allow_origin(origin: str) -> str:
-    """The origin's scheme://host[:port], as a browser sends it in the Origin header.
-
-    Lower-case scheme and host, no path, and no port when it is the scheme's default.
-    """
-    parts = urlsplit(origin)
-    host = (parts.hostname or "").encode("idna").decode("ascii").lower()
-    if ":" in host:
-        host = f"[{host}]"
-    default_port = {"http": 80, "https": 443}.get(parts.scheme.lower())
-    port = f":{parts.port}" if parts.port is not None and parts.port != default_port else ""
-    return f"{parts.scheme.lower()}://{host}{port}"
-
 
 def response_headers(route: str, origin: str) -> dict[str, str]:
-    """The headers every answer of `route` carries (success and error alike)."""
-    headers = {"Content-Type": "application/json", "Cache-Control": "no-store"}
+    """The headers every answer of `route` carries (success and error alike); /client's let
+    the shop's pages read it."""
+    headers = dict(JSON_ANSWER_HEADERS)
     if route == "client":
-        headers |= {
-            "Access-Control-Allow-Origin": cors_allow_origin(origin),
-            "Access-Control-Allow-Credentials": "true",
-            "Vary": "Origin",
-        }
+        headers |= cors_headers(origin)
     return headers
+
+
+def error_headers(route: str, origin: str) -> dict[str, str]:
+    """The headers of the "unavailable" answer."""
+    return response_headers(route, origin) | {"Retry-After": str(ERROR_RETRY_AFTER_SECONDS)}
 
 
 @dataclass(frozen=True)
@@ -112,152 +61,23 @@ def integration_settings(
     """The integration responses the stack must configure for `route`, in order."""
     _request_name, response_name, _action = ROUTES[route]
     values = template_values(table_name=table_name, origin=origin)
-    headers = response_headers(route, origin)
     return (
-        IntegrationResponseSetting(None, 200, load_template(response_name, values), headers),
         IntegrationResponseSetting(
-            ERROR_SELECTION_PATTERN,
-            ERROR_STATUS,
-            ERROR_BODIES[route],
-            headers | {"Retry-After": str(ERROR_RETRY_AFTER_SECONDS)},
+            None, 200, load_template(response_name, values), response_headers(route, origin)
+        ),
+        IntegrationResponseSetting(
+            ERROR_SELECTION_PATTERN, ERROR_STATUS, ERROR_BODIES[route], error_headers(route, origin)
         ),
     )
 
 
-class DynamoDbTarget(Protocol):
-    """Where the integration's requests go, as API Gateway sends them: the action and the
-    rendered JSON body in, DynamoDB's HTTP status code and JSON body out."""
-
-    def __call__(self, action: str, body: str) -> tuple[int, str]: ...
-
-
-_ACTIONS = {"BatchGetItem": "batch_get_item", "GetItem": "get_item"}
-
-
-class Boto3DynamoDb:
-    """A boto3 DynamoDB client (moto's in tests) as the integration's target."""
-
-    def __init__(self, client: Any) -> None:
-        self._client = client
-
-    def __call__(self, action: str, body: str) -> tuple[int, str]:
-        try:
-            request = json.loads(body)
-        except ValueError:
-            return 400, json.dumps({"__type": "SerializationException"})
-        if not isinstance(request, dict):
-            return 400, json.dumps({"__type": "SerializationException"})
-        try:
-            answer = getattr(self._client, _ACTIONS[action])(**request)
-        except ParamValidationError as error:
-            return 400, json.dumps({"__type": "ValidationException", "message": str(error)})
-        except ClientError as error:
-            status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 500)
-            code = error.response.get("Error", {}).get("Code", "")
-            return int(status), json.dumps({"__type": code})
-        answer = {key: value for key, value in answer.items() if key != "ResponseMetadata"}
-        return 200, json.dumps(answer)
-
-
-@functools.lru_cache(maxsize=32)
-def _route_templates(route: str, table_name: str, origin: str) -> tuple[str, str]:
-    """The route's request and response templates filled in, once per room: local mode
-    answers every poll with them, and the same string object keeps the renderer's cache of
-    parsed templates a dictionary hit."""
-    request_name, response_name, _action = ROUTES[route]
-    values = template_values(table_name=table_name, origin=origin)
-    return load_template(request_name, values), load_template(response_name, values)
-
-
-def _context(
-    request: HttpRequest, route: str, request_time_ms: int, request_id: str
-) -> dict[str, Any]:
-    return {
-        "requestTimeEpoch": request_time_ms,
-        "requestTime": formatdate(request_time_ms / 1000, usegmt=True),
-        "requestId": request_id,
-        "httpMethod": request.method,
-        "resourcePath": f"/{route}",
-        "path": request.path,
-        "stage": "local",
-        "identity": {"sourceIp": "127.0.0.1", "userAgent": _header(request, "user-agent")},
-    }
-
-
-def _header(request: HttpRequest, name: str) -> str:
-    for key, value in request.headers.items():
-        if key.lower() == name:
-            return value
-    return ""
-
-
-def run_integration(
-    route: str,
-    request: HttpRequest,
-    *,
-    dynamodb: DynamoDbTarget,
-    table_name: str,
-    origin: str,
-    request_time_ms: int,
-    request_id: str = "local",
-) -> HttpResponse:
-    """Answer `request` on `route` ('polling' or 'client') as API Gateway would.
-
-    `dynamodb` receives the rendered request: `Boto3DynamoDb(client)` for a boto3 client.
-
-    Raises UnsupportedVtl when a template steps outside what the renderer can render
-    faithfully: that is a bug to fix, not an answer to give.
-    """
-    action = ROUTES[route][2]
-    headers = response_headers(route, origin)
-    if request.method.upper() != "GET":
-        return HttpResponse(403, {"Content-Type": "application/json"}, _MISSING_TOKEN)
-    content_type = _header(request, "content-type").split(";")[0].strip().lower()
-    if content_type not in ("", "application/json"):
-        return HttpResponse(415, {"Content-Type": "application/json"}, _UNSUPPORTED_MEDIA)
-
-    request_template, response_template = _route_templates(route, table_name, origin)
-    data = RenderInput(
-        query=dict(request.query),
-        headers=dict(request.headers),
-        context=_context(request, route, request_time_ms, request_id),
-    )
-    try:
-        rendered = render(request_template, data)
-    except VelocityRuntimeError:
-        return HttpResponse(500, {"Content-Type": "application/json"}, _INTERNAL_ERROR)
-    try:
-        status, body = dynamodb(action, rendered)
-    except BotoCoreError:
-        return HttpResponse(500, {"Content-Type": "application/json"}, _INTERNAL_ERROR)
-
-    if re.fullmatch(ERROR_SELECTION_PATTERN, str(status)):
-        return HttpResponse(
-            ERROR_STATUS,
-            headers | {"Retry-After": str(ERROR_RETRY_AFTER_SECONDS)},
-            ERROR_BODIES[route],
-        )
-    response_data = RenderInput(
-        body=body, query=data.query, headers=data.headers, context=data.context
-    )
-    try:
-        answer = render(response_template, response_data)
-    except VelocityRuntimeError:
-        return HttpResponse(500, {"Content-Type": "application/json"}, _INTERNAL_ERROR)
-    return HttpResponse(200, headers, answer)
-
-
 __all__ = [
     "ERROR_BODIES",
+    "ERROR_RETRY_AFTER_SECONDS",
     "ERROR_SELECTION_PATTERN",
     "ERROR_STATUS",
-    "Boto3DynamoDb",
-    "DynamoDbTarget",
-    "HttpRequest",
-    "HttpResponse",
     "IntegrationResponseSetting",
-    "cors_allow_origin",
+    "error_headers",
     "integration_settings",
     "response_headers",
-    "run_integration",
 ]

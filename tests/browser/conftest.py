@@ -12,7 +12,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from chromium_launch import CHROMIUM, CHROMIUM_ARGS
+
+from tests.support.chromium import CHROMIUM, CHROMIUM_ARGS
 
 # Noon UTC, so the page's clock times can be asserted exactly (en-GB: a 24-hour clock).
 START = datetime(2026, 9, 21, 12, 0, 0, tzinfo=UTC)
@@ -32,15 +33,21 @@ pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="session")
-def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
-        )
-        try:
-            yield launched
-        finally:
-            launched.close()
+def playwright() -> Iterator[Any]:
+    """The one Playwright of the session: the sync API allows only one at a time."""
+    with sync_api.sync_playwright() as started:
+        yield started
+
+
+@pytest.fixture(scope="session")
+def browser(playwright: Any) -> Iterator[Any]:
+    launched = playwright.chromium.launch(
+        executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+    )
+    try:
+        yield launched
+    finally:
+        launched.close()
 
 
 @pytest.fixture

@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from polling_double import PollingDouble, serve, waiting
-from sample_room import sample_room
+
+from tests.support.polling_double import PollingDouble, serve, waiting
+from tests.support.sample_room import sample_room
 
 pytestmark = pytest.mark.browser
 

@@ -13,17 +13,14 @@ from hypothesis import strategies as st
 from moto import mock_aws
 
 from beekeeper.core.datamodel import COOKIE_NAME, status_key, visitor_key
+from beekeeper.core.headers import browser_origin
+from beekeeper.local.integration import Boto3DynamoDb, HttpRequest, HttpResponse, run_integration
 from beekeeper.vtl import ROUTES, load_template, template_values
 from beekeeper.vtl.integration import (
     ERROR_BODIES,
     ERROR_SELECTION_PATTERN,
-    Boto3DynamoDb,
-    HttpRequest,
-    HttpResponse,
-    cors_allow_origin,
     integration_settings,
     response_headers,
-    run_integration,
 )
 
 TABLE = "beekeeper-functional"
@@ -180,9 +177,9 @@ def test_no_usable_token_is_a_200_with_the_reason(
 
 
 def test_headers_of_each_route() -> None:
-    assert cors_allow_origin(ORIGIN) == "https://shop.example"
-    assert cors_allow_origin("http://127.0.0.1:8080/x") == "http://127.0.0.1:8080"
-    assert cors_allow_origin("https://bücher.example:8443") == "https://xn--bcher-kva.example:8443"
+    assert browser_origin(ORIGIN) == "https://shop.example"
+    assert browser_origin("http://127.0.0.1:8080/x") == "http://127.0.0.1:8080"
+    assert browser_origin("https://bücher.example:8443") == "https://xn--bcher-kva.example:8443"
     assert response_headers("polling", ORIGIN) == {
         "Content-Type": "application/json",
         "Cache-Control": "no-store",

@@ -11,7 +11,7 @@ import pytest
 
 from beekeeper.local.emulator import Emulator, RoomResources
 from beekeeper.local.fast_paths import EmulatorDynamoDb, InProcessTransport, fast_standard_sends
-from beekeeper.vtl.integration import Boto3DynamoDb
+from beekeeper.local.integration import Boto3DynamoDb
 
 
 @pytest.fixture(scope="module")
@@ -85,13 +85,13 @@ def test_fast_sends_keep_the_queue_as_moto_keeps_it(
 ) -> None:
     server, resources = emulator
     sqs = server.client("sqs")
-    fast_standard_sends(True)
+    release = fast_standard_sends()
     try:
         sent = [
             sqs.send_message(QueueUrl=resources.queue_url, MessageBody=f"m{i}") for i in range(5)
         ]
     finally:
-        fast_standard_sends(False)
+        release()
     assert all(answer["MessageId"] for answer in sent)  # botocore checked each body's MD5
     got = sqs.receive_message(QueueUrl=resources.queue_url, MaxNumberOfMessages=10)["Messages"]
     assert sorted(m["Body"] for m in got) == [f"m{i}" for i in range(5)]

@@ -18,12 +18,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from localroom.process import BEEKEEPER, LocalProcess, start_local, wait_until
 
 from beekeeper.core.datamodel import GOVERNOR_LOG_KEY
 from beekeeper.lambdas.governor import BASELINE, BASELINE_CHECKS, HALVE, HOLD
 from beekeeper.lambdas.governor_records import Decision
 from beekeeper.lambdas.governor_records import recent_decisions as decisions_in
+from tests.support.localroom.process import BEEKEEPER, LocalProcess, start_local, wait_until
 
 pytestmark = pytest.mark.slow
 

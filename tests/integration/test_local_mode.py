@@ -14,14 +14,15 @@ import subprocess
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import pytest
-from localroom.http import cookie_value, get
-from localroom.process import BEEKEEPER, LocalProcess, start_local, wait_until
 
 from beekeeper.core import datamodel
+from tests.support.localroom.http import cookie_value, get
+from tests.support.localroom.process import BEEKEEPER, LocalProcess, start_local, wait_until
 
 pytestmark = pytest.mark.slow
 # The room's real code: the admission pipeline's Lambdas (issue 3) must be installed.
@@ -32,19 +33,29 @@ MINUTE_SECONDS = 2  # the room below is started with --minute-seconds 2
 VISITORS = 200
 
 
-@pytest.fixture(scope="module")
-def room(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalProcess]:
-    config_dir = tmp_path_factory.mktemp("config")
+def _start(config_dir: Path, name: str) -> Iterator[LocalProcess]:
     room = start_local(
         ["--demo", "--demo-port", "0", "--rate", str(RATE), "--minute-seconds", "2"],
         config_dir,
-        name="http-test",
+        name=name,
     )
     try:
         yield room
     finally:
         if room.process.poll() is None:
             room.interrupt()
+
+
+@pytest.fixture(scope="module")
+def room(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalProcess]:
+    """One room for the checks that leave its line as they found it."""
+    yield from _start(tmp_path_factory.mktemp("config"), "http-test")
+
+
+@pytest.fixture()
+def fresh_room(tmp_path: Path) -> Iterator[LocalProcess]:
+    """A room of its own, for a test that counts everything in the table and the queue."""
+    yield from _start(tmp_path, "counted")
 
 
 def join(room: LocalProcess) -> str:
@@ -91,8 +102,9 @@ def scan(room: LocalProcess, prefix: str) -> list[dict[str, Any]]:
 
 
 def test_200_visitors_are_each_admitted_once_at_the_rate_and_none_is_lost(
-    room: LocalProcess,
+    fresh_room: LocalProcess,
 ) -> None:
+    room = fresh_room
     with ThreadPoolExecutor(8) as pool:
         tokens = list(pool.map(lambda _: join(room), range(VISITORS)))
     ids = {datamodel.Token.parse(t).id for t in tokens}  # type: ignore[union-attr]
@@ -226,6 +238,13 @@ def test_off_sends_new_visitors_to_the_origin_without_a_cookie_within_10_s(
         assert time.monotonic() - started <= 10.5
     finally:
         switch_room(room, enabled=True)
+        # Left as found: the marketing link sends a visitor who has a place to the page again
+        # (asked with a cookie, so the check joins nobody).
+        cookie = f"{datamodel.COOKIE_NAME}={_random_id()}.1"
+        assert wait_until(
+            lambda: get(room.urls["marketing URL"], cookie=cookie).header("Location") == "room",
+            timeout=10.5,
+        )
 
 
 def operator(room: LocalProcess, *args: str) -> subprocess.CompletedProcess[str]:
@@ -252,8 +271,9 @@ def test_status_reports_the_running_room(room: LocalProcess) -> None:
     assert "ON" in result.stdout
 
 
-def test_ctrl_c_stops_everything_and_removes_the_record(room: LocalProcess) -> None:
-    """Last in this module: it stops the module's room, as the operator ends a rehearsal."""
+def test_ctrl_c_stops_everything_and_removes_the_record(tmp_path: Path) -> None:
+    """A room of its own: Ctrl-C ends it as the operator ends a rehearsal."""
+    room = start_local(["--demo", "--demo-port", "0", "--rate", str(RATE)], tmp_path, "ctrl-c")
     record = room.config_dir / "rooms" / f"{room.name}.deployed.json"
     room_file = room.config_dir / "rooms" / f"{room.name}.toml"
     assert record.exists() and room_file.exists()

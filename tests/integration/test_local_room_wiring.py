@@ -14,11 +14,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from localroom.doubles import double_code
-from localroom.http import cookie_value, get
 
+from beekeeper.core import names
 from beekeeper.core.datamodel import COOKIE_NAME, Token
+from beekeeper.core.headers import PAGE_HEADERS
+from beekeeper.local.record import LOCAL_MARKER
 from beekeeper.local.room import LocalOptions, LocalRoom
+from tests.support.localroom.doubles import double_code
+from tests.support.localroom.http import cookie_value, get
 
 pytestmark = pytest.mark.slow
 
@@ -29,8 +32,9 @@ def config_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-# First: one room per process (moto's state is process-wide), so before the module's room.
 def test_the_room_is_recorded_for_the_operator_cli_and_removed_at_stop(config_dir: Path) -> None:
+    # Another room of this module may be running meanwhile: only this room's threads count.
+    before = set(threading.enumerate())
     room = LocalRoom(
         LocalOptions(rate=60, origin="http://localhost:9/", port=0, name="recorded"),
         code_loader=double_code,
@@ -40,6 +44,14 @@ def test_the_room_is_recorded_for_the_operator_cli_and_removed_at_stop(config_di
     room_path = config_dir / "rooms" / "recorded.toml"
     try:
         record = json.loads(record_path.read_text())
+        # Recorded under the deployed stack's output keys, with the stack's resource names.
+        assert set(record) == {*names.STACK_OUTPUTS, names.ENDPOINT_URL_OUTPUT, LOCAL_MARKER}
+        expected = names.ResourceNames("recorded")
+        assert record[names.TABLE_NAME_OUTPUT] == expected.table == "beekeeper-recorded"
+        assert record[names.QUEUE_URL_OUTPUT].endswith(f"/{expected.queue}")
+        assert record[names.DEAD_LETTER_QUEUE_URL_OUTPUT].endswith(f"/{expected.dead_letter_queue}")
+        for role in names.FUNCTION_ROLES:
+            assert record[names.function_output(role)] == expected.function(role)
         assert room.urls is not None
         assert record["MarketingUrl"] == room.urls.marketing_url
         assert record["EndpointUrl"] == room.endpoint_url
@@ -52,9 +64,9 @@ def test_the_room_is_recorded_for_the_operator_cli_and_removed_at_stop(config_di
     assert not record_path.exists()
     assert not room_path.exists()
     time.sleep(0.3)
-    names = {t.name for t in threading.enumerate()}
-    assert not {"beekeeper-scheduler", "beekeeper-reporter"} & names
-    assert not any(name.startswith(("beekeeper-http-", "waitress-")) for name in names)
+    threads = {t.name for t in set(threading.enumerate()) - before}
+    assert not {"beekeeper-scheduler", "beekeeper-reporter"} & threads
+    assert not any(name.startswith(("beekeeper-http-", "waitress-")) for name in threads)
 
 
 @pytest.fixture(scope="module")
@@ -119,7 +131,9 @@ def test_the_page_and_unknown_paths(room: LocalRoom) -> None:
     assert room.urls is not None
     page = get(room.urls.page_url)
     assert page.status == 200
-    assert page.header("Content-Type") == "text/html; charset=utf-8"
+    # The very headers the stack configures for /room (core/headers.py).
+    for name, value in PAGE_HEADERS.items():
+        assert page.headers_named(name) == [value], name
     assert "Local rehearsal" in page.text
     assert get(room.urls.page_url, method="POST").status == 405
     assert get(room.urls.client_check_url, method="DELETE").status == 405

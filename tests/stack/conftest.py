@@ -8,7 +8,8 @@ template shows every resource the stack can make; cdk-nag runs during the same s
 from __future__ import annotations
 
 import pytest
-from stack_testkit import Synthesized, synthesize
+
+from tests.support.stack_testkit import Synthesized, synthesize
 
 
 @pytest.fixture(scope="session")

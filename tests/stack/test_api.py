@@ -8,14 +8,20 @@ from typing import Any
 
 import pytest
 from aws_cdk.assertions import Match
-from stack_testkit import Synthesized, flatten
 
 from beekeeper import vtl
+from beekeeper.core.headers import PAGE_HEADERS, browser_origin
 from beekeeper.stacks import capacity
 from beekeeper.vtl.integration import integration_settings
 from beekeeper.waiting_room_site import render_page
+from tests.support.stack_testkit import Synthesized, flatten
 
-SHOP_ORIGIN = "https://shop.example.com:8443"  # FULL_ROOM's origin, as a browser sends it
+# FULL_ROOM's origin, as a browser sends it in the Origin header.
+SHOP_ORIGIN = "https://xn--bcher-kva.example.com:8443"
+
+
+def test_the_shop_origin_is_the_one_owners(synthesized: Synthesized) -> None:
+    assert browser_origin(synthesized.settings.origin) == SHOP_ORIGIN
 
 
 def _resource_id(synthesized: Synthesized, path_part: str) -> str:
@@ -154,6 +160,15 @@ def test_page_is_served_from_the_api_with_the_room_settings(synthesized: Synthes
         "#set($context.responseOverride.header.Content-Security-Policy"
         " = \"frame-ancestors 'none'\")"
     )
+    # Every page header is the one owner's (local mode serves the same set).
+    served_headers = {
+        name.removeprefix("method.response.header."): value.strip("'")
+        for name, value in headers.items()
+    }
+    served_headers |= dict(
+        re.findall(r'#set\(\$context\.responseOverride\.header\.([\w-]+) = "([^"]*)"\)', template)
+    )
+    assert served_headers == PAGE_HEADERS
 
 
 def test_stage_throttling_and_logging(synthesized: Synthesized) -> None:
@@ -196,9 +211,10 @@ def test_gateway_errors_are_json_uncached_and_throttles_say_when_to_retry(
     }
     assert set(responses) == {"DEFAULT_4XX", "DEFAULT_5XX", "THROTTLED"}
     for response in responses.values():
-        assert response["ResponseParameters"]["gatewayresponse.header.Cache-Control"] == (
-            "'no-store'"
-        )
+        headers = response["ResponseParameters"]
+        assert headers["gatewayresponse.header.Cache-Control"] == "'no-store'"
+        # The shop's pages can read API Gateway's own errors too: the same origin as /client's.
+        assert headers["gatewayresponse.header.Access-Control-Allow-Origin"] == f"'{SHOP_ORIGIN}'"
     assert (
         responses["THROTTLED"]["ResponseParameters"]["gatewayresponse.header.Retry-After"] == "'2'"
     )

@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from stack_testkit import Synthesized
-
 from beekeeper.stacks import nag
+from tests.support.stack_testkit import Synthesized
 
 
 def test_no_unacknowledged_cdk_nag_finding(synthesized: Synthesized) -> None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from stack_testkit import Synthesized, flatten
 
 from beekeeper.core.settings import RoomSettings
 from beekeeper.stacks import capacity
+from tests.support.stack_testkit import Synthesized, flatten
 
 ROLES = ("producer", "trigger", "consumer", "governor")
 TIMEOUTS = {"producer": 10, "trigger": 30, "consumer": 75, "governor": 60}

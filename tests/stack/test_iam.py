@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from stack_testkit import Synthesized, flatten
 
 from beekeeper.stacks import permissions
+from tests.support.stack_testkit import Synthesized, flatten
 
 
 def _all_statements(synthesized: Synthesized) -> list[dict[str, Any]]:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from stack_testkit import Synthesized, flatten
-
+from beekeeper.core import telemetry
 from beekeeper.stacks import monitoring
+from tests.support.stack_testkit import Synthesized, flatten
 
 OUTPUT_KEYS = {
     "MarketingUrl",
@@ -46,8 +46,9 @@ def test_dashboard_shows_the_room_metrics(synthesized: Synthesized) -> None:
     _, dashboard = synthesized.only("AWS::CloudWatch::Dashboard")
     assert dashboard["Properties"]["DashboardName"] == "beekeeper-test-room"
     body = flatten(dashboard["Properties"]["DashboardBody"])
-    for metric in (monitoring.ARRIVALS_METRIC, monitoring.ADMITTED_METRIC, monitoring.RATE_METRIC):
-        assert f'["Beekeeper","{metric}","Room","test-room"' in body
+    for metric in (telemetry.ARRIVALS_METRIC, telemetry.ADMITTED_METRIC, telemetry.RATE_METRIC):
+        namespace, dimension = telemetry.METRIC_NAMESPACE, telemetry.ROOM_DIMENSION
+        assert f'["{namespace}","{metric}","{dimension}","test-room"' in body
     for aws_metric in (
         "ApproximateNumberOfMessagesVisible",
         "ApproximateAgeOfOldestMessage",

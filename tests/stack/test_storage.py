@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from aws_cdk.assertions import Capture, Match
-from stack_testkit import Synthesized
 
 from beekeeper.core import datamodel
+from tests.support.stack_testkit import Synthesized
 
 
 def test_table_is_on_demand_keyed_by_pk_with_ttl_and_recovery(synthesized: Synthesized) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 
 from beekeeper.local.proxy_event import proxy_result_headers, rest_proxy_event
-from beekeeper.local.scheduler import Scheduler
+from beekeeper.local.schedule import MinuteSchedule
 
 
 def environ(**extra: object) -> dict[str, object]:
@@ -70,9 +70,9 @@ def test_every_set_cookie_of_a_result_is_passed_through() -> None:
 
 def test_deliveries_follow_epoch_aligned_minutes() -> None:
     # The code is never called by next_delivery: None stands in for it.
-    short = Scheduler(None, minute_seconds=2.0, with_governor=False)  # type: ignore[arg-type]
+    short = MinuteSchedule(None, minute_seconds=2.0, with_governor=False)  # type: ignore[arg-type]
     assert short.next_delivery(10.3) == 12.1
     assert short.next_delivery(11.999) == 12.1
     assert short.next_delivery(12.0) == 14.1
-    real = Scheduler(None, minute_seconds=60.0, with_governor=False)  # type: ignore[arg-type]
+    real = MinuteSchedule(None, minute_seconds=60.0, with_governor=False)  # type: ignore[arg-type]
     assert real.next_delivery(125.0) == 180.25

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from beekeeper.core import polling
+from beekeeper.core.polling_load import standing_polls_per_second
 from beekeeper.core.settings import RoomSettings
 from beekeeper.stacks import capacity
 
@@ -33,17 +35,51 @@ def test_consumers_are_reserved_for_two_overlapping_minutes(
     assert capacity.consumer_reserved_concurrency(room) == reserved
 
 
+def _polls_position_by_position(line: int, rate: int) -> float:
+    """The poll rule summed one visitor at a time, as the template answers each of them."""
+    return sum(
+        1 / polling.poll_after_seconds(polling.eta_seconds(p, rate), rate)
+        for p in range(1, line + 1)
+    )
+
+
+@pytest.mark.parametrize("rate", [1, 7, 60, 600, 6_000, 60_000, 300_000])
+def test_polls_are_sized_by_the_poll_rule_not_a_fixed_interval(rate: int) -> None:
+    # The stack's figure is the template's poll rule over the design line at the room's rate.
+    expected = _polls_position_by_position(capacity.DESIGN_WAITING_VISITORS, rate)
+    assert capacity.polls_per_second(_room(rate=rate)) == pytest.approx(expected, abs=1)
+
+
+def test_the_poll_load_grows_with_the_rate_and_the_line() -> None:
+    # A faster line puts more visitors near the front, where they poll every 2 s.
+    assert standing_polls_per_second(100_000, 600) < standing_polls_per_second(100_000, 60_000)
+    assert standing_polls_per_second(1_000, 600) < standing_polls_per_second(100_000, 600)
+    # Far back everyone polls at the cap: 300,000 visitors at 1/min poll about 1,000 times a
+    # second (the first ten, within 10 minutes of the front, a little more often).
+    assert standing_polls_per_second(300_000, 1) == pytest.approx(
+        300_000 / polling.POLL_AFTER_MAX_SECONDS, rel=1e-3
+    )
+    # The page's jitter only stretches intervals.
+    assert standing_polls_per_second(50_000, 6_000, interval_factor=1.125) == pytest.approx(
+        standing_polls_per_second(50_000, 6_000) / 1.125
+    )
+
+
 def test_stage_limit_is_arrivals_plus_polls_plus_client_checks() -> None:
     room = _room(rate=6_000, arrival_shards=8)
     throttle = capacity.stage_throttle(room)
-    # 8 shards x 1,000/s + 200,000 waiting / 20 s + 6,000/min x 10 checks / 60 s
-    assert throttle.rate_limit == 8_000 + 10_000 + 1_000
+    # 8 shards x 1,000/s + the poll rule's load + 6,000/min x 10 checks / 60 s
+    assert throttle.rate_limit == 8_000 + capacity.polls_per_second(room) + 1_000
+    assert 1_500 < capacity.polls_per_second(room) < 2_000
     assert throttle.arrivals_rate_limit == 8_000
     assert throttle.burst_limit == capacity.ACCOUNT_DEFAULT_BURST
 
 
 def test_small_room_burst_never_exceeds_its_rate() -> None:
-    throttle = capacity.stage_throttle(_room(rate=1, arrival_shards=1))
-    assert throttle.rate_limit == 1_000 + 10_000 + 1
+    room = _room(rate=1, arrival_shards=1)
+    throttle = capacity.stage_throttle(room)
+    # At 1 visitor a minute nearly all of the 200,000 poll every 300 s: 667/s.
+    assert capacity.polls_per_second(room) == 667
+    assert throttle.rate_limit == 1_000 + 667 + 1
     assert throttle.burst_limit == min(throttle.rate_limit, capacity.ACCOUNT_DEFAULT_BURST)
     assert throttle.arrivals_rate_limit == 1_000

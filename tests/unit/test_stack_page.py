@@ -7,25 +7,12 @@ import re
 
 import pytest
 
+from beekeeper.core.headers import PAGE_HEADERS
 from beekeeper.stacks import page
 
 
-@pytest.mark.parametrize(
-    ("url", "origin"),
-    [
-        ("https://Shop.Example.com/sale?x=1", "https://shop.example.com"),
-        ("https://shop.example.com:443/", "https://shop.example.com"),
-        ("https://shop.example.com:8443/a", "https://shop.example.com:8443"),
-        ("http://localhost:8000/", "http://localhost:8000"),
-        ("http://[::1]:8080/", "http://[::1]:8080"),
-    ],
-)
-def test_origin_is_what_a_browser_sends(url: str, origin: str) -> None:
-    assert page.origin_of(url) == origin
-
-
 def test_headers_with_quotes_are_set_by_the_template() -> None:
-    static, overridden = page.split_headers(page.PAGE_HEADERS)
+    static, overridden = page.split_headers(PAGE_HEADERS)
     assert set(overridden) == {"Content-Security-Policy"}
     assert static["Content-Type"] == "text/html; charset=utf-8"
     assert not any("'" in value for value in static.values())
@@ -45,7 +32,7 @@ def test_template_decodes_to_the_page_unchanged() -> None:
 
 def test_a_50_kb_page_fits_one_mapping_template_with_room_to_spare() -> None:
     html = "<p>" + "x" * (50 * 1024) + "</p>"
-    template = page.page_response_template(html, page.split_headers(page.PAGE_HEADERS)[1])
+    template = page.page_response_template(html, page.split_headers(PAGE_HEADERS)[1])
     assert len(template.encode()) < page.MAPPING_TEMPLATE_LIMIT_BYTES / 4
 
 

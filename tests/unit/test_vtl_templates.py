@@ -10,10 +10,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from beekeeper.core.datamodel import COOKIE_NAME, TOKEN_PATTERN
+from beekeeper.core import polling
+from beekeeper.core.datamodel import (
+    CLIENT_TOKEN_PARAMETER,
+    COOKIE_NAME,
+    TOKEN_PATTERN,
+    status_copy_for,
+    status_key,
+    visitor_key,
+)
 from beekeeper.core.paths import VTL_DIR
-from beekeeper.vtl import NO_VISITOR_KEY, ROUTES, load_template, polling, template_values
-from beekeeper.vtl.renderer import RenderInput, render
+from beekeeper.local.velocity.renderer import RenderInput, render
+from beekeeper.vtl import NO_VISITOR_KEY, ROUTES, load_template, template_values
 
 ORIGIN = "https://shop.example/sale"
 TABLE = "beekeeper-test"
@@ -124,9 +132,10 @@ def test_request_template_reads_the_cookie(
     keys = request_keys(route, headers)
     if TOKEN_PATTERN.fullmatch(expected):
         token_id, ordinal = expected.split(".")
-        assert keys[0] == f"v#{token_id}"
+        # The keys the data model's owner names (core/datamodel.py), built by the template.
+        assert keys[0] == visitor_key(token_id) == f"v#{token_id}"
         if route == "polling":
-            assert keys[1] == f"status#{ordinal[-1]}"
+            assert keys[1] == status_key(status_copy_for(int(ordinal))) == f"status#{ordinal[-1]}"
     else:
         assert keys == [NO_VISITOR_KEY]
         if route == "polling":
@@ -155,6 +164,11 @@ def test_client_takes_the_token_query_parameter(
 
 def test_polling_ignores_the_token_query_parameter() -> None:
     assert request_keys("polling", {}, {"token": TOKEN}) == [NO_VISITOR_KEY]
+
+
+def test_the_client_query_parameter_and_cookie_are_the_data_models() -> None:
+    assert request_keys("client", {}, {CLIENT_TOKEN_PARAMETER: TOKEN}) == [visitor_key(TOKEN_ID)]
+    assert request_keys("client", {"Cookie": f"{COOKIE_NAME}={TOKEN}"}) == [visitor_key(TOKEN_ID)]
 
 
 def test_templates_check_exactly_the_data_models_token_pattern() -> None:

@@ -11,7 +11,6 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from sample_room import sample_room
 
 from beekeeper.core.paths import SITE_DIR
 from beekeeper.core.settings import SettingsError
@@ -24,6 +23,7 @@ from beekeeper.waiting_room_site import (
     render_page,
 )
 from beekeeper.waiting_room_site.colours import contrast_ratio, ink_for, readable_text_on
+from tests.support.sample_room import sample_room
 
 HOSTILE_NAMES = [
     "</script><script>alert(1)</script>",

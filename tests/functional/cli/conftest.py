@@ -1,6 +1,6 @@
-"""Registers the CLI test fixtures (defined in cli_testkit.py) for this folder."""
+"""Registers the CLI test fixtures (defined in tests/support/cli_testkit.py) for this folder."""
 
-from cli_testkit import (  # noqa: F401 - fixtures are found by name
+from tests.support.cli_testkit import (  # noqa: F401 - fixtures are found by name
     aws,
     cdk,
     clock,

@@ -13,7 +13,9 @@ from typing import Any
 import boto3
 import pytest
 from botocore.stub import Stubber
-from cli_testkit import (
+
+from beekeeper.cli.factory import CliFactory
+from tests.support.cli_testkit import (
     REGION,
     Invoke,
     RecordedCdkRunner,
@@ -23,8 +25,6 @@ from cli_testkit import (
     write_deployment,
     write_room,
 )
-
-from beekeeper.cli.factory import CliFactory
 
 ACCOUNT = "123456789012"  # moto's account
 OUTPUTS = stack_outputs("sale", "beekeeper-sale-table", "https://sqs/q", "https://sqs/dlq")

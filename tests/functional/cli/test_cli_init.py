@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cli_testkit import Invoke, room_settings, write_room
-
 from beekeeper.core.settings import RoomSettings
+from tests.support.cli_testkit import Invoke, room_settings, write_room
 
 
 def load(config_dir: Path, name: str) -> RoomSettings:

@@ -5,7 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cli_testkit import Invoke, room_settings, stack_outputs, write_deployment, write_room
+from tests.support.cli_testkit import (
+    Invoke,
+    room_settings,
+    stack_outputs,
+    write_deployment,
+    write_room,
+)
 
 
 def test_no_rooms_says_how_to_make_one(invoke: Invoke, config_dir: Path) -> None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from cli_testkit import DeployedRoom
 
 from beekeeper.cli.factory import CliFactory
 from beekeeper.cli.main import main
+from tests.support.cli_testkit import DeployedRoom
 
 
 def exit_code(argv: list[str], factory: CliFactory) -> int:

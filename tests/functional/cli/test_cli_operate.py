@@ -9,7 +9,11 @@ from typing import Any
 import boto3
 import pytest
 from botocore.awsrequest import AWSResponse
-from cli_testkit import (
+
+from beekeeper.cli.errors import AwsError
+from beekeeper.cli.room_control import RoomControl
+from beekeeper.core.datamodel import STATUS_COPIES
+from tests.support.cli_testkit import (
     NOW,
     DeployedRoom,
     Invoke,
@@ -20,10 +24,6 @@ from cli_testkit import (
     write_deployment,
     write_room,
 )
-
-from beekeeper.cli.errors import AwsError
-from beekeeper.cli.room_state import RoomControl
-from beekeeper.core.datamodel import STATUS_COPIES
 
 
 def status_copies(room: DeployedRoom) -> list[dict]:
@@ -249,8 +249,9 @@ def test_off_on_and_rate_reach_a_local_room_through_its_endpoint(
     invoke: Invoke, config_dir: Path
 ) -> None:
     """A local room's record carries EndpointUrl; the same commands work against it."""
-    from cli_testkit import stack_outputs
     from moto.server import ThreadedMotoServer
+
+    from tests.support.cli_testkit import stack_outputs
 
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0)
     server.start()

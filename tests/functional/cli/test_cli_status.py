@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cli_testkit import (
+from beekeeper.core.polling import eta_seconds
+from beekeeper.lambdas.governor_records import Decision, GovernorState, log_item
+from beekeeper.lambdas.governor_stats import Baseline
+from tests.support.cli_testkit import (
     NOW,
     REGION,
     DeployedRoom,
@@ -17,9 +20,6 @@ from cli_testkit import (
     table_client,
     write_room,
 )
-
-from beekeeper.lambdas.governor_records import Decision, GovernorState, log_item
-from beekeeper.lambdas.governor_stats import Baseline
 
 MINUTE = int(NOW) // 60
 
@@ -120,6 +120,8 @@ def test_json_report_has_every_figure(invoke: Invoke, deployed_room: DeployedRoo
         "estimated_wait_seconds": 120,  # 600 waiting at 300 per minute
         "chart_first_minute": MINUTE - 59,
     }
+    # The one wait formula, shared with the template and the producer (core/polling.py).
+    assert report["estimated_wait_seconds"] == eta_seconds(600, 300)
 
 
 def test_text_report_reads_like_a_dashboard(invoke: Invoke, deployed_room: DeployedRoom) -> None:

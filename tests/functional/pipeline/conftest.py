@@ -1,5 +1,5 @@
-"""Fixtures for the pipeline's functional tests (helpers live in pipeline_support)."""
+"""Fixtures for the pipeline's functional tests (helpers live in tests/support/pipeline.py)."""
 
-from pipeline_support import aws, clock
+from tests.support.pipeline import aws, clock
 
 __all__ = ["aws", "clock"]

@@ -15,7 +15,6 @@ from statistics import NormalDist
 from typing import Any
 
 import pytest
-from pipeline_support import Aws, FakeClock, room
 
 from beekeeper.lambdas.governor import (
     BASELINE,
@@ -34,6 +33,7 @@ from beekeeper.lambdas.governor_records import (
 )
 from beekeeper.lambdas.governor_sampling import REDIRECT_FAILURE, TIMEOUT, Sample, fetch_once
 from beekeeper.lambdas.room_state import read_config, reset_governor, write_config
+from tests.support.pipeline import Aws, FakeClock, room
 
 
 def shop(median: float, failed: int = 0) -> Callable[[str, float], Sample]:

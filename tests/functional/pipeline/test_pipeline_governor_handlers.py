@@ -1,4 +1,5 @@
-"""Every handler imported as Lambda and local mode do (governor runs: test_governor_run)."""
+"""Every handler imported as Lambda does, from its environment (governor runs:
+test_governor_run)."""
 
 from __future__ import annotations
 
@@ -9,18 +10,20 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from pipeline_support import Aws, room
 
+from beekeeper.core import names
 from beekeeper.lambdas import runtime
+from tests.support.pipeline import Aws, room
 
 
 @pytest.fixture
 def lambda_environment(aws: Aws) -> Iterator[Aws]:
+    # The environment the stack gives the functions, named by the owner the stack uses.
     values = {
         **room().to_lambda_environment(),
-        "TABLE_NAME": aws.table,
-        "QUEUE_URL": aws.queue_url,
-        "CONSUMER_FUNCTION_NAME": "beekeeper-shop-consumer",
+        names.TABLE_NAME_VARIABLE: aws.table,
+        names.QUEUE_URL_VARIABLE: aws.queue_url,
+        names.CONSUMER_FUNCTION_VARIABLE: names.ResourceNames("shop").function("consumer"),
     }
     saved = {k: os.environ.get(k) for k in values}
     os.environ.update(values)
@@ -34,6 +37,7 @@ def lambda_environment(aws: Aws) -> Iterator[Aws]:
             else:
                 os.environ[k] = v
         runtime.reset_for_tests()
+        importlib.import_module("beekeeper.lambdas.producer")._producer = None
 
 
 def test_handlers_run_from_the_environment(lambda_environment: Aws) -> None:
@@ -66,60 +70,3 @@ def test_handlers_run_from_the_environment(lambda_environment: Aws) -> None:
     governor = importlib.import_module("beekeeper.lambdas.governor")
     assert governor.handler({}, None) == {"decision": "disabled"}
     assert aws.item("status#0") is not None
-
-
-def test_producer_handler_talks_to_an_emulator_through_aws_endpoint_url() -> None:
-    """What local mode does: import the handler with AWS_ENDPOINT_URL set to a moto server."""
-    import boto3
-    from moto.server import ThreadedMotoServer
-
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0)
-    server.start()
-    host, port = server.get_host_and_port()
-    endpoint = f"http://{host}:{port}"
-    try:
-        dynamodb = boto3.client("dynamodb", endpoint_url=endpoint)
-        dynamodb.create_table(
-            TableName="local-room",
-            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-            BillingMode="PAY_PER_REQUEST",
-        )
-        sqs = boto3.client("sqs", endpoint_url=endpoint)
-        queue_url = sqs.create_queue(QueueName="local-room")["QueueUrl"]
-        values = {
-            **room(origin="http://127.0.0.1:9000/").to_lambda_environment(),
-            "TABLE_NAME": "local-room",
-            "QUEUE_URL": queue_url,
-            "CONSUMER_FUNCTION_NAME": "local-room-consumer",
-            "AWS_ENDPOINT_URL": endpoint,
-        }
-        saved = {k: os.environ.get(k) for k in values}
-        os.environ.update(values)
-        runtime.reset_for_tests()
-        producer = importlib.import_module("beekeeper.lambdas.producer")
-        producer._producer = None
-        try:
-            response = producer.handler(
-                {
-                    "httpMethod": "GET",
-                    "path": "/beekeeper",
-                    "headers": {"Host": f"127.0.0.1:{port}", "X-Forwarded-Proto": "http"},
-                    "requestContext": {"path": "/beekeeper"},
-                },
-                None,
-            )
-        finally:
-            producer._producer = None
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
-            runtime.reset_for_tests()
-        cookie = response["headers"]["Set-Cookie"]
-        assert "Secure" not in cookie and "Path=/;" in cookie
-        body = sqs.receive_message(QueueUrl=queue_url)["Messages"][0]["Body"]
-        assert cookie.startswith(f"beekeeper_token={body};")
-    finally:
-        server.stop()

@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 from botocore.awsrequest import AWSResponse
-from pipeline_support import Aws, FakeClock, LongPollsOnTheClock, room
 
 from beekeeper.core.datamodel import Token
 from beekeeper.lambdas.consumer import Assignment, AssignmentError, run_consumer
 from beekeeper.lambdas.pacing import minute_span
 from beekeeper.lambdas.room_state import write_config
 from beekeeper.lambdas.trigger import run_trigger
+from tests.support.pipeline import Aws, FakeClock, LongPollsOnTheClock, room
 
 
 def tokens(count: int, start: int = 1) -> list[str]:

@@ -1,6 +1,6 @@
 """What the stack tests share: the fully featured room, its one synth, lookup helpers.
 
-Kept out of conftest.py so a test imports it by a name no other folder's conftest shadows.
+Kept out of conftest.py so tests import it by name (tests.support.stack_testkit).
 
 The room turns on everything optional (governor schedule, WAF, a logo, API logging), so one
 template shows every resource the stack can make. cdk-nag's AwsSolutions pack runs during the
@@ -26,7 +26,8 @@ FULL_ROOM = RoomSettings(
     name="test-room",
     display_name="Test sale",
     region="eu-west-1",
-    origin="https://Shop.Example.com:8443/sale?from=room",
+    # An internationalised host: every CORS header must name its ASCII form, as browsers send it.
+    origin="https://Bücher.Example.com:8443/sale?from=room",
     rate=30_000,
     dynamic_rate_throttling=True,
     consumer_capacity=6_000,

@@ -18,7 +18,9 @@ from beekeeper.local.room_code import Payload, RoomCode
 log = logging.getLogger("beekeeper.local")
 
 
-class Scheduler:
+class MinuteSchedule:
+    """EventBridge's every-minute rule and Lambda's async invoke, for one local room."""
+
     def __init__(
         self,
         code: RoomCode,
@@ -38,6 +40,8 @@ class Scheduler:
         self.deliveries = 0
 
     def start(self) -> None:
+        # From now on a visitor who joins a minute without a consumer wakes one.
+        self._code.connect_consumers(self.invoke_consumer)
         self._thread.start()
 
     def stop(self, timeout: float) -> list[str]:

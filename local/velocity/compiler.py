@@ -1,8 +1,8 @@
 """Velocity templates compiled to Python closures, with Java's semantics or a loud refusal.
 
-airspeed (the airspeed-ext distribution) parses a template into a tree of elements; this module
-walks that tree once and turns every element into a closure, so a render is a chain of direct
-calls. airspeed's own evaluation is never used: it falls back to Python (a Python `split`,
+A template is parsed into our own syntax (syntax.py, through airspeed_adapter.py); this module
+walks it once and turns every node into a closure, so a render is a chain of direct calls.
+airspeed's own evaluation is never used: it falls back to Python (a Python `split`,
 `#if($undefined)` being true, `null` rendered as text) and, being a tree walker that wraps every
 element for error reporting, cost about 1.5 ms per /polling request in local mode.
 
@@ -10,10 +10,10 @@ The rule is that a render either matches what API Gateway produces or raises:
 
 - `UnsupportedVtl`: the template steps outside the subset of docs/vtl.md. Structural steps (a
   #macro, a map literal, `$x[0]`, two operators in one expression, a literal `$` in text, ...)
-  are refused when the template is compiled, whether or not the branch would run; steps that
-  depend on values (rendering null, `#if` on a string, comparing a string with a number, an
-  unknown method) when they happen.
-- `VelocityRuntimeError`: Java itself would throw (vtl/java.py); API Gateway answers with 500.
+  are refused when the template is parsed, an unknown operator when it is compiled, whether or
+  not the branch would run; steps that depend on values (rendering null, `#if` on a string,
+  comparing a string with a number, an unknown method) when they happen.
+- `VelocityRuntimeError`: Java itself would throw (java.py); API Gateway answers with 500.
 
 Scopes are Velocity's: one context per template (a #set inside #foreach outlives the loop),
 except that the loop variable and `$foreach` live in the iteration.
@@ -25,10 +25,8 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from airspeed import operators as ast
-
-from beekeeper.vtl import java
-from beekeeper.vtl.java import UnsupportedVtl
+from beekeeper.local.velocity import java, syntax
+from beekeeper.local.velocity.java import UnsupportedVtl
 
 # API Gateway allows a #foreach 1,000 iterations (a documented quota). Whether it then stops
 # or fails is not documented, so a loop that would go further fails the render: templates
@@ -153,14 +151,6 @@ def render_value(value: Any) -> str:
 # -- expressions ----------------------------------------------------------------------------
 
 
-def _text_of(element: Any) -> str:
-    return str(ast._Element.my_text(element))
-
-
-def _refuse(element: Any, why: str = "is outside the supported subset") -> UnsupportedVtl:
-    return UnsupportedVtl(f"{type(element).__name__} {_text_of(element)[:40]!r} {why}")
-
-
 def _constant(value: Any) -> Expr:
     return lambda _frames: value
 
@@ -183,18 +173,16 @@ def _lookup(name: str) -> Expr:
     return variable
 
 
-def _member(part: ast.NameOrCall) -> Callable[[Any, Frames], Any]:
+def _member(step: syntax.Step) -> Callable[[Any, Frames], Any]:
     """`.name` or `.name(args)` applied to the value before it (null stays null)."""
-    if part.index is not None:
-        raise _refuse(part, "uses index notation [...], which is not in the supported subset")
-    name = part.name
-    if part.parameters is None:
+    name = step.name
+    if step.arguments is None:
 
         def read(current: Any, _frames: Frames) -> Any:
             return None if current is None else java.get_property(current, name)
 
         return read
-    arguments = [_value(value) for value in getattr(part.parameters.values, "values", [])]
+    arguments = [_value(argument) for argument in step.arguments]
     # Velocity: a method of null is null (its arguments are not evaluated).
     if not arguments:
         return lambda current, _frames: (
@@ -212,21 +200,10 @@ def _member(part: ast.NameOrCall) -> Callable[[Any, Frames], Any]:
     )
 
 
-def _variable(expression: ast.VariableExpression) -> Expr:
+def _variable(variable: syntax.Variable) -> Expr:
     """`$a.b.c(...)`: a variable, then a chain of properties and calls."""
-    first = expression.part
-    if first.index is not None:
-        raise _refuse(first, "uses index notation [...], which is not in the supported subset")
-    if first.parameters is not None:
-        raise _refuse(first, "calls a variable")
-    start = _lookup(first.name)
-    steps = []
-    sub = expression.subexpression
-    while sub is not None:
-        if not isinstance(sub.expression, ast.VariableExpression):
-            raise _refuse(sub, "uses index notation [...], which is not in the supported subset")
-        steps.append(_member(sub.expression.part))
-        sub = sub.expression.subexpression
+    start = _lookup(variable.name)
+    steps = [_member(step) for step in variable.steps]
     if not steps:
         return start
     if len(steps) == 1:
@@ -242,27 +219,11 @@ def _variable(expression: ast.VariableExpression) -> Expr:
     return chain
 
 
-def _reference_value(reference: ast.FormalReference) -> Expr:
-    if reference.alternate is not None:
-        raise UnsupportedVtl("${x|default} is Velocity 2 syntax, not API Gateway's")
-    if reference.expression is None:
-        raise UnsupportedVtl(f"{_text_of(reference)!r} is not a reference")
-    return _variable(reference.expression)
-
-
-def _expression(expression: ast.Expression) -> Expr:
-    terms = expression.expression
-    if len(terms) == 1:
-        return _value(terms[0])
-    if len(terms) != 3:
-        raise UnsupportedVtl(
-            "one operator per expression: parenthesize, airspeed's precedence is not Java's"
-        )
-    left, right = _value(terms[0]), _value(terms[2])
-    symbol = _text_of(terms[1]).strip()
-    apply = _OPERATORS.get(symbol)
+def _binary(expression: syntax.Binary) -> Expr:
+    apply = _OPERATORS.get(expression.operator)
     if apply is None:
-        raise UnsupportedVtl(f"operator {symbol!r} is not in the supported subset")
+        raise UnsupportedVtl(f"operator {expression.operator!r} is not in the supported subset")
+    left, right = _value(expression.left), _value(expression.right)
 
     def binary(frames: Frames) -> Any:
         right_value = right(frames)  # airspeed's order, kept: the right operand first
@@ -271,31 +232,24 @@ def _expression(expression: ast.Expression) -> Expr:
     return binary
 
 
-def _value(value: Any) -> Expr:
-    node = value.expression if isinstance(value, ast.Value) else value
-    if isinstance(node, ast.FormalReference):
-        return _reference_value(node)
-    if isinstance(node, ast.InterpolatedStringLiteral):
-        return _interpolated(node)
-    if isinstance(node, ast.NullLiteral | ast.IntegerLiteral | ast.BooleanLiteral):
+def _value(node: syntax.Expr) -> Expr:
+    if isinstance(node, syntax.Variable):
+        return _variable(node)
+    if isinstance(node, syntax.Literal):
         return _constant(node.value)
-    if type(node) is ast.StringLiteral:
-        return _constant(node.value)
-    if isinstance(node, ast.ParenthesizedExpression):
-        return _expression(node.calculate.__self__)
-    if isinstance(node, ast.UnaryOperatorValue):
-        operand = _value(node.value)
+    if isinstance(node, syntax.Binary):
+        return _binary(node)
+    if isinstance(node, syntax.Not):
+        operand = _value(node.operand)
         return lambda frames: not _truth(operand(frames), "!")
-    if isinstance(node, ast.ArrayLiteral):
-        if not isinstance(node.values, ast.ValueList | ast._EmptyValues):
-            raise _refuse(node.values)
-        items = [_value(item) for item in getattr(node.values, "values", [])]
+    if isinstance(node, syntax.ListLiteral):
+        items = [_value(item) for item in node.items]
         return lambda frames: [item(frames) for item in items]
-    raise _refuse(node)
+    return _interpolated(node)
 
 
-def _interpolated(literal: ast.InterpolatedStringLiteral) -> Expr:
-    body = _block(literal.block)
+def _interpolated(literal: syntax.Interpolated) -> Expr:
+    body = _block(literal.body)
 
     def text(frames: Frames) -> str:
         out: list[str] = []
@@ -308,20 +262,15 @@ def _interpolated(literal: ast.InterpolatedStringLiteral) -> Expr:
 # -- statements -----------------------------------------------------------------------------
 
 
-def _text(element: ast.Text) -> Stmt:
-    if any(ch in _text_of(element) for ch in "$#\\"):
-        raise UnsupportedVtl(
-            f"text {_text_of(element)[:40]!r}: a literal '$', '#' or '\\' outside a "
-            "single-quoted string is read differently by Velocity and airspeed"
-        )
-    text = element.text
+def _text(node: syntax.Text) -> Stmt:
+    text = node.text
     return lambda _frames, out: out.append(text)
 
 
-def _reference(reference: ast.FormalReference) -> Stmt:
-    compute = _reference_value(reference)
-    quiet = _text_of(reference).startswith("$!")
-    source = _text_of(reference)
+def _reference(reference: syntax.Reference) -> Stmt:
+    compute = _variable(reference.value)
+    quiet = reference.quiet
+    source = reference.source
 
     def write(frames: Frames, out: list[str]) -> None:
         value = compute(frames)
@@ -337,16 +286,14 @@ def _reference(reference: ast.FormalReference) -> Stmt:
     return write
 
 
-def _condition(condition: ast.Condition) -> Expr:
-    test = _expression(condition.expression.calculate.__self__)
+def _condition(condition: syntax.Expr) -> Expr:
+    test = _value(condition)
     return lambda frames: _truth(test(frames), "#if")
 
 
-def _if(directive: ast.IfDirective) -> Stmt:
-    branches = [(_condition(directive.condition), _block(directive.block))]
-    branches += [(_condition(e.condition), _block(e.block)) for e in directive.elseifs]
-    else_block = getattr(directive.else_block, "block", None)  # airspeed's Null without #else
-    otherwise = _block(else_block) if else_block is not None else None
+def _if(directive: syntax.If) -> Stmt:
+    branches = [(_condition(test), _block(body)) for test, body in directive.branches]
+    otherwise = _block(directive.otherwise) if directive.otherwise is not None else None
 
     def choose(frames: Frames, out: list[str]) -> None:
         for test, body in branches:
@@ -359,12 +306,9 @@ def _if(directive: ast.IfDirective) -> Stmt:
     return choose
 
 
-def _set(directive: ast.SetDirective) -> Stmt:
-    assignment = directive.assignment
-    if assignment.terms:
-        raise UnsupportedVtl(f"#set(${assignment.root_term}.… = …) is not in the supported subset")
-    name = assignment.root_term
-    compute = _expression(assignment.value)
+def _set(directive: syntax.Set) -> Stmt:
+    name = directive.name
+    compute = _value(directive.value)
 
     def assign(frames: Frames, out: list[str]) -> None:
         value = compute(frames)
@@ -381,10 +325,10 @@ def _set(directive: ast.SetDirective) -> Stmt:
     return assign
 
 
-def _foreach(directive: ast.ForeachDirective) -> Stmt:
-    compute = _value(directive.value)
-    body = _block(directive.block)
-    name = directive.loop_var_name
+def _foreach(directive: syntax.Foreach) -> Stmt:
+    compute = _value(directive.items)
+    body = _block(directive.body)
+    name = directive.name
 
     def loop(frames: Frames, out: list[str]) -> None:
         items = compute(frames)
@@ -410,24 +354,20 @@ def _foreach(directive: ast.ForeachDirective) -> Stmt:
     return loop
 
 
-_STATEMENTS: dict[type, Callable[[Any], Stmt]] = {
-    ast.Text: _text,
-    ast.FormalReference: _reference,
-    ast.IfDirective: _if,
-    ast.SetDirective: _set,
-    ast.ForeachDirective: _foreach,
-}
+def _statement(node: syntax.Statement) -> Stmt:
+    if isinstance(node, syntax.Text):
+        return _text(node)
+    if isinstance(node, syntax.Reference):
+        return _reference(node)
+    if isinstance(node, syntax.If):
+        return _if(node)
+    if isinstance(node, syntax.Set):
+        return _set(node)
+    return _foreach(node)
 
 
-def _block(block: ast.Block) -> Stmt:
-    statements = []
-    for child in block.children:
-        if type(child) is ast.Comment:
-            continue
-        compile_statement = _STATEMENTS.get(type(child))
-        if compile_statement is None:  # #macro, #parse, #include, #stop, fallthrough '#', ...
-            raise _refuse(child)
-        statements.append(compile_statement(child))
+def _block(block: syntax.Block) -> Stmt:
+    statements = [_statement(node) for node in block]
 
     def run(frames: Frames, out: list[str]) -> None:
         for statement in statements:
@@ -436,9 +376,9 @@ def _block(block: ast.Block) -> Stmt:
     return run
 
 
-def compile_template(body: ast.TemplateBody) -> Stmt:
+def compile_template(block: syntax.Block) -> Stmt:
     """The closure that renders a parsed template: call it with [globals, {}] and a list."""
-    return _block(body.block)
+    return _block(block)
 
 
 __all__ = ["MAX_FOREACH_ITERATIONS", "Frames", "Stmt", "compile_template", "render_value"]

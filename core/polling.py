@@ -1,8 +1,10 @@
-"""The /polling answer's numbers: estimated wait and when to poll again.
+"""The estimated wait and the poll rule: the one owner of both formulas.
 
-The response template (polling-response.vtl) computes these in VTL from the constants below,
-which reach it as synth-time placeholders; this module is the same rule in Python, for the
-capacity benchmark (bench/polling_capacity.py) and for the tests that hold the two equal.
+The producer (a cookie's lifetime), `beekeeper status` (a newcomer's wait) and the stack's
+capacity model (core/polling_load.py) call these functions. The /polling response template
+(vtl/polling-response.vtl) can not import Python: it computes the same formulas in VTL from the
+constants below, which reach it as synth-time placeholders (vtl.template_values), and
+tests/unit/test_vtl_templates.py holds its answers equal to these functions.
 
 The rule: poll again after half the estimated wait, never sooner than POLL_AFTER_MIN_SECONDS
 (near the front) and never later than POLL_AFTER_MAX_SECONDS (far back). Halving means a
@@ -31,11 +33,13 @@ def position(ordinal: int, admitted_total: int) -> int:
 
 
 def eta_seconds(position: int, rate_per_minute: int) -> int:
-    """ceil((position - 1) * 60 / rate): the front of the line goes in at once; 0 when no rate
-    is known."""
+    """ceil((position - 1) * 60 / rate): seconds until a visitor `position` places from the
+    front is admitted at `rate_per_minute`. The front of the line goes in at once (a slot is
+    free or falls due within one spacing); 0 when no rate is known."""
     if rate_per_minute <= 0:
         return 0
-    return ((position - 1) * 60 + rate_per_minute - 1) // rate_per_minute
+    ahead = max(0, position - 1)
+    return (ahead * 60 + rate_per_minute - 1) // rate_per_minute
 
 
 def poll_after_seconds(eta: int, rate_per_minute: int) -> int:

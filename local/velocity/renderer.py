@@ -2,8 +2,8 @@
 
 `render(template, RenderInput(...))` gives a template the variables API Gateway gives it
 (`$input`, `$util`, `$context`, `$stageVariables`, defined here) and runs it compiled
-(vtl/compiler.py: airspeed parses, our closures evaluate with Java's semantics from
-vtl/java.py). A render either matches what API Gateway produces or raises:
+(compiler.py: airspeed_adapter.py parses, our closures evaluate with Java's semantics from
+java.py). A render either matches what API Gateway produces or raises:
 
 - `UnsupportedVtl`: the template steps outside the subset documented in docs/vtl.md. A test
   failure, never an answer.
@@ -22,10 +22,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import airspeed
-
-from beekeeper.vtl.compiler import MAX_FOREACH_ITERATIONS, Stmt, compile_template
-from beekeeper.vtl.java import UnsupportedVtl, VelocityRuntimeError, VtlRenderError
+from beekeeper.local.velocity.airspeed_adapter import parse
+from beekeeper.local.velocity.compiler import MAX_FOREACH_ITERATIONS, Stmt, compile_template
+from beekeeper.local.velocity.java import UnsupportedVtl, VelocityRuntimeError, VtlRenderError
 
 __all__ = [
     "MAX_FOREACH_ITERATIONS",
@@ -259,15 +258,8 @@ _UTIL = _Util()
 
 @functools.lru_cache(maxsize=64)
 def _compile(template: str) -> Stmt:
-    """Parsed by airspeed, checked and compiled once per template text."""
-    try:
-        parsed = airspeed.Template(template)
-        parsed.ensure_compiled()
-    except VtlRenderError:
-        raise
-    except Exception as error:  # airspeed's syntax errors, and its parser's own slips
-        raise UnsupportedVtl(f"template syntax: {error}") from error
-    return compile_template(parsed.root_element)
+    """Parsed, checked and compiled once per template text."""
+    return compile_template(parse(template))
 
 
 def render(template: str, data: RenderInput) -> str:

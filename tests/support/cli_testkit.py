@@ -1,8 +1,8 @@
 """What the CLI tests share: a temporary config directory, a moto-backed AWS, a recorded CDK
 runner, a fixed clock, and a helper that runs the `beekeeper` group through CliRunner.
 
-A uniquely named module (not conftest) so `from cli_testkit import ...` can never pick up
-another folder's conftest; conftest.py registers the fixtures defined here."""
+Imported by name (`tests.support.cli_testkit`), not a conftest; tests/functional/cli/conftest.py
+registers the fixtures defined here."""
 
 from __future__ import annotations
 

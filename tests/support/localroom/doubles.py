@@ -14,12 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import boto3
-
 from beekeeper.core import datamodel
 from beekeeper.core.settings import RoomSettings
-from beekeeper.local.emulator import FAKE_CREDENTIALS, LOCAL_REGION, RoomResources
-from beekeeper.local.room_code import InvokeConsumer, Payload, RoomCode
+from beekeeper.local.emulator import RoomResources
+from beekeeper.local.room_code import ClientFactory, InvokeConsumer, Payload, RoomCode
 
 
 @dataclass
@@ -59,16 +57,8 @@ def _dynamodb_target(client: Any) -> Callable[[str, str], tuple[int, str]]:
 
 
 def double_code(
-    settings: RoomSettings, resources: RoomResources, endpoint_url: str, minute_seconds: float
+    settings: RoomSettings, resources: RoomResources, client: ClientFactory, minute_seconds: float
 ) -> RoomCode:
-    def client(service: str) -> Any:
-        return boto3.client(
-            service,  # type: ignore[call-overload]
-            endpoint_url=endpoint_url,
-            region_name=LOCAL_REGION,
-            **FAKE_CREDENTIALS,
-        )
-
     ddb, sqs, table = client("dynamodb"), client("sqs"), resources.table_name
 
     def enabled() -> bool:

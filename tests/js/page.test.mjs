@@ -1,4 +1,4 @@
-// Unit tests of the page's pure logic (page.js), run by `node --test waiting_room_site/tests/`.
+// Unit tests of the page's pure logic (waiting_room_site/page.js), run by `node --test tests/js/`.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
@@ -24,10 +24,10 @@ import {
   safeRedirectUrl,
   shouldAnnounce,
   smoothEstimate,
-} from "../page.js";
+} from "../../waiting_room_site/page.js";
 
 const load = (lang) =>
-  JSON.parse(readFileSync(new URL(`../locales/${lang}.json`, import.meta.url), "utf8"));
+  JSON.parse(readFileSync(new URL(`../../waiting_room_site/locales/${lang}.json`, import.meta.url), "utf8"));
 const en = load("en");
 const de = load("de");
 const constant = (value) => () => value;

@@ -1,0 +1,49 @@
+"""The HTTP headers the room's answers carry, and the origin a browser sends for the shop.
+
+The stack configures API Gateway with these and local mode serves them, so a page or an answer
+carries the same headers in both. Standard library only.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+# GET /room: the waiting room page (stacks/page.py says why each is there).
+PAGE_HEADERS = {
+    "Content-Type": "text/html; charset=utf-8",
+    # Revalidate on every load: a redeployed page is seen at once.
+    "Cache-Control": "no-cache",
+    # The page's own meta policy can not forbid framing; this header does.
+    "Content-Security-Policy": "frame-ancestors 'none'",
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+
+# /polling and /client answers, success and error alike: JSON that is never cached.
+JSON_ANSWER_HEADERS = {"Content-Type": "application/json", "Cache-Control": "no-store"}
+
+
+def browser_origin(url: str) -> str:
+    """The url's scheme://host[:port] exactly as a browser sends it in the Origin header.
+
+    Lower-case scheme and host, an internationalised host in its ASCII (punycode) form, an
+    IPv6 literal in brackets, no path, and no port when it is the scheme's default.
+    """
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").encode("idna").decode("ascii").lower()
+    if ":" in host:
+        host = f"[{host}]"
+    default_port = {"http": 80, "https": 443}.get(scheme)
+    port = f":{parts.port}" if parts.port is not None and parts.port != default_port else ""
+    return f"{scheme}://{host}{port}"
+
+
+def cors_headers(origin_url: str) -> dict[str, str]:
+    """What lets the shop's own pages (at `origin_url`) read /client answers with cookies."""
+    return {
+        "Access-Control-Allow-Origin": browser_origin(origin_url),
+        "Access-Control-Allow-Credentials": "true",
+        "Vary": "Origin",
+    }

@@ -1,0 +1,81 @@
+"""The names of a room's AWS resources and of the environment its Lambdas read.
+
+One room is one CloudFormation stack, `beekeeper-<room>`; the stack names its table, queues
+and functions from it, and local mode names the emulator's table and queues the same way, so
+an operator command, a log line or a test finds a resource under one name wherever the room
+runs. Standard library only: the Lambda asset ships it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+STACK_PREFIX = "beekeeper"
+# The four functions, by the role they play (also the handlers' module names).
+FUNCTION_ROLES = ("producer", "trigger", "consumer", "governor")
+
+# Environment variables the stack gives the functions, besides the room settings
+# (core/settings.py ENVIRONMENT_VARIABLE).
+TABLE_NAME_VARIABLE = "TABLE_NAME"
+QUEUE_URL_VARIABLE = "QUEUE_URL"
+CONSUMER_FUNCTION_VARIABLE = "CONSUMER_FUNCTION_NAME"
+
+
+@dataclass(frozen=True)
+class ResourceNames:
+    """Every name derived from a room's name (already validated by the settings)."""
+
+    room: str
+
+    @property
+    def stack(self) -> str:
+        return f"{STACK_PREFIX}-{self.room}"
+
+    @property
+    def table(self) -> str:
+        return self.stack
+
+    @property
+    def queue(self) -> str:
+        return f"{self.stack}-visitors"
+
+    @property
+    def dead_letter_queue(self) -> str:
+        return f"{self.stack}-dead-letters"
+
+    def function(self, role: str) -> str:
+        if role not in FUNCTION_ROLES:
+            raise ValueError(f"no function plays the role {role!r}")
+        return f"{self.stack}-{role}"
+
+
+# The stack's outputs (docs/data-model.md "Stack outputs"): what `beekeeper deploy` records and
+# every operator command reads; a local room records the same keys.
+MARKETING_URL_OUTPUT = "MarketingUrl"
+CLIENT_CHECK_URL_OUTPUT = "ClientCheckUrl"
+PAGE_URL_OUTPUT = "PageUrl"
+TABLE_NAME_OUTPUT = "TableName"
+QUEUE_URL_OUTPUT = "QueueUrl"
+DEAD_LETTER_QUEUE_URL_OUTPUT = "DeadLetterQueueUrl"
+DASHBOARD_NAME_OUTPUT = "DashboardName"
+# Recorded for a local room only: the address of its AWS API emulator.
+ENDPOINT_URL_OUTPUT = "EndpointUrl"
+
+
+def function_output(role: str) -> str:
+    """The output naming the function of `role`, e.g. ProducerFunctionName."""
+    if role not in FUNCTION_ROLES:
+        raise ValueError(f"no function plays the role {role!r}")
+    return f"{role.capitalize()}FunctionName"
+
+
+STACK_OUTPUTS = (
+    MARKETING_URL_OUTPUT,
+    CLIENT_CHECK_URL_OUTPUT,
+    PAGE_URL_OUTPUT,
+    TABLE_NAME_OUTPUT,
+    QUEUE_URL_OUTPUT,
+    DEAD_LETTER_QUEUE_URL_OUTPUT,
+    *(function_output(role) for role in FUNCTION_ROLES),
+    DASHBOARD_NAME_OUTPUT,
+)

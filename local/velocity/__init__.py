@@ -1,0 +1,14 @@
+"""The local Velocity engine: renders API Gateway mapping templates as API Gateway would.
+
+Used by `beekeeper local` and the tests, never by the stack or the deploy path: the deployed
+room's templates are rendered by API Gateway itself. The interface is `render(template,
+RenderInput(...))`, which returns the rendered text or raises one of the errors below
+(docs/vtl.md says what each means). Inside: airspeed_adapter.py parses (the only module that
+touches airspeed), compiler.py and java.py give the parsed template Java's semantics,
+renderer.py provides API Gateway's `$input`, `$util` and `$context`.
+"""
+
+from beekeeper.local.velocity.java import UnsupportedVtl, VelocityRuntimeError, VtlRenderError
+from beekeeper.local.velocity.renderer import RenderInput, render
+
+__all__ = ["RenderInput", "UnsupportedVtl", "VelocityRuntimeError", "VtlRenderError", "render"]

@@ -1,0 +1,75 @@
+"""Two local rooms in one process, each bound to its own settings and resources by injection.
+
+Nothing of a room travels through the process environment, so a second room can not change
+what the first one's handlers read, and test order does not matter.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from beekeeper.core.datamodel import COOKIE_NAME
+from beekeeper.core.settings import ENVIRONMENT_VARIABLE
+from beekeeper.local.room import LocalOptions, LocalRoom
+from tests.support.localroom.http import cookie_value, get
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture()
+def rooms(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[LocalRoom]]:
+    monkeypatch.setenv("BEEKEEPER_CONFIG_DIR", str(tmp_path))
+    started: list[LocalRoom] = []
+    try:
+        for name, origin in (
+            ("east", "http://localhost:7001/"),
+            ("west", "http://localhost:7002/"),
+        ):
+            room = LocalRoom(
+                LocalOptions(
+                    rate=600, origin=origin, port=0, minute_seconds=1, name=name, display_name=name
+                )
+            )
+            started.append(room)
+            room.start()
+        yield started
+    finally:
+        for room in reversed(started):
+            room.stop()
+
+
+def _admitted_origin(room: LocalRoom) -> str:
+    assert room.urls is not None
+    joined = get(room.urls.marketing_url)
+    token = cookie_value(joined.header("Set-Cookie") or "", COOKIE_NAME)
+    assert token is not None
+    polling = room.urls.page_url.replace("/room", "/polling")
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        answer = get(polling, cookie=f"{COOKIE_NAME}={token}").json()
+        if answer["allow"]:
+            return str(answer["origin"])
+        time.sleep(0.2)
+    raise AssertionError(f"{room.options.name}: not admitted within 15 s")
+
+
+def test_each_room_admits_to_its_own_origin(rooms: list[LocalRoom]) -> None:
+    east, west = rooms
+    assert _admitted_origin(east).startswith("http://localhost:7001/?beekeeper_token=")
+    assert _admitted_origin(west).startswith("http://localhost:7002/?beekeeper_token=")
+    assert east.urls is not None and west.urls is not None
+    assert "east" in get(east.urls.page_url).text
+    assert "west" in get(west.urls.page_url).text
+    assert ENVIRONMENT_VARIABLE not in os.environ
+
+
+def test_a_stopped_room_leaves_the_other_running(rooms: list[LocalRoom]) -> None:
+    east, west = rooms
+    east.stop()
+    assert west.resources is not None
+    assert _admitted_origin(west).startswith("http://localhost:7002/")

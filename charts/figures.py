@@ -17,6 +17,25 @@ from beekeeper.charts.words import Timeline, count, duration, short_duration, wi
 
 WIDE = (8.0, 3.0)  # inches: matplotlib's unit; the SVG scales to the page
 
+# The CSS of a page of charts (the report, the live view): each adds its own few rules.
+PAGE_STYLE = """
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0;
+       color: #111827; background: #f9fafb; line-height: 1.5; }
+main { max-width: 60rem; margin: 0 auto; padding: 1.5rem; }
+h1 { font-size: 1.5rem; margin: 0 0 .25rem; }
+h2 { font-size: 1.1rem; margin: 0 0 .5rem; }
+.chart { background: #fff; margin: 0 0 1.5rem; padding: 1rem; border-radius: 6px;
+         box-shadow: 0 1px 2px rgba(0, 0, 0, .08); }
+.chart svg { display: block; height: auto; }
+figcaption { margin-top: .5rem; }
+details { margin-top: .5rem; font-size: .9rem; }
+table { border-collapse: collapse; margin-top: .5rem; }
+caption { text-align: left; font-weight: 600; }
+th, td { padding: .15rem .75rem .15rem 0; text-align: right; }
+th:first-child, td:first-child { text-align: left; }
+.warning { color: #b91c1c; font-weight: 600; }
+"""
+
 
 @dataclass(frozen=True)
 class Table:
@@ -151,7 +170,7 @@ def waiting(
 ) -> Chart:
     """Visitors in line over time: a filled line, one point every `step_seconds`."""
     title = "Visitors waiting in line"
-    times = [i * step_seconds / 60 for i in range(len(waiting))]
+    times = [i * step_seconds / timeline.minute_seconds for i in range(len(waiting))]
     end = times[-1] if times else 0.0
 
     def paint(axes: Any) -> None:

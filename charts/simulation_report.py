@@ -21,28 +21,16 @@ WHAT = "The simulation report"
 # What the page may load: nothing. Inline styles only (matplotlib's SVG carries a <style>).
 CONTENT_SECURITY_POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
-STYLE = """
-body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0;
-       color: #111827; background: #f9fafb; line-height: 1.5; }
-main { max-width: 60rem; margin: 0 auto; padding: 1.5rem; }
-h1 { font-size: 1.5rem; margin: 0 0 .25rem; }
-h2 { font-size: 1.1rem; margin: 0 0 .5rem; }
+STYLE = (
+    figures.PAGE_STYLE
+    + """
 .command { font-family: ui-monospace, monospace; font-size: .85rem; color: #374151;
            overflow-wrap: anywhere; }
 .summary { background: #fff; border-left: 4px solid #1f5f99; padding: .75rem 1.25rem;
            margin: 1rem 0 1.5rem; }
 .summary li { margin: .25rem 0; }
-.chart { background: #fff; margin: 0 0 1.5rem; padding: 1rem; border-radius: 6px;
-         box-shadow: 0 1px 2px rgba(0, 0, 0, .08); }
-.chart svg { display: block; height: auto; }
-figcaption { margin-top: .5rem; }
-details { margin-top: .5rem; font-size: .9rem; }
-table { border-collapse: collapse; margin-top: .5rem; }
-caption { text-align: left; font-weight: 600; }
-th, td { padding: .15rem .75rem .15rem 0; text-align: right; }
-th:first-child, td:first-child { text-align: left; }
-.warning { color: #b91c1c; font-weight: 600; }
 """
+)
 
 ChartBuilder = Callable[[SimulationResult, Timeline], Chart | None]
 

@@ -55,10 +55,12 @@ def clock(moment: datetime) -> str:
 
 
 class Timeline:
-    """Clock times of a chart's time axis: minute 0 is `start`."""
+    """Clock times of a chart's time axis: minute 0 is `start`; a local room's minutes may be
+    shortened (`minute_seconds`)."""
 
-    def __init__(self, start: datetime) -> None:
+    def __init__(self, start: datetime, minute_seconds: float = 60.0) -> None:
         self.start = start
+        self.minute_seconds = minute_seconds
 
     def at(self, minutes: float) -> str:
-        return clock(self.start + timedelta(seconds=round(minutes * 60)))
+        return clock(self.start + timedelta(seconds=round(minutes * self.minute_seconds)))

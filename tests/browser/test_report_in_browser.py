@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from beekeeper.cli.main import cli
+from tests.support.chromium import watch
 
 pytestmark = pytest.mark.browser
 
@@ -49,14 +50,7 @@ def test_the_report_draws_every_chart_without_a_request_or_an_error(
     context = browser.new_context(viewport={"width": 960, "height": 900}, locale="en-GB")
     try:
         page = context.new_page()
-        requests: list[str] = []
-        errors: list[str] = []
-        page.on("request", lambda request: requests.append(request.url))
-        page.on("pageerror", lambda error: errors.append(str(error)))
-        page.on(
-            "console",
-            lambda message: errors.append(message.text) if message.type == "error" else None,
-        )
+        seen = watch(page)
         page.goto(report.as_uri())
         page.wait_for_load_state("load")
         charts = page.evaluate(DRAWN)
@@ -65,8 +59,8 @@ def test_the_report_draws_every_chart_without_a_request_or_an_error(
             assert chart["width"] > 400 and chart["height"] > 100, chart
             assert chart["shapes"] > 20, chart
             assert len(chart["alternative"]) > 40, chart
-        assert requests == [report.as_uri()]  # the page itself, and nothing else
-        assert errors == []
+        assert seen.requests == [report.as_uri()]  # the page itself, and nothing else
+        assert seen.errors == []
         SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SCREENSHOT), full_page=True)
     finally:

@@ -33,13 +33,13 @@ def position(ordinal: int, admitted_total: int) -> int:
 
 
 def eta_seconds(position: int, rate_per_minute: int) -> int:
-    """ceil((position - 1) * 60 / rate): seconds until a visitor `position` places from the
-    front is admitted at `rate_per_minute`. The front of the line goes in at once (a slot is
-    free or falls due within one spacing); 0 when no rate is known."""
+    """ceil(position * 60 / rate): seconds until a visitor `position` places from the front is
+    admitted at `rate_per_minute` (the front waits at most one slot's spacing, and goes in at
+    once when the room has a slot free); 0 when no rate is known or nobody is ahead."""
     if rate_per_minute <= 0:
         return 0
-    ahead = max(0, position - 1)
-    return (ahead * 60 + rate_per_minute - 1) // rate_per_minute
+    position = max(0, position)
+    return (position * 60 + rate_per_minute - 1) // rate_per_minute
 
 
 def poll_after_seconds(eta: int, rate_per_minute: int) -> int:

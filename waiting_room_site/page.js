@@ -83,12 +83,15 @@ export function formatPosition(position, strings, lang) {
  * under a minute; whole minutes up to 10; 5-minute steps up to an hour; quarter hours up to
  * 5 hours; whole hours beyond.
  */
+// An estimate shorter than this is shown as "any moment now", not as a number.
+const ANY_MOMENT_SECONDS = 5;
+
 export function roundWait(seconds) {
   const n = Number(seconds);
   if (!Number.isFinite(n)) return { kind: "lessThanMinute" };
   const s = Math.max(0, n);
-  // Nobody ahead and room to spare: the visitor goes straight through.
-  if (s < 1) return { kind: "now" };
+  // A few seconds at most: the visitor is about to go in.
+  if (s < ANY_MOMENT_SECONDS) return { kind: "now" };
   if (s < 60) return { kind: "lessThanMinute" };
   const minutes = s / 60;
   if (minutes < 9.5) return { kind: "minutes", minutes: Math.max(1, Math.round(minutes)) };

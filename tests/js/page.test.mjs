@@ -70,7 +70,8 @@ test("position: grouped digits in each language, and 'next' at the front", () =>
 
 test("wait rounding is never more precise than an estimate can be", () => {
   assert.deepEqual(roundWait(0), { kind: "now" });
-  assert.deepEqual(roundWait(1), { kind: "lessThanMinute" });
+  assert.deepEqual(roundWait(4), { kind: "now" });
+  assert.deepEqual(roundWait(5), { kind: "lessThanMinute" });
   assert.deepEqual(roundWait(59), { kind: "lessThanMinute" });
   assert.deepEqual(roundWait(60), { kind: "minutes", minutes: 1 });
   assert.deepEqual(roundWait(89), { kind: "minutes", minutes: 1 });

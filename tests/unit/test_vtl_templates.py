@@ -282,8 +282,8 @@ def test_waiting_answer_has_the_contracts_fields_and_types() -> None:
         "allow": False,
         "state": "waiting",
         "position": 234,
-        "eta_seconds": 233,
-        "poll_after": 116,
+        "eta_seconds": 234,
+        "poll_after": 117,
         "rate": 60,
         "slowed": True,
         "updated_at": 1_763_779_990,
@@ -439,10 +439,10 @@ def test_request_time_may_come_as_a_number_or_as_text() -> None:
         assert json.loads(render(template(ROUTES["client"][1]), data)) == {"allow": True}
 
 
-def test_the_front_of_the_line_is_told_it_goes_in_at_once() -> None:
+def test_the_front_of_the_line_waits_at_most_one_slot_and_polls_often() -> None:
     # The visitor's own ordinal is 1234: with 1233 admitted nobody is ahead of them.
-    answer = polling_answer([status_item(admitted_total=1233, rate=10)])
-    assert answer["position"] == 1 and answer["eta_seconds"] == 0
+    answer = polling_answer([status_item(admitted_total=1233, rate=600)])
+    assert answer["position"] == 1 and answer["eta_seconds"] == 1
     assert answer["poll_after"] == polling.POLL_AFTER_MIN_SECONDS
-    behind = polling_answer([status_item(admitted_total=1232, rate=10)])
-    assert behind["position"] == 2 and behind["eta_seconds"] == 6
+    slow = polling_answer([status_item(admitted_total=1233, rate=10)])
+    assert slow["eta_seconds"] == 6 and slow["poll_after"] == 3

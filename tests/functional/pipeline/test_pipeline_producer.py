@@ -67,8 +67,8 @@ def test_new_visitor_gets_a_token_a_message_and_a_redirect(aws: Aws, clock: Fake
     assert cookie["SameSite"] == "Lax"
     assert cookie["Path"] == "/prod"
     assert Token.parse(cookie["value"]).ordinal == 1  # type: ignore[union-attr]
-    # No config yet: rate 60/min, and nobody ahead: no wait; + 60 min validity + 30 min slack.
-    assert int(cookie["Max-Age"]) == 3600 + 1800
+    # No config yet: rate 60/min, so position 1 waits a second; + 60 min validity + 30 min slack.
+    assert int(cookie["Max-Age"]) == 1 + 3600 + 1800
     # The wait is the one formula the template and `beekeeper status` use (core/polling.py).
     assert int(cookie["Max-Age"]) == eta_seconds(1, 60) + 3600 + 1800
     assert aws.queue_bodies() == [cookie["value"]]

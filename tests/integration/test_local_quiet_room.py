@@ -1,0 +1,73 @@
+"""A quiet local room over HTTP: straight through when there is room, and honest places.
+
+The real room code on the machine, at real-length minutes: a lone visitor is let in within
+seconds (the consumer woken for them), and six visitors joining one by one at one a minute are
+shown places 1, 2, 3, ... in the order they joined.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from beekeeper.core import datamodel
+from tests.support.localroom.http import cookie_value, get
+from tests.support.localroom.process import LocalProcess, start_local, wait_until
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture()
+def quiet_room(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalProcess]:
+    room = start_local(
+        ["--demo", "--demo-port", "0", "--rate", "1"],
+        tmp_path_factory.mktemp("config"),
+        name="quiet",
+    )
+    try:
+        yield room
+    finally:
+        if room.process.poll() is None:
+            room.interrupt()
+
+
+def join(room: LocalProcess) -> str:
+    answer = get(room.urls["marketing URL"])
+    assert answer.status == 302, answer.text
+    (set_cookie,) = answer.headers_named("Set-Cookie")
+    token = cookie_value(set_cookie, datamodel.COOKIE_NAME)
+    assert token is not None
+    return token
+
+
+def polling(room: LocalProcess, token: str) -> dict[str, Any]:
+    answer = get(
+        room.urls["page URL"].replace("/room", "/polling"),
+        cookie=f"{datamodel.COOKIE_NAME}={token}",
+    )
+    assert answer.status == 200
+    return answer.json()  # type: ignore[no-any-return]
+
+
+def test_one_a_minute_the_first_goes_straight_in_and_the_rest_see_their_places(
+    quiet_room: LocalProcess,
+) -> None:
+    # Away from the turn of the minute, where a visitor may wait two seconds for the next span.
+    while not 5 <= time.time() % 60 <= 45:
+        time.sleep(0.5)
+    started = time.monotonic()
+    first = join(quiet_room)
+    wait_until(lambda: polling(quiet_room, first)["allow"] is True, timeout=10)
+    assert time.monotonic() - started < 5  # straight through, not at the next minute
+    others = []
+    for _ in range(5):
+        time.sleep(0.3)  # one by one
+        others.append(join(quiet_room))
+    answers = [polling(quiet_room, token) for token in others]
+    assert [a["state"] for a in answers] == ["waiting"] * 5
+    assert [a["position"] for a in answers] == [1, 2, 3, 4, 5]
+    # At one a minute the front of the line waits up to a minute for the next slot.
+    assert [a["eta_seconds"] for a in answers] == [60, 120, 180, 240, 300]

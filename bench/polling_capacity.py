@@ -63,7 +63,7 @@ def notice_latencies(
         start_position = start_eta * per_second
         admitted_at = max(0.0, start_eta + rng.gauss(0.0, order_noise))
         # The first poll after the start comes at a random phase of the visitor's cycle.
-        start_wait = polling.poll_after_seconds(start_eta, rate_per_minute)
+        start_wait = polling.poll_after_seconds(math.ceil(start_position), rate_per_minute)
         now = rng.uniform(0, start_wait)
         while True:
             if now >= admitted_at:
@@ -72,8 +72,7 @@ def notice_latencies(
             # The status copy was written a little earlier: fewer admitted, a longer line.
             seen_at = max(0.0, now - rng.uniform(0, staleness))
             position = max(1, math.ceil(start_position - per_second * seen_at))
-            eta = polling.eta_seconds(position, rate_per_minute)
-            wait = polling.poll_after_seconds(eta, rate_per_minute)
+            wait = polling.poll_after_seconds(position, rate_per_minute)
             now += wait * rng.uniform(JITTER_LOW, JITTER_HIGH)
     return latencies
 
@@ -104,8 +103,9 @@ def check_rule_against_template(rng: random.Random, checks: int = 200) -> None:
                 ),
             )
         )
-        eta = polling.eta_seconds(max(1, ordinal - admitted), rate)
-        expected = polling.poll_after_seconds(eta, rate)
+        position = max(1, ordinal - admitted)
+        eta = polling.eta_seconds(position, rate)
+        expected = polling.poll_after_seconds(position, rate)
         if answer["poll_after"] != expected or answer["eta_seconds"] != eta:
             raise SystemExit(f"template and rule differ for {ordinal=} {admitted=} {rate=}")
 
@@ -149,7 +149,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     check_rule_against_template(rng)
 
     print(
-        f"poll rule: half the estimated wait, within [{polling.POLL_AFTER_MIN_SECONDS} s, "
+        f"poll rule: half the time to the earliest admission, within "
+        f"[{polling.POLL_AFTER_MIN_SECONDS} s, "
         f"{polling.POLL_AFTER_MAX_SECONDS} s]; page jitter x[{JITTER_LOW}, {JITTER_HIGH}]"
     )
     print("\nStanding load of /polling (requests/s)")

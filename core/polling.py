@@ -6,10 +6,12 @@ capacity model (core/polling_load.py) call these functions. The /polling respons
 constants below, which reach it as synth-time placeholders (vtl.template_values), and
 tests/unit/test_vtl_templates.py holds its answers equal to these functions.
 
-The rule: poll again after half the estimated wait, never sooner than POLL_AFTER_MIN_SECONDS
-(near the front) and never later than POLL_AFTER_MAX_SECONDS (far back). Halving means a
-visitor's polls close in on the estimated admission geometrically: few polls while far back,
-one every few seconds at the front, where admission is noticed.
+The rule: poll again after half the time until the visitor could be admitted at the earliest
+(once everyone ahead has been: (position - 1) x 60 / rate), never sooner than
+POLL_AFTER_MIN_SECONDS (near the front) and never later than POLL_AFTER_MAX_SECONDS (far back).
+Halving means a visitor's polls close in on the admission geometrically: few polls while far
+back, one every few seconds at the front, where admission can come at any moment (the next
+slot may be theirs) and is noticed within seconds, however slow the rate.
 """
 
 from __future__ import annotations
@@ -42,7 +44,9 @@ def eta_seconds(position: int, rate_per_minute: int) -> int:
     return (position * 60 + rate_per_minute - 1) // rate_per_minute
 
 
-def poll_after_seconds(eta: int, rate_per_minute: int) -> int:
+def poll_after_seconds(position: int, rate_per_minute: int) -> int:
+    """When a visitor `position` places from the front should poll again."""
     if rate_per_minute <= 0:
         return POLL_AFTER_WITHOUT_RATE_SECONDS
-    return min(POLL_AFTER_MAX_SECONDS, max(POLL_AFTER_MIN_SECONDS, eta // 2))
+    earliest = max(0, position - 1) * 60 // rate_per_minute
+    return min(POLL_AFTER_MAX_SECONDS, max(POLL_AFTER_MIN_SECONDS, earliest // 2))

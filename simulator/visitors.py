@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from beekeeper.core.datamodel import Token, status_copy_for, status_key
-from beekeeper.core.polling import eta_seconds, poll_after_seconds, position
+from beekeeper.core.polling import poll_after_seconds, position
 from beekeeper.lambdas.room_state import read_number
 from beekeeper.simulator.clock import Scheduler
 from beekeeper.simulator.fake_dynamodb import FakeTable
@@ -82,5 +82,5 @@ class PositionProbe:
         if shown != truth:
             self.errors += 1
             self.largest_error = max(self.largest_error, abs(shown - truth))
-        wait = poll_after_seconds(eta_seconds(shown, rate), rate)
+        wait = poll_after_seconds(shown, rate)
         self.scheduler.at(self.scheduler.now + wait, lambda: self._poll(index, token))

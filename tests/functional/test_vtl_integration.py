@@ -142,7 +142,7 @@ def test_waiting_visitor_reads_its_status_copy(dynamodb: Any) -> None:
         "state": "waiting",
         "position": 600,
         "eta_seconds": 60,
-        "poll_after": 30,
+        "poll_after": 29,  # half of the earliest admission, 599 ahead at 10 a second
         "rate": 600,
         "slowed": False,
         "updated_at": NOW_S - 2,

@@ -283,7 +283,7 @@ def test_waiting_answer_has_the_contracts_fields_and_types() -> None:
         "state": "waiting",
         "position": 234,
         "eta_seconds": 234,
-        "poll_after": 117,
+        "poll_after": 116,
         "rate": 60,
         "slowed": True,
         "updated_at": 1_763_779_990,
@@ -314,15 +314,19 @@ def test_waiting_numbers_follow_the_python_rule(
     eta = polling.eta_seconds(position, rate)
     assert answer["position"] == position
     assert answer["eta_seconds"] == eta
-    assert answer["poll_after"] == polling.poll_after_seconds(eta, rate)
+    assert answer["poll_after"] == polling.poll_after_seconds(position, rate)
     assert answer["poll_after"] <= 5 or eta > 10
     assert answer["poll_after"] >= 120 or eta < 240
 
 
 def test_poll_after_bounds() -> None:
-    assert polling.poll_after_seconds(0, 60) == polling.POLL_AFTER_MIN_SECONDS <= 5
+    assert polling.poll_after_seconds(1, 60) == polling.POLL_AFTER_MIN_SECONDS <= 5
     assert polling.poll_after_seconds(10, 60) <= 5
     assert polling.poll_after_seconds(3600, 60) == polling.POLL_AFTER_MAX_SECONDS >= 120
+    # At the front, however slow the rate, a visitor polls every few seconds: the next slot
+    # may be theirs.
+    assert polling.poll_after_seconds(1, 1) == polling.POLL_AFTER_MIN_SECONDS
+    assert polling.poll_after_seconds(2, 1) == 30
 
 
 @pytest.mark.parametrize(
@@ -444,5 +448,5 @@ def test_the_front_of_the_line_waits_at_most_one_slot_and_polls_often() -> None:
     answer = polling_answer([status_item(admitted_total=1233, rate=600)])
     assert answer["position"] == 1 and answer["eta_seconds"] == 1
     assert answer["poll_after"] == polling.POLL_AFTER_MIN_SECONDS
-    slow = polling_answer([status_item(admitted_total=1233, rate=10)])
-    assert slow["eta_seconds"] == 6 and slow["poll_after"] == 3
+    slow = polling_answer([status_item(admitted_total=1233, rate=1)])
+    assert slow["eta_seconds"] == 60 and slow["poll_after"] == polling.POLL_AFTER_MIN_SECONDS

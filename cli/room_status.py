@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -53,8 +53,11 @@ class StatusReport:
     last_minute_arrivals: int | None
     last_minute_admitted: int
     estimated_wait_seconds: int | None
+    # The last hour, a value a minute, the current (unfinished) minute last.
     chart_first_minute: int
     admitted_per_minute: list[int]
+    arrivals_per_minute: list[int | None]  # None: the minute's counters were not read
+    waiting_per_minute: list[int | None]  # at each minute's end; for the current one, now
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -109,7 +112,14 @@ def read_status(
         if snapshot_then is not None and snapshot_next is not None
         else None
     )
-    chart_minutes = range(this_minute - HOUR_MINUTES, this_minute)
+    chart_minutes = range(this_minute - HOUR_MINUTES + 1, this_minute + 1)
+    hour_series = _hour_series(
+        chart_minutes,
+        admitted={m: minute_value(m, "admitted") or 0 for m in hour},
+        arrivals_at_claim={m: minute_value(m, "arrivals_total") for m in hour},
+        arrivals_now=arrivals,
+        admitted_now=admitted,
+    )
     governor = GovernorState.from_item(found.get(GOVERNOR_KEY))
     baseline = governor.baseline if governor is not None else None
     return StatusReport(
@@ -139,7 +149,52 @@ def read_status(
         last_minute_admitted=minute_value(last, "admitted") or 0,
         estimated_wait_seconds=eta_seconds(waiting, config.rate) if config.enabled else None,
         chart_first_minute=chart_minutes.start,
-        admitted_per_minute=[minute_value(m, "admitted") or 0 for m in chart_minutes],
+        admitted_per_minute=hour_series.admitted,
+        arrivals_per_minute=hour_series.arrivals,
+        waiting_per_minute=hour_series.waiting,
+    )
+
+
+@dataclass(frozen=True)
+class HourSeries:
+    admitted: list[int]
+    arrivals: list[int | None]
+    waiting: list[int | None]
+
+
+def _hour_series(
+    minutes: range,
+    *,
+    admitted: dict[int, int],
+    arrivals_at_claim: dict[int, int | None],
+    arrivals_now: int,
+    admitted_now: int,
+) -> HourSeries:
+    """Per minute, from the `minute#<m>` items and the counters read now.
+
+    A minute's arrivals are the growth of the arrival counters from its claim to the next
+    claim (to now for the current minute). The visitors waiting at a minute's end are the
+    arrivals counted by then less those admitted by then: everyone admitted so far, less
+    those admitted in the minutes since.
+    """
+    current = minutes[-1]
+
+    def arrivals_at_end(minute: int) -> int | None:
+        return arrivals_now if minute == current else arrivals_at_claim.get(minute + 1)
+
+    arrivals_series: list[int | None] = []
+    waiting_series: list[int | None] = []
+    admitted_since = 0  # in the minutes after the one being looked at
+    for minute in reversed(minutes):
+        start, end = arrivals_at_claim.get(minute), arrivals_at_end(minute)
+        arrivals_series.append(None if start is None or end is None else max(0, end - start))
+        admitted_by_end = max(0, admitted_now - admitted_since)
+        waiting_series.append(None if end is None else max(0, end - admitted_by_end))
+        admitted_since += admitted.get(minute, 0)
+    return HourSeries(
+        admitted=[admitted.get(m, 0) for m in minutes],
+        arrivals=arrivals_series[::-1],
+        waiting=waiting_series[::-1],
     )
 
 
@@ -210,9 +265,31 @@ def render_text(report: StatusReport, *, unicode: bool = True) -> str:
         f"{report.waiting:,} waiting"
     )
     lines.append(f"Estimated wait for a newcomer: {describe_wait(report.estimated_wait_seconds)}")
-    lines.append(f"Admitted per minute, last hour (peak {max(report.admitted_per_minute):,}):")
-    lines.extend(render_chart(report.admitted_per_minute, unicode=unicode))
+    lines.extend(render_hour(report, unicode=unicode))
     return "\n".join(lines)
+
+
+def render_hour(report: StatusReport, *, unicode: bool = True) -> list[str]:
+    """Arrivals, admissions and the line over the last hour: a heading and two rows each."""
+
+    def heading(name: str, values: Sequence[int | None], unit: str, latest: str) -> str:
+        known = [v for v in values if v is not None]
+        last = "not known" if values[-1] is None else f"{values[-1]:,}"
+        return f"{name}: peak {max(known, default=0):,}{unit}, {latest} {last}"
+
+    series: list[tuple[str, Sequence[int | None]]] = [
+        (heading("Arrivals", report.arrivals_per_minute, "/min", "this minute"),
+         report.arrivals_per_minute),
+        (heading("Admitted", report.admitted_per_minute, "/min", "this minute"),
+         report.admitted_per_minute),
+        (heading("Waiting", report.waiting_per_minute, "", "now"), report.waiting_per_minute),
+    ]  # fmt: skip
+    lines = ["Last hour, a column a minute, this minute on the right:"]
+    for title, values in series:
+        lines.append(title)
+        lines.extend(render_chart(values, height=2, unicode=unicode)[:-1])
+    lines.append(render_chart([], unicode=unicode, columns=len(report.admitted_per_minute))[-1])
+    return lines
 
 
 def render_governor(report: StatusReport) -> list[str]:
@@ -240,19 +317,30 @@ _UNICODE_LEVELS = " ▁▂▃▄▅▆▇█"
 _ASCII_LEVELS = " .:|#"
 
 
-def render_chart(values: list[int], *, height: int = 4, unicode: bool = True) -> list[str]:
-    """A column chart, one column per value, `height` rows, then a time axis."""
+def render_chart(
+    values: Sequence[int | None],
+    *,
+    height: int = 4,
+    unicode: bool = True,
+    columns: int | None = None,
+) -> list[str]:
+    """A column chart, one column per value (None: blank), `height` rows, then a time axis."""
     levels = _UNICODE_LEVELS if unicode else _ASCII_LEVELS
     steps = len(levels) - 1
-    peak = max(values, default=0)
+    peak = max((v for v in values if v is not None), default=0)
     rows = []
     for row in range(height - 1, -1, -1):
         line = ""
         for value in values:
             # Eighths (or quarters in ASCII) of this row the column fills.
-            filled = 0 if peak == 0 else math.ceil(value * height * steps / peak) - row * steps
+            filled = (
+                0
+                if peak == 0 or not value
+                else math.ceil(value * height * steps / peak) - row * steps
+            )
             line += levels[max(0, min(steps, filled))]
         rows.append("|" + line.rstrip())
-    axis = f"-{len(values)} min"
-    rows.append("+" + axis + "now".rjust(max(len(values) - len(axis), 4)))
+    span = len(values) if columns is None else columns
+    axis = f"-{span} min"
+    rows.append("+" + axis + "now".rjust(max(span - len(axis), 4)))
     return rows

@@ -24,6 +24,8 @@ from beekeeper.local.emulator import Emulator, RoomResources
 from beekeeper.local.fast_paths import EmulatorDynamoDb, InProcessTransport, fast_standard_sends
 from beekeeper.local.gateway import Gateway
 from beekeeper.local.http_server import ServerThread
+from beekeeper.local.live_counters import LiveCounters, Reading
+from beekeeper.local.operator_view import OperatorView
 from beekeeper.local.record import RoomRecord, RoomUrls, room_urls, stack_outputs
 from beekeeper.local.room_code import ClientFactory, RoomCode, load_room_code
 from beekeeper.local.schedule import MinuteSchedule
@@ -32,6 +34,7 @@ log = logging.getLogger("beekeeper.local")
 
 DEFAULT_PORT = 8080
 DEFAULT_DEMO_PORT = 8081
+DEFAULT_OPERATOR_PORT = 8082
 DEFAULT_MINUTE_SECONDS = 60.0
 GATEWAY_THREADS = 16
 STOP_TIMEOUT_SECONDS = 5.0
@@ -52,6 +55,7 @@ class LocalOptions:
     port: int = DEFAULT_PORT
     demo: bool = False
     demo_port: int = DEFAULT_DEMO_PORT
+    operator_port: int = DEFAULT_OPERATOR_PORT  # the live operator view's
     minute_seconds: float = DEFAULT_MINUTE_SECONDS
     name: str = "local"
     display_name: str = "Local rehearsal"
@@ -100,6 +104,10 @@ class LocalRoom:
         self.endpoint_url = ""
         self.resources: RoomResources | None = None
         self.record: RoomRecord | None = None
+        self.operator_url: str | None = None
+        # The room's counters a few times a minute (or second, in a shortened minute).
+        sample_seconds = min(2.0, max(0.25, options.minute_seconds / 4))
+        self.counters = LiveCounters(options.minute_seconds, sample_seconds)
         self._reporter_stop = threading.Event()
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -138,6 +146,14 @@ class LocalRoom:
         self._stack.append(gateway_server.stop)
         self.urls = urls = room_urls(gateway_server.base_url)
 
+        view = OperatorView(room=settings.name, counters=self.counters)
+        view_server = ServerThread(
+            view, port=options.operator_port, threads=4, what="operator view"
+        )
+        self._stack.append(view_server.stop)
+        view.port = view_server.port
+        self.operator_url = view_server.base_url + "/"
+
         emulator = Emulator()
         self.endpoint_url = emulator.start()
         self._stack.append(emulator.stop)
@@ -174,6 +190,7 @@ class LocalRoom:
         gateway_server.start()
         if shop_server is not None:
             shop_server.start()
+        view_server.start()
 
         scheduler = MinuteSchedule(
             code,
@@ -215,15 +232,31 @@ class LocalRoom:
     # -- the room's log -------------------------------------------------------------------
 
     def _report(self, dynamodb: Any, table_name: str, settings: RoomSettings) -> None:
-        """Arrivals and admissions, from the table's counters, every few seconds."""
-        interval = min(5.0, max(1.0, self.options.minute_seconds))
+        """The table's counters for the live view, and a log line when they moved."""
+        log_every = min(5.0, max(1.0, self.options.minute_seconds))
+        logged_at = 0.0
         arrived = admitted = 0
-        while not self._reporter_stop.wait(interval):
+        while True:
             try:
                 snapshot = read_snapshot(dynamodb, table_name, settings)
             except Exception as error:  # the emulator stopping under us
                 log.debug("counters unavailable: %s", error)
+                snapshot = None
+            if snapshot is not None:
+                self.counters.add(
+                    Reading(
+                        at=time.time(),
+                        arrivals=snapshot.arrivals_total,
+                        admitted=snapshot.admitted_total,
+                        rate=snapshot.config.rate,
+                        enabled=snapshot.config.enabled,
+                    )
+                )
+            if self._reporter_stop.wait(self.counters.sample_seconds):
+                return
+            if snapshot is None or time.monotonic() - logged_at < log_every:
                 continue
+            logged_at = time.monotonic()
             now_arrived, now_admitted = snapshot.arrivals_total, snapshot.admitted_total
             if (now_arrived, now_admitted) != (arrived, admitted):
                 log.info(

@@ -18,7 +18,7 @@ from typing import Any
 
 from beekeeper.simulator.clock import Scheduler
 from beekeeper.simulator.expressions import ConditionFailed, apply_update, check_condition
-from beekeeper.simulator.faults import Faults, client_error
+from beekeeper.simulator.faults import FaultLog, Faults, client_error
 
 
 class FakeTable:
@@ -28,7 +28,7 @@ class FakeTable:
         self._faults = faults
         self.items: dict[str, dict[str, Any]] = {}
         self.calls = 0
-        self.injected: Counter[str] = Counter()  # faults that actually happened, by kind
+        self.injected = FaultLog(scheduler.clock)  # faults that actually happened, and when
         self.admissions: list[tuple[float, str]] = []  # (time, token id) per successful write
         self.writes_per_id: Counter[str] = Counter()
         # Called with (time, token id) on each first admission write (the simulation's probe).
@@ -68,7 +68,7 @@ class FakeTable:
         is_admission = any(r["PutRequest"]["Item"]["pk"]["S"].startswith("v#") for r in requests)
         throttled = self._faults.throttle and is_admission
         if throttled and self._rng.random() < self._faults.throttled_per_call:
-            self.injected["throttle"] += 1
+            self.injected.add("throttle")
             raise client_error("ProvisionedThroughputExceededException", "BatchWriteItem")
         unprocessed = []
         partly = (
@@ -79,7 +79,7 @@ class FakeTable:
         for request in requests:
             item = request["PutRequest"]["Item"]
             if partly and self._rng.random() < self._faults.unprocessed_per_item:
-                self.injected["throttle"] += 1
+                self.injected.add("throttle")
                 unprocessed.append(request)
                 continue
             self._stored(item["pk"]["S"], item)

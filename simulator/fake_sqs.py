@@ -13,14 +13,14 @@ from __future__ import annotations
 import heapq
 import itertools
 import random
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from beekeeper.core.datamodel import QUEUE_MAX_RECEIVE_COUNT, QUEUE_VISIBILITY_TIMEOUT_SECONDS
 from beekeeper.simulator.clock import Scheduler
-from beekeeper.simulator.faults import Faults
+from beekeeper.simulator.faults import FaultLog, Faults
 
 SHORT_RECEIVE_CHANCE = 0.1
 
@@ -47,7 +47,7 @@ class FakeQueue:
         self._returning: list[tuple[float, int, list[tuple[int, int]]]] = []
         self._order = itertools.count()
         self.calls = 0
-        self.injected: Counter[str] = Counter()  # faults that actually happened, by kind
+        self.injected = FaultLog(scheduler.clock)  # faults that actually happened, and when
         self.deliveries = 0
 
     # -- bookkeeping ----------------------------------------------------------------------------
@@ -117,7 +117,7 @@ class FakeQueue:
             message.generation += 1
             returning.append((index, message.generation))
             if self._faults.duplicates and self._rng.random() < self._faults.duplicate_per_delivery:
-                self.injected["duplicates"] += 1
+                self.injected.add("duplicates")
                 again = self._scheduler.now + self._rng.uniform(0.5, 20)
                 heapq.heappush(self._returning, (again, next(self._order), [(index, -1)]))
             out.append(

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from botocore.exceptions import ClientError
 
@@ -51,10 +52,25 @@ class Faults:
         flags = (self.crash, self.throttle, self.duplicates, self.double_trigger)
         return [name for name, on in zip(FAULT_NAMES, flags, strict=True) if on]
 
-    def maybe_crash(self, rng: random.Random, injected: Counter[str]) -> None:
+    def maybe_crash(self, rng: random.Random, injected: FaultLog) -> None:
         if self.crash and rng.random() < self.crash_per_call:
-            injected["crash"] += 1
+            injected.add("crash")
             raise SimulatedCrash("simulated crash")
+
+
+@dataclass
+class FaultLog:
+    """Each fault that actually struck, with the simulated time it struck at."""
+
+    clock: Callable[[], float]
+    events: list[tuple[float, str]] = field(default_factory=list)
+
+    def add(self, kind: str, count: int = 1) -> None:
+        now = self.clock()
+        self.events.extend((now, kind) for _ in range(count))
+
+    def counts(self) -> Counter[str]:
+        return Counter(kind for _, kind in self.events)
 
 
 def client_error(code: str, operation: str) -> ClientError:

@@ -185,3 +185,95 @@ def late_overtakes(history: History) -> int:
         ):
             overtakes += 1
     return overtakes
+
+
+# -- time series for charts (simulate --report) ----------------------------------------------
+
+
+def minute_of(history: History, when: float) -> int:
+    """The simulated minute `when` falls in; earlier times count in the first minute."""
+    return max(0, int((when - history.epoch) // history.minute_seconds))
+
+
+def arrivals_per_minute(history: History) -> list[int]:
+    """Visitors who joined in each minute (a burst just before the first counts in it)."""
+    counts = [0] * history.minutes
+    for when in history.joined:
+        minute = minute_of(history, when)
+        if minute < history.minutes:
+            counts[minute] += 1
+    return counts
+
+
+def rate_per_minute(history: History) -> list[int]:
+    """The rate in force at the start of each minute."""
+    return [
+        history.rate.at(history.epoch + m * history.minute_seconds) for m in range(history.minutes)
+    ]
+
+
+def waiting_over_time(history: History, step: float) -> list[int]:
+    """Visitors in line (joined, not admitted yet) at the start, every `step` s, and the end."""
+    joined = sorted(history.joined)
+    admitted = sorted(t for t in history.admitted if t is not None)
+    samples = round(history.minutes * history.minute_seconds / step)
+    waiting = []
+    for i in range(samples + 1):
+        when = history.epoch + i * step
+        waiting.append(bisect.bisect_right(joined, when) - bisect.bisect_right(admitted, when))
+    return waiting
+
+
+def events_per_minute(
+    history: History, events: Sequence[tuple[float, str]]
+) -> dict[str, list[int]]:
+    """Each kind's events counted per minute: {kind: [count in minute 0, 1, ...]}."""
+    counts: dict[str, list[int]] = {}
+    for when, kind in sorted(events):
+        minute = minute_of(history, when)
+        if minute < history.minutes:
+            counts.setdefault(kind, [0] * history.minutes)[minute] += 1
+    return counts
+
+
+# Bin widths a wait histogram may use: whole seconds or minutes an operator reads at a glance.
+HISTOGRAM_BIN_SECONDS = (1, 2, 5, 10, 15, 20, 30, 60, 120, 300, 600, 900, 1800, 3600)
+
+
+@dataclass(frozen=True)
+class Histogram:
+    bin_seconds: int  # bin i holds waits in [i * bin_seconds, (i + 1) * bin_seconds)
+    counts: list[int]
+
+    def to_json(self) -> dict[str, object]:
+        return {"bin_seconds": self.bin_seconds, "counts": self.counts}
+
+
+def wait_histogram(sorted_waits: Sequence[float], max_bins: int = 60) -> Histogram:
+    """The waits in at most `max_bins` bins of the narrowest readable width that fits."""
+    longest = sorted_waits[-1] if sorted_waits else 0.0
+    width = next(
+        (w for w in HISTOGRAM_BIN_SECONDS if longest < w * max_bins), HISTOGRAM_BIN_SECONDS[-1]
+    )
+    counts = [0] * (int(longest // width) + 1 if sorted_waits else 0)
+    for wait in sorted_waits:
+        counts[min(len(counts) - 1, int(wait // width))] += 1
+    return Histogram(bin_seconds=width, counts=counts)
+
+
+def median_wait_by_arrival_minute(history: History) -> list[float | None]:
+    """The median wait of the visitors who joined in each minute.
+
+    Visitors still waiting at the end count as waiting longer than anyone admitted; None when
+    nobody joined that minute or when half of them or more were still waiting at the end.
+    """
+    by_minute: list[list[float]] = [[] for _ in range(history.minutes)]
+    for joined, admitted in zip(history.joined, history.admitted, strict=True):
+        minute = minute_of(history, joined)
+        if minute < history.minutes:
+            by_minute[minute].append(math.inf if admitted is None else admitted - joined)
+    medians: list[float | None] = []
+    for waits_of_minute in by_minute:
+        middle = percentile(sorted(waits_of_minute), 0.5)
+        medians.append(None if middle is None or math.isinf(middle) else middle)
+    return medians

@@ -28,7 +28,7 @@ from beekeeper.simulator import measure
 from beekeeper.simulator.clock import Scheduler
 from beekeeper.simulator.fake_dynamodb import FakeTable
 from beekeeper.simulator.fake_sqs import FakeQueue
-from beekeeper.simulator.faults import Faults
+from beekeeper.simulator.faults import FaultLog, Faults
 from beekeeper.simulator.visitors import PositionProbe
 
 # A realistic epoch (a whole minute) so epoch minutes and TTLs look like production's.
@@ -39,6 +39,8 @@ QUEUE_URL = "https://sqs.simulated/queue"
 START_LATENCY_SECONDS = (0.05, 0.5)
 # Visitors whose pages are simulated polling: every one up to this many, a sample beyond.
 POLLING_VISITORS = 5_000
+# How often the line's length is sampled for `waiting_over_time`.
+WAITING_STEP_SECONDS = 10
 
 
 @dataclass(frozen=True)
@@ -129,6 +131,19 @@ class SimulationResult:
     calls_per_admission: float | None = None
     # Minutes in which the rate was changed: not judged by `exact` (see docs/pipeline.md).
     minutes_with_rate_change: list[int] = field(default_factory=list)
+    # Time series for charts (`beekeeper simulate --report`), one value a minute unless named.
+    arrivals_per_minute: list[int] = field(default_factory=list)  # a burst counts in minute 1
+    rate_per_minute: list[int] = field(default_factory=list)  # in force as the minute starts
+    waiting_step_seconds: int = WAITING_STEP_SECONDS
+    # Visitors in line every `waiting_step_seconds` from the first minute's start to the end.
+    waiting_over_time: list[int] = field(default_factory=list)
+    wait_seconds_p90: float | None = None
+    # The median wait of those who joined in each minute (None: nobody, or half still waiting).
+    wait_seconds_by_arrival_minute: list[float | None] = field(default_factory=list)
+    # The waits in bins: {"bin_seconds": width, "counts": [visitors in each bin]}.
+    wait_histogram: dict[str, Any] = field(default_factory=dict)
+    # Each fault that struck, per minute, by kind; "double-trigger" counts the extra deliveries.
+    faults_per_minute: dict[str, list[int]] = field(default_factory=dict)
 
     @property
     def exact(self) -> bool:
@@ -286,6 +301,12 @@ def simulate(
         else:
             backlogs[outcome.minute - EPOCH // 60] = outcome.backlog
 
+    extra_deliveries = FaultLog(scheduler.clock)
+
+    def trigger_again() -> None:
+        extra_deliveries.add("double-trigger")
+        trigger()
+
     def change_rate(new_rate: int) -> None:
         write_config(table, TABLE, settings, now=scheduler.now, operator_rate=new_rate)
 
@@ -301,7 +322,7 @@ def simulate(
         start = EPOCH + 60 * m
         scheduler.at(start + rng.uniform(0.0, 0.3), trigger)
         if faults.double_trigger:
-            scheduler.at(start + rng.uniform(0.5, 20.0), trigger)
+            scheduler.at(start + rng.uniform(0.5, 20.0), trigger_again)
     for offset, new_rate in rate_changes:
         scheduler.at(EPOCH + offset, functools.partial(change_rate, new_rate))
     end = EPOCH + 60 * minutes
@@ -367,7 +388,7 @@ def simulate(
         ),
         dead_lettered=sum(1 for s in states if s == "dead"),
         duplicate_deliveries_skipped=skipped[0],
-        faults_injected=dict(queue.injected + table.injected),
+        faults_injected=dict(queue.injected.counts() + table.injected.counts()),
         triggers_refused=refused[0],
         wait_seconds_median=_round(median),
         wait_seconds_p50=_round(median),
@@ -389,6 +410,17 @@ def simulate(
             round(calls_by_role["admission"] / admitted_total, 3) if admitted_total else None
         ),
         minutes_with_rate_change=measure.minutes_with_rate_change(history),
+        arrivals_per_minute=measure.arrivals_per_minute(history),
+        rate_per_minute=measure.rate_per_minute(history),
+        waiting_over_time=measure.waiting_over_time(history, WAITING_STEP_SECONDS),
+        wait_seconds_p90=_round(measure.percentile(waits, 0.9)),
+        wait_seconds_by_arrival_minute=[
+            _round(w) for w in measure.median_wait_by_arrival_minute(history)
+        ],
+        wait_histogram=measure.wait_histogram(waits).to_json(),
+        faults_per_minute=measure.events_per_minute(
+            history, queue.injected.events + table.injected.events + extra_deliveries.events
+        ),
     )
 
 

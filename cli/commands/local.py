@@ -63,6 +63,13 @@ def _room_name(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
     help="Port of the demo shop (0: any free port).",
 )
 @click.option(
+    "--operator-port",
+    default=8082,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="Port of the live operator view on 127.0.0.1, for your eyes only (0: any free port).",
+)
+@click.option(
     "--dynamic-rate-throttling",
     is_flag=True,
     help="Run the governor: slow the rate when the origin slows down.",
@@ -89,6 +96,7 @@ def local(
     name: str,
     demo: bool,
     demo_port: int,
+    operator_port: int,
     dynamic_rate_throttling: bool,
     slow_ms: int,
     no_fast_paths: bool,
@@ -111,8 +119,9 @@ def local(
 
     if origin is None and not demo:
         raise click.UsageError("give --origin URL, or --demo to let visitors into a demo shop")
-    if demo and port != 0 and port == demo_port:
-        raise click.UsageError("--port and --demo-port must differ")
+    fixed_ports = [p for p in (port, demo_port if demo else 0, operator_port) if p != 0]
+    if len(fixed_ports) != len(set(fixed_ports)):
+        raise click.UsageError("--port, --demo-port and --operator-port must differ")
 
     _quiet_library_logs()
     options = LocalOptions(
@@ -121,6 +130,7 @@ def local(
         port=port,
         demo=demo,
         demo_port=demo_port,
+        operator_port=operator_port,
         minute_seconds=minute_seconds,
         name=name,
         dynamic_rate_throttling=dynamic_rate_throttling,
@@ -159,6 +169,7 @@ def local(
         if room.shop_url:
             click.echo(f"  demo shop:        {room.shop_url}")
         click.echo(f"  AWS emulator:     {room.endpoint_url}")
+        click.echo(f"  operator view:    {room.operator_url}")
         click.echo(
             f"Operator commands work on it: beekeeper off|on|rate|status {room.settings.name}"
         )

@@ -7,9 +7,12 @@ Runs the real trigger and consumer code against the simulator's in-memory queue 
 from __future__ import annotations
 
 import json
+from datetime import datetime
+from pathlib import Path
 
 import click
 
+from beekeeper.cli.errors import UserError
 from beekeeper.core.settings import MAX_RATE, MIN_RATE
 from beekeeper.simulator.faults import FAULT_NAMES, Faults
 from beekeeper.simulator.run import Arrival, SimulationResult, simulate
@@ -30,6 +33,15 @@ def _faults(ctx: click.Context, param: click.Parameter, value: str) -> Faults:
         return Faults.parse(value)
     except ValueError as error:
         raise click.BadParameter(str(error)) from error
+
+
+def _start_time(ctx: click.Context, param: click.Parameter, value: str) -> datetime:
+    try:
+        return datetime.strptime(value, "%H:%M")
+    except ValueError as error:
+        raise click.BadParameter(
+            f"{value!r} is not a time of day: use HH:MM, e.g. 09:00 or 18:30"
+        ) from error
 
 
 @click.command("simulate")
@@ -68,6 +80,19 @@ def _faults(ctx: click.Context, param: click.Parameter, value: str) -> Faults:
 )
 @click.option("--seed", type=int, default=1, show_default=True, help="Random seed.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.option(
+    "--report",
+    "report_path",
+    type=click.Path(dir_okay=False, writable=True, path_type=Path),
+    help="Also write a self-contained HTML page of charts to this file (needs the charts extra).",
+)
+@click.option(
+    "--start-time",
+    default="09:00",
+    show_default=True,
+    callback=_start_time,
+    help="Clock time the first simulated minute starts at, for the report's times (HH:MM).",
+)
 def simulate_command(
     rate: int,
     visitors: int,
@@ -76,15 +101,60 @@ def simulate_command(
     faults: Faults,
     seed: int,
     as_json: bool,
+    report_path: Path | None,
+    start_time: datetime,
 ) -> None:
     """Simulate admissions minute by minute, with optional faults, without touching AWS."""
+    if report_path is not None:
+        _check_report_possible(report_path)
     result = simulate(
         rate=rate, visitors=visitors, arrival=arrival, minutes=minutes, faults=faults, seed=seed
     )
+    if report_path is not None:
+        _write_report(result, report_path, start_time)
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2, default=str))
     else:
         click.echo(render_table(result))
+
+
+def _check_report_possible(path: Path) -> None:
+    """Before a simulation that may take a while: the charts extra and the folder exist."""
+    from beekeeper.charts.svg import ChartsUnavailable, check_available
+
+    try:
+        check_available("The simulation report")
+    except ChartsUnavailable as error:
+        raise UserError(str(error)) from error
+    if not path.parent.is_dir():
+        raise UserError(
+            f"--report {path}: the folder {path.parent} does not exist; create it first"
+        )
+
+
+def _write_report(result: SimulationResult, path: Path, start_time: datetime) -> None:
+    from beekeeper.charts.simulation_report import simulation_report
+
+    page = simulation_report(result, start=start_time, command=command_line(result))
+    try:
+        path.write_text(page, encoding="utf-8")
+    except OSError as error:
+        raise UserError(f"could not write the report to {path}: {error.strerror}") from error
+
+
+def command_line(result: SimulationResult) -> str:
+    """The `beekeeper simulate` command that runs this simulation again."""
+    words = [
+        "beekeeper simulate",
+        f"--rate {result.rate}",
+        f"--visitors {result.visitors}",
+        f"--arrival {result.arrival}",
+        f"--minutes {result.minutes}",
+    ]
+    if result.faults:
+        words.append(f"--faults {','.join(result.faults)}")
+    words.append(f"--seed {result.seed}")
+    return " ".join(words)
 
 
 def _seconds(value: float | None) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.chromium import CHROMIUM, CHROMIUM_ARGS
+from tests.support.chromium import CHROMIUM, CHROMIUM_ARGS, watch
 
 # Noon UTC, so the page's clock times can be asserted exactly (en-GB: a 24-hour clock).
 START = datetime(2026, 9, 21, 12, 0, 0, tzinfo=UTC)
@@ -61,13 +61,7 @@ def new_page(browser: Any) -> Iterator[Callable[..., Any]]:
         contexts.append(context)
         page = context.new_page()
         page.clock.install(time=START)
-        errors: list[str] = []
-        page.on("pageerror", lambda error: errors.append(str(error)))
-        page.on(
-            "console",
-            lambda message: errors.append(message.text) if message.type == "error" else None,
-        )
-        page.errors = errors
+        page.errors = watch(page).errors
         return page
 
     yield open_page

@@ -36,7 +36,9 @@ def test_the_room_is_recorded_for_the_operator_cli_and_removed_at_stop(config_di
     # Another room of this module may be running meanwhile: only this room's threads count.
     before = set(threading.enumerate())
     room = LocalRoom(
-        LocalOptions(rate=60, origin="http://localhost:9/", port=0, name="recorded"),
+        LocalOptions(
+            rate=60, origin="http://localhost:9/", port=0, operator_port=0, name="recorded"
+        ),
         code_loader=double_code,
     )
     room.start()
@@ -72,7 +74,13 @@ def test_the_room_is_recorded_for_the_operator_cli_and_removed_at_stop(config_di
 @pytest.fixture(scope="module")
 def room(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalRoom]:
     options = LocalOptions(
-        rate=600, port=0, demo=True, demo_port=0, minute_seconds=1, name="wiring"
+        rate=600,
+        port=0,
+        operator_port=0,
+        demo=True,
+        demo_port=0,
+        minute_seconds=1,
+        name="wiring",
     )
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("BEEKEEPER_CONFIG_DIR", str(tmp_path_factory.mktemp("config")))

@@ -32,7 +32,13 @@ def rooms(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Loca
         ):
             room = LocalRoom(
                 LocalOptions(
-                    rate=600, origin=origin, port=0, minute_seconds=1, name=name, display_name=name
+                    rate=600,
+                    origin=origin,
+                    port=0,
+                    operator_port=0,
+                    minute_seconds=1,
+                    name=name,
+                    display_name=name,
                 )
             )
             started.append(room)

@@ -5,7 +5,8 @@ The wheel is built from this checkout (`python -m build`) and installed into a f
 package index: none of the test environment's packages are visible there. From a temporary
 folder outside the repository the installed package synthesizes a room's stack and runs
 `beekeeper --help`, `init --yes` and `list`; the deploy path must not import the local Velocity
-engine (beekeeper.local) or anything only `beekeeper local` and the tests install.
+engine (beekeeper.local), the charts (beekeeper.charts) or anything only `beekeeper local`, the
+charts and the tests install.
 """
 
 from __future__ import annotations
@@ -22,8 +23,10 @@ from beekeeper.vtl import template_values
 from tests.support.wheel import build_wheel, install_in_fresh_venv
 
 REPO = Path(__file__).resolve().parents[2]
-# What only the `local` and `test` extras install: the base install must not have them.
-EXTRAS_ONLY = ("airspeed", "moto", "waitress", "werkzeug", "pytest", "hypothesis")
+# What only the `local`, `charts` and `test` extras install: the base install must not have them.
+EXTRAS_ONLY = (
+    "airspeed", "moto", "waitress", "werkzeug", "matplotlib", "numpy", "pytest", "hypothesis"
+)  # fmt: skip
 
 pytestmark = pytest.mark.slow
 
@@ -155,7 +158,9 @@ def test_the_deploy_path_synthesizes_without_the_local_engine(
     result = _run([str(installed / "python"), "-c", _DEPLOY_PATH_PROBE], tmp_path, env)
     assert result.returncode == 0, result.stderr[-3000:]
     beekeeper_modules, top_level = (json.loads(line) for line in result.stdout.splitlines()[-2:])
-    assert not [m for m in beekeeper_modules if m.startswith("beekeeper.local")]
+    assert not [
+        m for m in beekeeper_modules if m.startswith(("beekeeper.local", "beekeeper.charts"))
+    ]
     assert not set(EXTRAS_ONLY) & set(top_level)
     template = json.loads((tmp_path / "cdk.out" / "beekeeper-deployable.template.json").read_text())
     tables = [r for r in template["Resources"].values() if r["Type"] == "AWS::DynamoDB::Table"]

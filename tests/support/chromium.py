@@ -3,6 +3,11 @@
 Without the background-networking flags Chromium keeps trying hosts this machine can not reach.
 """
 
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -12,3 +17,23 @@ CHROMIUM_ARGS = [
     "--no-first-run",
     "--disable-sync",
 ]
+
+
+@dataclass
+class PageWatch:
+    """What a page did: every request it made and every error it reported."""
+
+    requests: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+def watch(page: Any) -> PageWatch:
+    """Start recording a page's requests, uncaught exceptions and console errors."""
+    seen = PageWatch()
+    page.on("request", lambda request: seen.requests.append(request.url))
+    page.on("pageerror", lambda error: seen.errors.append(str(error)))
+    page.on(
+        "console",
+        lambda message: seen.errors.append(message.text) if message.type == "error" else None,
+    )
+    return seen

@@ -70,8 +70,10 @@ def test_json_report_has_every_figure(invoke: Invoke, deployed_room: DeployedRoo
     result = invoke("status", "sale", "--json")
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
-    assert report["admitted_per_minute"] == [m * 5 for m in range(60, 0, -1)]
-    del report["admitted_per_minute"]
+    # The last hour, this minute included: 59 whole minutes and the one under way.
+    assert report.pop("admitted_per_minute") == [m * 5 for m in range(59, 0, -1)] + [3]
+    assert report.pop("arrivals_per_minute") == [50] * 58 + [960 - 950, 1000 - 960]
+    assert len(report.pop("waiting_per_minute")) == 60
     decisions = report["governor_decisions"]
     newest = {
         "at": NOW - 120 + 25.5,
@@ -116,7 +118,7 @@ def test_json_report_has_every_figure(invoke: Invoke, deployed_room: DeployedRoo
         "last_minute_arrivals": 960 - 950,  # between the two claims' snapshots
         "last_minute_admitted": 5,
         "estimated_wait_seconds": 120,  # 600 waiting at 300 per minute
-        "chart_first_minute": MINUTE - 60,
+        "chart_first_minute": MINUTE - 59,
     }
     # The one wait formula, shared with the template and the producer (core/polling.py).
     assert report["estimated_wait_seconds"] == eta_seconds(600, 300)
@@ -136,11 +138,15 @@ def test_text_report_reads_like_a_dashboard(invoke: Invoke, deployed_room: Deplo
     assert lines[4] == "Last minute (22:13 UTC): 10 arrivals, 5 admitted"
     assert lines[5] == "So far: 1,000 arrivals, 400 admitted, 600 waiting"
     assert lines[6] == "Estimated wait for a newcomer: about 2 min"
-    assert lines[7] == "Admitted per minute, last hour (peak 300):"
-    chart = lines[8:13]
-    assert len(chart) == 5 and chart[-1].startswith("+-60 min") and chart[-1].endswith("now")
-    # Falling admissions: the oldest column is full height, the newest barely there.
-    assert chart[0][1] in "█#" and chart[3][60] in "▁.:"
+    assert lines[7] == "Last hour, a column a minute, this minute on the right:"
+    assert lines[8] == "Arrivals: peak 50/min, this minute 40"
+    assert lines[11] == "Admitted: peak 295/min, this minute 3"
+    admitted = lines[12:14]
+    # Falling admissions: the oldest column is full height, this minute's barely there.
+    assert admitted[0][1] == "█" and admitted[1][60] == "▁"
+    assert lines[14].startswith("Waiting: peak ") and lines[14].endswith(", now 600")
+    assert lines[17].startswith("+-60 min") and lines[17].endswith("now")
+    assert all(len(line) <= 61 for line in lines[9:11] + admitted + lines[15:18])
 
 
 def test_an_untouched_room_is_on_at_the_settings_rate(
@@ -151,7 +157,11 @@ def test_an_untouched_room_is_on_at_the_settings_rate(
     assert (report["waiting"], report["estimated_wait_seconds"]) == (0, 0)
     assert report["governor_state"] is None and report["last_minute_arrivals"] is None
     assert report["admitted_per_minute"] == [0] * 60
+    assert report["arrivals_per_minute"] == [None] * 60  # no minute claimed yet
+    assert report["waiting_per_minute"] == [None] * 59 + [0]
     text = invoke("status", "sale").output
+    assert "Admitted: peak 0/min, this minute 0\n" in text
+    assert "Arrivals: peak 0/min, this minute not known\n" in text
     assert "Estimated wait for a newcomer: none: nobody is waiting" in text
     assert ": arrivals not known yet, 0 admitted\n" in text
 
@@ -231,3 +241,41 @@ def test_a_governor_that_can_not_take_a_baseline_says_why_in_one_line(
         "x60); point health_check_url (or the origin) at a page that answers 2xx, redirects "
         "followed (errors 60/60)"
     )
+
+
+def test_a_fresh_admission_shows_in_this_minute(
+    invoke: Invoke, deployed_room: DeployedRoom
+) -> None:
+    table = deployed_room.table
+    put_item(table, {"pk": "arrivals#0", "n": 1})
+    put_item(table, {"pk": "admitted", "n": 1})
+    put_item(table, {"pk": f"minute#{MINUTE}", "admitted": 1, "arrivals_total": 0})
+    report = json.loads(invoke("status", "sale", "--json").output)
+    assert report["admitted_per_minute"][-1] == 1 and sum(report["admitted_per_minute"]) == 1
+    assert report["arrivals_per_minute"][-1] == 1
+    assert report["waiting_per_minute"][-1] == 0
+    lines = invoke("status", "sale").output.splitlines()
+    at = lines.index("Admitted: peak 1/min, this minute 1")
+    assert [row[60] for row in lines[at + 1 : at + 3]] == ["█", "█"]
+    assert lines[at + 1][:60] == "|" + " " * 59  # nothing earlier in the hour
+
+
+def test_the_hour_counts_arrivals_and_the_line_minute_by_minute(
+    invoke: Invoke, deployed_room: DeployedRoom
+) -> None:
+    table = deployed_room.table
+    # Claims: 100 had arrived when minute -2 began, 150 at minute -1, 170 at this minute;
+    # 20 were admitted before minute -2, then 30, 40 and 5 so far this minute.
+    for minutes_ago, arrived, admitted in ((2, 100, 30), (1, 150, 40), (0, 170, 5)):
+        put_item(table, {"pk": f"minute#{MINUTE - minutes_ago}", "arrivals_total": arrived,
+                         "admitted": admitted})  # fmt: skip
+    put_item(table, {"pk": "arrivals#0", "n": 180})
+    put_item(table, {"pk": "admitted", "n": 95})
+    report = json.loads(invoke("status", "sale", "--json").output)
+    assert report["arrivals_per_minute"][-4:] == [None, 50, 20, 10]
+    # At each minute's end: arrivals by then less admissions by then.
+    assert report["waiting_per_minute"][-5:] == [None, 100 - 20, 150 - 50, 170 - 90, 180 - 95]
+    assert report["admitted_per_minute"][-3:] == [30, 40, 5]
+    text = invoke("status", "sale").output
+    assert "Arrivals: peak 50/min, this minute 10\n" in text
+    assert "Waiting: peak 100, now 85\n" in text

@@ -53,7 +53,7 @@ class LocalProcess:
 def start_local(args: list[str], config_dir: Path, name: str, timeout: float = 60) -> LocalProcess:
     env = {**os.environ, "BEEKEEPER_CONFIG_DIR": str(config_dir), "PYTHONUNBUFFERED": "1"}
     process = subprocess.Popen(
-        [BEEKEEPER, "local", "--port", "0", "--name", name, *args],
+        [BEEKEEPER, "local", "--port", "0", "--operator-port", "0", "--name", name, *args],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -66,7 +66,9 @@ def start_local(args: list[str], config_dir: Path, name: str, timeout: float = 6
         assert process.stdout is not None
         for line in process.stdout:
             room.lines.append(line)
-            for key in ("marketing URL", "page URL", "client check URL", "demo shop"):
+            for key in (
+                "marketing URL", "page URL", "client check URL", "demo shop", "operator view"
+            ):  # fmt: skip
                 if line.strip().startswith(f"{key}:"):
                     room.urls[key] = line.split()[-1]
             if "Press Ctrl-C" in line:

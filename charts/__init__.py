@@ -1,0 +1,1 @@
+"""Charts for operators: the simulation report and the local room's live view (`charts` extra)."""

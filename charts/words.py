@@ -1,0 +1,66 @@
+"""Figures said in words: numbers, durations and clock times as an operator reads them."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timedelta
+
+
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """`count(1, "visitor")` -> "1 visitor"; `count(20000, "visitor")` -> "20,000 visitors"."""
+    return f"{n:,} {noun if n == 1 else (plural or noun + 's')}"
+
+
+def duration(seconds: float) -> str:
+    """A wait as a person says it: "under a second", "40 seconds", "7 minutes", "1 h 5 min"."""
+    if seconds < 1:
+        return "under a second"
+    if seconds < 90:
+        return count(round(seconds), "second")
+    minutes = round(seconds / 60)
+    if minutes < 60:
+        return count(minutes, "minute")
+    return f"{minutes // 60} h {minutes % 60} min"
+
+
+def about(seconds: float) -> str:
+    """ "about 7 minutes", "under a second"."""
+    return duration(seconds) if seconds < 1 else f"about {duration(seconds)}"
+
+
+def short_duration(seconds: float) -> str:
+    """For a chart's label: "0.4 s", "42 s", "6.6 min", "2.1 h"."""
+    if seconds < 10:
+        return f"{seconds:.1f} s"
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    if seconds < 3600:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def within(seconds: float) -> str:
+    """An upper bound said without rounding it down: 'within 8 minutes' for 7 min 20 s."""
+    if seconds < 1:
+        return "within a second"
+    if seconds < 90:
+        return f"within {count(math.ceil(seconds), 'second')}"
+    return f"within {count(math.ceil(seconds / 60), 'minute')}"
+
+
+def clock(moment: datetime) -> str:
+    """ "9:05", or "9:05:30" when the moment is not on a whole minute."""
+    text = f"{moment.hour}:{moment.minute:02d}"
+    return text if moment.second == 0 else f"{text}:{moment.second:02d}"
+
+
+class Timeline:
+    """Clock times of a chart's time axis: minute 0 is `start`; a local room's minutes may be
+    shortened (`minute_seconds`)."""
+
+    def __init__(self, start: datetime, minute_seconds: float = 60.0) -> None:
+        self.start = start
+        self.minute_seconds = minute_seconds
+
+    def at(self, minutes: float) -> str:
+        return clock(self.start + timedelta(seconds=round(minutes * self.minute_seconds)))

@@ -1,0 +1,126 @@
+"""The live operator view of `beekeeper local` in headless chromium, while visitors go in.
+
+The room runs the real room code with 1 s minutes; visitors join through the marketing link
+over HTTP while the page is open, and the view must show them arriving and admitted within a
+few refreshes. The page's clock is Playwright's: the test moves it on to fire each refresh
+rather than waiting the 3 s between them. Its screenshot shows the time of day, so it changes
+every run: it is written to the README's docs/screenshots/live-view.png only with
+BEEKEEPER_UPDATE_SCREENSHOTS=1.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+from beekeeper.local.operator_view import REFRESH_SECONDS
+from tests.support.chromium import watch
+from tests.support.localroom.http import get
+from tests.support.localroom.process import LocalProcess, start_local
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+MINUTE_SECONDS = 1
+RATE = 20  # a minute of 1 s: the line builds up and drains within seconds
+VISITORS = 60
+SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "screenshots" / "live-view.png"
+
+sync_api = pytest.importorskip("playwright.sync_api")
+
+
+@pytest.fixture(scope="module")
+def room(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalProcess]:
+    room = start_local(
+        ["--demo", "--demo-port", "0", "--rate", str(RATE), "--minute-seconds",
+         str(MINUTE_SECONDS)],
+        tmp_path_factory.mktemp("config"),
+        name="live-view",
+    )  # fmt: skip
+    try:
+        yield room
+    finally:
+        if room.process.poll() is None:
+            room.interrupt()
+
+
+def figure(page: Any, name: str) -> int:
+    return int(page.locator(f'[data-figure="{name}"]').inner_text().replace(",", ""))
+
+
+def refresh(page: Any) -> None:
+    """Fire the page's next refresh and wait until its fragment is in."""
+    stamp = page.locator(".updated").get_attribute("data-updated")
+    page.clock.run_for(REFRESH_SECONDS * 1000)
+    deadline = time.monotonic() + 5
+    while page.locator(".updated").get_attribute("data-updated") == stamp:
+        assert time.monotonic() < deadline, "the view did not refresh"
+        time.sleep(0.05)
+
+
+def refresh_until(page: Any, done: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + 15
+    while not done():
+        assert time.monotonic() < deadline, "the view did not show it within 15 s"
+        time.sleep(0.2)
+        refresh(page)
+
+
+def test_the_view_follows_visitors_in_and_no_visitor_page_can_read_it(
+    room: LocalProcess, browser: Any, tmp_path: Path
+) -> None:
+    view_url = room.urls["operator view"]
+    view_origin = "{0.scheme}://{0.netloc}".format(urlsplit(view_url))
+    assert re.fullmatch(r"http://127\.0\.0\.1:\d+/", view_url)
+    context = browser.new_context(viewport={"width": 960, "height": 900}, locale="en-GB")
+    try:
+        page = context.new_page()
+        seen = watch(page)
+        page.clock.install()
+        page.goto(view_url)
+        assert page.locator("svg").count() == 2
+        before = page.locator("#per-minute-text").inner_text()
+        for _ in range(VISITORS):
+            assert get(room.urls["marketing URL"]).status == 302
+        refresh_until(page, lambda: figure(page, "arrived") == VISITORS)
+        refresh_until(page, lambda: figure(page, "admitted") > 0)
+        first_seen = figure(page, "admitted")
+        # Still going in at the rate: a later refresh shows more admitted, and the charts follow.
+        refresh_until(page, lambda: figure(page, "admitted") > first_seen)
+        # And all of them, a minute's rate at a time: the line builds up and drains.
+        refresh_until(page, lambda: figure(page, "admitted") == VISITORS)
+        assert figure(page, "waiting") == 0
+        after = page.locator("#per-minute-text").inner_text()
+        assert after != before and f"{VISITORS} visitors arrived" in after
+        assert f"and {VISITORS} were admitted" in after
+        drawn = page.evaluate(
+            "() => [...document.querySelectorAll('figure.chart svg')].map((svg) =>"
+            " [svg.getBoundingClientRect().height, svg.querySelectorAll('path').length])"
+        )
+        assert len(drawn) == 2 and all(height > 100 and paths > 10 for height, paths in drawn)
+        assert seen.errors == []
+        assert seen.requests and all(url.startswith(view_origin) for url in seen.requests)
+        assert sum(url.endswith("/charts") for url in seen.requests) >= 2  # it refreshed
+        update = os.environ.get("BEEKEEPER_UPDATE_SCREENSHOTS") == "1"
+        page.screenshot(
+            path=str(SCREENSHOT if update else tmp_path / SCREENSHOT.name), full_page=True
+        )
+
+        # A page of another origin (the demo shop's) may ask, but gets nothing to read.
+        shop = context.new_page()
+        shop.goto(room.urls["demo shop"])
+        read = shop.evaluate(
+            "(url) => fetch(url).then((r) => r.text().then((t) => 'read ' + t.length),"
+            " () => 'refused')",
+            view_url + "charts",
+        )
+        assert read == "refused"
+    finally:
+        context.close()
+    assert "operator view refused GET /charts" in room.output()

@@ -131,3 +131,36 @@ class Scheduler:
     @staticmethod
     def _switch(process: greenlet.greenlet) -> None:
         process.switch()  # an exception in the process propagates here, to the simulation
+
+
+class _SimulatedGuard:
+    """The store's guard in simulated time: one thread, so no lock; a long poll yields."""
+
+    def __init__(self, scheduler: Scheduler) -> None:
+        self._scheduler = scheduler
+        self._waiters: list[Callable[[], None]] = []
+
+    def __enter__(self) -> object:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        return None
+
+    def wait(self, seconds: float) -> None:
+        self._scheduler.wait(seconds, self._waiters)
+
+    def notify(self) -> None:
+        self._scheduler.notify(self._waiters)
+
+
+class SimulatedTiming:
+    """The store's time and guards on the simulated clock (store/timing.py)."""
+
+    def __init__(self, scheduler: Scheduler) -> None:
+        self._scheduler = scheduler
+
+    def now(self) -> float:
+        return self._scheduler.now
+
+    def guard(self) -> _SimulatedGuard:
+        return _SimulatedGuard(self._scheduler)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from botocore.exceptions import ClientError
+from beekeeper.store.errors import ServiceError
 
 FAULT_NAMES = ("crash", "throttle", "duplicates", "double-trigger")
 
@@ -73,5 +74,63 @@ class FaultLog:
         return Counter(kind for _, kind in self.events)
 
 
-def client_error(code: str, operation: str) -> ClientError:
-    return ClientError({"Error": {"Code": code, "Message": "simulated"}}, operation)
+# A standard queue's receive may return fewer messages than are visible, this often.
+SHORT_RECEIVE_CHANCE = 0.1
+
+
+class SimulatedFaults:
+    """The store's disturbance (store/disturbance.py) from a simulation's faults and seed.
+
+    `crash_on` names the calls a crash may strike; crashes strike only inside a simulated
+    process (a consumer), never the simulation's own steps.
+    """
+
+    def __init__(
+        self,
+        faults: Faults,
+        rng: random.Random,
+        in_process: Callable[[], bool],
+        clock: Callable[[], float],
+        crash_on: frozenset[str],
+    ) -> None:
+        self._faults = faults
+        self._rng = rng
+        self._in_process = in_process
+        self._crash_on = crash_on
+        self.injected = FaultLog(clock)  # faults that actually happened, and when
+
+    def before(self, action: str) -> None:
+        if action in self._crash_on and self._in_process():
+            self._faults.maybe_crash(self._rng, self.injected)
+
+    def unprocessed(self, requests: Sequence[dict[str, Any]]) -> list[bool]:
+        """Throttling strikes admission writes (`v#` items) only, in bursts."""
+        faults, rng = self._faults, self._rng
+        is_admission = any(
+            r.get("PutRequest", {}).get("Item", {}).get("pk", {}).get("S", "").startswith("v#")
+            for r in requests
+        )
+        if faults.throttle and is_admission and rng.random() < faults.throttled_per_call:
+            self.injected.add("throttle")
+            raise ServiceError("ProvisionedThroughputExceededException", "simulated")
+        partly = (
+            faults.throttle and is_admission and rng.random() < faults.partly_unprocessed_per_call
+        )
+        left = []
+        for _ in requests:
+            stays = partly and rng.random() < faults.unprocessed_per_item
+            if stays:
+                self.injected.add("throttle")
+            left.append(stays)
+        return left
+
+    def receive_count(self, wanted: int) -> int:
+        if self._rng.random() < SHORT_RECEIVE_CHANCE:
+            return self._rng.randint(1, wanted)
+        return wanted
+
+    def duplicate_after(self) -> float | None:
+        if self._faults.duplicates and self._rng.random() < self._faults.duplicate_per_delivery:
+            self.injected.add("duplicates")
+            return self._rng.uniform(0.5, 20)
+        return None

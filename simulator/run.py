@@ -220,8 +220,8 @@ def simulate(
         settings = settings.replace(consumer_capacity=consumer_capacity)
     rng = random.Random(seed)  # noqa: S311 - a reproducible simulation, not a secret
     scheduler = Scheduler(start=EPOCH - 2.0)
-    queue = FakeQueue(scheduler, rng, faults)
-    table = FakeTable(scheduler, rng, faults)
+    queue = FakeQueue(scheduler, rng, faults, QUEUE_URL)
+    table = FakeTable(scheduler, rng, faults, TABLE)
     calls_by_role: Counter[str] = Counter()
     joined_at = arrival.times(visitors)
     admitted_at: list[float | None] = [None] * visitors

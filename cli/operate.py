@@ -9,10 +9,8 @@ from beekeeper.cli.room_control import RoomControl
 from beekeeper.lambdas.room_state import RoomConfig
 
 
-def room_control(factory: CliFactory, name: str) -> RoomControl:
-    store = factory.store()
-    settings = store.load(name)
-    deployment = store.require_deployment(name)
+def room_control(factory: CliFactory, name: str, local: bool | None = None) -> RoomControl:
+    settings, deployment = factory.store().operated(name, local)
     return RoomControl(
         factory.client("dynamodb", settings, deployment),
         deployment.table_name,
@@ -21,8 +19,8 @@ def room_control(factory: CliFactory, name: str) -> RoomControl:
     )
 
 
-def switch(factory: CliFactory, name: str, enabled: bool) -> RoomConfig:
-    config = room_control(factory, name).set_enabled(enabled)
+def switch(factory: CliFactory, name: str, enabled: bool, local: bool | None = None) -> RoomConfig:
+    config = room_control(factory, name, local).set_enabled(enabled)
     if enabled:
         click.echo(f"Room {name!r} is ON: new visitors queue at {config.rate:,} per minute.")
     else:

@@ -52,6 +52,14 @@ class RoomNameType(click.ParamType):
 
 ROOM_NAME = RoomNameType()
 room_argument = click.argument("name", type=ROOM_NAME, metavar="NAME")
+# Which room an operator command works on when NAME is both deployed and running locally.
+where_option = click.option(
+    "--local/--aws",
+    "local",
+    default=None,
+    help="The room running on this machine (`beekeeper local`) or the one deployed in AWS; "
+    "needed only when both exist.",
+)
 
 
 class FiniteFloatRange(click.FloatRange):

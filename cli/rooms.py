@@ -9,6 +9,7 @@ room read the record, so they never guess a table or queue name.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,9 +17,23 @@ from urllib.parse import urlsplit
 
 from beekeeper.cli.errors import UserError
 from beekeeper.core import names
-from beekeeper.core.config_dir import config_dir, deployment_file, room_file, write_atomically
+from beekeeper.core.config_dir import (
+    config_dir,
+    deployment_file,
+    local_record_file,
+    room_file,
+    write_atomically,
+)
+from beekeeper.core.local_room import (
+    LOCAL_OUTPUTS_KEY,
+    LOCAL_PID_KEY,
+    LOCAL_SETTINGS_KEY,
+    process_alive,
+)
 from beekeeper.core.settings import RoomSettings, SettingsError, is_loopback_host
 
+# A local room's endpoint path: empty, or one secret segment (local/operator_endpoint.py).
+_LOCAL_ENDPOINT_PATH = re.compile(r"(/[A-Za-z0-9_-]{0,64})?/?")
 # Outputs every operating command needs; a record without them is unusable.
 REQUIRED_OUTPUTS = (names.TABLE_NAME_OUTPUT, names.QUEUE_URL_OUTPUT)
 
@@ -36,7 +51,7 @@ def is_local_endpoint(value: object) -> bool:
     return (
         parts.scheme == "http"
         and port is not None
-        and parts.path in ("", "/")
+        and _LOCAL_ENDPOINT_PATH.fullmatch(parts.path) is not None
         and not (parts.query or parts.fragment or parts.username or parts.password)
         and is_loopback_host(parts.hostname or "")
     )
@@ -80,6 +95,19 @@ class Deployment:
     @property
     def is_local(self) -> bool:
         return self.endpoint_url is not None
+
+
+@dataclass(frozen=True)
+class LocalRoom:
+    """A local room's record: its settings as it runs them, its outputs and its process."""
+
+    settings: RoomSettings
+    deployment: Deployment
+    pid: int
+
+    @property
+    def running(self) -> bool:
+        return process_alive(self.pid)
 
 
 class RoomStore:
@@ -158,8 +186,8 @@ class RoomStore:
         if endpoint is not None and not is_local_endpoint(endpoint):
             raise UserError(
                 f"The deployment record {path} names {names.ENDPOINT_URL_OUTPUT} {endpoint!r}, "
-                "which is not a local room's emulator (http://127.0.0.1:PORT); start the room "
-                f"again with `beekeeper local --name {name}`, or delete {path}."
+                "which is not a local room's endpoint (http://127.0.0.1:PORT/...); start the "
+                f"room again with `beekeeper local {name}`, or delete {path}."
             )
         return Deployment({k: v for k, v in outputs.items() if isinstance(v, str)})
 
@@ -168,9 +196,68 @@ class RoomStore:
         if deployment is None:
             raise UserError(
                 f"Room {name!r} is not deployed yet; run `beekeeper deploy {name}` first "
-                f"(or `beekeeper local --name {name}` to try it on this machine)."
+                f"(or `beekeeper local {name}` to rehearse it on this machine)."
             )
         return deployment
+
+    def local_room(self, name: str) -> LocalRoom | None:
+        """The record `beekeeper local` keeps while room `name` runs on this machine."""
+        path = local_record_file(name, self._environ)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (ValueError, OSError, RecursionError):
+            data = None
+        try:
+            settings = RoomSettings.from_mapping(data[LOCAL_SETTINGS_KEY])
+            outputs = data[LOCAL_OUTPUTS_KEY]
+            pid = data[LOCAL_PID_KEY]
+            endpoint = outputs.get(names.ENDPOINT_URL_OUTPUT)
+            usable = (
+                settings.name == name
+                and is_local_endpoint(endpoint)
+                and all(isinstance(outputs.get(k), str) for k in REQUIRED_OUTPUTS)
+            )
+        except (TypeError, KeyError, AttributeError, SettingsError):
+            usable = False
+        if not usable:
+            raise UserError(
+                f"The local room record {path} is unreadable; start the room again with "
+                f"`beekeeper local {name}` (it replaces the record), or delete the file."
+            )
+        deployment = Deployment({k: v for k, v in outputs.items() if isinstance(v, str)})
+        return LocalRoom(settings, deployment, pid if isinstance(pid, int) else 0)
+
+    def operated(self, name: str, local: bool | None = None) -> tuple[RoomSettings, Deployment]:
+        """The room an operator command works on: its settings and its deployment record.
+
+        A running local room (`beekeeper local`) is chosen when the room is not deployed in
+        AWS, or with `local=True`; the AWS deployment when there is no running local room, or
+        with `local=False`. With both and no choice, the operator is asked to choose.
+        """
+        rehearsal = self.local_room(name) if local is not False else None
+        if rehearsal is not None and not rehearsal.running:
+            if local or self.deployment(name) is None:
+                raise UserError(
+                    f"The local room {name!r} is not running (its process {rehearsal.pid} has "
+                    f"ended, and its line with it unless it was saved); start it again with "
+                    f"`beekeeper local {name}`."
+                )
+            rehearsal = None
+        if local and rehearsal is None:
+            raise UserError(
+                f"No local room {name!r} is running; start one with `beekeeper local {name}`."
+            )
+        if rehearsal is not None:
+            if local is None and self.deployment(name) is not None:
+                raise UserError(
+                    f"Room {name!r} is deployed in AWS and also running locally (process "
+                    f"{rehearsal.pid}); add --aws for the deployed room or --local for the "
+                    "local one."
+                )
+            return rehearsal.settings, rehearsal.deployment
+        return self.load(name), self.require_deployment(name)
 
     def record_deployment(self, name: str, outputs: Mapping[str, str]) -> Path:
         path = self.deployment_path(name)

@@ -2,7 +2,8 @@
 
 Precedence: $BEEKEEPER_CONFIG_DIR, else $XDG_CONFIG_HOME/beekeeper, else ~/.config/beekeeper.
 Room settings are `rooms/<name>.toml` (human-editable); what a deploy produced is recorded
-beside them as `rooms/<name>.deployed.json`. Both are written with `write_atomically`, by the
+beside them as `rooms/<name>.deployed.json`; a running local room as `rooms/<name>.local.json`,
+its saved line under `local/`. Both are written with `write_atomically`, by the
 CLI and by a local room alike.
 """
 
@@ -30,9 +31,24 @@ def deployment_file(name: str, environ: Mapping[str, str] | None = None) -> Path
     return config_dir(environ) / "rooms" / f"{name}.deployed.json"
 
 
-def write_atomically(path: Path, text: str) -> None:
+def local_record_file(name: str, environ: Mapping[str, str] | None = None) -> Path:
+    """A running local room's record (`beekeeper local`): its settings, URLs and endpoint."""
+    return config_dir(environ) / "rooms" / f"{name}.local.json"
+
+
+def local_state_file(name: str, environ: Mapping[str, str] | None = None) -> Path:
+    """A local room's saved line: its table and queues, kept across restarts."""
+    return config_dir(environ) / "local" / f"{name}.state.jsonl"
+
+
+def write_atomically(path: Path, text: str, *, private: bool = False) -> None:
     """Write via a temporary file and rename, so a crash never leaves half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(text, encoding="utf-8")
+    if private:  # readable by this user alone: it holds a secret
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+            file.write(text)
+    else:
+        temporary.write_text(text, encoding="utf-8")
     temporary.replace(path)

@@ -7,8 +7,38 @@ never pick up (or send anywhere) the operator's real ones. Standard library only
 
 from __future__ import annotations
 
+import os
+
 LOCAL_REGION = "us-east-1"
 PLACEHOLDER_CREDENTIALS = {
     "aws_access_key_id": "beekeeper-local",
     "aws_secret_access_key": "beekeeper-local",
 }
+
+# The keys of a running local room's record (rooms/<name>.local.json).
+LOCAL_PID_KEY = "pid"
+LOCAL_SETTINGS_KEY = "settings"
+LOCAL_OUTPUTS_KEY = "outputs"
+
+
+def process_alive(pid: object) -> bool:
+    """Whether `pid` names a running process (a local room's record outlives a killed room)."""
+
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    """An ended process its parent has not reaped yet (Linux; elsewhere never so judged)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
+            return stat.read().rsplit(")", 1)[-1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return False

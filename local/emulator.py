@@ -1,28 +1,34 @@
-"""The AWS API emulator behind a local room: moto's server on loopback, in this process.
+"""The AWS services behind a local room: the room's store, in this process.
 
-It holds the room's real queue (with its dead-letter queue) and table, created from the same
-definitions and under the same names the stack deploys (`core/datamodel.py`, `core/names.py`),
-so the Lambdas, the templates and the operator CLI talk to it exactly as they would to AWS,
-through `endpoint_url`.
+It holds the room's real queue (with its dead-letter queue) and table, with the settings and
+under the names the stack deploys (`core/datamodel.py`, `core/names.py`), in the in-memory
+store the simulator uses too (store/). The room's own code reaches it through real boto3
+clients answered in process (`StoreTransport`), the templates through their rendered requests
+(`TemplateTarget`), and the operator CLI, from another process, through the loopback endpoint
+(`OperatorEndpoint`) recorded as the room's `EndpointUrl`.
 
-moto keeps its services' state per process, so every emulator of the process serves the same
-accounts: rooms keep apart by their names, as rooms in one AWS account do, and a room removes
-its own resources when it stops (and any left under its name when it starts).
+Each room has its own store: rooms in one process share nothing.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
+import secrets
 from dataclasses import dataclass
 from typing import Any
 
-import boto3
-from moto.server import ThreadedMotoServer
-
 from beekeeper.core import datamodel
-from beekeeper.core.local_room import LOCAL_REGION, PLACEHOLDER_CREDENTIALS
+from beekeeper.core.local_room import LOCAL_REGION
 from beekeeper.core.names import ResourceNames
+from beekeeper.local.http_server import ServerThread
+from beekeeper.local.operator_endpoint import OperatorEndpoint
+from beekeeper.local.store_transport import StoreTransport
+from beekeeper.store.dynamodb import DynamoDb
+from beekeeper.store.sqs import Sqs
+from beekeeper.store.timing import RealTime
+from beekeeper.store.wire import JsonProtocol, TemplateTarget
+
+# The account id in the room's queue URLs and ARNs (a local room has no AWS account).
+LOCAL_ACCOUNT = "000000000000"
 
 
 @dataclass(frozen=True)
@@ -32,89 +38,54 @@ class RoomResources:
     dead_letter_queue_url: str
 
 
-def table_definition(table_name: str) -> dict[str, Any]:
-    """CreateTable parameters for the room's table: what the stack deploys, as an API call."""
-    return {
-        "TableName": table_name,
-        "KeySchema": [{"AttributeName": datamodel.PARTITION_KEY, "KeyType": "HASH"}],
-        "AttributeDefinitions": [{"AttributeName": datamodel.PARTITION_KEY, "AttributeType": "S"}],
-        "BillingMode": "PAY_PER_REQUEST",
-    }
-
-
-def queue_attributes(dead_letter_queue_arn: str) -> dict[str, str]:
-    """The visitors' queue settings, the same constants the stack uses."""
-    return {
-        "VisibilityTimeout": str(datamodel.QUEUE_VISIBILITY_TIMEOUT_SECONDS),
-        "MessageRetentionPeriod": str(datamodel.QUEUE_RETENTION_SECONDS),
-        "RedrivePolicy": json.dumps(
-            {
-                "deadLetterTargetArn": dead_letter_queue_arn,
-                "maxReceiveCount": datamodel.QUEUE_MAX_RECEIVE_COUNT,
-            }
-        ),
-    }
-
-
 class Emulator:
-    """moto's server on 127.0.0.1; `port=0` lets the system pick a free port."""
+    """The room's store, its in-process boto3 clients and the operator CLI's endpoint."""
 
     def __init__(self, port: int = 0) -> None:
-        self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-        self.endpoint_url = ""
+        timing = RealTime()
+        self.dynamodb = DynamoDb(timing)
+        self.sqs = Sqs(timing)
+        self._protocol = JsonProtocol(self.dynamodb, self.sqs)
+        secret = secrets.token_urlsafe(24)
+        self._endpoint = OperatorEndpoint(self._protocol, secret)
+        self._server = ServerThread(self._endpoint, port=port, threads=4, what="operator endpoint")
+        self._endpoint.port = self._server.port
+        self.endpoint_url = f"{self._server.base_url}/{secret}"
+        self.transport = StoreTransport(self._protocol, self.endpoint_url)
 
     def start(self) -> str:
         self._server.start()
-        host, port = self._server.get_host_and_port()
-        self.endpoint_url = f"http://{host}:{port}"
         return self.endpoint_url
 
     def stop(self) -> None:
         self._server.stop()
 
     def client(self, service: str) -> Any:
-        return boto3.client(
-            service,
-            endpoint_url=self.endpoint_url,
-            region_name=LOCAL_REGION,
-            **PLACEHOLDER_CREDENTIALS,
-        )
+        """A boto3 client of the room's store, answered in this process."""
+        return self.transport.client(service)
+
+    def template_target(self) -> TemplateTarget:
+        """The /polling and /client templates' DynamoDB."""
+        return TemplateTarget(self.dynamodb)
 
     def create_room_resources(self, room_name: str) -> RoomResources:
-        """The room's table and queues, named as the stack names them; a room starts from
-        nothing, as a new stack does."""
+        """The room's table and queues, named and set up as the stack deploys them."""
         names = ResourceNames(room_name)
-        self.delete_room_resources(room_name)
-        dynamodb = self.client("dynamodb")
-        table_name = names.table
-        dynamodb.create_table(**table_definition(table_name))
-        dynamodb.update_time_to_live(
-            TableName=table_name,
-            TimeToLiveSpecification={"Enabled": True, "AttributeName": datamodel.TTL_ATTRIBUTE},
+        self.dynamodb.create_table(names.table, datamodel.PARTITION_KEY, "S")
+        dead_letters = self.sqs.create_queue(
+            names.dead_letter_queue,
+            self.queue_url(names.dead_letter_queue),
+            region=LOCAL_REGION,
         )
-        sqs = self.client("sqs")
-        dlq_url = sqs.create_queue(
-            QueueName=names.dead_letter_queue,
-            Attributes={"MessageRetentionPeriod": str(datamodel.QUEUE_RETENTION_SECONDS)},
-        )["QueueUrl"]
-        dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])[
-            "Attributes"
-        ]["QueueArn"]
-        queue_url = sqs.create_queue(QueueName=names.queue, Attributes=queue_attributes(dlq_arn))[
-            "QueueUrl"
-        ]
-        return RoomResources(table_name, queue_url, dlq_url)
+        queue = self.sqs.create_queue(
+            names.queue,
+            self.queue_url(names.queue),
+            visibility_timeout=datamodel.QUEUE_VISIBILITY_TIMEOUT_SECONDS,
+            max_receives=datamodel.QUEUE_MAX_RECEIVE_COUNT,
+            dead_letter=dead_letters,
+            region=LOCAL_REGION,
+        )
+        return RoomResources(names.table, queue.url, dead_letters.url)
 
-    def delete_room_resources(self, room_name: str) -> None:
-        """Remove the room's table and queues, those that exist."""
-        names = ResourceNames(room_name)
-        dynamodb = self.client("dynamodb")
-        with contextlib.suppress(dynamodb.exceptions.ResourceNotFoundException):
-            dynamodb.delete_table(TableName=names.table)
-        sqs = self.client("sqs")
-        for queue_name in (names.queue, names.dead_letter_queue):
-            try:
-                queue_url = sqs.get_queue_url(QueueName=queue_name)["QueueUrl"]
-            except sqs.exceptions.QueueDoesNotExist:
-                continue
-            sqs.delete_queue(QueueUrl=queue_url)
+    def queue_url(self, queue_name: str) -> str:
+        return f"{self.endpoint_url}/{LOCAL_ACCOUNT}/{queue_name}"

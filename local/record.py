@@ -1,8 +1,12 @@
-"""A running local room, recorded like a deployed one so the operator CLI finds it.
+"""A running local room, recorded so the operator CLI finds it: `rooms/<name>.local.json`.
 
-The room file (`rooms/<name>.toml`) and the deployment record (`rooms/<name>.deployed.json`,
-the stack output keys of docs/data-model.md plus `EndpointUrl`) are written at start and
-removed at stop. A deployed room or a room file of the operator's is never overwritten.
+The record holds the room's settings as it runs them (the room file's, with the command
+line's overrides), the stack output keys of docs/data-model.md with loopback values, the
+operator endpoint (`EndpointUrl`, with its secret path: the file is readable by its owner
+alone) and the process id. It is written at start and removed at stop; a room file and an AWS
+deployment record of the same name are never written, changed or removed by local mode.
+A record whose process has ended is what a killed room leaves: the CLI says the room is not
+running (cli/rooms.py), and the next start of the room replaces it.
 """
 
 from __future__ import annotations
@@ -13,11 +17,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from beekeeper.core import names
-from beekeeper.core.config_dir import deployment_file, room_file, write_atomically
+from beekeeper.core.config_dir import local_record_file, write_atomically
+from beekeeper.core.local_room import (
+    LOCAL_OUTPUTS_KEY,
+    LOCAL_PID_KEY,
+    LOCAL_SETTINGS_KEY,
+    process_alive,
+)
 from beekeeper.core.settings import RoomSettings
 from beekeeper.local.emulator import RoomResources
-
-LOCAL_MARKER = "LocalPid"
 
 
 class RecordError(Exception):
@@ -41,8 +49,8 @@ def room_urls(gateway_base: str) -> RoomUrls:
 
 def stack_outputs(
     settings: RoomSettings, urls: RoomUrls, resources: RoomResources, endpoint_url: str
-) -> dict[str, object]:
-    """The deployed stack's outputs (core/names.py), a local room's values, and its own two."""
+) -> dict[str, str]:
+    """The deployed stack's outputs (core/names.py), a local room's values, and its endpoint."""
     return {
         names.MARKETING_URL_OUTPUT: urls.marketing_url,
         names.CLIENT_CHECK_URL_OUTPUT: urls.client_check_url,
@@ -56,65 +64,42 @@ def stack_outputs(
         },
         names.DASHBOARD_NAME_OUTPUT: "",  # a local room has no dashboard
         names.ENDPOINT_URL_OUTPUT: endpoint_url,
-        LOCAL_MARKER: os.getpid(),
     }
-
-
-def _process_alive(pid: object) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class RoomRecord:
     def __init__(self, name: str) -> None:
-        self.room_path: Path = room_file(name)
-        self.deployment_path: Path = deployment_file(name)
+        self.path: Path = local_record_file(name)
         self._name = name
         self._written = False
 
     def check_free(self) -> None:
-        """Refuse a name that belongs to a deployed room, a room file or a running local room."""
-        previous = self._read_deployment()
-        if previous is not None:
-            if LOCAL_MARKER not in previous:
-                raise RecordError(
-                    f"a deployed room is named {self._name!r}; "
-                    "give the local room another name with --name"
-                )
-            if _process_alive(previous[LOCAL_MARKER]):
-                raise RecordError(
-                    f"a local room named {self._name!r} is already running "
-                    f"(process {previous[LOCAL_MARKER]}); stop it or use --name"
-                )
-            return  # left behind by a local room that was killed: ours to replace
-        if self.room_path.exists():
+        """Refuse a name a local room of another running process is recorded under."""
+        previous = self._read()
+        pid = previous.get(LOCAL_PID_KEY) if previous else None
+        if pid != os.getpid() and process_alive(pid):
             raise RecordError(
-                f"a room file for {self._name!r} already exists ({self.room_path}); "
-                "give the local room another name with --name"
+                f"a local room named {self._name!r} is already running (process {pid}); "
+                "stop it, or rehearse under another name with --name"
             )
 
-    def write(self, settings: RoomSettings, outputs: dict[str, object]) -> None:
-        write_atomically(self.room_path, settings.to_toml())
-        write_atomically(self.deployment_path, json.dumps(outputs, indent=2) + "\n")
+    def write(self, settings: RoomSettings, outputs: dict[str, str]) -> None:
+        record = {
+            LOCAL_PID_KEY: os.getpid(),
+            LOCAL_SETTINGS_KEY: settings.to_mapping(),
+            LOCAL_OUTPUTS_KEY: outputs,
+        }
+        write_atomically(self.path, json.dumps(record, indent=2) + "\n", private=True)
         self._written = True
 
     def remove(self) -> None:
-        if not self._written:
-            return
-        for path in (self.deployment_path, self.room_path):
-            path.unlink(missing_ok=True)
-        self._written = False
+        if self._written:
+            self.path.unlink(missing_ok=True)
+            self._written = False
 
-    def _read_deployment(self) -> dict[str, object] | None:
+    def _read(self) -> dict[str, object] | None:
         try:
-            data = json.loads(self.deployment_path.read_text(encoding="utf-8"))
+            data = json.loads(self.path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return None
         except (OSError, ValueError, RecursionError):

@@ -16,18 +16,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from beekeeper.core.config_dir import local_state_file
 from beekeeper.core.local_room import LOCAL_REGION
 from beekeeper.core.settings import RoomSettings
-from beekeeper.lambdas.room_state import read_snapshot
+from beekeeper.lambdas.room_state import read_snapshot, write_config
 from beekeeper.local.demo_shop import DemoShop
 from beekeeper.local.emulator import Emulator, RoomResources
-from beekeeper.local.fast_paths import EmulatorDynamoDb, InProcessTransport, fast_standard_sends
 from beekeeper.local.gateway import Gateway
 from beekeeper.local.http_server import ServerThread
 from beekeeper.local.live_counters import LiveCounters, Reading
 from beekeeper.local.operator_view import OperatorView
 from beekeeper.local.record import RoomRecord, RoomUrls, room_urls, stack_outputs
 from beekeeper.local.room_code import ClientFactory, RoomCode, load_room_code
+from beekeeper.local.saved_state import Restored, SavedState
 from beekeeper.local.schedule import MinuteSchedule
 
 log = logging.getLogger("beekeeper.local")
@@ -50,7 +51,10 @@ def _load_real_code(
 
 @dataclass(frozen=True)
 class LocalOptions:
-    rate: int
+    """A local room: its settings come from `room` (a room file's) or from the flags alone;
+    a flag given (not None) overrides the room file's setting."""
+
+    rate: int | None = None
     origin: str | None = None
     port: int = DEFAULT_PORT
     demo: bool = False
@@ -59,22 +63,32 @@ class LocalOptions:
     minute_seconds: float = DEFAULT_MINUTE_SECONDS
     name: str = "local"
     display_name: str = "Local rehearsal"
-    dynamic_rate_throttling: bool = False
-    slow_ms: int = 0  # the governor's optional p90 limit (RoomSettings.slow_ms)
-    # The emulator workarounds of beekeeper.local.fast_paths; off only to measure without them.
-    fast_paths: bool = True
+    dynamic_rate_throttling: bool | None = None
+    slow_ms: int | None = None  # the governor's optional p90 limit (RoomSettings.slow_ms)
+    room: RoomSettings | None = None  # the room file's settings, when rehearsing a room
+    new_line: bool = False  # forget the line saved by an earlier run of this room
+    # Keep the line across restarts (local/saved_state.py); off for throwaway test rooms.
+    save_line: bool = True
 
 
 def local_settings(options: LocalOptions, origin: str) -> RoomSettings:
-    """The room's settings, validated like any room's; the region is a placeholder."""
+    """The room's settings, validated like any room's: the room file's (every setting) with
+    the flags' overrides, or the flags' alone; the region is a placeholder either way."""
+    overrides: dict[str, object] = {"origin": origin, "region": LOCAL_REGION}
+    if options.rate is not None:
+        overrides["rate"] = options.rate
+    if options.dynamic_rate_throttling is not None:
+        overrides["dynamic_rate_throttling"] = options.dynamic_rate_throttling
+    if options.slow_ms is not None:
+        overrides["slow_ms"] = options.slow_ms
+    if options.room is not None:
+        return options.room.replace(**overrides)
+    if options.rate is None:
+        raise ValueError("a local room without a room file needs a rate")
     return RoomSettings(
         name=options.name,
         display_name=options.display_name,
-        region=LOCAL_REGION,
-        origin=origin,
-        rate=options.rate,
-        dynamic_rate_throttling=options.dynamic_rate_throttling,
-        slow_ms=options.slow_ms,
+        **overrides,
     )
 
 
@@ -93,7 +107,7 @@ class _LateApp:
 
 class LocalRoom:
     def __init__(self, options: LocalOptions, *, code_loader: CodeLoader = _load_real_code):
-        if options.origin is None and not options.demo:
+        if options.origin is None and not options.demo and options.room is None:
             raise ValueError("a local room needs an origin, or --demo to use the demo shop")
         self.options = options
         self._code_loader = code_loader
@@ -104,6 +118,7 @@ class LocalRoom:
         self.endpoint_url = ""
         self.resources: RoomResources | None = None
         self.record: RoomRecord | None = None
+        self.restored = Restored(found=False)
         self.operator_url: str | None = None
         # The room's counters a few times a minute (or second, in a shortened minute).
         sample_seconds = min(2.0, max(0.25, options.minute_seconds / 4))
@@ -131,7 +146,7 @@ class LocalRoom:
             # "localhost", not 127.0.0.1: the shop is a different site from the room, as in
             # production, so the browser treats the room's cookie as the room's alone.
             self.shop_url = f"http://localhost:{shop_server.port}/"
-        origin = options.origin or self.shop_url
+        origin = options.origin or self.shop_url or (options.room and options.room.origin)
         assert origin is not None
         settings = local_settings(options, origin)
         self.settings = settings
@@ -157,19 +172,27 @@ class LocalRoom:
         emulator = Emulator()
         self.endpoint_url = emulator.start()
         self._stack.append(emulator.stop)
-        if options.fast_paths:
-            transport = InProcessTransport(self.endpoint_url)
-            transport.install()
-            self._stack.append(transport.uninstall)
-            self._stack.append(fast_standard_sends())
         self.resources = resources = emulator.create_room_resources(settings.name)
-        self._stack.append(lambda: emulator.delete_room_resources(settings.name))
+        if options.save_line:
+            saved = SavedState(local_state_file(settings.name))
+            self.restored = saved.restore(emulator, discard=options.new_line)
+            self._stack.append(saved.close)
+            said = self.restored.sentence(settings.name, saved.path)
+            if said:
+                (log.warning if self.restored.lost_reason else log.info)("%s", said)
 
         code = self._code_loader(settings, resources, emulator.client, options.minute_seconds)
         dynamodb = emulator.client("dynamodb")
-        integration_target = code.dynamodb_target(dynamodb)
-        if options.fast_paths:
-            integration_target = EmulatorDynamoDb(moto=integration_target)
+        if options.rate is not None and self.restored.found:
+            # A rate given on the command line wins over one set by `beekeeper rate` before.
+            write_config(
+                dynamodb,
+                resources.table_name,
+                settings,
+                now=time.time(),
+                operator_rate=settings.rate,
+            )
+        integration_target = emulator.template_target()
         gateway = Gateway(
             code=code,
             settings=settings,

@@ -169,6 +169,12 @@ class Queue:
             observer(self.name, "sent", index, body)
         return index
 
+    def restore(self, bodies: Iterable[str]) -> None:
+        """Saved messages back in the queue, in order, visible at once."""
+        with self._guard:
+            for body in bodies:
+                self.add(body)
+
     def message_id(self, index: int) -> str:
         return str(uuid.UUID(int=index))
 

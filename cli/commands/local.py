@@ -10,11 +10,14 @@ from types import FrameType
 import click
 
 from beekeeper.cli.errors import UserError
-from beekeeper.cli.options import FiniteFloatRange, SettingType
+from beekeeper.cli.factory import factory_of
+from beekeeper.cli.options import ROOM_NAME, FiniteFloatRange, SettingType
 from beekeeper.core.settings import MAX_RATE, MIN_RATE, SettingsError, validate_room_name
 
 
-def _room_name(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
+def _room_name(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    if value is None:
+        return None
     try:
         return validate_room_name(value)
     except SettingsError as error:
@@ -22,14 +25,15 @@ def _room_name(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
 
 
 @click.command("local")
+@click.argument("room", required=False, type=ROOM_NAME, metavar="[NAME]")
 @click.option(
     "--origin", help="The shop's URL to let visitors through to (https, or http://localhost)."
 )
 @click.option(
     "--rate",
-    required=True,
     type=click.IntRange(MIN_RATE, MAX_RATE),
-    help="Visitors let through per minute.",
+    help="Visitors let through per minute (required without NAME; with NAME it overrides "
+    "the room file's).",
 )
 @click.option(
     "--port",
@@ -47,10 +51,9 @@ def _room_name(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
 )
 @click.option(
     "--name",
-    default="local",
-    show_default=True,
     callback=_room_name,
-    help="Room name the operator commands (off, on, rate, status) use.",
+    help="Room name the operator commands (off, on, rate, status) use, without NAME "
+    "[default: local].",
 )
 @click.option(
     "--demo", is_flag=True, help="Also run a demo shop; it is the origin without --origin."
@@ -70,41 +73,46 @@ def _room_name(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
     help="Port of the live operator view on 127.0.0.1, for your eyes only (0: any free port).",
 )
 @click.option(
-    "--dynamic-rate-throttling",
-    is_flag=True,
-    help="Run the governor: slow the rate when the origin slows down.",
+    "--dynamic-rate-throttling/--no-dynamic-rate-throttling",
+    default=None,
+    help="Run the governor: slow the rate when the origin slows down (default: the room "
+    "file's setting, else off).",
 )
 @click.option(
     "--slow-ms",
     type=SettingType("slow_ms"),
-    default=0,
+    default=None,
     help="With --dynamic-rate-throttling: a check whose 90th percentile takes longer than "
     "this many ms is slow (0: judge against the shop's own baseline only).",
 )
 @click.option(
-    "--no-fast-paths",
-    "no_fast_paths",
+    "--new-line",
     is_flag=True,
-    hidden=True,
-    help="Talk to the emulator over HTTP only (to measure the workarounds; see docs/local.md).",
+    help="Start with an empty line, forgetting the one an earlier run of this room saved.",
 )
+@click.pass_context
 def local(
+    ctx: click.Context,
+    room: str | None,
     origin: str | None,
-    rate: int,
+    rate: int | None,
     port: int,
     minute_seconds: float,
-    name: str,
+    name: str | None,
     demo: bool,
     demo_port: int,
     operator_port: int,
-    dynamic_rate_throttling: bool,
-    slow_ms: int,
-    no_fast_paths: bool,
+    dynamic_rate_throttling: bool | None,
+    slow_ms: int | None,
+    new_line: bool,
 ) -> None:
-    """Run a waiting room on this machine, with the same code as in AWS.
+    """Rehearse room NAME on this machine, with the same code as in AWS.
 
-    An AWS API emulator holds the room's queue and table; the room's routes are served on
-    127.0.0.1; the trigger and consumers run on their schedule. Ctrl-C stops it all.
+    With NAME the room file's settings are used (every one of them); --origin, --rate and the
+    other flags override them for this run, and the room file is never changed. Without NAME
+    the flags alone describe the room. The room's table and queues live in this process (and
+    its line survives a restart); its routes are served on 127.0.0.1; the trigger and
+    consumers run on their schedule. Ctrl-C stops it all.
     """
     # Imported here: the emulator and the WSGI server are the `local` extra's dependencies.
     try:
@@ -117,7 +125,14 @@ def local(
             "install them with: pip install 'beekeeper-waiting-room[local]'"
         ) from error
 
-    if origin is None and not demo:
+    if room is not None and name is not None and name != room:
+        raise click.UsageError(f"give the room's name once: NAME ({room}) or --name ({name})")
+    room_settings = factory_of(ctx).store().load(room) if room is not None else None
+    if room is None and rate is None:
+        raise click.UsageError(
+            "give --rate N (visitors per minute), or rehearse a room file: beekeeper local NAME"
+        )
+    if origin is None and not demo and room is None:
         raise click.UsageError("give --origin URL, or --demo to let visitors into a demo shop")
     fixed_ports = [p for p in (port, demo_port if demo else 0, operator_port) if p != 0]
     if len(fixed_ports) != len(set(fixed_ports)):
@@ -132,12 +147,13 @@ def local(
         demo_port=demo_port,
         operator_port=operator_port,
         minute_seconds=minute_seconds,
-        name=name,
+        name=room or name or "local",
         dynamic_rate_throttling=dynamic_rate_throttling,
         slow_ms=slow_ms,
-        fast_paths=not no_fast_paths,
+        room=room_settings,
+        new_line=new_line,
     )
-    room = LocalRoom(options)
+    running = LocalRoom(options)
     stop_requested = threading.Event()
 
     def request_stop(_signum: int, _frame: FrameType | None) -> None:
@@ -146,7 +162,7 @@ def local(
     previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         try:
-            room.start()
+            running.start()
         except PortInUseError as error:
             raise UserError(str(error)) from error
         except RecordError as error:
@@ -158,27 +174,28 @@ def local(
                 f"local mode needs {error.name or 'a module'} that is not installed; "
                 "install the local extra: pip install 'beekeeper-waiting-room[local]'"
             ) from error
-        assert room.urls is not None and room.settings is not None
+        assert running.urls is not None and running.settings is not None
         click.echo(
-            f"Room {room.settings.name!r} is running at {room.settings.rate} visitors/minute"
+            f"Room {running.settings.name!r} is running at {running.settings.rate} visitors/minute"
         )
-        click.echo(f"  marketing URL:    {room.urls.marketing_url}")
-        click.echo(f"  page URL:         {room.urls.page_url}")
-        click.echo(f"  client check URL: {room.urls.client_check_url}")
-        click.echo(f"  origin:           {room.settings.origin}")
-        if room.shop_url:
-            click.echo(f"  demo shop:        {room.shop_url}")
-        click.echo(f"  AWS emulator:     {room.endpoint_url}")
-        click.echo(f"  operator view:    {room.operator_url}")
+        click.echo(f"  marketing URL:    {running.urls.marketing_url}")
+        click.echo(f"  page URL:         {running.urls.page_url}")
+        click.echo(f"  client check URL: {running.urls.client_check_url}")
+        click.echo(f"  origin:           {running.settings.origin}")
+        if running.shop_url:
+            click.echo(f"  demo shop:        {running.shop_url}")
+        click.echo(f"  operator view:    {running.operator_url}")
+        deployed = factory_of(ctx).store().deployment(running.settings.name) is not None
         click.echo(
-            f"Operator commands work on it: beekeeper off|on|rate|status {room.settings.name}"
+            "Operator commands work on it: beekeeper off|on|rate|status "
+            f"{running.settings.name}{' --local' if deployed else ''}"
         )
         click.echo("Press Ctrl-C to stop.", nl=True)
         while not stop_requested.wait(0.5):
             pass
         click.echo("Stopping the local room...")
     finally:
-        room.stop()
+        running.stop()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     click.echo("Stopped.")

@@ -6,12 +6,13 @@ import click
 
 from beekeeper.cli.factory import factory_of
 from beekeeper.cli.operate import switch
-from beekeeper.cli.options import room_argument
+from beekeeper.cli.options import room_argument, where_option
 
 
 @click.command(short_help="Switch a room off: visitors go straight to the shop.")
 @room_argument
+@where_option
 @click.pass_context
-def off(ctx: click.Context, name: str) -> None:
+def off(ctx: click.Context, name: str, local: bool | None) -> None:
     """Switch the room NAME off: the marketing link goes straight to the origin."""
-    switch(factory_of(ctx), name, enabled=False)
+    switch(factory_of(ctx), name, enabled=False, local=local)

@@ -6,12 +6,13 @@ import click
 
 from beekeeper.cli.factory import factory_of
 from beekeeper.cli.operate import switch
-from beekeeper.cli.options import room_argument
+from beekeeper.cli.options import room_argument, where_option
 
 
 @click.command(short_help="Switch a room on: visitors wait in line.")
 @room_argument
+@where_option
 @click.pass_context
-def on(ctx: click.Context, name: str) -> None:
+def on(ctx: click.Context, name: str, local: bool | None) -> None:
     """Switch the room NAME on: new visitors wait in line again."""
-    switch(factory_of(ctx), name, enabled=True)
+    switch(factory_of(ctx), name, enabled=True, local=local)

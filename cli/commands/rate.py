@@ -6,28 +6,31 @@ import click
 
 from beekeeper.cli.factory import factory_of
 from beekeeper.cli.operate import room_control
-from beekeeper.cli.options import SettingType, room_argument
+from beekeeper.cli.options import SettingType, room_argument, where_option
 from beekeeper.stacks.capacity import consumer_reserved_concurrency
 
 
 @click.command(short_help="Set visitors let through per minute, live.")
 @room_argument
 @click.argument("rate", type=SettingType("rate"), metavar="N")
+@where_option
 @click.pass_context
-def rate(ctx: click.Context, name: str, rate: int) -> None:
+def rate(ctx: click.Context, name: str, rate: int, local: bool | None) -> None:
     """Let N visitors per minute through room NAME (1 to 300,000), from the next minute.
 
     The governor starts over from the new rate and waiting visitors' estimates change on their
     next poll. The room file keeps the rate it was deployed with.
     """
-    control = room_control(factory_of(ctx), name)
+    factory = factory_of(ctx)
+    control = room_control(factory, name, local)
     config = control.set_rate(rate)
     click.echo(f"Room {name!r} now lets {config.rate:,} visitors per minute through.")
     deployed = control.settings
     # The stack reserved consumer concurrency for the deployed rate; past it Lambda throttles
     # the extra consumers, so fewer are admitted than asked (nobody is lost).
     ceiling = consumer_reserved_concurrency(deployed) * deployed.consumer_capacity
-    if rate > ceiling:
+    # A local room has no reserved concurrency: its consumers are threads.
+    if rate > ceiling and not factory.store().operated(name, local)[1].is_local:
         click.echo(
             f"Warning: room {name!r} was deployed for {deployed.rate:,} per minute and can admit "
             f"at most about {ceiling:,} per minute until it is redeployed: set rate = {rate} in "

@@ -9,7 +9,7 @@ from collections.abc import Callable
 import click
 
 from beekeeper.cli.factory import CliFactory, factory_of
-from beekeeper.cli.options import room_argument
+from beekeeper.cli.options import room_argument, where_option
 from beekeeper.cli.room_status import StatusReport, read_status, render_text
 
 
@@ -24,8 +24,11 @@ from beekeeper.cli.room_status import StatusReport, read_status, render_text
     help="Seconds between refreshes with --watch.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (one object per refresh).")
+@where_option
 @click.pass_context
-def status(ctx: click.Context, name: str, watch: bool, interval: int, as_json: bool) -> None:
+def status(
+    ctx: click.Context, name: str, watch: bool, interval: int, as_json: bool, local: bool | None
+) -> None:
     """Show room NAME: on/off, rates, governor, queue, the last minute and the last hour."""
     factory = factory_of(ctx)
     stdout = sys.stdout
@@ -40,7 +43,7 @@ def status(ctx: click.Context, name: str, watch: bool, interval: int, as_json: b
                 click.clear()
             click.echo(render_text(report, unicode=unicode))
 
-    take = _reader(factory, name)
+    take = _reader(factory, name, local)
     show(take())
     if not watch:
         return
@@ -54,10 +57,8 @@ def status(ctx: click.Context, name: str, watch: bool, interval: int, as_json: b
         return  # Ctrl-C is how a watch ends
 
 
-def _reader(factory: CliFactory, name: str) -> Callable[[], StatusReport]:
-    store = factory.store()
-    settings = store.load(name)
-    deployment = store.require_deployment(name)
+def _reader(factory: CliFactory, name: str, local: bool | None) -> Callable[[], StatusReport]:
+    settings, deployment = factory.store().operated(name, local)
     dynamodb = factory.client("dynamodb", settings, deployment)
     sqs = factory.client("sqs", settings, deployment)
 

@@ -1,0 +1,191 @@
+"""A local room's line, kept across restarts: every change of its store, appended to a file.
+
+The room's store lives in memory; this journal (`local/<name>.state.jsonl` under the config
+directory) gets one JSON line per change as it happens: an item written or deleted, a message
+sent, a message deleted or dead-lettered. Each line is flushed to the operating system at
+once, so a room that is killed (Ctrl-C, SIGKILL, a closed terminal) loses nothing it had
+answered; only a crash of the machine itself can cut the last lines off. At the next start the
+journal is replayed, then rewritten compactly (atomically) and appended to again.
+
+What a restart keeps: the table (config, counters, minute claims, every admitted visitor's
+item, so /client keeps answering true), and every message not yet deleted, in order. Messages
+a consumer held in flight are visible again at once (their consumers ended with the process);
+one already admitted is recognised by the consumer's consistent read and deleted, as a
+duplicate delivery is. Receive counts start again from zero.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from beekeeper.core.config_dir import write_atomically
+from beekeeper.local.emulator import Emulator
+from beekeeper.store.expressions import Item
+
+log = logging.getLogger("beekeeper.local")
+
+FORMAT = 1
+
+
+class StateUnreadable(Exception):
+    """The saved line can not be replayed; the message says why."""
+
+
+@dataclass(frozen=True)
+class Restored:
+    """What a start found: whether a line was saved, what of it came back, or why not."""
+
+    found: bool
+    items: int = 0
+    messages: int = 0
+    lost_reason: str | None = None  # set when a saved line could not be read
+
+    def sentence(self, room: str, path: Path) -> str | None:
+        if self.lost_reason is not None:
+            return (
+                f"The saved line of local room {room!r} could not be read ({self.lost_reason}; "
+                f"kept as {path.name}.unreadable): the room starts with an empty line, and "
+                "visitors from before get a new place at the marketing link."
+            )
+        if self.found:
+            return (
+                f"Local room {room!r} continues its saved line: {self.messages:,} visitors "
+                f"queued, {self.items:,} items in its table."
+            )
+        return None
+
+
+class SavedState:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._file: IO[str] | None = None
+        self._lock = threading.Lock()
+        self._run = 0
+
+    # -- start --------------------------------------------------------------------------
+
+    def restore(self, emulator: Emulator, *, discard: bool = False) -> Restored:
+        """Replay the saved line into the emulator's (empty) store, then keep saving."""
+        restored = Restored(found=False)
+        if discard:
+            self.path.unlink(missing_ok=True)
+        elif self.path.exists():
+            try:
+                tables, queues, self._run = _replay(self.path)
+            except StateUnreadable as error:
+                self.path.replace(self.path.with_name(self.path.name + ".unreadable"))
+                restored = Restored(found=True, lost_reason=str(error))
+            else:
+                restored = self._load(emulator, tables, queues)
+        self._run += 1
+        self._compact(emulator)
+        self._attach(emulator)
+        return restored
+
+    def _load(
+        self,
+        emulator: Emulator,
+        tables: dict[str, dict[str, Item]],
+        queues: dict[str, dict[str, str]],
+    ) -> Restored:
+        items = messages = 0
+        for table_name, saved in tables.items():
+            if table_name in emulator.dynamodb.tables:
+                emulator.dynamodb.load(table_name, saved.items())
+                items += len(saved)
+        by_name = {queue.name: queue for queue in emulator.sqs.queues.values()}
+        for queue_name, bodies in queues.items():
+            queue = by_name.get(queue_name)
+            if queue is None:
+                continue
+            queue.restore(bodies.values())
+            if queue.dead_letter is not None:  # the visitors' queue, not its dead letters
+                messages += len(bodies)
+        return Restored(found=True, items=items, messages=messages)
+
+    def _compact(self, emulator: Emulator) -> None:
+        lines = [json.dumps({"format": FORMAT, "run": self._run})]
+        for table_name, items in emulator.dynamodb.snapshot().items():
+            lines += [json.dumps({"t": table_name, "k": pk, "i": i}) for pk, i in items.items()]
+        for queue in emulator.sqs.queues.values():
+            lines += [
+                json.dumps({"q": queue.name, "n": f"{self._run}.{index}", "b": body})
+                for index, body in queue.waiting_bodies()
+            ]
+        write_atomically(self.path, "\n".join(lines) + "\n", private=True)
+
+    def _attach(self, emulator: Emulator) -> None:
+        self._file = self.path.open("a", encoding="utf-8")
+        emulator.dynamodb.observers.append(self._item_written)
+        for queue in emulator.sqs.queues.values():
+            queue.observers.append(self._message_changed)
+
+    # -- while running ------------------------------------------------------------------
+
+    def _append(self, record: dict[str, Any]) -> None:
+        line = json.dumps(record) + "\n"
+        with self._lock:
+            if self._file is not None:
+                self._file.write(line)
+                self._file.flush()
+
+    def _item_written(self, table: str, pk: str, item: Item | None) -> None:
+        self._append({"t": table, "k": pk, "i": item})
+
+    def _message_changed(self, queue: str, event: str, index: int, body: str | None) -> None:
+        record: dict[str, Any] = {"q": queue, "n": f"{self._run}.{index}"}
+        if event == "sent":
+            record["b"] = body
+        self._append(record)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._file is not None:
+                self._file.close()
+                self._file = None
+
+
+def _replay(path: Path) -> tuple[dict[str, dict[str, Item]], dict[str, dict[str, str]], int]:
+    tables: dict[str, dict[str, Item]] = {}
+    queues: dict[str, dict[str, str]] = {}
+    try:
+        lines = path.read_text(encoding="utf-8").split("\n")
+    except (OSError, UnicodeDecodeError) as error:
+        raise StateUnreadable(f"the file can not be read: {error}") from error
+    if lines and lines[-1] == "":
+        lines.pop()
+    run = 0
+    for number, line in enumerate(lines, start=1):
+        try:
+            record = json.loads(line)
+            if number == 1:
+                if record.get("format") != FORMAT:
+                    raise StateUnreadable(f"it is not a saved line of format {FORMAT}")
+                run = int(record["run"])
+            elif "t" in record:
+                table = tables.setdefault(str(record["t"]), {})
+                if record["i"] is None:
+                    table.pop(str(record["k"]), None)
+                else:
+                    table[str(record["k"])] = dict(record["i"])
+            else:
+                bodies = queues.setdefault(str(record["q"]), {})
+                if "b" in record:
+                    bodies[str(record["n"])] = str(record["b"])
+                else:
+                    bodies.pop(str(record["n"]), None)
+        except StateUnreadable:
+            raise
+        except (ValueError, KeyError, TypeError, AttributeError) as error:
+            if number == len(lines) and number > 1:
+                # The last change was being written when the room was killed: it was never
+                # answered, so nothing anyone was told is lost with it.
+                log.warning("the saved line's last change was cut off; it is left out")
+                break
+            raise StateUnreadable(f"line {number} is not a saved change") from error
+    return tables, queues, run

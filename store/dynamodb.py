@@ -86,6 +86,7 @@ class DynamoDb(Api):
             "DeleteItem": self._delete_item,
             "BatchWriteItem": self._batch_write_item,
             "TransactWriteItems": self._transact_write_items,
+            "Scan": self._scan,
         }
 
     # -- tables (what the stack creates; not a call the room makes) --------------------------
@@ -155,6 +156,56 @@ class DynamoDb(Api):
                 _project(table.items[pk], projection) for pk in pks if pk in table.items
             ]
         return {"Responses": responses, "UnprocessedKeys": {}}
+
+    def _scan(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The whole table in key order, a page at a time, filtered after reading."""
+        _only(
+            request,
+            {
+                "TableName",
+                "FilterExpression",
+                "ProjectionExpression",
+                "Limit",
+                "ExclusiveStartKey",
+                "ExpressionAttributeNames",
+                "ExpressionAttributeValues",
+                "ConsistentRead",
+                "Select",
+                "ReturnConsumedCapacity",
+            },
+        )
+        table = self._table(request.get("TableName"))
+        _expression_placeholders(
+            request, [request.get("FilterExpression"), request.get("ProjectionExpression")]
+        )
+        limit = request.get("Limit")
+        if limit is not None and (not isinstance(limit, int) or limit < 1):
+            raise validation("Limit must be a whole number of at least 1")
+        start = request.get("ExclusiveStartKey")
+        after = self._key(table, start) if start is not None else None
+        names = request.get("ExpressionAttributeNames")
+        values = _checked_values(request.get("ExpressionAttributeValues"))
+        projection = _projection(request, standalone=False)
+        keys = sorted(pk for pk in table.items if after is None or pk > after)
+        page = keys[:limit] if limit is not None else keys
+        found = []
+        for pk in page:
+            item = table.items[pk]
+            condition = request.get("FilterExpression")
+            try:
+                if condition is not None:
+                    check_condition(str(condition), item, names, values)
+            except ConditionFailed:
+                continue
+            except ExpressionInvalid as error:
+                raise validation(str(error)) from None
+            found.append(_project(item, projection))
+        answer: dict[str, Any] = {"Count": len(found), "ScannedCount": len(page)}
+        if request.get("Select") != "COUNT":
+            answer["Items"] = found
+        if limit is not None and len(keys) > limit:
+            answer["LastEvaluatedKey"] = {table.key_name: {table.key_type: page[-1]}}
+        return answer
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -566,10 +617,12 @@ def _checked_set(kind: str, members: list[Any]) -> dict[str, Any]:
     return {kind: normal}
 
 
-def _projection(request: dict[str, Any]) -> list[str] | None:
+def _projection(request: dict[str, Any], *, standalone: bool = True) -> list[str] | None:
+    """The projected attribute names; `standalone`: the projection is the request's only
+    expression, so its placeholders are checked here."""
     projection = request.get("ProjectionExpression")
     if projection is None:
-        if request.get("ExpressionAttributeNames") is not None:
+        if standalone and request.get("ExpressionAttributeNames") is not None:
             raise validation(
                 "ExpressionAttributeNames can only be specified when using expressions"
             )
@@ -589,7 +642,7 @@ def _projection(request: dict[str, Any]) -> list[str] | None:
             raise NotImplementedError(f"projection of a document path {token!r}")
         out.append(token)
     unused = sorted(set(names) - placeholders(str(projection)))
-    if unused:
+    if standalone and unused:
         raise validation(
             "Value provided in ExpressionAttributeNames unused in expressions: keys: "
             "{" + ", ".join(unused) + "}"

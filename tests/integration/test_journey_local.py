@@ -24,7 +24,7 @@ ORIGIN = "http://127.0.0.1:9/shop"  # never followed: the journey reads redirect
 @pytest.fixture(scope="module")
 def local_room(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalProcess]:
     room = start_local(
-        ["--origin", ORIGIN, "--rate", "60", "--minute-seconds", "2"],
+        ["--origin", ORIGIN, "--rate", "6", "--minute-seconds", "2"],
         tmp_path_factory.mktemp("config"),
         name="journey",
     )

@@ -42,7 +42,7 @@ def run_local(
 @pytest.mark.parametrize(
     ("args", "code", "says"),
     [
-        (["--origin", "http://localhost:9/"], 2, "Missing option '--rate'"),
+        (["--origin", "http://localhost:9/"], 2, "give --rate N"),
         (["--origin", "http://localhost:9/", "--rate", "0"], 2, "--rate"),
         (["--origin", "http://localhost:9/", "--rate", "ten"], 2, "'ten' is not a valid integer"),
         (["--rate", "10"], 2, "give --origin URL, or --demo"),
@@ -93,17 +93,19 @@ def test_a_busy_port_is_one_clear_line(run_local: Runner) -> None:
     assert len(result.stderr.strip().splitlines()) == 1
 
 
-def test_a_deployed_room_of_the_same_name_is_never_overwritten(
-    tmp_path: Path, run_local: Runner
-) -> None:
-    rooms = tmp_path / "rooms"
-    rooms.mkdir()
-    deployed = rooms / "spring.deployed.json"
-    deployed.write_text('{"MarketingUrl": "https://example.execute-api/prod/beekeeper"}')
-    result = run_local(
-        ["--origin", "http://localhost:9/", "--rate", "1", "--port", "0", "--name", "spring"]
-    )
+def test_a_room_without_a_room_file_is_one_sentence(tmp_path: Path, run_local: Runner) -> None:
+    result = run_local(["spring", "--port", "0"])
     assert result.returncode == 1
-    assert "a deployed room is named 'spring'" in result.stderr
+    assert "There is no room named 'spring'" in result.stderr
+    assert "beekeeper init --name spring" in result.stderr
     assert "Traceback" not in result.stderr
-    assert deployed.read_text() == '{"MarketingUrl": "https://example.execute-api/prod/beekeeper"}'
+    assert not (tmp_path / "rooms").exists()  # nothing written for a room that did not start
+
+
+def test_the_name_is_given_once(run_local: Runner) -> None:
+    result = run_local(["spring", "--name", "autumn", "--port", "0"])
+    assert result.returncode == 2
+    assert "give the room's name once" in result.stderr
+    result = run_local(["--origin", "http://localhost:9/", "--port", "0"])
+    assert result.returncode == 2
+    assert "give --rate N" in result.stderr

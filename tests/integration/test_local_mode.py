@@ -274,14 +274,12 @@ def test_status_reports_the_running_room(room: LocalProcess) -> None:
 def test_ctrl_c_stops_everything_and_removes_the_record(tmp_path: Path) -> None:
     """A room of its own: Ctrl-C ends it as the operator ends a rehearsal."""
     room = start_local(["--demo", "--demo-port", "0", "--rate", str(RATE)], tmp_path, "ctrl-c")
-    record = room.config_dir / "rooms" / f"{room.name}.deployed.json"
-    room_file = room.config_dir / "rooms" / f"{room.name}.toml"
-    assert record.exists() and room_file.exists()
+    record = room.record_path
+    assert record.exists()
     marketing = room.urls["marketing URL"]
     assert room.interrupt() == 0
     assert "Stopped." in room.output()
     assert "Traceback" not in room.output()
     assert not record.exists()
-    assert not room_file.exists()
     with pytest.raises(OSError):
         get(marketing)

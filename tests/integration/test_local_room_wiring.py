@@ -18,7 +18,7 @@ import pytest
 from beekeeper.core import names
 from beekeeper.core.datamodel import COOKIE_NAME, Token
 from beekeeper.core.headers import PAGE_HEADERS
-from beekeeper.local.record import LOCAL_MARKER
+from beekeeper.core.local_room import LOCAL_OUTPUTS_KEY, LOCAL_PID_KEY, LOCAL_SETTINGS_KEY
 from beekeeper.local.room import LocalOptions, LocalRoom
 from tests.support.localroom.doubles import double_code
 from tests.support.localroom.http import cookie_value, get
@@ -42,12 +42,16 @@ def test_the_room_is_recorded_for_the_operator_cli_and_removed_at_stop(config_di
         code_loader=double_code,
     )
     room.start()
-    record_path = config_dir / "rooms" / "recorded.deployed.json"
-    room_path = config_dir / "rooms" / "recorded.toml"
+    record_path = config_dir / "rooms" / "recorded.local.json"
     try:
-        record = json.loads(record_path.read_text())
+        saved = json.loads(record_path.read_text())
+        assert set(saved) == {LOCAL_PID_KEY, LOCAL_SETTINGS_KEY, LOCAL_OUTPUTS_KEY}
+        assert saved[LOCAL_SETTINGS_KEY]["origin"] == "http://localhost:9/"
+        # It holds the endpoint's secret: its owner alone may read it.
+        assert record_path.stat().st_mode & 0o077 == 0
+        record = saved[LOCAL_OUTPUTS_KEY]
         # Recorded under the deployed stack's output keys, with the stack's resource names.
-        assert set(record) == {*names.STACK_OUTPUTS, names.ENDPOINT_URL_OUTPUT, LOCAL_MARKER}
+        assert set(record) == {*names.STACK_OUTPUTS, names.ENDPOINT_URL_OUTPUT}
         expected = names.ResourceNames("recorded")
         assert record[names.TABLE_NAME_OUTPUT] == expected.table == "beekeeper-recorded"
         assert record[names.QUEUE_URL_OUTPUT].endswith(f"/{expected.queue}")
@@ -58,13 +62,13 @@ def test_the_room_is_recorded_for_the_operator_cli_and_removed_at_stop(config_di
         assert record["MarketingUrl"] == room.urls.marketing_url
         assert record["EndpointUrl"] == room.endpoint_url
         assert record["EndpointUrl"].startswith("http://127.0.0.1:")
-        assert 'origin = "http://localhost:9/"' in room_path.read_text()
+        # Local mode writes no room file and no AWS deployment record.
+        assert sorted(p.name for p in (config_dir / "rooms").iterdir()) == ["recorded.local.json"]
         threads_during = {t.name for t in threading.enumerate()}
         assert "beekeeper-scheduler" in threads_during
     finally:
         room.stop()
     assert not record_path.exists()
-    assert not room_path.exists()
     time.sleep(0.3)
     threads = {t.name for t in set(threading.enumerate()) - before}
     assert not {"beekeeper-scheduler", "beekeeper-reporter"} & threads

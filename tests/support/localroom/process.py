@@ -15,6 +15,8 @@ from typing import Any
 
 import boto3
 
+from beekeeper.core.local_room import LOCAL_OUTPUTS_KEY
+
 BEEKEEPER = str(Path(sys.executable).with_name("beekeeper"))
 
 
@@ -27,9 +29,13 @@ class LocalProcess:
     urls: dict[str, str] = field(default_factory=dict)
 
     @property
+    def record_path(self) -> Path:
+        return self.config_dir / "rooms" / f"{self.name}.local.json"
+
+    @property
     def record(self) -> dict[str, Any]:
-        path = self.config_dir / "rooms" / f"{self.name}.deployed.json"
-        data: dict[str, Any] = json.loads(path.read_text())
+        """The room's stack outputs, as its local record holds them."""
+        data: dict[str, Any] = json.loads(self.record_path.read_text())[LOCAL_OUTPUTS_KEY]
         return data
 
     def client(self, service: str) -> Any:

@@ -11,7 +11,6 @@ Served by waitress (a real, multi-threaded WSGI server) in `beekeeper.local.room
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -19,6 +18,14 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from beekeeper.core.datamodel import COOKIE_NAME
+from beekeeper.core.gateway_answers import (
+    MISSING_ROUTE_MESSAGE,
+    MISSING_ROUTE_STATUS,
+    PREFLIGHT_STATUS,
+    ROUTE_METHODS,
+    gateway_error,
+    preflight_headers,
+)
 from beekeeper.core.headers import PAGE_HEADERS
 from beekeeper.core.settings import RoomSettings
 from beekeeper.local.integration import DynamoDbTarget
@@ -95,19 +102,27 @@ class Gateway:
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         path = str(environ.get("PATH_INFO", "/"))
+        method = str(environ.get("REQUEST_METHOD", "GET"))
         try:
-            if path == "/beekeeper":
+            if method not in ROUTE_METHODS.get(path, ()):
+                # API Gateway has no such method: its own answer, as the stack configures it.
+                status, headers, body = self._gateway_error(
+                    MISSING_ROUTE_STATUS, MISSING_ROUTE_MESSAGE
+                )
+            elif method == "OPTIONS":
+                status, headers, body = PREFLIGHT_STATUS, [], b""
+                headers = list(preflight_headers(self._settings.origin).items())
+            elif path == "/beekeeper":
                 status, headers, body = self._producer(environ)
             elif path in ("/polling", "/client"):
                 status, headers, body = self._integration(path[1:], environ)
-            elif path == "/room":
-                status, headers, body = self._room(environ)
             else:
-                status, headers, body = _json(404, {"message": "Not Found"})
+                status, headers, body = 200, list(PAGE_HEADERS.items()), self._page
         except Exception:
-            # A bug in a handler is a 5xx in AWS too; say so in the log, not to the visitor.
-            log.exception("%s %s failed", environ.get("REQUEST_METHOD"), path)
-            status, headers, body = _json(500, {"message": "Internal server error"})
+            # A failing Lambda is API Gateway's 502 in AWS; say why in the log, not to the
+            # visitor.
+            log.exception("%s %s failed", method, path)
+            status, headers, body = self._gateway_error(502, "Internal server error")
         headers.append(("Content-Length", str(len(body))))
         start_response(status_line(status), headers)
         return [body]
@@ -137,13 +152,8 @@ class Gateway:
     def _integration(
         self, route: str, environ: dict[str, Any]
     ) -> tuple[int, list[tuple[str, str]], bytes]:
-        method = str(environ.get("REQUEST_METHOD", "GET"))
-        if method != "GET":
-            status, headers, body = _json(405, {"message": "Method Not Allowed"})
-            headers.append(("Allow", "GET"))
-            return status, headers, body
         request = self._code.http_request(
-            method=method,
+            method=str(environ.get("REQUEST_METHOD", "GET")),
             path=f"/{route}",
             query=dict(query_pairs(environ)),
             headers=dict(request_headers(environ)),
@@ -163,12 +173,9 @@ class Gateway:
         raw = body if isinstance(body, bytes) else str(body).encode("utf-8")
         return int(response.status), headers, raw
 
-    def _room(self, environ: dict[str, Any]) -> tuple[int, list[tuple[str, str]], bytes]:
-        if environ.get("REQUEST_METHOD") not in ("GET", "HEAD"):
-            status, headers, body = _json(405, {"message": "Method Not Allowed"})
-            headers.append(("Allow", "GET, HEAD"))
-            return status, headers, body
-        return 200, list(PAGE_HEADERS.items()), self._page
+    def _gateway_error(self, status: int, message: str) -> tuple[int, list[tuple[str, str]], bytes]:
+        code, headers, body = gateway_error(status, message, self._settings.origin)
+        return code, list(headers.items()), body.encode("utf-8")
 
 
 def _read_body(environ: dict[str, Any]) -> str | None:
@@ -180,7 +187,3 @@ def _read_body(environ: dict[str, Any]) -> str | None:
         return None
     raw = environ["wsgi.input"].read(min(length, MAX_BODY_BYTES))
     return bytes(raw).decode("utf-8", errors="replace")
-
-
-def _json(status: int, payload: object) -> tuple[int, list[tuple[str, str]], bytes]:
-    return status, [("Content-Type", "application/json")], json.dumps(payload).encode("utf-8")

@@ -29,6 +29,11 @@ from typing import Any, Protocol
 
 from botocore.exceptions import BotoCoreError, ClientError, ParamValidationError
 
+from beekeeper.core.gateway_answers import (
+    MISSING_ROUTE_MESSAGE,
+    MISSING_ROUTE_STATUS,
+    gateway_error,
+)
 from beekeeper.local.velocity import RenderInput, VelocityRuntimeError, render
 from beekeeper.vtl import ROUTES, load_template, template_values
 from beekeeper.vtl.integration import (
@@ -57,9 +62,10 @@ class HttpResponse:
     body: str
 
 
-_INTERNAL_ERROR = json.dumps({"message": "Internal server error"})
-_MISSING_TOKEN = json.dumps({"message": "Missing Authentication Token"})
-_UNSUPPORTED_MEDIA = json.dumps({"message": "Unsupported Media Type"})
+def _gateway_error(status: int, message: str, origin: str) -> HttpResponse:
+    """API Gateway's own error answer (core/gateway_answers.py)."""
+    code, headers, body = gateway_error(status, message, origin)
+    return HttpResponse(code, headers, body)
 
 
 class DynamoDbTarget(Protocol):
@@ -165,10 +171,10 @@ def run_integration(
     action = ROUTES[route][2]
     headers = response_headers(route, origin)
     if request.method.upper() != "GET":
-        return HttpResponse(403, {"Content-Type": "application/json"}, _MISSING_TOKEN)
+        return _gateway_error(MISSING_ROUTE_STATUS, MISSING_ROUTE_MESSAGE, origin)
     content_type = _header(request, "content-type").split(";")[0].strip().lower()
     if content_type not in ("", "application/json"):
-        return HttpResponse(415, {"Content-Type": "application/json"}, _UNSUPPORTED_MEDIA)
+        return _gateway_error(415, "Unsupported Media Type", origin)
 
     request_template, response_template = _route_templates(route, table_name, origin)
     data = RenderInput(
@@ -179,11 +185,11 @@ def run_integration(
     try:
         rendered = render(request_template, data)
     except VelocityRuntimeError:
-        return HttpResponse(500, {"Content-Type": "application/json"}, _INTERNAL_ERROR)
+        return _gateway_error(500, "Internal server error", origin)
     try:
         status, body = dynamodb(action, rendered)
     except BotoCoreError:
-        return HttpResponse(500, {"Content-Type": "application/json"}, _INTERNAL_ERROR)
+        return _gateway_error(500, "Internal server error", origin)
 
     if re.fullmatch(ERROR_SELECTION_PATTERN, str(status)):
         return HttpResponse(ERROR_STATUS, error_headers(route, origin), ERROR_BODIES[route])
@@ -193,7 +199,7 @@ def run_integration(
     try:
         answer = render(response_template, response_data)
     except VelocityRuntimeError:
-        return HttpResponse(500, {"Content-Type": "application/json"}, _INTERNAL_ERROR)
+        return _gateway_error(500, "Internal server error", origin)
     return HttpResponse(200, headers, answer)
 
 

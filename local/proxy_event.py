@@ -18,7 +18,11 @@ def request_headers(environ: Mapping[str, Any]) -> list[tuple[str, str]]:
     """The request's headers as (Name, value) pairs, in the spelling clients send."""
     headers: list[tuple[str, str]] = []
     for key, value in environ.items():
-        if key.startswith("HTTP_"):
+        if key == "HTTP_COOKIE":
+            # The WSGI server joined repeated Cookie headers with ", ", which no cookie can
+            # hold (RFC 6265): split them again, as API Gateway keeps them apart.
+            headers += [("Cookie", part) for part in str(value).split(", ")]
+        elif key.startswith("HTTP_"):
             name = "-".join(part.capitalize() for part in key[5:].split("_"))
             headers.append((name, str(value)))
     for key, name in (("CONTENT_TYPE", "Content-Type"), ("CONTENT_LENGTH", "Content-Length")):

@@ -15,7 +15,7 @@ with (a 503 JSON answer with Retry-After that the page retries, and the API 5xx 
 
 from __future__ import annotations
 
-from aws_cdk import Duration, RemovalPolicy, Size
+from aws_cdk import RemovalPolicy, Size
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
@@ -25,7 +25,13 @@ from aws_cdk.aws_dynamodb import ITable
 from constructs import Construct
 
 from beekeeper import vtl
-from beekeeper.core.headers import PAGE_HEADERS, cors_headers
+from beekeeper.core.gateway_answers import (
+    GATEWAY_ERROR_TEMPLATE,
+    PREFLIGHT_STATUS,
+    gateway_error_headers,
+    preflight_headers,
+)
+from beekeeper.core.headers import PAGE_HEADERS
 from beekeeper.core.settings import RoomSettings
 from beekeeper.stacks import capacity, page, permissions
 from beekeeper.stacks.functions import RETENTION
@@ -74,7 +80,6 @@ class RoomApi(Construct):
         self.settings = settings
         self.stage_name = settings.name
         throttle = capacity.stage_throttle(settings)
-        self.cors_headers = cors_headers(settings.origin)
 
         access_logs = None
         if logging_enabled:
@@ -154,13 +159,7 @@ class RoomApi(Construct):
                 ),
             )
             if route == "client":
-                resource.add_cors_preflight(
-                    allow_origins=[self.cors_headers["Access-Control-Allow-Origin"]],
-                    allow_methods=["GET"],
-                    allow_credentials=True,
-                    max_age=Duration.minutes(10),
-                    status_code=204,
-                )
+                self._preflight(resource)
         self._gateway_responses()
         self.web_acl = (
             self._waf(settings.waf_requests_per_5_minutes)
@@ -244,12 +243,33 @@ class RoomApi(Construct):
             ],
         )
 
+    def _preflight(self, resource: apigw.Resource) -> None:
+        """OPTIONS: the CORS preflight the shop's pages may send, answered by API Gateway."""
+        headers = preflight_headers(self.settings.origin)
+        resource.add_method(
+            "OPTIONS",
+            apigw.MockIntegration(
+                passthrough_behavior=apigw.PassthroughBehavior.NEVER,
+                request_templates={"application/json": f'{{"statusCode": {PREFLIGHT_STATUS}}}'},
+                integration_responses=[
+                    apigw.IntegrationResponse(
+                        status_code=str(PREFLIGHT_STATUS), response_parameters=_quoted(headers)
+                    )
+                ],
+            ),
+            method_responses=[
+                apigw.MethodResponse(
+                    status_code=str(PREFLIGHT_STATUS), response_parameters=_declared(headers)
+                )
+            ],
+        )
+
     def _gateway_responses(self) -> None:
         """API Gateway's own errors (throttled, WAF-blocked, missing route): JSON, not cached,
         readable by the shop's front end."""
-        headers = {"Cache-Control": "no-store", **self.cors_headers}
+        headers = gateway_error_headers(self.settings.origin)
         quoted = {name: f"'{value}'" for name, value in headers.items()}
-        body = {"application/json": '{"error": $context.error.messageString}'}
+        body = {"application/json": GATEWAY_ERROR_TEMPLATE}
         self.api.add_gateway_response(
             "Default4xx",
             type=apigw.ResponseType.DEFAULT_4_XX,

@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping
-from decimal import Decimal, InvalidOperation
+from decimal import Context, Decimal, InvalidOperation
 from typing import Any
 
 Item = dict[str, dict[str, Any]]
@@ -28,6 +28,8 @@ _TOKEN = re.compile(
 )
 _PLACEHOLDER = re.compile(r"[#:][A-Za-z0-9_]+")
 SET_TYPES = ("SS", "NS", "BS")
+# Wide enough that no number DynamoDB holds (38 significant digits) is ever rounded here.
+_EXACT = Context(prec=80)
 _PLAIN_INTEGER = re.compile(r"0|-?[1-9][0-9]{0,37}")
 _COMPARISONS = ("=", "<>", "<", "<=", ">", ">=")
 
@@ -59,7 +61,8 @@ def normal_number(text: object) -> str:
         raise ExpressionInvalid("A value provided cannot be converted into a number")
     if value.is_zero():
         return "0"
-    digits = value.normalize().as_tuple().digits
+    value = value.normalize(_EXACT)
+    digits = value.as_tuple().digits
     if len(digits) > 38:
         raise ExpressionInvalid("Attempting to store more than 38 significant digits in a Number")
     if not Decimal("1e-130") <= abs(value) < Decimal("1e126"):
@@ -67,7 +70,7 @@ def normal_number(text: object) -> str:
             "Number overflow. Attempting to store a number with magnitude "
             "larger than supported range"
         )
-    return format(value.normalize(), "f")
+    return format(value, "f")
 
 
 def _tokens(expression: str) -> list[str]:
@@ -335,7 +338,9 @@ def _value_of(
         if found:
             a = _number(_value_of(left, item, names, values))
             b = _number(_value_of(right, item, names, values))
-            return {"N": normal_number(str(a + b if op == "+" else a - b))}
+            return {
+                "N": normal_number(str(_EXACT.add(a, b) if op == "+" else _EXACT.subtract(a, b)))
+            }
     if text.startswith("if_not_exists(") and text.endswith(")"):
         name, fallback = _split_top_level(text[len("if_not_exists(") : -1])
         name = _name(name, names)
@@ -416,7 +421,7 @@ def _add_or_delete(keyword: str, new: Item, name: str, change: dict[str, Any]) -
     if keyword == "ADD":
         if kind == "N":
             base = _number(current) if current is not None else Decimal(0)
-            new[name] = {"N": normal_number(str(base + _number(change)))}
+            new[name] = {"N": normal_number(str(_EXACT.add(base, _number(change))))}
             return
         if kind not in SET_TYPES:
             raise ExpressionInvalid(

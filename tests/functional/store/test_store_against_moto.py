@@ -1,0 +1,507 @@
+"""The store answers the room's requests as moto (AWS's own model of DynamoDB and SQS) does.
+
+Every scenario runs twice on the same requests: once against moto (in process, `mock_aws`),
+once against the store through local mode's boto3 clients (botocore builds, sends and parses
+both). The transcripts, each answer or refusal in turn, must be equal: successes compared
+whole (sets as sets; SQS's opaque ids and handles left out), refusals by their error code and
+modeled fields (a cancelled transaction's reasons, a failed condition's item).
+
+Covered: the templates' reads (refusals included), every write the producer, trigger,
+consumer, governor and CLI make, and what capacity mode uses: TransactWriteItems with
+condition checks, string-set ADD and DELETE, DeleteItem, GetItem and UpdateItem with every
+ReturnValues, and SQS's ChangeMessageVisibility with a timeout.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import boto3
+import pytest
+from botocore.exceptions import ClientError
+from moto import mock_aws
+
+from beekeeper.local.store_transport import StoreTransport
+from beekeeper.store.dynamodb import DynamoDb
+from beekeeper.store.sqs import Sqs
+from beekeeper.store.timing import RealTime
+from beekeeper.store.wire import JsonProtocol, TemplateTarget
+
+TABLE = "beekeeper-diff"
+REGION = "us-east-1"
+Outcome = tuple[Any, ...]
+
+
+# Where moto is not DynamoDB, the test leaves the case out and tests/unit/test_store.py holds
+# the store to DynamoDB's documented answer instead: numbers are normalised ("2.00" is "2"),
+# 1e200 is out of range, a set with duplicate members and a key of the wrong type are
+# refused, an undefined `#name` is a ValidationException (moto raises KeyError). One moto
+# answer is adjusted here: UpdateItem's UPDATED_NEW/UPDATED_OLD return only the attributes
+# the update expression names (DynamoDB's documentation), where moto adds the key of an item
+# the update created.
+
+
+class Side:
+    """One side of the comparison: a DynamoDB and an SQS client, and a transcript."""
+
+    def __init__(self, dynamodb: Any, sqs: Any, queue_url: str, dlq_url: str) -> None:
+        self.dynamodb = dynamodb
+        self.sqs = sqs
+        self.queue_url = queue_url
+        self.dlq_url = dlq_url
+        self.transcript: list[Outcome] = []
+        self.is_moto = False
+
+    def call(self, service: str, operation: str, **request: Any) -> dict[str, Any]:
+        client = self.dynamodb if service == "dynamodb" else self.sqs
+        try:
+            answer = getattr(client, operation)(**request)
+            if self.is_moto and str(request.get("ReturnValues", "")).startswith("UPDATED"):
+                answer.get("Attributes", {}).pop("pk", None)
+        except ClientError as error:
+            response = error.response
+            extras = {
+                "reasons": response.get("CancellationReasons"),
+                "item": response.get("Item"),
+            }
+            self.transcript.append(
+                (operation, "refused", response["Error"]["Code"], _normal(extras))
+            )
+            return {}
+        self.transcript.append((operation, "answered", _normal(_comparable(answer))))
+        return answer
+
+
+# moto adds these to every answer; DynamoDB only when the request asks for them (none does).
+_UNASKED = ("ResponseMetadata", "ConsumedCapacity", "ItemCollectionMetrics")
+
+
+def _comparable(answer: dict[str, Any]) -> dict[str, Any]:
+    out = {k: v for k, v in answer.items() if k not in _UNASKED}
+    if "Messages" in out:
+        out["Messages"] = [
+            {k: v for k, v in m.items() if k not in ("MessageId", "ReceiptHandle")}
+            for m in out["Messages"]
+        ]
+    out.pop("MessageId", None)
+    for key in ("Successful", "Failed"):
+        if key in out:  # ids are ours; the failure's wording is the service's
+            out[key] = sorted((e.get("Id"), e.get("Code")) for e in out[key])
+    if "Attributes" in out and "QueueArn" in out["Attributes"]:
+        out["Attributes"].pop("QueueArn")
+    return out
+
+
+def _normal(value: Any) -> Any:
+    """Sets compared as sets (DynamoDB returns their members in no particular order)."""
+    if isinstance(value, dict):
+        if len(value) == 1 and next(iter(value)) in ("SS", "NS", "BS"):
+            ((kind, members),) = value.items()
+            return {kind: sorted(members)}
+        return {k: _normal(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_normal(v) for v in value]
+    return value
+
+
+def _create(dynamodb: Any, sqs: Any) -> tuple[str, str]:
+    """What the tests need of the stack: the table, the queue and its dead-letter queue."""
+    dynamodb.create_table(
+        TableName=TABLE,
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    dlq = sqs.create_queue(QueueName="diff-dead-letters")["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])["Attributes"][
+        "QueueArn"
+    ]
+    queue = sqs.create_queue(
+        QueueName="diff-visitors",
+        Attributes={
+            "VisibilityTimeout": "60",
+            "RedrivePolicy": json.dumps({"deadLetterTargetArn": arn, "maxReceiveCount": 2}),
+        },
+    )["QueueUrl"]
+    return queue, dlq
+
+
+@pytest.fixture()
+def moto_side() -> Iterator[Side]:
+    with mock_aws():
+        dynamodb = boto3.client("dynamodb", region_name=REGION)
+        sqs = boto3.client("sqs", region_name=REGION)
+        queue, dlq = _create(dynamodb, sqs)
+        side = Side(dynamodb, sqs, queue, dlq)
+        side.is_moto = True
+        yield side
+
+
+@pytest.fixture()
+def store_side() -> Side:
+    timing = RealTime()
+    database, queues = DynamoDb(timing), Sqs(timing)
+    database.create_table(TABLE)
+    endpoint = "http://127.0.0.1:9/diff"
+    dead_letters = queues.create_queue("diff-dead-letters", f"{endpoint}/0/diff-dead-letters")
+    visitors = queues.create_queue(
+        "diff-visitors",
+        f"{endpoint}/0/diff-visitors",
+        visibility_timeout=60,
+        max_receives=2,
+        dead_letter=dead_letters,
+    )
+    transport = StoreTransport(JsonProtocol(database, queues), endpoint)
+    side = Side(
+        transport.client("dynamodb"), transport.client("sqs"), visitors.url, dead_letters.url
+    )
+    side.template_target = TemplateTarget(database)  # type: ignore[attr-defined]
+    return side
+
+
+def key(pk: str) -> dict[str, Any]:
+    return {"pk": {"S": pk}}
+
+
+def n(value: int | str) -> dict[str, str]:
+    return {"N": str(value)}
+
+
+# -- scenarios: each makes the same calls on a side ------------------------------------------
+
+
+def templates_reads(side: Side) -> None:
+    """The /polling and /client templates' requests, and what a bad one gets."""
+    side.call("dynamodb", "put_item", TableName=TABLE, Item={**key("v#a"), "expires_at": n(9)})
+    side.call("dynamodb", "put_item", TableName=TABLE, Item={**key("status#1"), "rate": n(60)})
+    side.call(
+        "dynamodb", "batch_get_item", RequestItems={TABLE: {"Keys": [key("v#a"), key("status#1")]}}
+    )
+    side.call("dynamodb", "batch_get_item", RequestItems={TABLE: {"Keys": [key("v#nobody")]}})
+    side.call("dynamodb", "get_item", TableName=TABLE, Key=key("v#a"))
+    side.call("dynamodb", "get_item", TableName=TABLE, Key=key("v#nobody"))
+    side.call("dynamodb", "get_item", TableName=TABLE, Key=key("v#a"), ConsistentRead=True)
+    side.call("dynamodb", "get_item", TableName="no-such-table", Key=key("v#a"))
+    side.call("dynamodb", "batch_get_item", RequestItems={"no-such-table": {"Keys": [key("a")]}})
+    side.call("dynamodb", "batch_get_item", RequestItems={TABLE: {"Keys": [key("a"), key("a")]}})
+    side.call("dynamodb", "get_item", TableName=TABLE, Key=key(""))
+    side.call("dynamodb", "get_item", TableName=TABLE, Key={**key("a"), "other": n(1)})
+    side.call(
+        "dynamodb",
+        "batch_get_item",
+        RequestItems={TABLE: {"Keys": [key(f"k{i}") for i in range(101)]}},
+    )
+    side.call(
+        "dynamodb", "get_item", TableName=TABLE, Key=key("v#a"), ProjectionExpression="expires_at"
+    )
+
+
+def counters_and_claims(side: Side) -> None:
+    """The producer's counters, the trigger's claim, the consumer's counts and admissions."""
+    for _ in range(3):
+        side.call(
+            "dynamodb", "update_item", TableName=TABLE, Key=key("arrivals#3"),
+            UpdateExpression="ADD n :one", ExpressionAttributeValues={":one": n(1)},
+            ReturnValues="UPDATED_NEW",
+        )  # fmt: skip
+    side.call(
+        "dynamodb", "update_item", TableName=TABLE, Key=key("quiet"),
+        UpdateExpression="SET n = :next", ConditionExpression="attribute_not_exists(n) OR n < :next",
+        ExpressionAttributeValues={":next": n(5)}, ReturnValues="ALL_NEW",
+    )  # fmt: skip
+    side.call(
+        "dynamodb", "update_item", TableName=TABLE, Key=key("quiet"),
+        UpdateExpression="SET n = :next", ConditionExpression="attribute_not_exists(n) OR n < :next",
+        ExpressionAttributeValues={":next": n(4)},
+    )  # fmt: skip
+    for _ in range(2):
+        side.call(
+            "dynamodb", "put_item", TableName=TABLE, Item={**key("minute#7"), "rate": n(60)},
+            ConditionExpression="attribute_not_exists(pk)",
+        )  # fmt: skip
+    side.call(
+        "dynamodb", "batch_write_item",
+        RequestItems={TABLE: [
+            {"PutRequest": {"Item": {**key(f"v#{i}"), "ordinal": n(i), "ttl": n(99)}}}
+            for i in range(25)
+        ]},
+    )  # fmt: skip
+    side.call(
+        "dynamodb", "batch_write_item",
+        RequestItems={TABLE: [{"PutRequest": {"Item": key("dup")}}, {"PutRequest": {"Item": key("dup")}}]},
+    )  # fmt: skip
+    side.call(
+        "dynamodb",
+        "batch_get_item",
+        RequestItems={TABLE: {"Keys": [key("v#3"), key("v#24")], "ConsistentRead": True}},
+    )
+    side.call(
+        "dynamodb",
+        "batch_write_item",
+        RequestItems={TABLE: [{"DeleteRequest": {"Key": key("v#3")}}]},
+    )
+    side.call("dynamodb", "get_item", TableName=TABLE, Key=key("v#3"))
+
+
+def config_writes(side: Side) -> None:
+    """`beekeeper on/off/rate`, the governor's conditional rate, the wake-up's claim."""
+    values = {":now": n(100), ":one": n(1), ":deployed": n(60), ":enabled": {"BOOL": False}}
+    side.call(
+        "dynamodb", "update_item", TableName=TABLE, Key=key("config"),
+        UpdateExpression="SET updated_at = :now, enabled = :enabled, "
+        "operator_rate = if_not_exists(operator_rate, :deployed), "
+        "rate = if_not_exists(rate, :deployed) ADD version :one",
+        ExpressionAttributeValues=values, ReturnValues="ALL_NEW",
+    )  # fmt: skip
+    for version in (1, 1, 7):
+        side.call(
+            "dynamodb", "update_item", TableName=TABLE, Key=key("config"),
+            UpdateExpression="SET rate = :rate, updated_at = :now",
+            ConditionExpression="version = :version",
+            ExpressionAttributeValues={":rate": n(30), ":now": n(101), ":version": n(version)},
+        )  # fmt: skip
+    side.call(
+        "dynamodb", "update_item", TableName=TABLE, Key=key("minute#9"),
+        UpdateExpression="SET woken_at = :now",
+        ConditionExpression="attribute_exists(pk) AND attribute_not_exists(woken_at)",
+        ExpressionAttributeValues={":now": n(5)},
+    )  # fmt: skip
+    side.call("dynamodb", "put_item", TableName=TABLE, Item={**key("minute#9"), "consumers": n(0)})
+    for _ in range(2):
+        side.call(
+            "dynamodb", "update_item", TableName=TABLE, Key=key("minute#9"),
+            UpdateExpression="SET woken_at = :now",
+            ConditionExpression="attribute_exists(pk) AND attribute_not_exists(woken_at)",
+            ExpressionAttributeValues={":now": n(5)}, ReturnValues="UPDATED_OLD",
+        )  # fmt: skip
+    side.call(
+        "dynamodb", "update_item", TableName=TABLE, Key=key("minute#9"),
+        UpdateExpression="REMOVE woken_at", ReturnValues="UPDATED_OLD",
+    )  # fmt: skip
+    side.call("dynamodb", "delete_item", TableName=TABLE, Key=key("governor"))
+    side.call("dynamodb", "get_item", TableName=TABLE, Key=key("config"))
+
+
+def return_values(side: Side) -> None:
+    side.call(
+        "dynamodb", "put_item", TableName=TABLE,
+        Item={**key("r"), "a": n(1), "b": {"S": "x"}, "c": {"BOOL": True}},
+    )  # fmt: skip
+    for returns in ("NONE", "ALL_OLD", "UPDATED_OLD", "ALL_NEW", "UPDATED_NEW"):
+        side.call(
+            "dynamodb", "update_item", TableName=TABLE, Key=key("r"),
+            UpdateExpression="SET b = :b ADD a :half REMOVE c",
+            ExpressionAttributeValues={":b": {"S": returns}, ":half": n(2)},
+            ReturnValues=returns,
+        )  # fmt: skip
+    side.call(
+        "dynamodb",
+        "put_item",
+        TableName=TABLE,
+        Item={**key("r"), "z": n(1)},
+        ReturnValues="ALL_OLD",
+    )
+    side.call("dynamodb", "delete_item", TableName=TABLE, Key=key("r"), ReturnValues="ALL_OLD")
+    side.call("dynamodb", "delete_item", TableName=TABLE, Key=key("r"), ReturnValues="ALL_OLD")
+    side.call(
+        "dynamodb", "update_item", TableName=TABLE, Key=key("fresh"),
+        UpdateExpression="SET a = :a", ExpressionAttributeValues={":a": n(1)},
+        ReturnValues="UPDATED_OLD",
+    )  # fmt: skip
+    side.call(
+        "dynamodb", "update_item", TableName=TABLE, Key=key("fresh"),
+        UpdateExpression="SET a = :a", ConditionExpression="a = :zero",
+        ExpressionAttributeValues={":a": n(2), ":zero": n(0)},
+        ReturnValuesOnConditionCheckFailure="ALL_OLD",
+    )  # fmt: skip
+    side.call(
+        "dynamodb", "delete_item", TableName=TABLE, Key=key("fresh"),
+        ConditionExpression="attribute_not_exists(pk)", ReturnValuesOnConditionCheckFailure="ALL_OLD",
+    )  # fmt: skip
+
+
+def string_sets(side: Side) -> None:
+    def update(expression: str, members: list[str], returns: str = "ALL_NEW") -> None:
+        side.call(
+            "dynamodb", "update_item", TableName=TABLE, Key=key("lanes"),
+            UpdateExpression=expression, ExpressionAttributeValues={":m": {"SS": members}},
+            ReturnValues=returns,
+        )  # fmt: skip
+
+    update("ADD held :m", ["a", "b"])
+    update("ADD held :m", ["b", "c"], "UPDATED_NEW")
+    for most in (2, 4):
+        side.call(
+            "dynamodb", "update_item", TableName=TABLE, Key=key("lanes"),
+            UpdateExpression="ADD held :m",
+            ConditionExpression="contains(held, :one) OR size(held) < :most",
+            ExpressionAttributeValues={":m": {"SS": ["q"]}, ":one": {"S": "q"}, ":most": n(most)},
+            ReturnValues="ALL_NEW",
+        )  # fmt: skip
+    update("DELETE held :m", ["a", "x"], "UPDATED_OLD")
+    update("DELETE held :m", ["b", "c", "q"])  # the last members: the attribute goes
+    update("DELETE held :m", ["b"])  # from nothing: nothing happens
+    update("ADD held :m", [])  # an empty set is refused
+    side.call(
+        "dynamodb", "update_item", TableName=TABLE, Key=key("lanes"),
+        UpdateExpression="ADD held :m", ExpressionAttributeValues={":m": {"S": "a"}},
+    )  # fmt: skip
+
+
+def transactions(side: Side) -> None:
+    side.call(
+        "dynamodb",
+        "put_item",
+        TableName=TABLE,
+        Item={**key("lease"), "held": {"SS": ["l1"]}, "n": n(1)},
+    )
+
+    def transact(*items: dict[str, Any]) -> None:
+        side.call("dynamodb", "transact_write_items", TransactItems=list(items))
+
+    check_free = {
+        "ConditionCheck": {
+            "TableName": TABLE, "Key": key("lease"),
+            "ConditionExpression": "NOT contains(held, :lane)",
+            "ExpressionAttributeValues": {":lane": {"S": "l2"}},
+        }
+    }  # fmt: skip
+    take = {
+        "Update": {
+            "TableName": TABLE, "Key": key("slot#2"),
+            "UpdateExpression": "SET lane = :lane ADD n :one",
+            "ConditionExpression": "attribute_not_exists(lane)",
+            "ExpressionAttributeValues": {":lane": {"S": "l2"}, ":one": n(1)},
+        }
+    }  # fmt: skip
+    transact(check_free, take)  # succeeds
+    transact(check_free, take)  # the slot is taken: cancelled, the first reason "None"
+    transact(
+        {"Put": {"TableName": TABLE, "Item": {**key("p"), "v": n(1)},
+                 "ConditionExpression": "attribute_not_exists(pk)"}},
+        {"Delete": {"TableName": TABLE, "Key": key("lease"),
+                    "ConditionExpression": "n = :two",
+                    "ExpressionAttributeValues": {":two": n(2)},
+                    "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}},
+    )  # fmt: skip
+    side.call("dynamodb", "get_item", TableName=TABLE, Key=key("p"))  # not written: all or nothing
+    transact(
+        {"Put": {"TableName": TABLE, "Item": {**key("p"), "v": n(1)}}},
+        {"Update": {"TableName": TABLE, "Key": key("lease"),
+                    "UpdateExpression": "DELETE held :l", "ExpressionAttributeValues": {":l": {"SS": ["l1"]}}}},
+        {"Delete": {"TableName": TABLE, "Key": key("slot#2")}},
+    )  # fmt: skip
+    for pk in ("p", "lease", "slot#2"):
+        side.call("dynamodb", "get_item", TableName=TABLE, Key=key(pk))
+    transact(take, {"ConditionCheck": {"TableName": TABLE, "Key": key("slot#2"),
+                                       "ConditionExpression": "attribute_exists(pk)"}})  # fmt: skip
+
+
+def refused_expressions(side: Side) -> None:
+    side.call(
+        "dynamodb", "put_item", TableName=TABLE, Item={**key("e"), "s": {"S": "text"}, "n": n(1)}
+    )
+
+    def update(expression: str, values: dict[str, Any] | None = None, **more: Any) -> None:
+        request: dict[str, Any] = {
+            "TableName": TABLE,
+            "Key": key("e"),
+            "UpdateExpression": expression,
+        }
+        if values is not None:
+            request["ExpressionAttributeValues"] = values
+        side.call("dynamodb", "update_item", **request, **more)
+
+    update("ADD s :one", {":one": n(1)})  # ADD to a string
+    update("SET a = missing + :one", {":one": n(1)})  # reads an attribute that is not there
+    update("SET a = s + :one", {":one": n(1)})  # arithmetic on a string
+    update("SET pk = :v", {":v": {"S": "x"}})  # the key
+    update("SET n = :one", {":one": n(1), ":unused": n(2)})  # a value not used
+    update("SET n = :nope", {":one": n(1)})  # a value not given
+    update("SET n = :one, n = :two", {":one": n(1), ":two": n(2)})  # overlapping paths
+    update("SET n = :one", {":one": n(1)}, ReturnValues="ALL_AND_MORE")
+    side.call("dynamodb", "put_item", TableName=TABLE, Item={"other": {"S": "x"}})
+    side.call("dynamodb", "put_item", TableName=TABLE, Item=key(""))
+    side.call("dynamodb", "get_item", TableName=TABLE, Key=key("e"))
+
+
+def queue_calls(side: Side) -> None:
+    for body in ("a.1", "b.2", "c.3"):
+        side.call("sqs", "send_message", QueueUrl=side.queue_url, MessageBody=body)
+    side.call("sqs", "get_queue_attributes", QueueUrl=side.queue_url,
+              AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"])  # fmt: skip
+    received = side.call("sqs", "receive_message", QueueUrl=side.queue_url, MaxNumberOfMessages=2)
+    handles = [m["ReceiptHandle"] for m in received.get("Messages", [])]
+    side.call("sqs", "get_queue_attributes", QueueUrl=side.queue_url,
+              AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"])  # fmt: skip
+    # Capacity mode keeps a message hidden while it works on it; the consumer hands one back.
+    side.call("sqs", "change_message_visibility", QueueUrl=side.queue_url,
+              ReceiptHandle=handles[0], VisibilityTimeout=120)  # fmt: skip
+    side.call("sqs", "change_message_visibility", QueueUrl=side.queue_url,
+              ReceiptHandle=handles[0], VisibilityTimeout=300)  # fmt: skip
+    side.call("sqs", "change_message_visibility_batch", QueueUrl=side.queue_url,
+              Entries=[{"Id": "0", "ReceiptHandle": handles[1], "VisibilityTimeout": 0}])  # fmt: skip
+    side.call("sqs", "receive_message", QueueUrl=side.queue_url, MaxNumberOfMessages=10,
+              AttributeNames=["ApproximateReceiveCount"])  # fmt: skip
+    side.call("sqs", "delete_message_batch", QueueUrl=side.queue_url,
+              Entries=[{"Id": "0", "ReceiptHandle": handles[0]}])  # fmt: skip
+    side.call("sqs", "delete_message", QueueUrl=side.queue_url, ReceiptHandle=handles[1])
+    side.call("sqs", "get_queue_attributes", QueueUrl=side.queue_url,
+              AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"])  # fmt: skip
+    side.call("sqs", "receive_message", QueueUrl=side.queue_url, MaxNumberOfMessages=11)
+    side.call("sqs", "get_queue_attributes", QueueUrl=side.queue_url + "-gone",
+              AttributeNames=["ApproximateNumberOfMessages"])  # fmt: skip
+    side.call("sqs", "send_message", QueueUrl=side.queue_url + "-gone", MessageBody="x")
+
+
+def dead_letters(side: Side) -> None:
+    side.call("sqs", "send_message", QueueUrl=side.queue_url, MessageBody="poison")
+    for _ in range(3):  # maxReceiveCount 2: the third receive finds it moved
+        side.call("sqs", "receive_message", QueueUrl=side.queue_url, VisibilityTimeout=0)
+    side.call("sqs", "receive_message", QueueUrl=side.dlq_url)
+
+
+SCENARIOS: dict[str, Callable[[Side], None]] = {
+    "the templates' reads": templates_reads,
+    "counters and claims": counters_and_claims,
+    "config writes": config_writes,
+    "return values": return_values,
+    "string sets": string_sets,
+    "transactions": transactions,
+    "refused expressions": refused_expressions,
+    "queue calls": queue_calls,
+    "dead letters": dead_letters,
+}
+
+
+@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
+def test_the_store_answers_as_moto_does(moto_side: Side, store_side: Side, scenario: str) -> None:
+    SCENARIOS[scenario](moto_side)
+    SCENARIOS[scenario](store_side)
+    assert len(store_side.transcript) == len(moto_side.transcript)
+    for step, (ours, theirs) in enumerate(
+        zip(store_side.transcript, moto_side.transcript, strict=True)
+    ):
+        assert ours == theirs, f"step {step} of {scenario!r}"
+
+
+def test_the_templates_rendered_requests_get_dynamodbs_status(
+    moto_side: Side, store_side: Side
+) -> None:
+    """API Gateway hands DynamoDB the rendered JSON: a refusal is a 400 either way."""
+    target = store_side.template_target  # type: ignore[attr-defined]
+    good = json.dumps({"RequestItems": {TABLE: {"Keys": [key("v#a")]}}})
+    assert target("BatchGetItem", good) == (
+        200,
+        json.dumps({"Responses": {TABLE: []}, "UnprocessedKeys": {}}),
+    )
+    for body in (
+        "not json",
+        json.dumps({"RequestItems": {TABLE: {"Keys": [key("v#a"), key("v#a")]}}}),
+        json.dumps({"RequestItems": {"other": {"Keys": [key("v#a")]}}}),
+        json.dumps({"TableName": TABLE, "Key": key("")}),
+    ):
+        status, _ = target("BatchGetItem" if "RequestItems" in body else "GetItem", body)
+        assert status == 400, body

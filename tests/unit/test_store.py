@@ -1,0 +1,193 @@
+"""The store where the differential test can not hold it (moto answers otherwise than DynamoDB),
+and its waiting and locking, in real and simulated time."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from beekeeper.simulator.clock import Scheduler, SimulatedTiming
+from beekeeper.store.client import StoreClient
+from beekeeper.store.dynamodb import DynamoDb
+from beekeeper.store.sqs import Sqs
+from beekeeper.store.timing import RealTime
+
+TABLE = "t"
+URL = "https://sqs.local/q"
+
+
+def table_client() -> StoreClient:
+    database = DynamoDb(RealTime())
+    database.create_table(TABLE)
+    return StoreClient(database)
+
+
+def refusal(call: Any, **request: Any) -> tuple[str, str]:
+    with pytest.raises(ClientError) as caught:
+        call(**request)
+    error = caught.value.response["Error"]
+    return error["Code"], error["Message"]
+
+
+def test_numbers_are_kept_as_dynamodb_normalises_them() -> None:
+    client = table_client()
+    client.put_item(
+        TableName=TABLE, Item={"pk": {"S": "a"}, "x": {"N": "1.50"}, "y": {"N": "0100"}}
+    )
+    answer = client.update_item(
+        TableName=TABLE,
+        Key={"pk": {"S": "a"}},
+        UpdateExpression="ADD x :half",
+        ExpressionAttributeValues={":half": {"N": "0.5"}},
+        ReturnValues="ALL_NEW",
+    )
+    assert answer["Attributes"] == {"pk": {"S": "a"}, "x": {"N": "2"}, "y": {"N": "100"}}
+
+
+@pytest.mark.parametrize(
+    ("item", "says"),
+    [
+        ({"pk": {"S": "a"}, "x": {"N": "1e200"}}, "Number overflow"),
+        ({"pk": {"S": "a"}, "x": {"N": "1" * 39}}, "38 significant digits"),
+        ({"pk": {"S": "a"}, "x": {"N": "twelve"}}, "cannot be converted"),
+        ({"pk": {"S": "a"}, "s": {"SS": ["b", "b"]}}, "contains duplicates"),
+        ({"pk": {"S": "a"}, "s": {"SS": []}}, "may not be empty"),
+        ({"pk": {"N": "1"}}, "Type mismatch for key pk"),
+        ({"pk": {"S": ""}}, "cannot contain an empty string"),
+    ],
+)
+def test_values_dynamodb_refuses_are_refused(item: dict[str, Any], says: str) -> None:
+    code, message = refusal(table_client().put_item, TableName=TABLE, Item=item)
+    assert code == "ValidationException"
+    assert says in message
+
+
+def test_requests_dynamodb_refuses_are_refused() -> None:
+    client = table_client()
+    code, message = refusal(client.get_item, TableName=TABLE, Key={"pk": {"N": "1"}})
+    assert (code, message) == (
+        "ValidationException",
+        "The provided key element does not match the schema",
+    )
+    code, message = refusal(
+        client.update_item,
+        TableName=TABLE,
+        Key={"pk": {"S": "a"}},
+        UpdateExpression="SET #nope = :one",
+        ExpressionAttributeValues={":one": {"N": "1"}},
+    )
+    assert code == "ValidationException" and "#nope" in message
+    code, message = refusal(
+        client.batch_write_item,
+        RequestItems={TABLE: [{"PutRequest": {"Item": {"pk": {"S": f"k{i}"}}}} for i in range(26)]},
+    )
+    assert code == "ValidationException" and "Too many items" in message
+
+
+def test_concurrent_increments_are_never_lost() -> None:
+    client = table_client()
+
+    def add() -> None:
+        for _ in range(200):
+            client.update_item(
+                TableName=TABLE,
+                Key={"pk": {"S": "n"}},
+                UpdateExpression="ADD n :one",
+                ExpressionAttributeValues={":one": {"N": "1"}},
+            )
+
+    threads = [threading.Thread(target=add) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert client.get_item(TableName=TABLE, Key={"pk": {"S": "n"}})["Item"]["n"] == {"N": "1600"}
+
+
+def test_a_waiting_long_poll_is_woken_by_a_send_in_real_time() -> None:
+    queues = Sqs(RealTime())
+    queues.create_queue("q", URL)
+    client = StoreClient(queues)
+    answers: list[tuple[float, dict[str, Any]]] = []
+    started = time.monotonic()
+
+    def receive() -> None:
+        answer = client.receive_message(QueueUrl=URL, MaxNumberOfMessages=10, WaitTimeSeconds=10)
+        answers.append((time.monotonic() - started, answer))
+
+    waiter = threading.Thread(target=receive)
+    waiter.start()
+    time.sleep(0.3)
+    client.send_message(QueueUrl=URL, MessageBody="hello")
+    waiter.join(5)
+    ((after, answer),) = answers
+    assert [m["Body"] for m in answer["Messages"]] == ["hello"]
+    assert after < 3  # woken by the send, not by the end of its 10 s
+
+
+def test_a_waiting_long_poll_is_woken_by_a_send_in_simulated_time() -> None:
+    scheduler = Scheduler(start=100.0)
+    queues = Sqs(SimulatedTiming(scheduler))
+    queues.create_queue("q", URL)
+    client = StoreClient(queues)
+    woken: list[tuple[float, list[str]]] = []
+
+    def receive() -> None:
+        answer = client.receive_message(QueueUrl=URL, MaxNumberOfMessages=10, WaitTimeSeconds=20)
+        woken.append((scheduler.now, [m["Body"] for m in answer.get("Messages", [])]))
+
+    scheduler.spawn(100.0, receive)
+    scheduler.at(103.5, lambda: client.send_message(QueueUrl=URL, MessageBody="hello"))
+    scheduler.run_until(200.0)
+    assert woken == [(103.5, ["hello"])]
+
+
+def test_a_message_hidden_for_longer_comes_back_then_and_not_before() -> None:
+    scheduler = Scheduler(start=0.0)
+    queues = Sqs(SimulatedTiming(scheduler))
+    queues.create_queue("q", URL, visibility_timeout=30)
+    client = StoreClient(queues)
+    seen: list[tuple[float, int]] = []
+
+    def consumer() -> None:
+        client.send_message(QueueUrl=URL, MessageBody="m")
+        (message,) = client.receive_message(QueueUrl=URL)["Messages"]
+        client.change_message_visibility(
+            QueueUrl=URL, ReceiptHandle=message["ReceiptHandle"], VisibilityTimeout=90
+        )
+        client.change_message_visibility(
+            QueueUrl=URL, ReceiptHandle=message["ReceiptHandle"], VisibilityTimeout=120
+        )
+        for _ in range(2):
+            answer = client.receive_message(QueueUrl=URL, WaitTimeSeconds=20)
+            seen.append((scheduler.now, len(answer.get("Messages", []))))
+            if not answer:
+                scheduler.sleep(100)
+
+    scheduler.spawn(0.0, consumer)
+    scheduler.run_until(500.0)
+    # Not back after the queue's 30 s nor the first change's 90 s: after the last one's 120 s.
+    assert seen == [(20.0, 0), (120.0, 1)]
+
+
+def test_the_simulators_short_receives_come_from_its_seed() -> None:
+    from beekeeper.simulator.fake_sqs import FakeQueue
+    from beekeeper.simulator.faults import Faults
+
+    def receipts(seed: int) -> list[int]:
+        scheduler = Scheduler()
+        queue = FakeQueue(scheduler, random.Random(seed), Faults(), URL)
+        for i in range(100):
+            queue.send_message(QueueUrl=URL, MessageBody=str(i))
+        return [
+            len(queue.receive_message(QueueUrl=URL, MaxNumberOfMessages=10).get("Messages", []))
+            for _ in range(20)
+        ]
+
+    assert receipts(3) == receipts(3)
+    assert any(count < 10 for count in receipts(3))  # a standard queue's short receives

@@ -1,14 +1,20 @@
 """Throughput of a local room (`beekeeper local`) on this machine, over loopback HTTP.
 
     .venv/bin/python bench/local_throughput.py [--visitors 10000] [--poll-seconds 10]
+        [--admit-rate 3000 [--minute-seconds 60] [--admit-minutes 2]]
 
 Starts `beekeeper local` (rate 1/minute, so the queue only grows), then:
 1. joins --visitors new visitors at /beekeeper from --workers keep-alive connections and prints
    the arrival rate per slice of 1,000 (how it holds up as the queue grows) and overall;
 2. with all of them queued, polls /polling with their cookies for --poll-seconds and prints the
-   poll rate.
+   poll rate;
+3. with --admit-rate R: sets the room's rate to R live (`beekeeper rate`) and prints the
+   visitors admitted in each full (possibly shortened) minute that began after the change
+   with at least R visitors still queued, from the minute's own `admitted` counter, against
+   R; the polls go on meanwhile, as a waiting crowd's pages do.
 Bounded: the whole run stops after --max-seconds. `--url http://127.0.0.1:PORT` measures a room
-that is already running instead. Goal: >= 300 visitors/s and >= 1,000 polls/s with 10,000 queued.
+that is already running instead (phases 1 and 2). Goal: >= 300 visitors/s and >= 1,000
+polls/s with 10,000 queued, and every full minute within 1% of the rate (2% for 10 s minutes).
 """
 
 from __future__ import annotations
@@ -42,44 +48,54 @@ def cpu_seconds(pid: int | None) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+BEEKEEPER = Path(sys.executable).with_name("beekeeper")
+ROOM = "bench"
+
+
 @contextmanager
-def running_room(extra: list[str]) -> Iterator[tuple[str, int | None]]:
+def running_room(extra: list[str], config: str) -> Iterator[tuple[str, int | None]]:
     """`beekeeper local` in a subprocess; yields the gateway's base URL and the pid."""
-    beekeeper = Path(sys.executable).with_name("beekeeper")
-    with tempfile.TemporaryDirectory() as config:
-        env = {**os.environ, "BEEKEEPER_CONFIG_DIR": config}
-        args = [str(beekeeper), "local", "--origin", "http://localhost:9/", "--rate", "1"]
-        args += ["--port", "0", "--name", "bench", *extra]
-        process = subprocess.Popen(
-            args, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
-        )
-        try:
-            assert process.stdout is not None
-            base = ""
-            for line in process.stdout:
-                if "marketing URL:" in line:
-                    base = line.split()[-1].rsplit("/beekeeper", 1)[0]
-                if "Ctrl-C" in line:
-                    break
-            if not base:
-                raise SystemExit("beekeeper local did not start")
-            yield base, process.pid
-        finally:
-            process.terminate()
-            process.wait(30)
+    env = {**os.environ, "BEEKEEPER_CONFIG_DIR": config}
+    args = [str(BEEKEEPER), "local", "--origin", "http://localhost:9/", "--rate", "1"]
+    args += ["--port", "0", "--operator-port", "0", "--name", ROOM, "--new-line", *extra]
+    process = subprocess.Popen(
+        args, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    )
+    try:
+        assert process.stdout is not None
+        base = ""
+        for line in process.stdout:
+            if "marketing URL:" in line:
+                base = line.split()[-1].rsplit("/beekeeper", 1)[0]
+            if "Ctrl-C" in line:
+                break
+        if not base:
+            raise SystemExit("beekeeper local did not start")
+        # Keep reading its log, so a full pipe never blocks the room.
+        threading.Thread(target=lambda: sum(1 for _ in process.stdout or ()), daemon=True).start()
+        yield base, process.pid
+    finally:
+        process.terminate()
+        process.wait(30)
 
 
 class Worker(threading.Thread):
     """One keep-alive connection issuing requests until its share is done or time is up."""
 
     def __init__(
-        self, base: str, path: str, count: int, cookies: list[str], deadline: float
+        self,
+        base: str,
+        path: str,
+        count: int,
+        cookies: list[str],
+        deadline: float,
+        stop: threading.Event | None = None,
     ) -> None:
         super().__init__(daemon=True)
         parts = urlsplit(base)
         self._host, self._port = parts.hostname or "127.0.0.1", parts.port or 80
         self._path, self._count = path, count
-        self._cookies, self._deadline = cookies, deadline
+        self._cookies, self._deadline, self._halt = cookies, deadline, stop
         self.done: list[float] = []
         self.tokens: list[str] = []
         self.errors = 0
@@ -89,7 +105,7 @@ class Worker(threading.Thread):
     def run(self) -> None:
         connection = http.client.HTTPConnection(self._host, self._port, timeout=30)
         for index in range(self._count):
-            if time.monotonic() > self._deadline:
+            if time.monotonic() > self._deadline or (self._halt and self._halt.is_set()):
                 break
             headers = {}
             if self._cookies:
@@ -126,7 +142,13 @@ def _state(status: int, body: bytes) -> str:
 
 
 def run_phase(
-    base: str, path: str, total: int, workers: int, cookies: list[str], deadline: float
+    base: str,
+    path: str,
+    total: int,
+    workers: int,
+    cookies: list[str],
+    deadline: float,
+    stop: threading.Event | None = None,
 ) -> tuple[list[float], list[str], int, float, Counter[str]]:
     pool = [
         Worker(
@@ -135,6 +157,7 @@ def run_phase(
             total // workers + (1 if i < total % workers else 0),
             cookies[i::workers] or cookies,
             deadline,
+            stop,
         )
         for i in range(workers)
     ]
@@ -159,48 +182,128 @@ def main() -> None:
     parser.add_argument("--max-seconds", type=float, default=300.0)
     parser.add_argument("--url", help="measure a running room at this base URL")
     parser.add_argument("--pid", type=int, help="the running room's process id (CPU figures)")
+    parser.add_argument("--admit-rate", type=int, help="phase 3: the rate to admit at")
+    parser.add_argument("--minute-seconds", type=float, default=60.0)
+    parser.add_argument("--admit-minutes", type=int, default=2, help="full minutes to measure")
     parser.add_argument("room_args", nargs="*", help="extra `beekeeper local` arguments")
     args = parser.parse_args()
     deadline = time.monotonic() + args.max_seconds
+    with tempfile.TemporaryDirectory() as config:
+        extra = [*args.room_args, "--minute-seconds", str(args.minute_seconds)]
+        context = running_room(extra, config) if not args.url else _given(args.url, args.pid)
+        with context as (base, pid):
+            measure(args, base, pid, config, deadline)
 
-    context = running_room(args.room_args) if not args.url else _given(args.url, args.pid)
-    with context as (base, pid):
-        cpu_before = cpu_seconds(pid)
-        times, tokens, errors, started, _states = run_phase(
-            base, "/beekeeper", args.visitors, args.workers, [], deadline
-        )
-        cpu_used = cpu_seconds(pid) - cpu_before
-        print(f"new visitors at /beekeeper: {len(times)} joined, {errors} errors")
-        for first in range(0, len(times) - 999, 1000):
-            window = times[first + 999] - (times[first - 1] if first else started)
-            print(f"  visitors {first + 1:>6}-{first + 1000:<6} {1000 / window:8.0f} /s")
-        if times:
-            print(f"  overall {len(times) / (times[-1] - started):.0f} /s")
-            print(
-                f"  room process CPU: {1000 * cpu_used / len(times):.2f} ms per visitor "
-                f"(= {len(times) / cpu_used:.0f} /s per core it has to itself)"
-            )
-        if not tokens:
-            return
-        random.shuffle(tokens)
-        poll_deadline = min(deadline, time.monotonic() + args.poll_seconds)
-        cpu_before = cpu_seconds(pid)
-        polls, _, errors, started, states = run_phase(
-            base, "/polling", 10_000_000, args.workers, tokens, poll_deadline
-        )
-        cpu_used = cpu_seconds(pid) - cpu_before
-        elapsed = (polls[-1] - started) if polls else 1.0
+
+def measure(
+    args: argparse.Namespace, base: str, pid: int | None, config: str, deadline: float
+) -> None:
+    cpu_before = cpu_seconds(pid)
+    times, tokens, errors, started, _states = run_phase(
+        base, "/beekeeper", args.visitors, args.workers, [], deadline
+    )
+    cpu_used = cpu_seconds(pid) - cpu_before
+    print(f"new visitors at /beekeeper: {len(times)} joined, {errors} errors")
+    for first in range(0, len(times) - 999, 1000):
+        window = times[first + 999] - (times[first - 1] if first else started)
+        print(f"  visitors {first + 1:>6}-{first + 1000:<6} {1000 / window:8.0f} /s")
+    if times:
+        print(f"  overall {len(times) / (times[-1] - started):.0f} /s")
         print(
-            f"polls at /polling with {len(tokens)} queued: {len(polls)} in {elapsed:.1f} s, "
-            f"{len(polls) / elapsed:.0f} /s, {errors} errors"
+            f"  room process CPU: {1000 * cpu_used / len(times):.2f} ms per visitor "
+            f"(= {len(times) / cpu_used:.0f} /s per core it has to itself)"
         )
-        if polls:
-            print(
-                f"  room process CPU: {1000 * cpu_used / len(polls):.2f} ms per poll "
-                f"(= {len(polls) / cpu_used:.0f} /s per core it has to itself)"
-            )
-            sampled = ", ".join(f"{state} {count}" for state, count in states.most_common())
-            print(f"  answers (every 50th): {sampled}")
+    if not tokens:
+        return
+    random.shuffle(tokens)
+    poll_deadline = min(deadline, time.monotonic() + args.poll_seconds)
+    cpu_before = cpu_seconds(pid)
+    polls, _, errors, started, states = run_phase(
+        base, "/polling", 10_000_000, args.workers, tokens, poll_deadline
+    )
+    cpu_used = cpu_seconds(pid) - cpu_before
+    elapsed = (polls[-1] - started) if polls else 1.0
+    print(
+        f"polls at /polling with {len(tokens)} queued: {len(polls)} in {elapsed:.1f} s, "
+        f"{len(polls) / elapsed:.0f} /s, {errors} errors"
+    )
+    if polls:
+        print(
+            f"  room process CPU: {1000 * cpu_used / len(polls):.2f} ms per poll "
+            f"(= {len(polls) / cpu_used:.0f} /s per core it has to itself)"
+        )
+        sampled = ", ".join(f"{state} {count}" for state, count in states.most_common())
+        print(f"  answers (every 50th): {sampled}")
+    if args.admit_rate and not args.url:
+        stop_polling = threading.Event()
+        pollers = threading.Thread(
+            target=lambda: run_phase(
+                base, "/polling", 10_000_000, 4, tokens, deadline, stop_polling
+            ),
+            daemon=True,
+        )
+        pollers.start()
+        try:
+            admissions(config, len(tokens), args, deadline)
+        finally:
+            stop_polling.set()
+            pollers.join(30)
+
+
+def _local_table(config: str) -> tuple[object, str]:
+    """A boto3 client of the room's store (its operator endpoint) and its table's name."""
+    import boto3
+
+    record = json.loads((Path(config) / "rooms" / f"{ROOM}.local.json").read_text())["outputs"]
+    client = boto3.client(
+        "dynamodb",
+        endpoint_url=record["EndpointUrl"],
+        region_name="us-east-1",
+        aws_access_key_id="bench",
+        aws_secret_access_key="bench",
+    )
+    return client, record["TableName"]
+
+
+def _number(client: object, table: str, pk: str, attribute: str) -> int:
+    item = client.get_item(TableName=table, Key={"pk": {"S": pk}}, ConsistentRead=True)  # type: ignore[attr-defined]
+    value = item.get("Item", {}).get(attribute)
+    return int(value["N"]) if value else 0
+
+
+def admissions(config: str, queued: int, args: argparse.Namespace, deadline: float) -> None:
+    """Phase 3: the rate set live, then the admissions of each full minute."""
+    rate, seconds = args.admit_rate, args.minute_seconds
+    env = {**os.environ, "BEEKEEPER_CONFIG_DIR": config}
+    subprocess.run(
+        [str(BEEKEEPER), "rate", ROOM, str(rate), "--local"], env=env, check=True,
+        stdout=subprocess.DEVNULL,
+    )  # fmt: skip
+    client, table = _local_table(config)
+    changed = time.time()
+    print(f"admissions at {rate:,} per {seconds:g} s minute, {queued:,} visitors queued:")
+    minute = int(changed // seconds) + 1
+    measured: list[int] = []
+    while len(measured) < args.admit_minutes and time.monotonic() < deadline:
+        start = minute * seconds
+        time.sleep(max(0.0, start - time.time()))
+        admitted_before = _number(client, table, "admitted", "n")
+        waiting = queued - admitted_before
+        if waiting < rate:
+            print(f"  minute {minute}: only {waiting:,} still queued; stopping")
+            break
+        # The minute's consumers finish their last batch (and long poll) just after its end.
+        time.sleep(max(0.0, start + seconds + 3 - time.time()))
+        admitted = _number(client, table, f"minute#{minute}", "admitted")
+        measured.append(admitted)
+        print(
+            f"  minute {minute}: {admitted:,} admitted ({100 * (admitted - rate) / rate:+.2f}% of "
+            f"the rate), {waiting:,} queued at its start"
+        )
+        minute += 1
+    if measured:
+        worst = max(abs(a - rate) / rate for a in measured)
+        print(f"  {len(measured)} full minutes, the furthest {100 * worst:.2f}% from the rate")
 
 
 @contextmanager

@@ -20,6 +20,7 @@ polls/s with 10,000 queued, and every full minute within 1% of the rate (2% for 
 from __future__ import annotations
 
 import argparse
+import heapq
 import http.client
 import json
 import os
@@ -52,14 +53,23 @@ BEEKEEPER = Path(sys.executable).with_name("beekeeper")
 ROOM = "bench"
 
 
+def _drain(process: subprocess.Popen[str], log_path: str | None) -> None:
+    assert process.stdout is not None
+    with open(log_path or os.devnull, "w", encoding="utf-8") as log:
+        for line in process.stdout:
+            log.write(line)
+
+
 @contextmanager
-def running_room(extra: list[str], config: str) -> Iterator[tuple[str, int | None]]:
+def running_room(
+    extra: list[str], config: str, log_path: str | None = None
+) -> Iterator[tuple[str, int | None]]:
     """`beekeeper local` in a subprocess; yields the gateway's base URL and the pid."""
     env = {**os.environ, "BEEKEEPER_CONFIG_DIR": config}
     args = [str(BEEKEEPER), "local", "--origin", "http://localhost:9/", "--rate", "1"]
     args += ["--port", "0", "--operator-port", "0", "--name", ROOM, "--new-line", *extra]
     process = subprocess.Popen(
-        args, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+        args, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
     try:
         assert process.stdout is not None
@@ -71,8 +81,8 @@ def running_room(extra: list[str], config: str) -> Iterator[tuple[str, int | Non
                 break
         if not base:
             raise SystemExit("beekeeper local did not start")
-        # Keep reading its log, so a full pipe never blocks the room.
-        threading.Thread(target=lambda: sum(1 for _ in process.stdout or ()), daemon=True).start()
+        # Keep reading its log (into --room-log, if given), so a full pipe never blocks the room.
+        threading.Thread(target=_drain, args=(process, log_path), daemon=True).start()
         yield base, process.pid
     finally:
         process.terminate()
@@ -131,6 +141,41 @@ class Worker(threading.Thread):
         connection.close()
 
 
+class PagePoller(threading.Thread):
+    """Waiting room pages: each token polls when its last answer's `poll_after` says."""
+
+    def __init__(self, base: str, tokens: list[str], stop: threading.Event) -> None:
+        super().__init__(daemon=True)
+        parts = urlsplit(base)
+        self._host, self._port = parts.hostname or "127.0.0.1", parts.port or 80
+        now = time.monotonic()
+        # A page's first poll: spread over the first 5 s.
+        self._due = sorted((now + random.uniform(0, 5), token) for token in tokens)
+        self._halt = stop
+        self.polls = 0
+
+    def run(self) -> None:
+        connection = http.client.HTTPConnection(self._host, self._port, timeout=30)
+        while self._due and not self._halt.is_set():
+            when, token = heapq.heappop(self._due)
+            if when > time.monotonic():
+                self._halt.wait(when - time.monotonic())
+            try:
+                connection.request(
+                    "GET", "/polling", headers={"Cookie": f"beekeeper_token={token}"}
+                )
+                answer = json.loads(connection.getresponse().read())
+            except (OSError, http.client.HTTPException, ValueError):
+                connection.close()
+                connection = http.client.HTTPConnection(self._host, self._port, timeout=30)
+                continue
+            self.polls += 1
+            if answer.get("allow") is not True:
+                after = float(answer.get("poll_after", 5))
+                heapq.heappush(self._due, (time.monotonic() + after, token))
+        connection.close()
+
+
 def _state(status: int, body: bytes) -> str:
     if status != 200:
         return f"HTTP {status}"
@@ -182,6 +227,7 @@ def main() -> None:
     parser.add_argument("--max-seconds", type=float, default=300.0)
     parser.add_argument("--url", help="measure a running room at this base URL")
     parser.add_argument("--pid", type=int, help="the running room's process id (CPU figures)")
+    parser.add_argument("--room-log", help="write the room's log to this file")
     parser.add_argument("--admit-rate", type=int, help="phase 3: the rate to admit at")
     parser.add_argument("--minute-seconds", type=float, default=60.0)
     parser.add_argument("--admit-minutes", type=int, default=2, help="full minutes to measure")
@@ -190,7 +236,11 @@ def main() -> None:
     deadline = time.monotonic() + args.max_seconds
     with tempfile.TemporaryDirectory() as config:
         extra = [*args.room_args, "--minute-seconds", str(args.minute_seconds)]
-        context = running_room(extra, config) if not args.url else _given(args.url, args.pid)
+        context = (
+            running_room(extra, config, args.room_log)
+            if not args.url
+            else _given(args.url, args.pid)
+        )
         with context as (base, pid):
             measure(args, base, pid, config, deadline)
 
@@ -275,22 +325,27 @@ def admissions(config: str, queued: int, args: argparse.Namespace, deadline: flo
     """Phase 3: the rate set live, then the admissions of each full minute."""
     rate, seconds = args.admit_rate, args.minute_seconds
     env = {**os.environ, "BEEKEEPER_CONFIG_DIR": config}
+    # Just before a minute starts, so the trigger plans that minute at the new rate.
+    next_start = (time.time() // seconds + 1) * seconds
+    if next_start - time.time() < 2.0:
+        next_start += seconds
+    time.sleep(max(0.0, next_start - 1.5 - time.time()))
     subprocess.run(
         [str(BEEKEEPER), "rate", ROOM, str(rate), "--local"], env=env, check=True,
         stdout=subprocess.DEVNULL,
     )  # fmt: skip
     client, table = _local_table(config)
-    changed = time.time()
     print(f"admissions at {rate:,} per {seconds:g} s minute, {queued:,} visitors queued:")
-    minute = int(changed // seconds) + 1
+    minute = round(next_start / seconds)
     measured: list[int] = []
     while len(measured) < args.admit_minutes and time.monotonic() < deadline:
         start = minute * seconds
         time.sleep(max(0.0, start - time.time()))
-        admitted_before = _number(client, table, "admitted", "n")
-        waiting = queued - admitted_before
-        if waiting < rate:
-            print(f"  minute {minute}: only {waiting:,} still queued; stopping")
+        # The trigger's plan for the minute: the backlog it found (the queue's depth).
+        time.sleep(max(0.0, start + 1.0 - time.time()))
+        backlog = _number(client, table, f"minute#{minute}", "demand")
+        if backlog < rate:
+            print(f"  minute {minute}: only {backlog:,} queued at its start; stopping")
             break
         # The minute's consumers finish their last batch (and long poll) just after its end.
         time.sleep(max(0.0, start + seconds + 3 - time.time()))
@@ -298,7 +353,7 @@ def admissions(config: str, queued: int, args: argparse.Namespace, deadline: flo
         measured.append(admitted)
         print(
             f"  minute {minute}: {admitted:,} admitted ({100 * (admitted - rate) / rate:+.2f}% of "
-            f"the rate), {waiting:,} queued at its start"
+            f"the rate), {backlog:,} queued at its start"
         )
         minute += 1
     if measured:

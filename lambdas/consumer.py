@@ -165,6 +165,8 @@ class Consumer:
     backoffs: int = 0
     # Visitors received but not yet written because the table throttled: written first next.
     carry: dict[str, tuple[Token, list[str]]] = field(default_factory=dict)
+    # When the last receive returned: the moment its visitors took their slots.
+    received_at: float = math.inf
 
     def run(self, assignment: Assignment) -> ConsumerReport:
         deadline = assignment.deadline
@@ -218,7 +220,9 @@ class Consumer:
                     self.sleep(min(BACKOFF_MAX_SECONDS, pause))
                 continue
             now = self.clock()
-            pacer.take(admitted, now)
+            # Each visitor took a slot when the queue handed them over; slots that fell due
+            # while their writes went on stay in the bank rather than being forfeited.
+            pacer.take(admitted, min(now, self.received_at))
             if admitted:
                 publisher.admitted(now, self.admitted_total)
             rhythm.received(ask, received, now, pacer)
@@ -263,7 +267,7 @@ class Consumer:
         carried = list(self.carry.values())[:wanted]
         room = wanted - len(carried)
         messages = self._receive(room, wait) if room > 0 else []
-        now = self.clock()
+        now = self.received_at = self.clock()
         if messages and now >= deadline:
             # The span is over: these visitors are the next minute's. Hidden until its span
             # starts, so that this minute's other consumers, whose last long polls are also

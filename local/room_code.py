@@ -16,7 +16,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from beekeeper.core.settings import RoomSettings
+from beekeeper.core.settings import MIN_CONSUMER_CAPACITY, RoomSettings
+from beekeeper.lambdas.pacing import MINUTE_SECONDS
 from beekeeper.local.emulator import RoomResources
 from beekeeper.local.integration import DynamoDbTarget, IntegrationRunner
 
@@ -92,9 +93,18 @@ def load_room_code(
         minute_seconds=minute_seconds,
     )
 
+    # A shortened minute asks each consumer for its minute's work in less time: the trigger
+    # plans consumers for the same real-time pace per consumer as a minute in AWS does.
+    planning = settings.replace(
+        consumer_capacity=max(
+            MIN_CONSUMER_CAPACITY,
+            round(settings.consumer_capacity * minute_seconds / MINUTE_SECONDS),
+        )
+    )
+
     def run_trigger_once(invoke_consumer: InvokeConsumer) -> Any:
         return run_trigger(
-            settings=settings,
+            settings=planning,
             table=table,
             queue_url=queue_url,
             dynamodb=dynamodb,

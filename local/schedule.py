@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from beekeeper.lambdas.pacing import SPAN_MARGIN_FRACTION
 from beekeeper.local.room_code import Payload, RoomCode
 
 log = logging.getLogger("beekeeper.local")
@@ -81,7 +82,9 @@ class MinuteSchedule:
         every minute exactly one delivery, whatever the thread's timing jitter.
         """
         minute = self._minute_seconds
-        return (now // minute + 1) * minute + min(0.25, minute / 20)
+        # Early in the span's leading margin (a second in a real minute), so the consumers
+        # are running when the first admission slot falls due, however short the minute.
+        return (now // minute + 1) * minute + min(0.25, minute * SPAN_MARGIN_FRACTION / 4)
 
     def _run(self) -> None:
         # The first delivery is at once: a room admits from its first minute.

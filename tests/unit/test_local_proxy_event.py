@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 
+import pytest
+
 from beekeeper.local.proxy_event import proxy_result_headers, rest_proxy_event
 from beekeeper.local.schedule import MinuteSchedule
 
@@ -71,8 +73,9 @@ def test_every_set_cookie_of_a_result_is_passed_through() -> None:
 def test_deliveries_follow_epoch_aligned_minutes() -> None:
     # The code is never called by next_delivery: None stands in for it.
     short = MinuteSchedule(None, minute_seconds=2.0, with_governor=False)  # type: ignore[arg-type]
-    assert short.next_delivery(10.3) == 12.1
-    assert short.next_delivery(11.999) == 12.1
-    assert short.next_delivery(12.0) == 14.1
+    # A quarter of the span's leading margin (1/60 of the minute) after the minute starts.
+    assert short.next_delivery(10.3) == pytest.approx(12 + 2 / 240)
+    assert short.next_delivery(11.999) == pytest.approx(12 + 2 / 240)
+    assert short.next_delivery(12.0) == pytest.approx(14 + 2 / 240)
     real = MinuteSchedule(None, minute_seconds=60.0, with_governor=False)  # type: ignore[arg-type]
     assert real.next_delivery(125.0) == 180.25

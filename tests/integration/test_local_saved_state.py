@@ -1,0 +1,117 @@
+"""A local room's line across restarts: what is kept, what a killed room loses (nothing it had
+answered), and a saved line that can not be read, said in one sentence."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from beekeeper.core.names import ResourceNames
+from beekeeper.local.emulator import Emulator
+from beekeeper.local.saved_state import Restored, SavedState
+
+ROOM = "saved"
+NAMES = ResourceNames(ROOM)
+
+
+@pytest.fixture()
+def started() -> Iterator[list[Emulator]]:
+    emulators: list[Emulator] = []
+    yield emulators
+    for emulator in emulators:
+        emulator.stop()
+
+
+def run(started: list[Emulator], path: Path, *, discard: bool = False) -> tuple[Emulator, Restored]:
+    """A room's start: a new emulator (an empty store), its line restored from `path`."""
+    emulator = Emulator()
+    emulator.start()
+    started.append(emulator)
+    emulator.create_room_resources(ROOM)
+    restored = SavedState(path).restore(emulator, discard=discard)
+    return emulator, restored
+
+
+def queue_bodies(emulator: Emulator) -> list[str]:
+    (queue,) = [q for q in emulator.sqs.queues.values() if q.name == NAMES.queue]
+    return [body for _, body in queue.waiting_bodies()]
+
+
+def test_the_line_and_the_admitted_survive_a_kill(tmp_path: Path, started: list[Emulator]) -> None:
+    path = tmp_path / "saved.state.jsonl"
+    first, restored = run(started, path)
+    assert restored.found is False
+    dynamodb, sqs = first.client("dynamodb"), first.client("sqs")
+    queue_url = next(q.url for q in first.sqs.queues.values() if q.name == NAMES.queue)
+    for ordinal in range(1, 6):
+        sqs.send_message(QueueUrl=queue_url, MessageBody=f"token{ordinal}.{ordinal}")
+    # Visitor 1 is admitted: written, then their message deleted, as the consumer does.
+    (message,) = sqs.receive_message(QueueUrl=queue_url)["Messages"]
+    dynamodb.put_item(
+        TableName=NAMES.table, Item={"pk": {"S": "v#token1"}, "expires_at": {"N": "9"}}
+    )
+    sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"])
+    # Visitor 2 was being admitted (received, in flight) when the room was killed.
+    sqs.receive_message(QueueUrl=queue_url)
+    dynamodb.update_item(
+        TableName=NAMES.table,
+        Key={"pk": {"S": "admitted"}},
+        UpdateExpression="ADD n :one",
+        ExpressionAttributeValues={":one": {"N": "1"}},
+    )
+    # Killed: no stop, no clean-up. The next start replays the file.
+    second, restored = run(started, path)
+    assert restored.sentence(ROOM, path) == (
+        f"Local room {ROOM!r} continues its saved line: 4 visitors queued, 2 items in its table."
+    )
+    assert queue_bodies(second) == [f"token{i}.{i}" for i in range(2, 6)]
+    table = second.dynamodb.tables[NAMES.table].items
+    assert table["v#token1"] == {"pk": {"S": "v#token1"}, "expires_at": {"N": "9"}}
+    assert table["admitted"]["n"] == {"N": "1"}
+    # A third start after a clean run of the second keeps the same line.
+    third, _ = run(started, path)
+    assert queue_bodies(third) == queue_bodies(second)
+
+
+def test_a_change_cut_off_by_the_kill_is_left_out(tmp_path: Path, started: list[Emulator]) -> None:
+    path = tmp_path / "saved.state.jsonl"
+    first, _ = run(started, path)
+    queue_url = next(q.url for q in first.sqs.queues.values() if q.name == NAMES.queue)
+    first.client("sqs").send_message(QueueUrl=queue_url, MessageBody="kept.1")
+    with path.open("a", encoding="utf-8") as journal:
+        journal.write('{"q": "beekeeper-saved-visitors", "n": "1.9", "b": "half')
+    second, restored = run(started, path)
+    assert restored.lost_reason is None
+    assert queue_bodies(second) == ["kept.1"]
+
+
+def test_an_unreadable_line_is_said_in_one_sentence_and_kept_aside(
+    tmp_path: Path, started: list[Emulator]
+) -> None:
+    path = tmp_path / "saved.state.jsonl"
+    first, _ = run(started, path)
+    queue_url = next(q.url for q in first.sqs.queues.values() if q.name == NAMES.queue)
+    for body in ("a.1", "b.2"):
+        first.client("sqs").send_message(QueueUrl=queue_url, MessageBody=body)
+    lines = path.read_text().splitlines()
+    lines[1] = "this is not a saved change"
+    path.write_text("\n".join(lines) + "\n")
+    second, restored = run(started, path)
+    sentence = restored.sentence(ROOM, path)
+    assert sentence is not None and "\n" not in sentence
+    assert sentence.startswith(f"The saved line of local room {ROOM!r} could not be read (line 2")
+    assert "visitors from before get a new place at the marketing link" in sentence
+    assert queue_bodies(second) == []
+    assert (tmp_path / "saved.state.jsonl.unreadable").exists()
+
+
+def test_a_new_line_forgets_the_saved_one(tmp_path: Path, started: list[Emulator]) -> None:
+    path = tmp_path / "saved.state.jsonl"
+    first, _ = run(started, path)
+    queue_url = next(q.url for q in first.sqs.queues.values() if q.name == NAMES.queue)
+    first.client("sqs").send_message(QueueUrl=queue_url, MessageBody="old.1")
+    second, restored = run(started, path, discard=True)
+    assert restored.found is False
+    assert queue_bodies(second) == []

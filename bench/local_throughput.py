@@ -341,11 +341,12 @@ def admissions(config: str, queued: int, args: argparse.Namespace, deadline: flo
     while len(measured) < args.admit_minutes and time.monotonic() < deadline:
         start = minute * seconds
         time.sleep(max(0.0, start - time.time()))
-        # The trigger's plan for the minute: the backlog it found (the queue's depth).
+        # The trigger's plan for the minute: the demand it found (the queue's depth plus the
+        # last minute's arrivals).
         time.sleep(max(0.0, start + 1.0 - time.time()))
         backlog = _number(client, table, f"minute#{minute}", "demand")
         if backlog < rate:
-            print(f"  minute {minute}: only {backlog:,} queued at its start; stopping")
+            print(f"  minute {minute}: a demand of only {backlog:,} at its start; stopping")
             break
         # The minute's consumers finish their last batch (and long poll) just after its end.
         time.sleep(max(0.0, start + seconds + 3 - time.time()))
@@ -353,7 +354,7 @@ def admissions(config: str, queued: int, args: argparse.Namespace, deadline: flo
         measured.append(admitted)
         print(
             f"  minute {minute}: {admitted:,} admitted ({100 * (admitted - rate) / rate:+.2f}% of "
-            f"the rate), {backlog:,} queued at its start"
+            f"the rate), demand {backlog:,} at its start"
         )
         minute += 1
     if measured:

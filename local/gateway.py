@@ -3,7 +3,7 @@
 | route | answered by (as in AWS) |
 |---|---|
 | /beekeeper | the producer Lambda's handler, with a REST proxy event |
-| /polling, /client | the VTL templates through `run_integration`, against the emulator |
+| /polling, /client | the VTL templates through `run_integration`, against the room's store |
 | /room | the waiting room page of the room's settings, with the stack's headers |
 
 Served by waitress (a real, multi-threaded WSGI server) in `beekeeper.local.room`.

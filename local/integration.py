@@ -7,7 +7,7 @@ for a REST API method with an AWS (non-proxy) integration to DynamoDB:
    request template and is refused with 415 (passthrough behaviour NEVER);
 2. the request template is rendered; a Velocity runtime failure is a 500;
 3. the rendered text is sent as the DynamoDB action's JSON body (to a `DynamoDbTarget`: a boto3
-   client in tests, moto's table directly in local mode); DynamoDB refuses a body that
+   client in tests, the room's store in local mode); DynamoDB refuses a body that
    is not valid JSON or not a valid request with a 400;
 4. the integration response is chosen by DynamoDB's status code: 2xx takes the route's
    response template (answer 200), 4xx/5xx the static "unavailable" answer (503);

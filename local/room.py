@@ -1,10 +1,11 @@
-"""A whole waiting room on this machine: emulator, gateway, scheduler, record, demo shop.
+"""A whole waiting room on this machine: its store, gateway, scheduler, record, demo shop.
 
 `LocalRoom.start()` binds the ports first (a busy port is reported before anything else
-starts), then starts the emulator with the room's queue and table, binds the real room code
-to it, records the room for the operator CLI and starts serving and scheduling. `stop()`
-undoes all of it in reverse order, joining every thread it started and removing the room's
-resources. Rooms with different names can run in one process side by side.
+starts), then creates the room's table and queues in its own store (local/emulator.py) with
+the line an earlier run saved (local/saved_state.py), binds the real room code to it, records
+the room for the operator CLI and starts serving and scheduling. `stop()` undoes all of it in
+reverse order, joining every thread it started; the saved line stays for the next start.
+Rooms with different names can run in one process side by side.
 """
 
 from __future__ import annotations
@@ -244,8 +245,9 @@ class LocalRoom:
     def _stop_scheduler(self, scheduler: MinuteSchedule) -> None:
         left = scheduler.stop(STOP_TIMEOUT_SECONDS)
         if left:
-            # A consumer long-polls the queue until its minute ends; the emulator's stop (next)
-            # ends its call, and nothing it held is lost: unadmitted messages stay queued.
+            # A consumer may long-poll until its minute ends (a daemon thread: it ends with the
+            # process). Nothing it holds is lost: its messages stay in the saved line until
+            # their deletes were saved, so a restart admits them again if need be.
             log.info("still finishing at stop: %s", ", ".join(sorted(set(left))))
 
     def _stop_reporter(self, reporter: threading.Thread) -> None:

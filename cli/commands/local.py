@@ -114,7 +114,7 @@ def local(
     its line survives a restart); its routes are served on 127.0.0.1; the trigger and
     consumers run on their schedule. Ctrl-C stops it all.
     """
-    # Imported here: the emulator and the WSGI server are the `local` extra's dependencies.
+    # Imported here: the WSGI server and the Velocity engine are the `local` extra's.
     try:
         from beekeeper.local.http_server import PortInUseError
         from beekeeper.local.record import RecordError
@@ -205,6 +205,6 @@ def _quiet_library_logs() -> None:
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S", force=True
     )
-    for name in ("werkzeug", "botocore", "boto3", "urllib3", "moto"):
+    for name in ("botocore", "boto3", "urllib3"):
         logging.getLogger(name).setLevel(logging.WARNING)
     logging.getLogger("waitress").setLevel(logging.ERROR)

@@ -21,7 +21,6 @@ from botocore.config import Config
 from beekeeper.core.local_room import LOCAL_REGION, PLACEHOLDER_CREDENTIALS
 from beekeeper.store.wire import JsonProtocol
 
-
 _UNSIGNED = Config(signature_version=UNSIGNED)
 
 

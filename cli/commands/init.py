@@ -46,7 +46,7 @@ def init(ctx: click.Context, yes: bool, force: bool, **flags: Any) -> None:
     path = wizard.create(given, interactive=not yes, force=force)
     name = path.name.removesuffix(".toml")
     click.echo(f"Saved room {name!r} to {path}.")
-    click.echo(f"Next: `beekeeper deploy {name}` (or try it first: `beekeeper local`).")
+    click.echo(f"Next: `beekeeper deploy {name}` (or rehearse it first: `beekeeper local {name}`).")
 
 
 def _region_or_none(factory: Any) -> str | None:

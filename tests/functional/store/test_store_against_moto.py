@@ -202,36 +202,58 @@ def counters_and_claims(side: Side) -> None:
     """The producer's counters, the trigger's claim, the consumer's counts and admissions."""
     for _ in range(3):
         side.call(
-            "dynamodb", "update_item", TableName=TABLE, Key=key("arrivals#3"),
-            UpdateExpression="ADD n :one", ExpressionAttributeValues={":one": n(1)},
+            "dynamodb",
+            "update_item",
+            TableName=TABLE,
+            Key=key("arrivals#3"),
+            UpdateExpression="ADD n :one",
+            ExpressionAttributeValues={":one": n(1)},
             ReturnValues="UPDATED_NEW",
-        )  # fmt: skip
+        )
     side.call(
-        "dynamodb", "update_item", TableName=TABLE, Key=key("quiet"),
-        UpdateExpression="SET n = :next", ConditionExpression="attribute_not_exists(n) OR n < :next",
-        ExpressionAttributeValues={":next": n(5)}, ReturnValues="ALL_NEW",
-    )  # fmt: skip
+        "dynamodb",
+        "update_item",
+        TableName=TABLE,
+        Key=key("quiet"),
+        UpdateExpression="SET n = :next",
+        ConditionExpression="attribute_not_exists(n) OR n < :next",
+        ExpressionAttributeValues={":next": n(5)},
+        ReturnValues="ALL_NEW",
+    )
     side.call(
-        "dynamodb", "update_item", TableName=TABLE, Key=key("quiet"),
-        UpdateExpression="SET n = :next", ConditionExpression="attribute_not_exists(n) OR n < :next",
+        "dynamodb",
+        "update_item",
+        TableName=TABLE,
+        Key=key("quiet"),
+        UpdateExpression="SET n = :next",
+        ConditionExpression="attribute_not_exists(n) OR n < :next",
         ExpressionAttributeValues={":next": n(4)},
-    )  # fmt: skip
+    )
     for _ in range(2):
         side.call(
-            "dynamodb", "put_item", TableName=TABLE, Item={**key("minute#7"), "rate": n(60)},
+            "dynamodb",
+            "put_item",
+            TableName=TABLE,
+            Item={**key("minute#7"), "rate": n(60)},
             ConditionExpression="attribute_not_exists(pk)",
-        )  # fmt: skip
+        )
     side.call(
-        "dynamodb", "batch_write_item",
-        RequestItems={TABLE: [
-            {"PutRequest": {"Item": {**key(f"v#{i}"), "ordinal": n(i), "ttl": n(99)}}}
-            for i in range(25)
-        ]},
-    )  # fmt: skip
+        "dynamodb",
+        "batch_write_item",
+        RequestItems={
+            TABLE: [
+                {"PutRequest": {"Item": {**key(f"v#{i}"), "ordinal": n(i), "ttl": n(99)}}}
+                for i in range(25)
+            ]
+        },
+    )
     side.call(
-        "dynamodb", "batch_write_item",
-        RequestItems={TABLE: [{"PutRequest": {"Item": key("dup")}}, {"PutRequest": {"Item": key("dup")}}]},
-    )  # fmt: skip
+        "dynamodb",
+        "batch_write_item",
+        RequestItems={
+            TABLE: [{"PutRequest": {"Item": key("dup")}}, {"PutRequest": {"Item": key("dup")}}]
+        },
+    )
     side.call(
         "dynamodb",
         "batch_get_item",
@@ -249,53 +271,76 @@ def config_writes(side: Side) -> None:
     """`beekeeper on/off/rate`, the governor's conditional rate, the wake-up's claim."""
     values = {":now": n(100), ":one": n(1), ":deployed": n(60), ":enabled": {"BOOL": False}}
     side.call(
-        "dynamodb", "update_item", TableName=TABLE, Key=key("config"),
+        "dynamodb",
+        "update_item",
+        TableName=TABLE,
+        Key=key("config"),
         UpdateExpression="SET updated_at = :now, enabled = :enabled, "
         "operator_rate = if_not_exists(operator_rate, :deployed), "
         "rate = if_not_exists(rate, :deployed) ADD version :one",
-        ExpressionAttributeValues=values, ReturnValues="ALL_NEW",
-    )  # fmt: skip
+        ExpressionAttributeValues=values,
+        ReturnValues="ALL_NEW",
+    )
     for version in (1, 1, 7):
         side.call(
-            "dynamodb", "update_item", TableName=TABLE, Key=key("config"),
+            "dynamodb",
+            "update_item",
+            TableName=TABLE,
+            Key=key("config"),
             UpdateExpression="SET rate = :rate, updated_at = :now",
             ConditionExpression="version = :version",
             ExpressionAttributeValues={":rate": n(30), ":now": n(101), ":version": n(version)},
-        )  # fmt: skip
+        )
     side.call(
-        "dynamodb", "update_item", TableName=TABLE, Key=key("minute#9"),
+        "dynamodb",
+        "update_item",
+        TableName=TABLE,
+        Key=key("minute#9"),
         UpdateExpression="SET woken_at = :now",
         ConditionExpression="attribute_exists(pk) AND attribute_not_exists(woken_at)",
         ExpressionAttributeValues={":now": n(5)},
-    )  # fmt: skip
+    )
     side.call("dynamodb", "put_item", TableName=TABLE, Item={**key("minute#9"), "consumers": n(0)})
     for _ in range(2):
         side.call(
-            "dynamodb", "update_item", TableName=TABLE, Key=key("minute#9"),
+            "dynamodb",
+            "update_item",
+            TableName=TABLE,
+            Key=key("minute#9"),
             UpdateExpression="SET woken_at = :now",
             ConditionExpression="attribute_exists(pk) AND attribute_not_exists(woken_at)",
-            ExpressionAttributeValues={":now": n(5)}, ReturnValues="UPDATED_OLD",
-        )  # fmt: skip
+            ExpressionAttributeValues={":now": n(5)},
+            ReturnValues="UPDATED_OLD",
+        )
     side.call(
-        "dynamodb", "update_item", TableName=TABLE, Key=key("minute#9"),
-        UpdateExpression="REMOVE woken_at", ReturnValues="UPDATED_OLD",
-    )  # fmt: skip
+        "dynamodb",
+        "update_item",
+        TableName=TABLE,
+        Key=key("minute#9"),
+        UpdateExpression="REMOVE woken_at",
+        ReturnValues="UPDATED_OLD",
+    )
     side.call("dynamodb", "delete_item", TableName=TABLE, Key=key("governor"))
     side.call("dynamodb", "get_item", TableName=TABLE, Key=key("config"))
 
 
 def return_values(side: Side) -> None:
     side.call(
-        "dynamodb", "put_item", TableName=TABLE,
+        "dynamodb",
+        "put_item",
+        TableName=TABLE,
         Item={**key("r"), "a": n(1), "b": {"S": "x"}, "c": {"BOOL": True}},
-    )  # fmt: skip
+    )
     for returns in ("NONE", "ALL_OLD", "UPDATED_OLD", "ALL_NEW", "UPDATED_NEW"):
         side.call(
-            "dynamodb", "update_item", TableName=TABLE, Key=key("r"),
+            "dynamodb",
+            "update_item",
+            TableName=TABLE,
+            Key=key("r"),
             UpdateExpression="SET b = :b ADD a :half REMOVE c",
             ExpressionAttributeValues={":b": {"S": returns}, ":half": n(2)},
             ReturnValues=returns,
-        )  # fmt: skip
+        )
     side.call(
         "dynamodb",
         "put_item",
@@ -306,48 +351,71 @@ def return_values(side: Side) -> None:
     side.call("dynamodb", "delete_item", TableName=TABLE, Key=key("r"), ReturnValues="ALL_OLD")
     side.call("dynamodb", "delete_item", TableName=TABLE, Key=key("r"), ReturnValues="ALL_OLD")
     side.call(
-        "dynamodb", "update_item", TableName=TABLE, Key=key("fresh"),
-        UpdateExpression="SET a = :a", ExpressionAttributeValues={":a": n(1)},
+        "dynamodb",
+        "update_item",
+        TableName=TABLE,
+        Key=key("fresh"),
+        UpdateExpression="SET a = :a",
+        ExpressionAttributeValues={":a": n(1)},
         ReturnValues="UPDATED_OLD",
-    )  # fmt: skip
+    )
     side.call(
-        "dynamodb", "update_item", TableName=TABLE, Key=key("fresh"),
-        UpdateExpression="SET a = :a", ConditionExpression="a = :zero",
+        "dynamodb",
+        "update_item",
+        TableName=TABLE,
+        Key=key("fresh"),
+        UpdateExpression="SET a = :a",
+        ConditionExpression="a = :zero",
         ExpressionAttributeValues={":a": n(2), ":zero": n(0)},
         ReturnValuesOnConditionCheckFailure="ALL_OLD",
-    )  # fmt: skip
+    )
     side.call(
-        "dynamodb", "delete_item", TableName=TABLE, Key=key("fresh"),
-        ConditionExpression="attribute_not_exists(pk)", ReturnValuesOnConditionCheckFailure="ALL_OLD",
-    )  # fmt: skip
+        "dynamodb",
+        "delete_item",
+        TableName=TABLE,
+        Key=key("fresh"),
+        ConditionExpression="attribute_not_exists(pk)",
+        ReturnValuesOnConditionCheckFailure="ALL_OLD",
+    )
 
 
 def string_sets(side: Side) -> None:
     def update(expression: str, members: list[str], returns: str = "ALL_NEW") -> None:
         side.call(
-            "dynamodb", "update_item", TableName=TABLE, Key=key("lanes"),
-            UpdateExpression=expression, ExpressionAttributeValues={":m": {"SS": members}},
+            "dynamodb",
+            "update_item",
+            TableName=TABLE,
+            Key=key("lanes"),
+            UpdateExpression=expression,
+            ExpressionAttributeValues={":m": {"SS": members}},
             ReturnValues=returns,
-        )  # fmt: skip
+        )
 
     update("ADD held :m", ["a", "b"])
     update("ADD held :m", ["b", "c"], "UPDATED_NEW")
     for most in (2, 4):
         side.call(
-            "dynamodb", "update_item", TableName=TABLE, Key=key("lanes"),
+            "dynamodb",
+            "update_item",
+            TableName=TABLE,
+            Key=key("lanes"),
             UpdateExpression="ADD held :m",
             ConditionExpression="contains(held, :one) OR size(held) < :most",
             ExpressionAttributeValues={":m": {"SS": ["q"]}, ":one": {"S": "q"}, ":most": n(most)},
             ReturnValues="ALL_NEW",
-        )  # fmt: skip
+        )
     update("DELETE held :m", ["a", "x"], "UPDATED_OLD")
     update("DELETE held :m", ["b", "c", "q"])  # the last members: the attribute goes
     update("DELETE held :m", ["b"])  # from nothing: nothing happens
     update("ADD held :m", [])  # an empty set is refused
     side.call(
-        "dynamodb", "update_item", TableName=TABLE, Key=key("lanes"),
-        UpdateExpression="ADD held :m", ExpressionAttributeValues={":m": {"S": "a"}},
-    )  # fmt: skip
+        "dynamodb",
+        "update_item",
+        TableName=TABLE,
+        Key=key("lanes"),
+        UpdateExpression="ADD held :m",
+        ExpressionAttributeValues={":m": {"S": "a"}},
+    )
 
 
 def transactions(side: Side) -> None:
@@ -363,40 +431,66 @@ def transactions(side: Side) -> None:
 
     check_free = {
         "ConditionCheck": {
-            "TableName": TABLE, "Key": key("lease"),
+            "TableName": TABLE,
+            "Key": key("lease"),
             "ConditionExpression": "NOT contains(held, :lane)",
             "ExpressionAttributeValues": {":lane": {"S": "l2"}},
         }
-    }  # fmt: skip
+    }
     take = {
         "Update": {
-            "TableName": TABLE, "Key": key("slot#2"),
+            "TableName": TABLE,
+            "Key": key("slot#2"),
             "UpdateExpression": "SET lane = :lane ADD n :one",
             "ConditionExpression": "attribute_not_exists(lane)",
             "ExpressionAttributeValues": {":lane": {"S": "l2"}, ":one": n(1)},
         }
-    }  # fmt: skip
+    }
     transact(check_free, take)  # succeeds
     transact(check_free, take)  # the slot is taken: cancelled, the first reason "None"
     transact(
-        {"Put": {"TableName": TABLE, "Item": {**key("p"), "v": n(1)},
-                 "ConditionExpression": "attribute_not_exists(pk)"}},
-        {"Delete": {"TableName": TABLE, "Key": key("lease"),
-                    "ConditionExpression": "n = :two",
-                    "ExpressionAttributeValues": {":two": n(2)},
-                    "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}},
-    )  # fmt: skip
+        {
+            "Put": {
+                "TableName": TABLE,
+                "Item": {**key("p"), "v": n(1)},
+                "ConditionExpression": "attribute_not_exists(pk)",
+            }
+        },
+        {
+            "Delete": {
+                "TableName": TABLE,
+                "Key": key("lease"),
+                "ConditionExpression": "n = :two",
+                "ExpressionAttributeValues": {":two": n(2)},
+                "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+            }
+        },
+    )
     side.call("dynamodb", "get_item", TableName=TABLE, Key=key("p"))  # not written: all or nothing
     transact(
         {"Put": {"TableName": TABLE, "Item": {**key("p"), "v": n(1)}}},
-        {"Update": {"TableName": TABLE, "Key": key("lease"),
-                    "UpdateExpression": "DELETE held :l", "ExpressionAttributeValues": {":l": {"SS": ["l1"]}}}},
+        {
+            "Update": {
+                "TableName": TABLE,
+                "Key": key("lease"),
+                "UpdateExpression": "DELETE held :l",
+                "ExpressionAttributeValues": {":l": {"SS": ["l1"]}},
+            }
+        },
         {"Delete": {"TableName": TABLE, "Key": key("slot#2")}},
-    )  # fmt: skip
+    )
     for pk in ("p", "lease", "slot#2"):
         side.call("dynamodb", "get_item", TableName=TABLE, Key=key(pk))
-    transact(take, {"ConditionCheck": {"TableName": TABLE, "Key": key("slot#2"),
-                                       "ConditionExpression": "attribute_exists(pk)"}})  # fmt: skip
+    transact(
+        take,
+        {
+            "ConditionCheck": {
+                "TableName": TABLE,
+                "Key": key("slot#2"),
+                "ConditionExpression": "attribute_exists(pk)",
+            }
+        },
+    )
 
 
 def refused_expressions(side: Side) -> None:
@@ -430,29 +524,68 @@ def refused_expressions(side: Side) -> None:
 def queue_calls(side: Side) -> None:
     for body in ("a.1", "b.2", "c.3"):
         side.call("sqs", "send_message", QueueUrl=side.queue_url, MessageBody=body)
-    side.call("sqs", "get_queue_attributes", QueueUrl=side.queue_url,
-              AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"])  # fmt: skip
+    side.call(
+        "sqs",
+        "get_queue_attributes",
+        QueueUrl=side.queue_url,
+        AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+    )
     received = side.call("sqs", "receive_message", QueueUrl=side.queue_url, MaxNumberOfMessages=2)
     handles = [m["ReceiptHandle"] for m in received.get("Messages", [])]
-    side.call("sqs", "get_queue_attributes", QueueUrl=side.queue_url,
-              AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"])  # fmt: skip
+    side.call(
+        "sqs",
+        "get_queue_attributes",
+        QueueUrl=side.queue_url,
+        AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+    )
     # Capacity mode keeps a message hidden while it works on it; the consumer hands one back.
-    side.call("sqs", "change_message_visibility", QueueUrl=side.queue_url,
-              ReceiptHandle=handles[0], VisibilityTimeout=120)  # fmt: skip
-    side.call("sqs", "change_message_visibility", QueueUrl=side.queue_url,
-              ReceiptHandle=handles[0], VisibilityTimeout=300)  # fmt: skip
-    side.call("sqs", "change_message_visibility_batch", QueueUrl=side.queue_url,
-              Entries=[{"Id": "0", "ReceiptHandle": handles[1], "VisibilityTimeout": 0}])  # fmt: skip
-    side.call("sqs", "receive_message", QueueUrl=side.queue_url, MaxNumberOfMessages=10,
-              AttributeNames=["ApproximateReceiveCount"])  # fmt: skip
-    side.call("sqs", "delete_message_batch", QueueUrl=side.queue_url,
-              Entries=[{"Id": "0", "ReceiptHandle": handles[0]}])  # fmt: skip
+    side.call(
+        "sqs",
+        "change_message_visibility",
+        QueueUrl=side.queue_url,
+        ReceiptHandle=handles[0],
+        VisibilityTimeout=120,
+    )
+    side.call(
+        "sqs",
+        "change_message_visibility",
+        QueueUrl=side.queue_url,
+        ReceiptHandle=handles[0],
+        VisibilityTimeout=300,
+    )
+    side.call(
+        "sqs",
+        "change_message_visibility_batch",
+        QueueUrl=side.queue_url,
+        Entries=[{"Id": "0", "ReceiptHandle": handles[1], "VisibilityTimeout": 0}],
+    )
+    side.call(
+        "sqs",
+        "receive_message",
+        QueueUrl=side.queue_url,
+        MaxNumberOfMessages=10,
+        AttributeNames=["ApproximateReceiveCount"],
+    )
+    side.call(
+        "sqs",
+        "delete_message_batch",
+        QueueUrl=side.queue_url,
+        Entries=[{"Id": "0", "ReceiptHandle": handles[0]}],
+    )
     side.call("sqs", "delete_message", QueueUrl=side.queue_url, ReceiptHandle=handles[1])
-    side.call("sqs", "get_queue_attributes", QueueUrl=side.queue_url,
-              AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"])  # fmt: skip
+    side.call(
+        "sqs",
+        "get_queue_attributes",
+        QueueUrl=side.queue_url,
+        AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+    )
     side.call("sqs", "receive_message", QueueUrl=side.queue_url, MaxNumberOfMessages=11)
-    side.call("sqs", "get_queue_attributes", QueueUrl=side.queue_url + "-gone",
-              AttributeNames=["ApproximateNumberOfMessages"])  # fmt: skip
+    side.call(
+        "sqs",
+        "get_queue_attributes",
+        QueueUrl=side.queue_url + "-gone",
+        AttributeNames=["ApproximateNumberOfMessages"],
+    )
     side.call("sqs", "send_message", QueueUrl=side.queue_url + "-gone", MessageBody="x")
 
 

@@ -86,11 +86,14 @@ def local_settings(options: LocalOptions, origin: str) -> RoomSettings:
         return options.room.replace(**overrides)
     if options.rate is None:
         raise ValueError("a local room without a room file needs a rate")
-    return RoomSettings(
+    flags_only = RoomSettings(
         name=options.name,
         display_name=options.display_name,
-        **overrides,
+        region=LOCAL_REGION,
+        origin=origin,
+        rate=options.rate,
     )
+    return flags_only.replace(**overrides)
 
 
 class _LateApp:
@@ -147,7 +150,7 @@ class LocalRoom:
             # "localhost", not 127.0.0.1: the shop is a different site from the room, as in
             # production, so the browser treats the room's cookie as the room's alone.
             self.shop_url = f"http://localhost:{shop_server.port}/"
-        origin = options.origin or self.shop_url or (options.room and options.room.origin)
+        origin = options.origin or self.shop_url or (options.room.origin if options.room else None)
         assert origin is not None
         settings = local_settings(options, origin)
         self.settings = settings

@@ -28,18 +28,18 @@ class FakeQueue(StoreClient):
             faults, rng, scheduler.in_process, scheduler.clock, _CRASHING_CALLS
         )
         self.injected = disturbance.injected  # faults that actually happened, and when
-        self.service = Sqs(SimulatedTiming(scheduler), disturbance)
-        self.queue = self.service.create_queue(
+        self.queues = Sqs(SimulatedTiming(scheduler), disturbance)
+        self.queue = self.queues.create_queue(
             "simulated",
             queue_url,
             visibility_timeout=QUEUE_VISIBILITY_TIMEOUT_SECONDS,
             max_receives=QUEUE_MAX_RECEIVE_COUNT,
         )
-        super().__init__(self.service)
+        super().__init__(self.queues)
 
     @property
     def calls(self) -> int:
-        return self.service.calls
+        return self.queues.calls
 
     @property
     def messages(self) -> list[Message]:

@@ -47,3 +47,20 @@ def cors_headers(origin_url: str) -> dict[str, str]:
         "Access-Control-Allow-Credentials": "true",
         "Vary": "Origin",
     }
+
+
+# CORS preflight (OPTIONS) of the routes the shop's pages call: /client, and /leave in
+# capacity mode. The stack's preflight is configured from these.
+PREFLIGHT_ALLOW_HEADERS = ("Content-Type",)
+PREFLIGHT_MAX_AGE_SECONDS = 600
+PREFLIGHT_STATUS = 204
+
+
+def cors_preflight_headers(origin_url: str, method: str) -> dict[str, str]:
+    """What a preflight answer carries for a route answering `method`."""
+    return {
+        **cors_headers(origin_url),
+        "Access-Control-Allow-Methods": f"OPTIONS,{method}",
+        "Access-Control-Allow-Headers": ",".join(PREFLIGHT_ALLOW_HEADERS),
+        "Access-Control-Max-Age": str(PREFLIGHT_MAX_AGE_SECONDS),
+    }

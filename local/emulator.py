@@ -34,12 +34,7 @@ class RoomResources:
 
 def table_definition(table_name: str) -> dict[str, Any]:
     """CreateTable parameters for the room's table: what the stack deploys, as an API call."""
-    return {
-        "TableName": table_name,
-        "KeySchema": [{"AttributeName": datamodel.PARTITION_KEY, "KeyType": "HASH"}],
-        "AttributeDefinitions": [{"AttributeName": datamodel.PARTITION_KEY, "AttributeType": "S"}],
-        "BillingMode": "PAY_PER_REQUEST",
-    }
+    return datamodel.table_definition(table_name)
 
 
 def queue_attributes(dead_letter_queue_arn: str) -> dict[str, str]:

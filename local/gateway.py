@@ -4,6 +4,7 @@
 |---|---|
 | /beekeeper | the producer Lambda's handler, with a REST proxy event |
 | /polling, /client | the VTL templates through `run_integration`, against the emulator |
+| /enter, /leave | the same, in a capacity-mode room (max_inside > 0) |
 | /room | the waiting room page of the room's settings, with the stack's headers |
 
 Served by waitress (a real, multi-threaded WSGI server) in `beekeeper.local.room`.
@@ -19,7 +20,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from beekeeper.core.datamodel import COOKIE_NAME
-from beekeeper.core.headers import PAGE_HEADERS
+from beekeeper.core.headers import PAGE_HEADERS, PREFLIGHT_STATUS, cors_preflight_headers
 from beekeeper.core.settings import RoomSettings
 from beekeeper.local.integration import DynamoDbTarget
 from beekeeper.local.proxy_event import (
@@ -29,6 +30,7 @@ from beekeeper.local.proxy_event import (
     rest_proxy_event,
 )
 from beekeeper.local.room_code import RoomCode
+from beekeeper.vtl import CORS_ROUTES, route_method, routes
 
 log = logging.getLogger("beekeeper.local")
 
@@ -92,13 +94,16 @@ class Gateway:
         self._clock = clock
         self.arrivals = arrivals or ArrivalCounter()
         self._page = code.page(settings).encode("utf-8")
+        capacity = settings.max_inside > 0
+        self._routes = routes(capacity=capacity)
+        self._session_seconds = settings.session_seconds if capacity else 0
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         path = str(environ.get("PATH_INFO", "/"))
         try:
             if path == "/beekeeper":
                 status, headers, body = self._producer(environ)
-            elif path in ("/polling", "/client"):
+            elif path[1:] in self._routes:
                 status, headers, body = self._integration(path[1:], environ)
             elif path == "/room":
                 status, headers, body = self._room(environ)
@@ -138,10 +143,15 @@ class Gateway:
         self, route: str, environ: dict[str, Any]
     ) -> tuple[int, list[tuple[str, str]], bytes]:
         method = str(environ.get("REQUEST_METHOD", "GET"))
-        if method != "GET":
+        allowed = route_method(route)
+        if method == "OPTIONS" and route in CORS_ROUTES:
+            preflight = cors_preflight_headers(self._settings.origin, allowed)
+            return PREFLIGHT_STATUS, list(preflight.items()), b""
+        if method != allowed:
             status, headers, body = _json(405, {"message": "Method Not Allowed"})
-            headers.append(("Allow", "GET"))
+            headers.append(("Allow", allowed))
             return status, headers, body
+        _read_body(environ)  # never read by the templates (a beacon's body), only consumed
         request = self._code.http_request(
             method=method,
             path=f"/{route}",
@@ -157,6 +167,7 @@ class Gateway:
             origin=self._settings.origin,
             request_time_ms=now_ms,
             request_id=f"local-{now_ms}",
+            session_seconds=self._session_seconds,
         )
         headers = [(str(k), str(v)) for k, v in dict(response.headers).items()]
         body = response.body

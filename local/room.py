@@ -17,7 +17,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from beekeeper.core.local_room import LOCAL_REGION
-from beekeeper.core.settings import RoomSettings
+from beekeeper.core.settings import (
+    DEFAULT_CLAIM_MINUTES,
+    DEFAULT_SESSION_MINUTES,
+    RoomSettings,
+)
 from beekeeper.lambdas.room_state import read_snapshot
 from beekeeper.local.demo_shop import DemoShop
 from beekeeper.local.emulator import Emulator, RoomResources
@@ -61,6 +65,10 @@ class LocalOptions:
     display_name: str = "Local rehearsal"
     dynamic_rate_throttling: bool = False
     slow_ms: int = 0  # the governor's optional p90 limit (RoomSettings.slow_ms)
+    # Capacity mode (RoomSettings.max_inside and the session times, in real minutes).
+    max_inside: int = 0
+    session_minutes: float = DEFAULT_SESSION_MINUTES
+    claim_minutes: float = DEFAULT_CLAIM_MINUTES
     # The emulator workarounds of beekeeper.local.fast_paths; off only to measure without them.
     fast_paths: bool = True
 
@@ -75,6 +83,9 @@ def local_settings(options: LocalOptions, origin: str) -> RoomSettings:
         rate=options.rate,
         dynamic_rate_throttling=options.dynamic_rate_throttling,
         slow_ms=options.slow_ms,
+        max_inside=options.max_inside,
+        session_minutes=options.session_minutes,
+        claim_minutes=options.claim_minutes,
     )
 
 

@@ -1,8 +1,9 @@
 """DynamoDB update and condition expressions, evaluated on items in the client's wire format.
 
 Enough of the expression language for every request the room makes: SET (values,
-`if_not_exists`, `a + b`), ADD on numbers, REMOVE; conditions with comparisons (=, <>, <, <=,
->, >=), `attribute_exists`, `attribute_not_exists`, AND, OR, NOT and parentheses. Names may be
+`if_not_exists`, `a + b`), ADD on numbers and string sets, DELETE from string sets, REMOVE;
+conditions with comparisons (=, <>, <, <=, >, >=, IN), `attribute_exists`,
+`attribute_not_exists`, AND, OR, NOT and parentheses. Names may be
 `#placeholders`; values are `:placeholders`. Anything else raises NotImplementedError, so a
 request this store can not answer as DynamoDB would fails loudly instead of being guessed at.
 """
@@ -132,6 +133,14 @@ class _Condition:
             return present if token == "attribute_exists" else not present
         left = self._operand(token, item)
         op = self._take()
+        if op.upper() == "IN":
+            self._take("(")
+            candidates = [self._operand(self._take(), item)]
+            while self._peek() == ",":
+                self._take()
+                candidates.append(self._operand(self._take(), item))
+            self._take(")")
+            return any(_compare(left, "=", candidate) for candidate in candidates)
         if op not in ("=", "<>", "<", "<=", ">", ">="):
             raise NotImplementedError(f"operator {op!r}")
         right = self._operand(self._take(), item)
@@ -248,10 +257,22 @@ def apply_update(
                 target, operand = part.split()
                 name = _name(target, names)
                 addend = values[operand]
+                if "SS" in addend:
+                    members = set(new.get(name, {}).get("SS", [])) | set(addend["SS"])
+                    new[name] = {"SS": sorted(members)}
+                    continue
                 if "N" not in addend:
-                    raise NotImplementedError("ADD of a set")
+                    raise NotImplementedError("ADD of this kind of value")
                 current = _number(new[name]) if name in new else Decimal(0)
                 new[name] = {"N": str(current + _number(addend))}
+            elif keyword == "DELETE":
+                target, operand = part.split()
+                name = _name(target, names)
+                members = set(new.get(name, {}).get("SS", [])) - set(values[operand]["SS"])
+                if members:
+                    new[name] = {"SS": sorted(members)}
+                else:
+                    new.pop(name, None)  # DynamoDB removes a set emptied by DELETE
             elif keyword == "REMOVE":
                 new.pop(_name(part, names), None)
             else:

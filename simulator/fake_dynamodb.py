@@ -18,7 +18,7 @@ from typing import Any
 
 from beekeeper.simulator.clock import Scheduler
 from beekeeper.simulator.expressions import ConditionFailed, apply_update, check_condition
-from beekeeper.simulator.faults import FaultLog, Faults, client_error
+from beekeeper.simulator.faults import FaultLog, Faults, client_error, transaction_cancelled
 
 
 class FakeTable:
@@ -34,9 +34,14 @@ class FakeTable:
         # Called with (time, token id) on each first admission write (the simulation's probe).
         self.on_admission: Callable[[float, str], None] | None = None
 
-    def _stored(self, pk: str, item: dict[str, Any]) -> None:
+    def _stored(self, pk: str, item: dict[str, Any], *, put: bool = True) -> None:
+        """Store an item; log it as an admission when it is one: every put of an admitted
+        visitor's item (two puts of one visitor are an admission twice), and an update only
+        when it makes a visitor admitted (a renewal or a leave is no admission)."""
+        before = self.items.get(pk)
         self.items[pk] = item
-        if pk.startswith("v#"):
+        admits = "admitted_at" in item and (put or before is None or "admitted_at" not in before)
+        if pk.startswith("v#") and admits:
             token_id = pk[2:]
             self.admissions.append((self._scheduler.now, token_id))
             self.writes_per_id[token_id] += 1
@@ -148,6 +153,60 @@ class FakeTable:
             changed = {k: dict(v) for k, v in new.items() if old is None or old.get(k) != v}
             return {"Attributes": changed}
         raise NotImplementedError(f"ReturnValues={ReturnValues}")
+
+    def transact_write_items(self, *, TransactItems: list[dict[str, Any]]) -> dict[str, Any]:
+        """All or nothing: every condition is checked first, then every write applied."""
+        self.calls += 1
+        if self._scheduler.in_process():
+            self._faults.maybe_crash(self._rng, self.injected)
+        admits = any(
+            "Put" in action and action["Put"]["Item"]["pk"]["S"].startswith("v#")
+            for action in TransactItems
+        )
+        reasons: list[dict[str, str]] = []
+        # (pk, new item or None to delete, whether it is a put)
+        writes: list[tuple[str, dict[str, Any] | None, bool]] = []
+        for action in TransactItems:
+            ((kind, request),) = action.items()
+            pk = (request.get("Key") or request.get("Item"))["pk"]["S"]
+            old = self.items.get(pk)
+            try:
+                if request.get("ConditionExpression"):
+                    check_condition(
+                        request["ConditionExpression"],
+                        old,
+                        request.get("ExpressionAttributeNames"),
+                        request.get("ExpressionAttributeValues"),
+                    )
+                if kind == "Put":
+                    writes.append((pk, copy.deepcopy(request["Item"]), True))
+                elif kind == "Update":
+                    new = apply_update(
+                        request["UpdateExpression"],
+                        old or {"pk": dict(request["Key"]["pk"])},
+                        request.get("ExpressionAttributeNames"),
+                        request.get("ExpressionAttributeValues"),
+                    )
+                    writes.append((pk, new, False))
+                elif kind == "Delete":
+                    writes.append((pk, None, False))
+                elif kind != "ConditionCheck":
+                    raise NotImplementedError(f"transaction action {kind}")
+                reasons.append({"Code": "None"})
+            except ConditionFailed:
+                reasons.append({"Code": "ConditionalCheckFailed"})
+        if any(reason["Code"] != "None" for reason in reasons):
+            raise transaction_cancelled(reasons)
+        refused = self._faults.throttle and self._rng.random() < self._faults.throttled_per_call
+        if admits and refused:
+            self.injected["throttle"] += 1
+            raise transaction_cancelled([{"Code": "ThrottlingError"} for _ in TransactItems])
+        for pk, item, put in writes:
+            if item is None:
+                self.items.pop(pk, None)
+            else:
+                self._stored(pk, item, put=put)
+        return {}
 
     def delete_item(self, *, TableName: str, Key: dict[str, Any], **_: Any) -> dict[str, Any]:
         self.calls += 1

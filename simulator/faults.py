@@ -75,3 +75,14 @@ class FaultLog:
 
 def client_error(code: str, operation: str) -> ClientError:
     return ClientError({"Error": {"Code": code, "Message": "simulated"}}, operation)
+
+
+def transaction_cancelled(reasons: list[dict[str, str]]) -> ClientError:
+    """DynamoDB's refusal of a transaction, with a reason per action, as botocore raises it."""
+    return ClientError(
+        {
+            "Error": {"Code": "TransactionCanceledException", "Message": "simulated"},
+            "CancellationReasons": reasons,
+        },
+        "TransactWriteItems",
+    )

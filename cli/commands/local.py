@@ -11,7 +11,14 @@ import click
 
 from beekeeper.cli.errors import UserError
 from beekeeper.cli.options import FiniteFloatRange, SettingType
-from beekeeper.core.settings import MAX_RATE, MIN_RATE, SettingsError, validate_room_name
+from beekeeper.core.settings import (
+    DEFAULT_CLAIM_MINUTES,
+    DEFAULT_SESSION_MINUTES,
+    MAX_RATE,
+    MIN_RATE,
+    SettingsError,
+    validate_room_name,
+)
 
 
 def _room_name(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
@@ -82,6 +89,28 @@ def _room_name(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
     "this many ms is slow (0: judge against the shop's own baseline only).",
 )
 @click.option(
+    "--max-inside",
+    type=SettingType("max_inside"),
+    default=0,
+    help="Capacity mode: at most this many visitors inside the shop at once (0: no cap).",
+)
+@click.option(
+    "--session-minutes",
+    type=SettingType("session_minutes"),
+    default=DEFAULT_SESSION_MINUTES,
+    show_default=True,
+    help="Capacity mode: a session ends after this many real minutes without a /client check "
+    "(fractions such as 0.25 are fine; --minute-seconds does not shorten it).",
+)
+@click.option(
+    "--claim-minutes",
+    type=SettingType("claim_minutes"),
+    default=DEFAULT_CLAIM_MINUTES,
+    show_default=True,
+    help="Capacity mode: an admitted visitor who has not arrived within this many real "
+    "minutes is a no-show and their place frees.",
+)
+@click.option(
     "--no-fast-paths",
     "no_fast_paths",
     is_flag=True,
@@ -99,6 +128,9 @@ def local(
     operator_port: int,
     dynamic_rate_throttling: bool,
     slow_ms: int,
+    max_inside: int,
+    session_minutes: float,
+    claim_minutes: float,
     no_fast_paths: bool,
 ) -> None:
     """Run a waiting room on this machine, with the same code as in AWS.
@@ -135,6 +167,9 @@ def local(
         name=name,
         dynamic_rate_throttling=dynamic_rate_throttling,
         slow_ms=slow_ms,
+        max_inside=max_inside,
+        session_minutes=session_minutes,
+        claim_minutes=claim_minutes,
         fast_paths=not no_fast_paths,
     )
     room = LocalRoom(options)

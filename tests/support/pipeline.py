@@ -14,6 +14,7 @@ from moto import mock_aws
 from beekeeper.core.datamodel import (
     QUEUE_MAX_RECEIVE_COUNT,
     QUEUE_VISIBILITY_TIMEOUT_SECONDS,
+    table_definition,
 )
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas.emf import DISCARD, MetricSink
@@ -86,12 +87,7 @@ class Aws:
 def aws() -> Iterator[Aws]:
     with mock_aws():
         dynamodb = boto3.client("dynamodb", region_name="us-east-1")
-        dynamodb.create_table(
-            TableName=TABLE,
-            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-            BillingMode="PAY_PER_REQUEST",
-        )
+        dynamodb.create_table(**table_definition(TABLE))
         sqs = boto3.client("sqs", region_name="us-east-1")
         dlq_url = sqs.create_queue(QueueName="beekeeper-shop-dlq")["QueueUrl"]
         dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])[

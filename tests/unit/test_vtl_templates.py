@@ -203,9 +203,10 @@ def test_templates_check_exactly_the_data_models_token_pattern() -> None:
 
 
 def test_every_placeholder_is_filled_and_fragments_are_not_templates() -> None:
-    from beekeeper.vtl import template_names
+    from beekeeper.vtl import CAPACITY_ROUTES, REFUSAL_TEMPLATES, template_names
 
-    assert template_names() == sorted(name for route in ROUTES.values() for name in route[:2])
+    used = {name for route in (*ROUTES.values(), *CAPACITY_ROUTES.values()) for name in route[:2]}
+    assert template_names() == sorted(used | set(REFUSAL_TEMPLATES.values()))
     for name in template_names():
         assert "{{" not in template(name)
 

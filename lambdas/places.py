@@ -27,7 +27,7 @@ So a /client check or a /leave never writes a shared item, the deadline is notic
 second or two of passing (DynamoDB's TTL may lag by days), and a crash between two writes
 never leaks a place. The counter is the one item every admission and release writes, in a
 transaction: the admissions it allows are bounded by the transactions one item takes in turn
-(measured by bench/capacity.py), far above the turnover of any shop with a cap.
+(a conflicting one is cancelled and retried), far above the turnover of any shop with a cap.
 """
 
 from __future__ import annotations

@@ -55,8 +55,9 @@ LEAVE_UPDATE = (
 )
 LEAVE_CONDITION = f"attribute_not_exists({PARTITION_KEY}) OR ({HOLDS_A_PLACE})"
 # A request without a usable token targets the key no visitor has (vtl.NO_VISITOR_KEY) on this
-# condition, which it fails: nobody leaves, nothing is written.
-NO_VISITOR_CONDITION = f"attribute_exists({PARTITION_KEY})"
+# condition, which it fails: nobody leaves, nothing is written. (It names every value the
+# leave's condition names: DynamoDB refuses a request with a value its expressions do not use.)
+NO_VISITOR_CONDITION = f"attribute_exists({PARTITION_KEY}) AND {HOLDS_A_PLACE}"
 
 
 def _n(value: int) -> dict[str, str]:

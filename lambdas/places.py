@@ -7,9 +7,10 @@ many hold one is the `inside` counter. Both change together, in one transaction:
 - **Admission** (`admit`): the counter goes up by the batch, on condition that it stays within
   `max_inside`, and each visitor's item is put, on condition that it does not exist yet (a
   visitor who left the line has an item saying so, and is never admitted). The place's
-  deadline is the claim window. Before the transaction, the visitors' ids go into
-  `deadlines#<that second>`: an id there whose admission then failed is skipped by the warden,
-  while a place without its deadline in a bucket could never be found again.
+  deadline is the claim window. Before the transaction, the visitors' ids go into the
+  deadline bucket `deadlines#<second>` of the warden's first look at them: an id there whose
+  admission then failed is skipped by the warden, while a place without a bucket could never
+  be found again.
 - **Arrival and activity** (/enter, /client; core/sessions.py): the deadline moves to now +
   `session_minutes`, and the state becomes inside. Nothing else is written: a renewal is one
   UpdateItem of the visitor's own item, whatever the number inside.
@@ -26,7 +27,7 @@ So a /client check or a /leave never writes a shared item, the deadline is notic
 second or two of passing (DynamoDB's TTL may lag by days), and a crash between two writes
 never leaks a place. The counter is the one item every admission and release writes, in a
 transaction: the admissions it allows are bounded by the transactions one item takes in turn
-(measured by bench/capacity.py), far above the turnover of any shop with a cap.
+(a conflicting one is cancelled and retried), far above the turnover of any shop with a cap.
 """
 
 from __future__ import annotations
@@ -63,11 +64,12 @@ log = logging.getLogger("beekeeper.places")
 # The warden's progress through the deadline buckets (shared by every warden of the room).
 WARDEN_KEY = "warden"
 # Deadline seconds one warden run reads at most (a BatchGetItem takes 100 keys), and how far
-# back the room's first run looks.
+# back the room's first run looks: every deadline lies a claim window after an admission, and
+# the first run comes with the room's first trigger, before anyone can have been admitted.
 BUCKETS_PER_RUN = 100
 # Leavers one warden run releases at most (the rest wait a second for the next run).
 LEAVERS_PER_RUN = 100
-FIRST_LOOK_BACK_SECONDS = 600
+FIRST_LOOK_BACK_SECONDS = 60
 THROTTLE_CODES = frozenset(
     {
         "ProvisionedThroughputExceededException",
@@ -124,7 +126,10 @@ def admit(
         return outcome
     admitted_at = int(now)
     items = [visitor_item(token, admitted_at=admitted_at, settings=settings) for token in tokens]
-    deadline = admitted_at + settings.claim_seconds
+    # The warden's first look: a place's deadline only ever moves later than this (an arrival
+    # or a renewal at t sets t + session, and t is after the admission), so the warden, which
+    # moves a look on to the deadline it finds, can never look too late.
+    first_look = admitted_at + min(settings.claim_seconds, settings.session_seconds)
     counter: dict[str, Any] = {
         "TableName": table,
         "Key": key(INSIDE_KEY),
@@ -152,7 +157,7 @@ def admit(
         # First where the warden will look for the deadline (see the module).
         dynamodb.update_item(
             TableName=table,
-            Key=key(deadline_key(deadline)),
+            Key=key(deadline_key(first_look)),
             UpdateExpression="ADD ids :ids",
             ExpressionAttributeValues={":ids": {"SS": [t.id for t in tokens]}},
         )

@@ -199,7 +199,7 @@ class FakeTable:
             raise transaction_cancelled(reasons)
         refused = self._faults.throttle and self._rng.random() < self._faults.throttled_per_call
         if admits and refused:
-            self.injected["throttle"] += 1
+            self.injected.add("throttle")
             raise transaction_cancelled([{"Code": "ThrottlingError"} for _ in TransactItems])
         for pk, item, put in writes:
             if item is None:

@@ -98,6 +98,7 @@ def test_an_admission_via_enter_goes_through_the_rooms_enter_route(
     shop = room.url("/shop?beekeeper_token=" + TOKEN)
     room.script(waiting_for_places(1, 10), {"allow": True, "origin": shop, "via": "enter"})
     page = open_with_cookie(new_page, room, "/prod/room")
+    wait_for_text(page, "position", "You are next in line.")
     page.clock.run_for(NEXT_POLL_MS)
     page.wait_for_url(room.url("/prod/shop?beekeeper_token=entered"), timeout=5_000)
     # Under the stage prefix like /polling, and the cookie went along.

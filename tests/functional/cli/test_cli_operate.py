@@ -257,7 +257,8 @@ def test_a_room_file_nested_too_deeply_names_the_file(invoke: Invoke, config_dir
         "http://127.0.0.1:99999",
         "https://dynamodb.eu-west-1.amazonaws.com",
         "http://192.0.2.1:5000",
-        "http://127.0.0.1:5000/path",
+        "http://127.0.0.1:5000/a/b",  # the endpoint's secret is one path segment
+        "http://127.0.0.1:5000/secret?x=1",
         "http://127.0.0.1:5000 ",
         "",
     ],
@@ -274,7 +275,7 @@ def test_a_local_record_with_a_nonsense_endpoint_is_a_sentence(
     for command in (("off", "sale"), ("status", "sale"), ("rate", "sale", "10")):
         result = invoke(*command)
         assert result.exit_code == 1, result.output
-        assert f"names EndpointUrl {endpoint!r}, which is not a local room's emulator" in (
+        assert f"names EndpointUrl {endpoint!r}, which is not a local room's endpoint" in (
             result.output
         )
         assert "Traceback" not in result.output

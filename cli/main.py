@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from beekeeper.cli.aws import explain_aws_failure
+from beekeeper.cli.commands.capacity import capacity
 from beekeeper.cli.commands.deploy import deploy
 from beekeeper.cli.commands.destroy import destroy
 from beekeeper.cli.commands.init import init
@@ -65,6 +66,7 @@ def cli() -> None:
 
 
 # One line per command, so adding one never conflicts with adding another.
+cli.add_command(capacity)
 cli.add_command(deploy)
 cli.add_command(destroy)
 cli.add_command(init)

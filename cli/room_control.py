@@ -1,4 +1,5 @@
-"""The operator's live switches: `off`, `on` and `rate` on a deployed (or local) room.
+"""The operator's live switches: `off`, `on`, `rate` and `capacity` on a deployed (or local)
+room.
 
 The items themselves belong to `beekeeper.lambdas.room_state`, which the Lambdas use too, so a
 config item or a status copy has one shape wherever it is written (docs/data-model.md). Each
@@ -50,8 +51,16 @@ class RoomControl:
         room_state.reset_governor(self._db, self._table)
         return config
 
+    def set_capacity(self, max_inside: int) -> RoomConfig:
+        """The most visitors inside at once (0: no cap); the consumers follow within seconds."""
+        return self._write(max_inside=max_inside)
+
     def _write(
-        self, *, enabled: bool | None = None, operator_rate: int | None = None
+        self,
+        *,
+        enabled: bool | None = None,
+        operator_rate: int | None = None,
+        max_inside: int | None = None,
     ) -> RoomConfig:
         now = self._clock()
         config = room_state.write_config(
@@ -61,6 +70,7 @@ class RoomControl:
             now=now,
             enabled=enabled,
             operator_rate=operator_rate,
+            max_inside=max_inside,
         )
         try:
             room_state.refresh_status(self._db, self._table, self._settings, now=now, config=config)

@@ -15,7 +15,7 @@ from typing import Any
 from beekeeper.cli.rooms import Deployment
 from beekeeper.cli.table import batch_get, from_item
 from beekeeper.core.datamodel import GOVERNOR_KEY, GOVERNOR_LOG_KEY, minute_key
-from beekeeper.core.polling import eta_seconds
+from beekeeper.core.polling import admission_flow, eta_seconds
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas.governor import BASELINE_PENDING
 from beekeeper.lambdas.governor_records import Decision, GovernorState, recent_decisions
@@ -58,6 +58,12 @@ class StatusReport:
     admitted_per_minute: list[int]
     arrivals_per_minute: list[int | None]  # None: the minute's counters were not read
     waiting_per_minute: list[int | None]  # at each minute's end; for the current one, now
+    # Capacity mode (max_inside 0: no cap): places held now, the cap, visitors let in per
+    # minute lately, and visitors who left the line before their turn.
+    inside: int = 0
+    max_inside: int = 0
+    turnover: int = 0
+    left_line: int = 0
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -147,11 +153,27 @@ def read_status(
         last_minute=last,
         last_minute_arrivals=last_arrivals,
         last_minute_admitted=minute_value(last, "admitted") or 0,
-        estimated_wait_seconds=eta_seconds(waiting, config.rate) if config.enabled else None,
+        estimated_wait_seconds=(
+            eta_seconds(
+                waiting,
+                admission_flow(
+                    config.rate,
+                    max_inside=config.max_inside,
+                    inside=snapshot.inside,
+                    turnover=snapshot.turnover,
+                ),
+            )
+            if config.enabled
+            else None
+        ),
         chart_first_minute=chart_minutes.start,
         admitted_per_minute=hour_series.admitted,
         arrivals_per_minute=hour_series.arrivals,
         waiting_per_minute=hour_series.waiting,
+        inside=snapshot.inside,
+        max_inside=config.max_inside,
+        turnover=snapshot.turnover,
+        left_line=snapshot.skipped,
     )
 
 
@@ -254,6 +276,12 @@ def render_text(report: StatusReport, *, unicode: bool = True) -> str:
     if report.dead_letter:
         queue += f"; {report.dead_letter:,} in the dead-letter queue: look at them"
     lines.append(queue)
+    if report.max_inside:
+        lines.append(
+            f"Inside the shop: {report.inside:,} / {report.max_inside:,}; "
+            f"{report.turnover:,} went in a minute lately"
+            + (f"; {report.left_line:,} left the line" if report.left_line else "")
+        )
     known = report.last_minute_arrivals
     arrivals = "arrivals not known yet" if known is None else f"{known:,} arrivals"
     lines.append(

@@ -11,6 +11,7 @@ import base64
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 # -- the visitor's token ---------------------------------------------------------------------
 
@@ -72,6 +73,19 @@ def arrival_shard_key(shard: int) -> str:
     return f"arrivals#{shard}"
 
 
+def deadline_key(epoch_second: int) -> str:
+    """The visitors whose place falls due in this second (unless renewed meanwhile)."""
+    return f"deadlines#{epoch_second}"
+
+
+# A visitor's `v#` item in capacity mode: where they are.
+STATE_ADMITTED = "admitted"  # let in, not arrived at the shop yet: holds a place until the claim
+STATE_INSIDE = "inside"  # arrived (a /client check): holds a place while the session lasts
+STATE_LEFT = "left"  # left with /leave: waiting visitors are never admitted
+STATE_ENDED = "ended"  # the claim or the session ran out: the place was freed
+HOLDING_STATES = (STATE_ADMITTED, STATE_INSIDE)
+
+
 def minute_key(epoch_minute: int) -> str:
     return f"minute#{epoch_minute}"
 
@@ -86,6 +100,16 @@ def status_copy_for(ordinal: int) -> int:
 
 CONFIG_KEY = "config"
 ADMITTED_COUNTER_KEY = "admitted"
+# Capacity mode (docs/pipeline.md, "Capacity and sessions"): the places taken inside the shop
+# (`n`) and the recent turnover. The deadlines that fall due in each second are `deadlines#<s>`.
+INSIDE_KEY = "inside"
+# A visitor who left with /leave and whose place has not been released yet carries
+# LEAVING_ATTRIBUTE; the sparse index LEAVING_INDEX (partition key LEAVING_ATTRIBUTE, sort key
+# `left_at`) lists exactly them, oldest first, so the warden finds them without a hot item.
+LEAVING_INDEX = "leaving"
+LEAVING_ATTRIBUTE = "leaving"
+LEAVING_VALUE = "1"
+LEFT_AT_ATTRIBUTE = "left_at"
 GOVERNOR_KEY = "governor"
 # The governor's last few decisions with their reasons. Apart from `governor`, which the CLI's
 # `rate` deletes to start the governor over, so the history survives an operator's change.
@@ -106,6 +130,35 @@ def origin_url_with_token(origin: str, token: str) -> str:
 
 
 # -- resource definitions shared by the CDK stack and local mode --------------------------
+
+
+def table_definition(table_name: str) -> dict[str, Any]:
+    """CreateTable parameters for the room's table: what the stack deploys, as an API call.
+
+    The `leaving` index is sparse: only visitors who left and still hold a place have its key,
+    so it is empty (and costs nothing) in a rate-mode room. Its projection is the keys only:
+    the warden reads the items themselves, consistently."""
+    return {
+        "TableName": table_name,
+        "KeySchema": [{"AttributeName": PARTITION_KEY, "KeyType": "HASH"}],
+        "AttributeDefinitions": [
+            {"AttributeName": PARTITION_KEY, "AttributeType": "S"},
+            {"AttributeName": LEAVING_ATTRIBUTE, "AttributeType": "S"},
+            {"AttributeName": LEFT_AT_ATTRIBUTE, "AttributeType": "N"},
+        ],
+        "GlobalSecondaryIndexes": [
+            {
+                "IndexName": LEAVING_INDEX,
+                "KeySchema": [
+                    {"AttributeName": LEAVING_ATTRIBUTE, "KeyType": "HASH"},
+                    {"AttributeName": LEFT_AT_ATTRIBUTE, "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": "KEYS_ONLY"},
+            }
+        ],
+        "BillingMode": "PAY_PER_REQUEST",
+    }
+
 
 # A consumer receives only what it is about to admit and deletes it seconds later; a message
 # comes back only after a consumer crashed or its write failed, 60 s later.

@@ -34,6 +34,20 @@ def position(ordinal: int, admitted_total: int) -> int:
     return max(1, ordinal - admitted_total)
 
 
+def admission_flow(rate: int, *, max_inside: int = 0, inside: int = 0, turnover: int = 0) -> int:
+    """Visitors let in per minute from now on, the rate eta_seconds and poll_after_seconds take.
+
+    The room's rate, unless the shop is full (capacity mode, `inside` at `max_inside`): then
+    visitors go in as others leave, at the recent turnover (visitors let in per minute over the
+    last few minutes), never faster than the rate. A full shop where nobody went in lately
+    counts as one a minute: an estimate on the slow side, and polls that stay frequent only at
+    the front of the line.
+    """
+    if max_inside > 0 and inside >= max_inside:
+        return max(1, min(rate, turnover)) if rate > 0 else 0
+    return rate
+
+
 def eta_seconds(position: int, rate_per_minute: int) -> int:
     """ceil(position * 60 / rate): seconds until a visitor `position` places from the front is
     admitted at `rate_per_minute` (the front waits at most one slot's spacing, and goes in at

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import ipaddress
 import json
+import math
 import re
 import tomllib
 from collections.abc import Mapping
@@ -41,6 +42,12 @@ MAX_WAF_LIMIT = 2_000_000_000
 # The governor's optional absolute latency limit for the 90th percentile of a check, in ms. The
 # governor gives each sample 5 s and counts a slower one as failed, so a limit must be below it.
 MAX_SLOW_MS = 4_000
+MAX_INSIDE = 1_000_000
+DEFAULT_SESSION_MINUTES = 10.0
+DEFAULT_CLAIM_MINUTES = 2.0
+MIN_MINUTES = 0.05  # 3 s: short enough for any rehearsal
+MAX_SESSION_MINUTES = 24 * 60.0
+MAX_CLAIM_MINUTES = 60.0
 LOG_RETENTION_DAYS_ALLOWED = (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365)
 
 # Room names become part of CloudFormation stack names, Lambda function names, queue names and
@@ -164,6 +171,16 @@ def _int_in_range(field_name: str, value: object, low: int, high: int, hint: str
     return value
 
 
+def _minutes(field_name: str, value: object, low: float, high: float) -> float:
+    """A positive number of minutes; fractions allowed (a local rehearsal uses 0.25)."""
+    allowed = f"use a number of minutes from {low:g} to {high:g} (fractions such as 0.5 are fine)"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise SettingsError(field_name, value, allowed)
+    if not math.isfinite(value) or not low <= value <= high:
+        raise SettingsError(field_name, value, allowed)
+    return float(value)
+
+
 def _bool(field_name: str, value: object) -> bool:
     if not isinstance(value, bool):
         raise SettingsError(field_name, value, "use true or false")
@@ -204,6 +221,15 @@ class RoomSettings:
     log_retention_days: int = 30
     # Who every alarm notifies (SNS email; AWS asks the address to confirm once); empty: nobody.
     alert_email: str = ""
+    # Capacity mode: at most this many visitors inside the shop at once (0: no cap, rate only).
+    # Rate and cap apply together; the stricter one holds at every moment.
+    max_inside: int = 0
+    # A visitor inside stays inside while active: each /client check renews the session for
+    # this many minutes; without one for that long it ends and its place goes to the next.
+    session_minutes: float = DEFAULT_SESSION_MINUTES
+    # An admitted visitor who has not arrived at the shop (followed the redirect, or been
+    # checked by /client) within this many minutes is a no-show: their place frees.
+    claim_minutes: float = DEFAULT_CLAIM_MINUTES
 
     def __post_init__(self) -> None:
         validate_room_name(self.name)
@@ -250,6 +276,17 @@ class RoomSettings:
             raise SettingsError("custom_template", self.custom_template, "use a file path")
         if self.alert_email:
             validate_email("alert_email", self.alert_email)
+        _int_in_range("max_inside", self.max_inside, 0, MAX_INSIDE, " visitors, or 0 for no cap")
+        object.__setattr__(
+            self,
+            "session_minutes",
+            _minutes("session_minutes", self.session_minutes, MIN_MINUTES, MAX_SESSION_MINUTES),
+        )
+        object.__setattr__(
+            self,
+            "claim_minutes",
+            _minutes("claim_minutes", self.claim_minutes, MIN_MINUTES, MAX_CLAIM_MINUTES),
+        )
         if self.log_retention_days not in LOG_RETENTION_DAYS_ALLOWED:
             raise SettingsError(
                 "log_retention_days",
@@ -270,6 +307,14 @@ class RoomSettings:
     @property
     def admission_validity_seconds(self) -> int:
         return self.admission_validity_minutes * 60
+
+    @property
+    def session_seconds(self) -> int:
+        return max(1, round(self.session_minutes * 60))
+
+    @property
+    def claim_seconds(self) -> int:
+        return max(1, round(self.claim_minutes * 60))
 
     @property
     def sampled_url(self) -> str:
@@ -374,6 +419,11 @@ _FIELD_HELP = {
     "log_retention_days": "Days CloudWatch keeps the room's logs.",
     "alert_email": "Email address every alarm notifies (AWS asks it to confirm once); "
     "empty = nobody is told.",
+    "max_inside": "Capacity mode: at most this many visitors inside the shop at once; 0 = no cap.",
+    "session_minutes": "Capacity mode: a session ends after this many minutes without a /client "
+    "check (each check renews it).",
+    "claim_minutes": "Capacity mode: an admitted visitor who has not arrived at the shop within "
+    "this many minutes is a no-show, and their place frees.",
 }
 _FIELD_DEFAULTS = {f.name: f.default for f in _FIELDS if f.default is not dataclasses.MISSING}
 _FIELD_KINDS: dict[str, type] = {
@@ -395,6 +445,9 @@ _FIELD_KINDS: dict[str, type] = {
     "custom_template": str,
     "log_retention_days": int,
     "alert_email": str,
+    "max_inside": int,
+    "session_minutes": float,
+    "claim_minutes": float,
 }
 assert set(_FIELD_KINDS) == _FIELD_NAMES == set(_FIELD_HELP), "document every setting"
 
@@ -413,6 +466,12 @@ def _coerce(key: str, value: Any) -> Any:
         if re.fullmatch(r"[+-]?\d+", cleaned):
             return int(cleaned)
         raise SettingsError(key, value, "use a whole number")
+    if kind is float:
+        try:
+            number = float(text.replace(",", "").replace("_", ""))
+        except ValueError:
+            raise SettingsError(key, value, "use a number") from None
+        return int(number) if number.is_integer() else number
     if kind is bool:
         if text.lower() in _TRUE_WORDS:
             return True
@@ -427,6 +486,8 @@ def _toml_value(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, int):
         return str(value)
+    if isinstance(value, float):
+        return repr(value)  # a TOML float: 2.0, 0.25
     # A JSON string with non-ASCII kept literal is a valid TOML basic string.
     return json.dumps(str(value), ensure_ascii=False)
 

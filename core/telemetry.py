@@ -57,6 +57,9 @@ PLANNED = _level("Planned", "Count", "trigger", "visitors the minute plans to ad
 GOVERNOR_HALVED = _count("GovernorHalved", "governor", "checks that halved the rate")
 GOVERNOR_HELD = _count("GovernorHeld", "governor", "slow checks that held the rate (no raise)")
 GOVERNOR_RAISED = _count("GovernorRaised", "governor", "checks that raised the rate again")
+GOVERNOR_MEDIAN_MS = _level(
+    "GovernorMedian", "Milliseconds", "governor", "the shop's median answer time in a check"
+)
 GOVERNOR_P90_MS = _level(
     "GovernorP90", "Milliseconds", "governor", "the shop's 90th percentile answer time in a check"
 )
@@ -75,6 +78,7 @@ METRICS: tuple[Metric, ...] = (
     GOVERNOR_HALVED,
     GOVERNOR_HELD,
     GOVERNOR_RAISED,
+    GOVERNOR_MEDIAN_MS,
     GOVERNOR_P90_MS,
 )
 assert len({metric.name for metric in METRICS}) == len(METRICS), "one name per metric"

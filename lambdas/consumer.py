@@ -35,6 +35,7 @@ from beekeeper.core import telemetry
 from beekeeper.core.datamodel import (
     ADMITTED_COUNTER_KEY,
     PARTITION_KEY,
+    STATE_LEFT,
     TTL_ATTRIBUTE,
     VISITOR_TTL_GRACE_SECONDS,
     Token,
@@ -42,9 +43,10 @@ from beekeeper.core.datamodel import (
     visitor_key,
 )
 from beekeeper.core.settings import RoomSettings
-from beekeeper.lambdas import runtime
+from beekeeper.lambdas import places, runtime
 from beekeeper.lambdas.emf import DISCARD, MetricSink
 from beekeeper.lambdas.pacing import RECEIVE_BATCH, LanePacer, ReceiveRhythm, minute_span
+from beekeeper.lambdas.places import PlaceKeeper
 from beekeeper.lambdas.room_state import batch_get, key, number, read_config
 from beekeeper.lambdas.status_publisher import StatusPublisher
 
@@ -143,6 +145,7 @@ class ConsumerReport:
     receives: int = 0
     abandoned_batches: int = 0
     forfeited: int = 0  # slots that fell due with nobody to admit (or while the lane stalled)
+    skipped: int = 0  # visitors who left the line before their turn (capacity mode)
     write_retries: int = 0
 
 
@@ -163,10 +166,14 @@ class Consumer:
     # Whether each of the lane's recent batches was throttled, and the backoffs in a row.
     recent_throttles: deque[bool] = field(default_factory=lambda: deque(maxlen=RECENT_BATCHES))
     backoffs: int = 0
-    # Visitors received but not yet written because the table throttled: written first next.
+    # Visitors received but not yet written because the table throttled (or, in capacity
+    # mode, the shop filled up meanwhile): written first next.
     carry: dict[str, tuple[Token, list[str]]] = field(default_factory=dict)
     # When the last receive returned: the moment its visitors took their slots.
     received_at: float = math.inf
+    # Capacity mode (a room deployed with max_inside > 0): the places, and the live cap.
+    places: PlaceKeeper | None = None
+    max_inside: int = 0
 
     def run(self, assignment: Assignment) -> ConsumerReport:
         deadline = assignment.deadline
@@ -182,6 +189,11 @@ class Consumer:
             self.dynamodb, self.table, self.settings, periodic=assignment.index == 0
         )
         rhythm = ReceiveRhythm(deadline=deadline)
+        if self.settings.max_inside:
+            self.max_inside = self.settings.max_inside
+            self.places = PlaceKeeper(
+                self.dynamodb, self.table, self.clock, runs_warden=assignment.index == 0
+            )
         enabled = True
         next_config = self.clock() + CONFIG_REFRESH_SECONDS
         failures = 0
@@ -193,6 +205,8 @@ class Consumer:
                 next_config = now + CONFIG_REFRESH_SECONDS
                 enabled = self._follow_config(pacer, now, enabled)
             publisher.tick(now)
+            if self.places is not None:
+                self.places.tick(now)
             if not enabled:
                 self.sleep(max(MIN_SLEEP_SECONDS, min(next_config, deadline) - now))
                 continue
@@ -201,6 +215,14 @@ class Consumer:
                 self.sleep(max(MIN_SLEEP_SECONDS, min(plan.at, next_config, deadline) - now))
                 continue
             ask = min(RECEIVE_BATCH, pacer.allowance(now))
+            room = self.places.room(now, self.max_inside) if self.places is not None else None
+            if room is not None:
+                if room <= 0:
+                    # The shop is full: nobody is received until a place frees.
+                    wake = min(self.places.next_look(now), next_config, deadline)  # type: ignore[union-attr]
+                    self.sleep(max(MIN_SLEEP_SECONDS, wake - now))
+                    continue
+                ask = min(ask, room)
             # SQS waits whole seconds: the last long poll may end after the span, and
             # whoever it brings then is handed back to the next minute (_admit_batch).
             wait = max(1, int(min(CONFIG_REFRESH_SECONDS, deadline - now))) if plan.long_poll else 0
@@ -247,13 +269,15 @@ class Consumer:
         return self.report
 
     def _follow_config(self, pacer: LanePacer, now: float, enabled: bool) -> bool:
-        """Re-read the live config: a new rate starts a new lattice; off admits nobody."""
+        """Re-read the live config: a new rate starts a new lattice; off admits nobody; a new
+        cap counts from now."""
         try:
             config = read_config(self.dynamodb, self.table, self.settings)
         except Exception:
             log.exception("could not re-read the config; carrying on with the last one")
             return enabled
         pacer.change_rate(now, config.rate)
+        self.max_inside = config.max_inside
         return config.enabled
 
     def _admit_batch(
@@ -298,18 +322,14 @@ class Consumer:
             else:
                 fresh[token.id] = (token, [handle])
         try:
-            if fresh:
-                already = batch_get(
-                    self.dynamodb, self.table, [visitor_key(i) for i in fresh], consistent=True
-                )
-                for pk in already:
-                    _, handles = fresh.pop(pk.removeprefix("v#"))
-                    done += handles
+            done += self._passed_over(fresh)
             duplicates = len(done)
             # Carried visitors came first: they are written first.
             batch = {token.id: (token, handles) for token, handles in carried}
             batch.update(fresh)
-            written, throttled = self._write(list(batch.values()), deadline)
+            written, keep = self._write(list(batch.values()), deadline)
+            if self.places is not None:
+                self.places.took(len(written))
         except BaseException:
             self._release([h for _, handles in fresh.values() for h in handles])
             raise
@@ -320,9 +340,10 @@ class Consumer:
         for token_id in written:
             self.carry.pop(token_id, None)
             done += batch.pop(token_id)[1]
-        if throttled:
+        if keep:
             # Kept in flight and written with the next batch: handing them back would count a
-            # receive towards the dead-letter queue each time the table refuses.
+            # receive towards the dead-letter queue each time the table refuses (or, in
+            # capacity mode, each time the shop fills up first).
             self.carry.update(batch)
         else:
             for token_id in batch:
@@ -332,6 +353,28 @@ class Consumer:
             self._count(len(written), assignment.minute)
         self._delete(done)
         return len(messages) + len(carried), len(written)
+
+    def _passed_over(self, fresh: dict[str, tuple[Token, list[str]]]) -> list[str]:
+        """Take out of `fresh` the visitors that already have an item, and return their
+        messages' handles (to delete): admitted by another consumer or minute (a duplicate
+        delivery), or, in capacity mode, left the line (never admitted; counted as skipped,
+        so the places behind them move up)."""
+        if not fresh:
+            return []
+        already = batch_get(
+            self.dynamodb, self.table, [visitor_key(i) for i in fresh], consistent=True
+        )
+        done: list[str] = []
+        skipped = 0
+        for pk, item in already.items():
+            _, handles = fresh.pop(pk.removeprefix("v#"))
+            done += handles
+            if item.get("state", {}).get("S") == STATE_LEFT and "admitted_at" not in item:
+                skipped += 1
+        if skipped:
+            self.report.skipped += skipped
+            self._count_skipped(skipped)
+        return done
 
     def _receive(self, wanted: int, wait: int) -> list[dict[str, Any]]:
         response = self.sqs.receive_message(
@@ -345,7 +388,11 @@ class Consumer:
     def _write(
         self, tokens: list[tuple[Token, list[str]]], deadline: float
     ) -> tuple[list[str], bool]:
-        """Put the admitted items: (ids written, whether the table throttled the rest)."""
+        """Put the admitted items: (ids written, whether to keep the rest in flight)."""
+        if not tokens:
+            return [], False
+        if self.places is not None:
+            return self._write_with_places(tokens)
         admitted_at = int(self.clock())
         expires_at = admitted_at + self.settings.admission_validity_seconds
         # Shared attribute values: built once per batch, not once per visitor.
@@ -403,6 +450,50 @@ class Consumer:
         if left:
             log.warning("%s writes still unprocessed", len(left))
         return [pk.removeprefix("v#") for pk in items if pk not in left], throttled and bool(left)
+
+    def _write_with_places(self, tokens: list[tuple[Token, list[str]]]) -> tuple[list[str], bool]:
+        """Capacity mode: each admission takes a place, in one transaction with the counter.
+
+        A visitor found with an item meanwhile is written no more (the next receive of their
+        message finds the item); when the shop is full or the table refuses, the rest stay in
+        flight with this consumer.
+        """
+        pending = [token for token, _ in tokens]
+        for _ in range(QUICK_WRITE_ATTEMPTS):
+            outcome = places.admit(
+                self.dynamodb,
+                self.table,
+                pending,
+                now=self.clock(),
+                settings=self.settings,
+                max_inside=self.max_inside,
+            )
+            if outcome.written:
+                return outcome.written, False
+            if outcome.full:
+                assert self.places is not None
+                self.places.refused()
+                return [], True
+            if outcome.taken:
+                pending = [t for t in pending if t.id not in outcome.taken]
+                if not pending:
+                    return [], False
+                continue
+            if outcome.throttled:
+                self.report.write_retries += 1
+                continue
+        return [], True
+
+    def _count_skipped(self, count: int) -> None:
+        try:
+            self.dynamodb.update_item(
+                TableName=self.table,
+                Key=key(ADMITTED_COUNTER_KEY),
+                UpdateExpression="ADD skipped :c",
+                ExpressionAttributeValues={":c": number(count)},
+            )
+        except Exception:
+            log.exception("could not count %s visitors who left the line", count)
 
     def _count(self, count: int, minute: int) -> None:
         """The counters behind positions and per-minute reports (bookkeeping only).

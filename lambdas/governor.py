@@ -256,6 +256,8 @@ def record_check(metrics: MetricSink, decision: Decision) -> None:
     counted = telemetry.GOVERNOR_DECISIONS.get(decision.decision)
     if counted is not None:
         metrics.count(counted)
+    if decision.median_ms is not None:
+        metrics.level(telemetry.GOVERNOR_MEDIAN_MS, decision.median_ms)
     if decision.p90_ms is not None:
         metrics.level(telemetry.GOVERNOR_P90_MS, decision.p90_ms)
 

@@ -9,6 +9,7 @@ say about the same cookie:
 |------------------------------------------------------|------------------------------|
 | admitted, admission still valid                      | the shop, with the token     |
 | admitted, admission expired                          | a new place (a new cookie)   |
+| left the line or the shop (/leave; capacity mode)     | a new place                  |
 | not admitted, and the line passed it long ago        | a new place ("unknown")      |
 | not admitted yet                                     | their place (the page)       |
 | a cookie that is not well-formed, or none            | a new place                  |
@@ -28,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from beekeeper.core.datamodel import Token, visitor_key
+from beekeeper.core.datamodel import STATE_ENDED, STATE_LEFT, Token, visitor_key
 from beekeeper.core.polling import is_unknown
 from beekeeper.lambdas.cookies import token_from_cookies
 from beekeeper.lambdas.room_state import Item, RoomSnapshot, key, read_number
@@ -46,7 +47,7 @@ class Way(enum.Enum):
 class Visit:
     way: Way
     token: Token | None = None  # the cookie's token, when it was well-formed
-    reason: str = "new"  # new, admitted, waiting, expired, unknown, unreadable
+    reason: str = "new"  # new, admitted, waiting, expired, left, unknown, unreadable
 
     @property
     def rejoins(self) -> bool:
@@ -57,11 +58,15 @@ class Visit:
 def classify(token: Token, visitor: Item | None, snapshot: RoomSnapshot, now: float) -> Visit:
     """What the marketing link does for a well-formed `token` whose `v#` item is `visitor`."""
     if visitor:
-        # Expiry against the request time, as /polling and /client decide it.
-        if read_number(visitor, "expires_at") > now:
+        state = visitor.get("state", {}).get("S")
+        if state == STATE_LEFT:
+            return Visit(Way.NEW_PLACE, token, "left")
+        # Expiry against the request time, as /polling and /client decide it (a place freed
+        # in capacity mode, "ended", is expired too).
+        if state != STATE_ENDED and read_number(visitor, "expires_at") > now:
             return Visit(Way.SHOP, token, "admitted")
         return Visit(Way.NEW_PLACE, token, "expired")
-    if is_unknown(token.ordinal, snapshot.admitted_total, snapshot.config.rate):
+    if is_unknown(token.ordinal, snapshot.passed_total, snapshot.config.rate):
         return Visit(Way.NEW_PLACE, token, "unknown")
     return Visit(Way.KEEP_PLACE, token, "waiting")
 

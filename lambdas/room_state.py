@@ -18,6 +18,7 @@ from beekeeper.core.datamodel import (
     ADMITTED_COUNTER_KEY,
     CONFIG_KEY,
     GOVERNOR_KEY,
+    INSIDE_KEY,
     PARTITION_KEY,
     STATUS_COPIES,
     arrival_shard_key,
@@ -69,16 +70,19 @@ class RoomConfig:
     rate: int  # effective rate: the governor may hold it below operator_rate
     version: int
     updated_at: int
+    # Capacity mode: at most this many visitors inside at once (0: no cap), set live.
+    max_inside: int = 0
 
     @classmethod
     def defaults(cls, settings: RoomSettings) -> RoomConfig:
-        """No config item yet: the room is on at the deployed rate."""
+        """No config item yet: the room is on at the deployed rate and capacity."""
         return cls(
             enabled=True,
             operator_rate=settings.rate,
             rate=settings.rate,
             version=0,
             updated_at=0,
+            max_inside=settings.max_inside,
         )
 
     @classmethod
@@ -94,6 +98,7 @@ class RoomConfig:
             rate=rate,
             version=read_number(item, "version"),
             updated_at=read_number(item, "updated_at"),
+            max_inside=max(0, read_number(item, "max_inside", fallback.max_inside)),
         )
 
     @property
@@ -108,6 +113,16 @@ class RoomSnapshot:
     config: RoomConfig
     shard_counts: tuple[int, ...]  # arrivals#k's n, k = 0 .. shards-1
     admitted_total: int
+    # Capacity mode: places taken inside the shop, and visitors who left the line before their
+    # turn and were passed over (their places count as gone by for the positions behind them).
+    inside: int = 0
+    skipped: int = 0
+    turnover: int = 0  # visitors let in per minute lately (the trigger measures it)
+
+    @property
+    def passed_total(self) -> int:
+        """Places in line the admissions have gone past: admitted, or left and skipped."""
+        return self.admitted_total + self.skipped
 
     @property
     def arrivals_total(self) -> int:
@@ -115,7 +130,8 @@ class RoomSnapshot:
 
     @property
     def waiting(self) -> int:
-        return max(0, self.arrivals_total - self.admitted_total)
+        """Visitors in line: arrived, and neither admitted nor passed over (left the line)."""
+        return max(0, self.arrivals_total - self.passed_total)
 
     def with_admitted_total(self, admitted_total: int) -> RoomSnapshot:
         return dataclasses.replace(self, admitted_total=admitted_total)
@@ -161,8 +177,9 @@ def batch_get(
 
 
 def snapshot_keys(settings: RoomSettings) -> list[str]:
-    """The items a RoomSnapshot is read from: config, admitted counter, arrival shards."""
-    return [CONFIG_KEY, ADMITTED_COUNTER_KEY, *_shard_keys(settings)]
+    """The items a RoomSnapshot is read from: config, counters, arrival shards."""
+    keys = [CONFIG_KEY, ADMITTED_COUNTER_KEY, *_shard_keys(settings)]
+    return [*keys, INSIDE_KEY] if settings.max_inside else keys
 
 
 def _shard_keys(settings: RoomSettings) -> list[str]:
@@ -171,10 +188,14 @@ def _shard_keys(settings: RoomSettings) -> list[str]:
 
 def snapshot_from_items(items: Mapping[str, Item], settings: RoomSettings) -> RoomSnapshot:
     """The snapshot in `items` (pk -> item as DynamoDB returns it; missing items absent)."""
+    admitted = items.get(ADMITTED_COUNTER_KEY)
     return RoomSnapshot(
         config=RoomConfig.from_item(items.get(CONFIG_KEY), settings),
         shard_counts=tuple(read_number(items.get(pk), "n") for pk in _shard_keys(settings)),
-        admitted_total=read_number(items.get(ADMITTED_COUNTER_KEY), "n"),
+        admitted_total=read_number(admitted, "n"),
+        inside=read_number(items.get(INSIDE_KEY), "n"),
+        skipped=read_number(admitted, "skipped"),
+        turnover=read_number(items.get(INSIDE_KEY), "turnover"),
     )
 
 
@@ -198,8 +219,9 @@ def write_config(
     now: float,
     enabled: bool | None = None,
     operator_rate: int | None = None,
+    max_inside: int | None = None,
 ) -> RoomConfig:
-    """What `beekeeper on/off/rate` do: set fields and bump the version.
+    """What `beekeeper on/off/rate/capacity` do: set fields and bump the version.
 
     A new operator rate is also the new effective rate: the governor sees the version change
     and starts again from it (docs/pipeline.md).
@@ -209,6 +231,9 @@ def write_config(
     if enabled is not None:
         assignments.append("enabled = :enabled")
         values[":enabled"] = {"BOOL": enabled}
+    if max_inside is not None:
+        assignments.append("max_inside = :max_inside")
+        values[":max_inside"] = number(max_inside)
     if operator_rate is not None:
         assignments += ["operator_rate = :rate", "rate = :rate"]
         values[":rate"] = number(operator_rate)
@@ -256,10 +281,24 @@ def set_effective_rate(
 
 
 def status_item(snapshot: RoomSnapshot, copy: int, now: float) -> dict[str, Any]:
+    """A status copy. `admitted_total` counts the places passed (admitted, or left and
+    skipped): /polling's position is the ordinal minus it. In capacity mode the copy also says
+    how full the shop is and how many went in a minute lately (`turnover`); a rate-mode copy
+    has exactly the fields it always had."""
     config = snapshot.config
+    capacity = (
+        {
+            "max_inside": number(config.max_inside),
+            "inside": number(snapshot.inside),
+            "turnover": number(snapshot.turnover),
+        }
+        if config.max_inside > 0
+        else {}
+    )
     return {
         **key(status_key(copy)),
-        "admitted_total": number(snapshot.admitted_total),
+        "admitted_total": number(snapshot.passed_total),
+        **capacity,
         "arrivals_total": number(snapshot.arrivals_total),
         "rate": number(config.rate),
         "operator_rate": number(config.operator_rate),

@@ -24,12 +24,13 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from beekeeper.core import telemetry
-from beekeeper.core.datamodel import BOOKKEEPING_TTL_SECONDS, minute_key
+from beekeeper.core.datamodel import BOOKKEEPING_TTL_SECONDS, INSIDE_KEY, minute_key
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas import runtime
 from beekeeper.lambdas.consumer import Assignment
 from beekeeper.lambdas.emf import DISCARD, MetricSink
 from beekeeper.lambdas.pacing import MINUTE_SECONDS, minute_span
+from beekeeper.lambdas.places import Warden, read_inside
 from beekeeper.lambdas.room_state import (
     batch_get,
     error_code,
@@ -44,6 +45,9 @@ from beekeeper.lambdas.runtime import lambda_invoker
 from beekeeper.lambdas.wake import wake_if_idle
 
 log = logging.getLogger("beekeeper.trigger")
+
+# Capacity mode: the turnover (visitors let in per minute) is the mean of this many minutes.
+TURNOVER_MINUTES = 5
 
 
 def consumers_needed(visitors: int, capacity: int) -> int:
@@ -69,6 +73,34 @@ def queue_backlog(sqs: Any, queue_url: str) -> int:
     return int(attributes["ApproximateNumberOfMessages"])
 
 
+def _keep_places(
+    dynamodb: Any, table: str, minute: int, max_inside: int, clock: Callable[[], float]
+) -> int | None:
+    """Capacity mode, once a minute: free the places due (the warden's round also runs every
+    second while a consumer does), measure the turnover, and say how many places are free."""
+    try:
+        Warden(dynamodb, table, clock).run()
+    except Exception:
+        log.exception("the warden's round failed; the consumers' rounds carry on")
+    claims = batch_get(
+        dynamodb, table, [minute_key(m) for m in range(minute - TURNOVER_MINUTES, minute)]
+    )
+    turnover = (
+        sum(read_number(item, "admitted") for item in claims.values()) // max(1, len(claims))
+        if claims
+        else 0
+    )
+    dynamodb.update_item(
+        TableName=table,
+        Key=key(INSIDE_KEY),
+        UpdateExpression="SET turnover = :turnover",
+        ExpressionAttributeValues={":turnover": number(turnover)},
+    )
+    if max_inside <= 0:
+        return None
+    return max(0, max_inside - read_inside(dynamodb, table))
+
+
 def _arrivals_at_previous_claim(dynamodb: Any, table: str, minute: int) -> int | None:
     previous = batch_get(dynamodb, table, [minute_key(minute - 1)]).get(minute_key(minute - 1))
     return read_number(previous, "arrivals_total") if previous else None
@@ -90,15 +122,20 @@ def run_trigger(
     minute = int(now // minute_seconds)
     config = read_config(dynamodb, table, settings)
     backlog = queue_backlog(sqs, queue_url)
+    free: int | None = None  # places free inside the shop (None: no cap)
+    if settings.max_inside:
+        free = _keep_places(dynamodb, table, minute, config.max_inside, clock)
     snapshot = read_snapshot(dynamodb, table, settings)
     before = _arrivals_at_previous_claim(dynamodb, table, minute)
     arrived = max(0, snapshot.arrivals_total - before) if before is not None else 0
     demand = backlog + arrived
-    consumers = (
-        consumers_needed(min(config.rate, demand), settings.consumer_capacity)
-        if config.enabled
-        else 0
-    )
+    admissible = min(config.rate, demand)
+    if free is not None:
+        # A full shop admits only as places free: about last minutes' turnover.
+        admissible = min(admissible, free + snapshot.turnover)
+    consumers = consumers_needed(admissible, settings.consumer_capacity) if config.enabled else 0
+    if free is not None and consumers == 0 and config.enabled and demand:
+        consumers = 1  # someone waits for a place: one consumer watches for it to free
     try:
         dynamodb.put_item(
             TableName=table,
@@ -122,6 +159,8 @@ def run_trigger(
     # What a healthy minute admits at least: everyone already waiting, up to the rate (those
     # who join during the minute come on top). The behind-schedule alarm compares with it.
     planned = min(config.rate, backlog) if config.enabled else 0
+    if free is not None:
+        planned = min(planned, free)
     metrics.level(telemetry.RATE, config.rate if config.enabled else 0)
     metrics.level(telemetry.OPERATOR_RATE, config.operator_rate)
     metrics.level(telemetry.BACKLOG, backlog)

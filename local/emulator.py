@@ -71,7 +71,7 @@ class Emulator:
     def create_room_resources(self, room_name: str) -> RoomResources:
         """The room's table and queues, named and set up as the stack deploys them."""
         names = ResourceNames(room_name)
-        self.dynamodb.create_table(names.table, datamodel.PARTITION_KEY, "S")
+        self.dynamodb.create_table_as_defined(datamodel.table_definition(names.table))
         dead_letters = self.sqs.create_queue(
             names.dead_letter_queue,
             self.queue_url(names.dead_letter_queue),

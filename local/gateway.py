@@ -4,6 +4,7 @@
 |---|---|
 | /beekeeper | the producer Lambda's handler, with a REST proxy event |
 | /polling, /client | the VTL templates through `run_integration`, against the room's store |
+| /enter, /leave | the same, in a capacity-mode room (max_inside > 0) |
 | /room | the waiting room page of the room's settings, with the stack's headers |
 
 Served by waitress (a real, multi-threaded WSGI server) in `beekeeper.local.room`.
@@ -22,9 +23,10 @@ from beekeeper.core.gateway_answers import (
     MISSING_ROUTE_MESSAGE,
     MISSING_ROUTE_STATUS,
     PREFLIGHT_STATUS,
-    ROUTE_METHODS,
     gateway_error,
     preflight_headers,
+    route_method,
+    route_methods,
 )
 from beekeeper.core.headers import PAGE_HEADERS
 from beekeeper.core.settings import RoomSettings
@@ -36,6 +38,7 @@ from beekeeper.local.proxy_event import (
     rest_proxy_event,
 )
 from beekeeper.local.room_code import RoomCode
+from beekeeper.vtl import routes
 
 log = logging.getLogger("beekeeper.local")
 
@@ -99,22 +102,26 @@ class Gateway:
         self._clock = clock
         self.arrivals = arrivals or ArrivalCounter()
         self._page = code.page(settings).encode("utf-8")
+        capacity = settings.max_inside > 0
+        self._routes = routes(capacity=capacity)
+        self._route_methods = route_methods(self._routes)
+        self._session_seconds = settings.session_seconds if capacity else 0
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         path = str(environ.get("PATH_INFO", "/"))
         method = str(environ.get("REQUEST_METHOD", "GET"))
         try:
-            if method not in ROUTE_METHODS.get(path, ()):
+            if method not in self._route_methods.get(path, ()):
                 # API Gateway has no such method: its own answer, as the stack configures it.
                 status, headers, body = self._gateway_error(
                     MISSING_ROUTE_STATUS, MISSING_ROUTE_MESSAGE
                 )
             elif method == "OPTIONS":
-                status, headers, body = PREFLIGHT_STATUS, [], b""
-                headers = list(preflight_headers(self._settings.origin).items())
+                preflight = preflight_headers(self._settings.origin, route_method(path[1:]))
+                status, headers, body = PREFLIGHT_STATUS, list(preflight.items()), b""
             elif path == "/beekeeper":
                 status, headers, body = self._producer(environ)
-            elif path in ("/polling", "/client"):
+            elif path[1:] in self._routes:
                 status, headers, body = self._integration(path[1:], environ)
             else:
                 status, headers, body = 200, list(PAGE_HEADERS.items()), self._page
@@ -152,6 +159,7 @@ class Gateway:
     def _integration(
         self, route: str, environ: dict[str, Any]
     ) -> tuple[int, list[tuple[str, str]], bytes]:
+        _read_body(environ)  # never read by the templates (a beacon's body), only consumed
         request = self._code.http_request(
             method=str(environ.get("REQUEST_METHOD", "GET")),
             path=f"/{route}",
@@ -167,6 +175,7 @@ class Gateway:
             origin=self._settings.origin,
             request_time_ms=now_ms,
             request_id=f"local-{now_ms}",
+            session_seconds=self._session_seconds,
         )
         headers = [(str(k), str(v)) for k, v in dict(response.headers).items()]
         body = response.body

@@ -1,19 +1,20 @@
-"""One /polling or /client request run the way API Gateway runs it, against a DynamoDB.
+"""One request to a DynamoDB-backed route run the way API Gateway runs it, against a DynamoDB.
 
 Used by local mode and the tests (with moto); never by the stack. The steps are API Gateway's
 for a REST API method with an AWS (non-proxy) integration to DynamoDB:
 
-1. method request: only GET is routed; a Content-Type other than application/json finds no
-   request template and is refused with 415 (passthrough behaviour NEVER);
+1. method request: only the route's method is routed (GET; POST for /leave); a Content-Type
+   the route has no request template for is refused with 415 (passthrough behaviour NEVER);
 2. the request template is rendered; a Velocity runtime failure is a 500;
 3. the rendered text is sent as the DynamoDB action's JSON body (to a `DynamoDbTarget`: a boto3
-   client in tests, the room's store in local mode); DynamoDB refuses a body that
-   is not valid JSON or not a valid request with a 400;
-4. the integration response is chosen by DynamoDB's status code: 2xx takes the route's
-   response template (answer 200), 4xx/5xx the static "unavailable" answer (503);
-5. the method response carries the headers of `response_headers(route, origin)`.
+   client in tests, the room's store in local mode); DynamoDB refuses a body that is not
+   valid JSON or not a valid request with a 400;
+4. the integration response is chosen by DynamoDB's status code, by the selection patterns of
+   `beekeeper.vtl.integration.integration_settings` (no pattern matching: the default), and
+   its template is rendered; overrides the template sets ($context.responseOverride) win;
+5. the method response carries the integration response's headers.
 
-Steps 4 and 5 follow `beekeeper.vtl.integration`, the table the CDK stack configures, so the
+Steps 4 and 5 follow `integration_settings`, the table the CDK stack configures, so the
 stack and this module can not drift apart.
 """
 
@@ -33,15 +34,14 @@ from beekeeper.core.gateway_answers import (
     MISSING_ROUTE_MESSAGE,
     MISSING_ROUTE_STATUS,
     gateway_error,
+    route_method,
 )
-from beekeeper.local.velocity import RenderInput, VelocityRuntimeError, render
-from beekeeper.vtl import ROUTES, load_template, template_values
+from beekeeper.local.velocity import RenderInput, VelocityRuntimeError, render, render_response
+from beekeeper.vtl import load_template, routes, template_values
 from beekeeper.vtl.integration import (
-    ERROR_BODIES,
-    ERROR_SELECTION_PATTERN,
-    ERROR_STATUS,
-    error_headers,
-    response_headers,
+    IntegrationResponseSetting,
+    integration_settings,
+    request_content_types,
 )
 
 
@@ -75,7 +75,9 @@ class DynamoDbTarget(Protocol):
     def __call__(self, action: str, body: str) -> tuple[int, str]: ...
 
 
-_ACTIONS = {"BatchGetItem": "batch_get_item", "GetItem": "get_item"}
+_ACTIONS = {"BatchGetItem": "batch_get_item", "GetItem": "get_item", "UpdateItem": "update_item"}
+# How DynamoDB names an error in its JSON body's __type.
+ERROR_TYPE_PREFIX = "com.amazonaws.dynamodb.v20120810#"
 
 
 class Boto3DynamoDb:
@@ -98,7 +100,8 @@ class Boto3DynamoDb:
         except ClientError as error:
             status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 500)
             code = error.response.get("Error", {}).get("Code", "")
-            return int(status), json.dumps({"__type": code})
+            message = error.response.get("Error", {}).get("Message", "")
+            return int(status), json.dumps({"__type": ERROR_TYPE_PREFIX + code, "message": message})
         answer = {key: value for key, value in answer.items() if key != "ResponseMetadata"}
         return 200, json.dumps(answer)
 
@@ -116,17 +119,34 @@ class IntegrationRunner(Protocol):
         origin: str,
         request_time_ms: int,
         request_id: str = "local",
+        session_seconds: int = 0,
     ) -> Any: ...
 
 
 @functools.lru_cache(maxsize=32)
-def _route_templates(route: str, table_name: str, origin: str) -> tuple[str, str]:
-    """The route's request and response templates filled in, once per room: local mode
-    answers every poll with them, and the same string object keeps the renderer's cache of
-    parsed templates a dictionary hit."""
-    request_name, response_name, _action = ROUTES[route]
-    values = template_values(table_name=table_name, origin=origin)
-    return load_template(request_name, values), load_template(response_name, values)
+def _route_templates(
+    route: str, table_name: str, origin: str, session_seconds: int
+) -> tuple[str, tuple[IntegrationResponseSetting, ...]]:
+    """The route's request template filled in and its integration responses, once per room:
+    local mode answers every poll with them, and the same string objects keep the renderer's
+    cache of parsed templates a dictionary hit."""
+    request_name, _response_name, _action = routes(capacity=session_seconds > 0)[route]
+    values = template_values(table_name=table_name, origin=origin, session_seconds=session_seconds)
+    responses = integration_settings(
+        route, table_name=table_name, origin=origin, session_seconds=session_seconds
+    )
+    return load_template(request_name, values), responses
+
+
+def _chosen(
+    responses: tuple[IntegrationResponseSetting, ...], status: int
+) -> IntegrationResponseSetting:
+    """The integration response API Gateway takes for DynamoDB's `status`."""
+    for response in responses:
+        pattern = response.selection_pattern
+        if pattern is not None and re.fullmatch(pattern, str(status)):
+            return response
+    return next(response for response in responses if response.selection_pattern is None)
 
 
 def _context(
@@ -160,23 +180,24 @@ def run_integration(
     origin: str,
     request_time_ms: int,
     request_id: str = "local",
+    session_seconds: int = 0,
 ) -> HttpResponse:
-    """Answer `request` on `route` ('polling' or 'client') as API Gateway would.
+    """Answer `request` on `route` as API Gateway would: 'polling' or 'client', and in a
+    capacity-mode room (`session_seconds` > 0, vtl.template_values) also 'enter' and 'leave'.
 
     `dynamodb` receives the rendered request: `Boto3DynamoDb(client)` for a boto3 client.
 
     Raises UnsupportedVtl when a template steps outside what the renderer can render
     faithfully: that is a bug to fix, not an answer to give.
     """
-    action = ROUTES[route][2]
-    headers = response_headers(route, origin)
-    if request.method.upper() != "GET":
+    action = routes(capacity=session_seconds > 0)[route][2]
+    if request.method.upper() != route_method(route):
         return _gateway_error(MISSING_ROUTE_STATUS, MISSING_ROUTE_MESSAGE, origin)
     content_type = _header(request, "content-type").split(";")[0].strip().lower()
-    if content_type not in ("", "application/json"):
+    if content_type and content_type not in request_content_types(route):
         return _gateway_error(415, "Unsupported Media Type", origin)
 
-    request_template, response_template = _route_templates(route, table_name, origin)
+    request_template, responses = _route_templates(route, table_name, origin, session_seconds)
     data = RenderInput(
         query=dict(request.query),
         headers=dict(request.headers),
@@ -191,16 +212,16 @@ def run_integration(
     except BotoCoreError:
         return _gateway_error(500, "Internal server error", origin)
 
-    if re.fullmatch(ERROR_SELECTION_PATTERN, str(status)):
-        return HttpResponse(ERROR_STATUS, error_headers(route, origin), ERROR_BODIES[route])
+    chosen = _chosen(responses, status)
     response_data = RenderInput(
         body=body, query=data.query, headers=data.headers, context=data.context
     )
     try:
-        answer = render(response_template, response_data)
+        answer = render_response(chosen.response_template, response_data)
     except VelocityRuntimeError:
         return _gateway_error(500, "Internal server error", origin)
-    return HttpResponse(200, headers, answer)
+    headers = {**chosen.header_values, **answer.headers}
+    return HttpResponse(answer.status or chosen.status_code, headers, answer.text)
 
 
 __all__ = [

@@ -66,6 +66,10 @@ class LocalOptions:
     display_name: str = "Local rehearsal"
     dynamic_rate_throttling: bool | None = None
     slow_ms: int | None = None  # the governor's optional p90 limit (RoomSettings.slow_ms)
+    # Capacity mode (RoomSettings.max_inside and the session times, in real minutes).
+    max_inside: int | None = None
+    session_minutes: float | None = None
+    claim_minutes: float | None = None
     room: RoomSettings | None = None  # the room file's settings, when rehearsing a room
     new_line: bool = False  # forget the line saved by an earlier run of this room
     # Keep the line across restarts (local/saved_state.py); off for throwaway test rooms.
@@ -80,8 +84,14 @@ def local_settings(options: LocalOptions, origin: str) -> RoomSettings:
         overrides["rate"] = options.rate
     if options.dynamic_rate_throttling is not None:
         overrides["dynamic_rate_throttling"] = options.dynamic_rate_throttling
-    if options.slow_ms is not None:
-        overrides["slow_ms"] = options.slow_ms
+    # A flag given overrides the room file's setting; one left out keeps it.
+    flags = {
+        "slow_ms": options.slow_ms,
+        "max_inside": options.max_inside,
+        "session_minutes": options.session_minutes,
+        "claim_minutes": options.claim_minutes,
+    }
+    overrides.update({key: value for key, value in flags.items() if value is not None})
     if options.room is not None:
         return options.room.replace(**overrides)
     if options.rate is None:

@@ -134,7 +134,7 @@ class SavedState:
                 self._file.write(line)
                 self._file.flush()
 
-    def _item_written(self, table: str, pk: str, item: Item | None) -> None:
+    def _item_written(self, table: str, pk: str, item: Item | None, _whole: bool) -> None:
         self._append({"t": table, "k": pk, "i": item})
 
     def _message_changed(self, queue: str, event: str, index: int, body: str | None) -> None:

@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # the tests' helpers are the package `tests.support`
 
 from tests.support.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
-from tests.support.polling_double import Answer, serve, waiting  # noqa: E402
+from tests.support.polling_double import Answer, serve, waiting, waiting_for_places  # noqa: E402
 from tests.support.sample_room import sample_room  # noqa: E402
 
 OUT = REPO / "docs" / "screenshots"
@@ -29,6 +29,8 @@ SHOTS: list[tuple[str, dict[str, int], str, Answer]] = [
     ("room-desktop.png", DESKTOP, "en-GB", waiting(1234, 750, slowed=True)),
     ("room-desktop-de.png", DESKTOP, "de-DE", waiting(87, 95)),
     ("room-expired-phone.png", PHONE, "en-GB", {"allow": False, "state": "expired"}),
+    # Capacity mode: the shop is full, visitors go in as others leave.
+    ("room-full-phone.png", PHONE, "en-GB", waiting_for_places(212, 1500, turnover=9)),
 ]
 
 
@@ -41,7 +43,14 @@ def shoot(
     locale: str,
     answer: Answer,
 ) -> Path:
-    double.script(waiting(2468, 1500), answer)
+    # A first answer an earlier poll gave, so the progress bar has moved; a capacity-mode
+    # room's answers carry its figures from the start.
+    first = (
+        waiting_for_places(260, 1800)
+        if isinstance(answer, dict) and "max_inside" in answer
+        else waiting(2468, 1500)
+    )
+    double.script(first, answer)
     context = browser.new_context(viewport=viewport, locale=locale, timezone_id="UTC")
     try:
         page = context.new_page()

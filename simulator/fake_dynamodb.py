@@ -12,6 +12,7 @@ import random
 from collections import Counter
 from collections.abc import Callable
 
+from beekeeper.core.datamodel import table_definition
 from beekeeper.simulator.clock import Scheduler, SimulatedTiming
 from beekeeper.simulator.faults import Faults, SimulatedFaults
 from beekeeper.store.client import StoreClient
@@ -32,7 +33,7 @@ class FakeTable(StoreClient):
         )
         self.injected = disturbance.injected  # faults that actually happened, and when
         self.database = DynamoDb(SimulatedTiming(scheduler), disturbance)
-        self.items = self.database.create_table(table_name).items
+        self.items = self.database.create_table_as_defined(table_definition(table_name)).items
         self.database.observers.append(self._written)
         self.admissions: list[tuple[float, str]] = []  # (time, token id) per successful write
         self.writes_per_id: Counter[str] = Counter()
@@ -44,10 +45,15 @@ class FakeTable(StoreClient):
     def calls(self) -> int:
         return self.database.calls
 
-    def _written(self, _table: str, pk: str, item: Item | None) -> None:
-        if item is None or not pk.startswith("v#"):
+    def _written(self, _table: str, pk: str, item: Item | None, whole: bool) -> None:
+        """Log an admission: every put of an admitted visitor's item (two puts of one visitor
+        are an admission twice), and an update only when it makes a visitor admitted (a
+        session's renewal or a leave is no admission)."""
+        if item is None or not pk.startswith("v#") or "admitted_at" not in item:
             return
         token_id = pk[2:]
+        if not whole and self.writes_per_id[token_id] > 0:
+            return
         self.admissions.append((self._scheduler.now, token_id))
         self.writes_per_id[token_id] += 1
         if self.writes_per_id[token_id] == 1 and self.on_admission is not None:

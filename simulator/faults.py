@@ -124,6 +124,21 @@ class SimulatedFaults:
             left.append(stays)
         return left
 
+    def transaction_throttled(self, operations: Sequence[dict[str, Any]]) -> bool:
+        """Throttling strikes admission transactions (a Put of a `v#` item) as batch writes."""
+        admits = any(
+            operation.get("Put", {}).get("Item", {}).get("pk", {}).get("S", "").startswith("v#")
+            for operation in operations
+        )
+        if (
+            self._faults.throttle
+            and admits
+            and self._rng.random() < self._faults.throttled_per_call
+        ):
+            self.injected.add("throttle")
+            return True
+        return False
+
     def receive_count(self, wanted: int) -> int:
         if self._rng.random() < SHORT_RECEIVE_CHANCE:
             return self._rng.randint(1, wanted)

@@ -15,6 +15,8 @@ with (a 503 JSON answer with Retry-After that the page retries, and the API 5xx 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from aws_cdk import RemovalPolicy, Size
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_iam as iam
@@ -26,16 +28,22 @@ from constructs import Construct
 
 from beekeeper import vtl
 from beekeeper.core.gateway_answers import (
+    CORS_ROUTES,
     GATEWAY_ERROR_TEMPLATE,
     PREFLIGHT_STATUS,
     gateway_error_headers,
     preflight_headers,
+    route_method,
 )
 from beekeeper.core.headers import PAGE_HEADERS
 from beekeeper.core.settings import RoomSettings
 from beekeeper.stacks import capacity, page, permissions
 from beekeeper.stacks.functions import RETENTION
-from beekeeper.vtl.integration import IntegrationResponseSetting, integration_settings
+from beekeeper.vtl.integration import (
+    IntegrationResponseSetting,
+    integration_settings,
+    request_content_types,
+)
 from beekeeper.waiting_room_site import render_page
 
 # Seconds a client should wait after API Gateway itself throttles it.
@@ -61,7 +69,7 @@ def _quoted(headers: dict[str, str]) -> dict[str, str]:
     return {f"method.response.header.{name}": f"'{value}'" for name, value in headers.items()}
 
 
-def _declared(*header_sets: dict[str, str]) -> dict[str, bool]:
+def _declared(*header_sets: Iterable[str]) -> dict[str, bool]:
     return {f"method.response.header.{name}": True for headers in header_sets for name in headers}
 
 
@@ -141,25 +149,40 @@ class RoomApi(Construct):
             assumed_by=iam.ServicePrincipal("apigateway.amazonaws.com"),
             description="API Gateway reads visitors and status for /polling and /client",
         )
+        capacity_mode = settings.max_inside > 0
+        session_seconds = settings.session_seconds if capacity_mode else 0
         integration_role.add_to_policy(
             iam.PolicyStatement(
-                actions=list(permissions.API_TABLE_ACTIONS), resources=[table.table_arn]
+                actions=list(permissions.api_table_actions(capacity=capacity_mode)),
+                resources=[table.table_arn],
             )
         )
-        values = vtl.template_values(table_name=table.table_name, origin=settings.origin)
-        for route, (request_template, _response, action) in vtl.ROUTES.items():
+        values = vtl.template_values(
+            table_name=table.table_name, origin=settings.origin, session_seconds=session_seconds
+        )
+        for route, (request_template, _response, action) in vtl.routes(
+            capacity=capacity_mode
+        ).items():
             resource = self.api.root.add_resource(route)
+            method = route_method(route)
             self._dynamodb_route(
                 resource,
+                method=method,
                 action=action,
                 role=integration_role,
-                request_template=vtl.load_template(request_template, values),
+                request_templates=dict.fromkeys(
+                    request_content_types(route), vtl.load_template(request_template, values)
+                ),
                 responses=integration_settings(
-                    route, table_name=table.table_name, origin=settings.origin
+                    route,
+                    table_name=table.table_name,
+                    origin=settings.origin,
+                    session_seconds=session_seconds,
                 ),
             )
-            if route == "client":
-                self._preflight(resource)
+            if route in CORS_ROUTES:
+                # The shop's own pages may call these with the visitor's cookie.
+                self._preflight(resource, method)
         self._gateway_responses()
         self.web_acl = (
             self._waf(settings.waf_requests_per_5_minutes)
@@ -205,9 +228,10 @@ class RoomApi(Construct):
         self,
         resource: apigw.Resource,
         *,
+        method: str,
         action: str,
         role: iam.IRole,
-        request_template: str,
+        request_templates: dict[str, str],
         responses: tuple[IntegrationResponseSetting, ...],
     ) -> None:
         integration = apigw.AwsIntegration(
@@ -219,7 +243,7 @@ class RoomApi(Construct):
                 # Never forward a request the templates do not shape (an unexpected
                 # Content-Type gets 415, not a raw body sent to DynamoDB).
                 passthrough_behavior=apigw.PassthroughBehavior.NEVER,
-                request_templates={"application/json": request_template},
+                request_templates=request_templates,
                 integration_responses=[
                     apigw.IntegrationResponse(
                         status_code=str(response.status_code),
@@ -231,21 +255,24 @@ class RoomApi(Construct):
                 ],
             ),
         )
+        # One method response per status code (a code may serve several integration
+        # responses), declaring every header any of them sets.
+        declared: dict[str, dict[str, bool]] = {}
+        for response in responses:
+            headers = declared.setdefault(str(response.status_code), {})
+            headers |= _declared(dict(response.header_values), response.overridden_headers)
         resource.add_method(
-            "GET",
+            method,
             integration,
             method_responses=[
-                apigw.MethodResponse(
-                    status_code=str(response.status_code),
-                    response_parameters=_declared(dict(response.header_values)),
-                )
-                for response in responses
+                apigw.MethodResponse(status_code=code, response_parameters=parameters)
+                for code, parameters in declared.items()
             ],
         )
 
-    def _preflight(self, resource: apigw.Resource) -> None:
+    def _preflight(self, resource: apigw.Resource, method: str) -> None:
         """OPTIONS: the CORS preflight the shop's pages may send, answered by API Gateway."""
-        headers = preflight_headers(self.settings.origin)
+        headers = preflight_headers(self.settings.origin, method)
         resource.add_method(
             "OPTIONS",
             apigw.MockIntegration(

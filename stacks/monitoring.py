@@ -91,6 +91,7 @@ class RoomMonitoring(Construct):
         halved = ours(telemetry.GOVERNOR_HALVED, "Governor: halved")
         held = ours(telemetry.GOVERNOR_HELD, "Governor: held (slow)")
         raised = ours(telemetry.GOVERNOR_RAISED, "Governor: raised")
+        shop_median = ours(telemetry.GOVERNOR_MEDIAN_MS, "Shop's median answer time (ms)")
         shop_p90 = ours(telemetry.GOVERNOR_P90_MS, "Shop's p90 answer time (ms)")
 
         depth = queue.metric_approximate_number_of_messages_visible(
@@ -254,7 +255,7 @@ class RoomMonitoring(Construct):
             graph("Dead letters", [dead_letters]),
         )
         self.dashboard.add_widgets(
-            graph("Shop's answer time (governor)", [shop_p90]),
+            graph("Shop's answer time (governor)", [shop_median, shop_p90]),
             cw.AlarmStatusWidget(title="Alarms", alarms=list(self.alarms), width=16, height=6),
         )
 

@@ -42,10 +42,11 @@ PUBLIC_ROUTES = (
     ),
     Acknowledgement(
         "AwsSolutions-APIG2",
-        "Every route is a GET with no required parameter (a visitor without a cookie gets "
-        "a 200 'no_token' answer by contract). The only input, the token, is checked "
-        "against the exact token pattern in the VTL templates and the producer before any "
-        "use, which a request validator can not express.",
+        "No route has a required parameter or reads a body (a visitor without a cookie gets "
+        "a 200 'no_token' answer by contract; /leave ignores whatever a beacon sends). The "
+        "only input, the token, is checked against the exact token pattern in the VTL "
+        "templates and the producer before any use, which a request validator can not "
+        "express.",
     ),
 )
 

@@ -7,7 +7,8 @@ wildcard actions: a test fails on any.
 
 from __future__ import annotations
 
-from beekeeper.vtl import ROUTES
+from beekeeper.core.datamodel import LEAVING_INDEX
+from beekeeper.vtl import routes
 
 TABLE_ACTIONS: dict[str, tuple[str, ...]] = {
     # UpdateItem: count an arrival on a shard (ADD, or a conditional SET for an exact place)
@@ -37,6 +38,32 @@ TABLE_ACTIONS: dict[str, tuple[str, ...]] = {
     "governor": ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"),
 }
 
+# Capacity mode (max_inside > 0) adds what the places take (lambdas/places.py), to the
+# consumer and the trigger (both run the warden): admissions and releases are transactions of
+# PutItem and UpdateItem, the warden deletes the deadline buckets it has read (DeleteItem) and
+# finds leavers in the `leaving` index (Query, on the index only).
+CAPACITY_TABLE_ACTIONS: dict[str, tuple[str, ...]] = {
+    "consumer": ("dynamodb:PutItem", "dynamodb:DeleteItem"),
+    "trigger": ("dynamodb:DeleteItem",),
+}
+CAPACITY_INDEX_ACTIONS: dict[str, tuple[str, ...]] = {
+    "consumer": ("dynamodb:Query",),
+    "trigger": ("dynamodb:Query",),
+}
+# The only index a function may query, as a suffix of the table's ARN.
+INDEX_ARN_SUFFIX = f"/index/{LEAVING_INDEX}"
+
+
+def table_actions(role: str, *, capacity: bool) -> tuple[str, ...]:
+    """The table actions `role` needs, in a capacity-mode room or a rate-mode one."""
+    extra = CAPACITY_TABLE_ACTIONS.get(role, ()) if capacity else ()
+    return tuple(sorted(set(TABLE_ACTIONS[role]) | set(extra)))
+
+
+def index_actions(role: str, *, capacity: bool) -> tuple[str, ...]:
+    return CAPACITY_INDEX_ACTIONS.get(role, ()) if capacity else ()
+
+
 QUEUE_ACTIONS: dict[str, tuple[str, ...]] = {
     "producer": ("sqs:SendMessage",),
     # Queue depth for planning the minute.
@@ -53,10 +80,12 @@ STARTS_CONSUMERS = ("lambda:InvokeFunction",)
 # What a function needs to write its own log group (created by the stack, with a retention).
 LOG_ACTIONS = ("logs:CreateLogStream", "logs:PutLogEvents")
 
-# The API's DynamoDB integration role: exactly the actions the /polling and /client request
-# templates target (beekeeper.vtl.ROUTES), on the room's table only.
-API_TABLE_ACTIONS: tuple[str, ...] = tuple(
-    sorted({f"dynamodb:{action}" for _request, _response, action in ROUTES.values()})
-)
+
+def api_table_actions(*, capacity: bool) -> tuple[str, ...]:
+    """The API's DynamoDB integration role: exactly the actions the request templates target
+    (beekeeper.vtl.routes), on the room's table only."""
+    targets = routes(capacity=capacity).values()
+    return tuple(sorted({f"dynamodb:{action}" for _request, _response, action in targets}))
+
 
 FUNCTION_ROLES = tuple(TABLE_ACTIONS)

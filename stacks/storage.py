@@ -42,6 +42,18 @@ class RoomStorage(Construct):
             deletion_protection=False,
         )
 
+        # Sparse: only visitors who left and still hold a place (datamodel.table_definition).
+        self.table.add_global_secondary_index(
+            index_name=datamodel.LEAVING_INDEX,
+            partition_key=dynamodb.Attribute(
+                name=datamodel.LEAVING_ATTRIBUTE, type=dynamodb.AttributeType.STRING
+            ),
+            sort_key=dynamodb.Attribute(
+                name=datamodel.LEFT_AT_ATTRIBUTE, type=dynamodb.AttributeType.NUMBER
+            ),
+            projection_type=dynamodb.ProjectionType.KEYS_ONLY,
+        )
+
         self.dead_letter_queue = _private_queue(self, "DeadLetterQueue", names.dead_letter_queue)
         self.queue = _private_queue(
             self,

@@ -20,6 +20,11 @@ class Disturbance(Protocol):
         """BatchWriteItem: which requests stay unprocessed; may raise a throttling error."""
         ...
 
+    def transaction_throttled(self, operations: Sequence[dict[str, Any]]) -> bool:
+        """TransactWriteItems whose conditions all hold: whether DynamoDB refuses it as
+        throttled (every reason ThrottlingError) instead of writing."""
+        ...
+
     def receive_count(self, wanted: int) -> int:
         """ReceiveMessage: how many of the wanted messages this receive returns at most."""
         ...
@@ -36,6 +41,9 @@ class Calm:
 
     def unprocessed(self, requests: Sequence[dict[str, Any]]) -> list[bool]:
         return [False] * len(requests)
+
+    def transaction_throttled(self, operations: Sequence[dict[str, Any]]) -> bool:
+        return False
 
     def receive_count(self, wanted: int) -> int:
         return wanted

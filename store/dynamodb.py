@@ -20,6 +20,7 @@ import binascii
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 from beekeeper.store.api import Action, Api
@@ -37,8 +38,9 @@ from beekeeper.store.expressions import (
 )
 from beekeeper.store.timing import Timing
 
-# (table name, partition key value, the item after the write or None when it was deleted)
-WriteObserver = Callable[[str, str, Item | None], None]
+# (table name, partition key value, the item after the write or None when it was deleted,
+# whether the item was written whole: a put, not an update)
+WriteObserver = Callable[[str, str, Item | None, bool], None]
 
 MAX_BATCH_GET_KEYS = 100
 MAX_BATCH_WRITE_REQUESTS = 25
@@ -51,12 +53,23 @@ _RETURN_VALUES = {
 }
 
 
+@dataclass(frozen=True)
+class Index:
+    """A global secondary index: sparse (only items with its key attributes are in it),
+    projecting the keys only (the only projection the room's indexes use)."""
+
+    name: str
+    hash_name: str
+    range_name: str | None = None
+
+
 @dataclass
 class Table:
     name: str
     key_name: str = "pk"
     key_type: str = "S"
     items: dict[str, Item] = field(default_factory=dict)
+    indexes: dict[str, Index] = field(default_factory=dict)
 
 
 def copy_item(item: Item) -> Item:
@@ -87,14 +100,38 @@ class DynamoDb(Api):
             "BatchWriteItem": self._batch_write_item,
             "TransactWriteItems": self._transact_write_items,
             "Scan": self._scan,
+            "Query": self._query,
         }
 
     # -- tables (what the stack creates; not a call the room makes) --------------------------
 
-    def create_table(self, name: str, key_name: str = "pk", key_type: str = "S") -> Table:
+    def create_table(
+        self,
+        name: str,
+        key_name: str = "pk",
+        key_type: str = "S",
+        indexes: Iterable[Index] = (),
+    ) -> Table:
         with self._guard:
-            table = self.tables[name] = Table(name, key_name, key_type)
+            table = self.tables[name] = Table(
+                name, key_name, key_type, indexes={index.name: index for index in indexes}
+            )
             return table
+
+    def create_table_as_defined(self, definition: dict[str, Any]) -> Table:
+        """A table from CreateTable's parameters (core.datamodel.table_definition): its key and
+        its global secondary indexes, which must project the keys only."""
+        ((key_name, key_type),) = [
+            (part["AttributeName"], _attribute_type(definition, part["AttributeName"]))
+            for part in definition["KeySchema"]
+        ]
+        indexes = []
+        for index in definition.get("GlobalSecondaryIndexes", []):
+            if index.get("Projection", {}).get("ProjectionType") != "KEYS_ONLY":
+                raise NotImplementedError("an index that projects more than the keys")
+            roles = {part["KeyType"]: part["AttributeName"] for part in index["KeySchema"]}
+            indexes.append(Index(index["IndexName"], roles["HASH"], roles.get("RANGE")))
+        return self.create_table(definition["TableName"], key_name, key_type, indexes)
 
     def delete_table(self, name: str) -> None:
         with self._guard:
@@ -207,6 +244,72 @@ class DynamoDb(Api):
             answer["LastEvaluatedKey"] = {table.key_name: {table.key_type: page[-1]}}
         return answer
 
+    def _query(self, request: dict[str, Any]) -> dict[str, Any]:
+        """A global secondary index's items with one hash key value, in range key order.
+
+        The room queries its sparse indexes only (core.datamodel.table_definition): an item is
+        in an index when it has the index's key attributes; the answer holds the keys only.
+        """
+        _only(
+            request,
+            {
+                "TableName",
+                "IndexName",
+                "KeyConditionExpression",
+                "ExpressionAttributeNames",
+                "ExpressionAttributeValues",
+                "Limit",
+                "ExclusiveStartKey",
+                "ScanIndexForward",
+                "Select",
+                "ReturnConsumedCapacity",
+            },
+        )
+        table = self._table(request.get("TableName"))
+        index = table.indexes.get(str(request.get("IndexName")))
+        if index is None:
+            raise validation(
+                "The table does not have the specified index: " + str(request.get("IndexName"))
+            )
+        condition = request.get("KeyConditionExpression")
+        if not isinstance(condition, str):
+            raise validation(
+                "Either the KeyConditions or KeyConditionExpression parameter must be specified "
+                "in the request."
+            )
+        _expression_placeholders(request, [condition])
+        limit = request.get("Limit")
+        if limit is not None and (not isinstance(limit, int) or limit < 1):
+            raise validation("Limit must be a whole number of at least 1")
+        if request.get("ExclusiveStartKey") is not None:
+            raise NotImplementedError("Query with ExclusiveStartKey")
+        names = request.get("ExpressionAttributeNames")
+        values = _checked_values(request.get("ExpressionAttributeValues"))
+        keys = [table.key_name, index.hash_name, *([index.range_name] if index.range_name else [])]
+        matching: list[Item] = []
+        for item in table.items.values():
+            if any(name not in item for name in keys):
+                continue  # not in the sparse index
+            try:
+                check_condition(condition, item, names, values)
+            except ConditionFailed:
+                continue
+            except ExpressionInvalid as error:
+                raise validation(str(error)) from None
+            matching.append(item)
+        if index.range_name is not None:
+            matching.sort(
+                key=lambda item: _range_order(item[index.range_name]),  # type: ignore[index]
+                reverse=request.get("ScanIndexForward") is False,
+            )
+        page = matching[:limit] if limit is not None else matching
+        answer: dict[str, Any] = {"Count": len(page), "ScannedCount": len(page)}
+        if request.get("Select") != "COUNT":
+            answer["Items"] = [_project(item, keys) for item in page]
+        if limit is not None and len(matching) > limit:
+            answer["LastEvaluatedKey"] = _project(page[-1], keys)
+        return answer
+
     # -- writes ---------------------------------------------------------------------------
 
     def _put_item(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -218,7 +321,7 @@ class DynamoDb(Api):
         old = table.items.get(pk)
         _expression_placeholders(request, [request.get("ConditionExpression")])
         self._check(request, old)
-        self._write(table, pk, item)
+        self._write(table, pk, item, whole=True)
         return {"Attributes": copy_item(old)} if returns == "ALL_OLD" and old else {}
 
     def _update_item(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -300,7 +403,7 @@ class DynamoDb(Api):
             if stays:
                 unprocessed.setdefault(table.name, []).append(write)
             elif item is not None or pk in table.items:
-                self._write(table, pk, item)
+                self._write(table, pk, item, whole=item is not None)
         return {"UnprocessedItems": unprocessed}
 
     def _batch_write_request(self, table: Table, write: object) -> tuple[str, Item | None]:
@@ -335,7 +438,8 @@ class DynamoDb(Api):
                 "1 validation error detected at 'transactItems' failed to satisfy constraint: "
                 f"Member must have length less than or equal to {MAX_TRANSACT_ITEMS}"
             )
-        plans: list[tuple[Table, str, Item | None, bool]] = []  # new item, whether it writes
+        # new item, whether it writes, whether it is written whole (a put)
+        plans: list[tuple[Table, str, Item | None, bool, bool]] = []
         reasons: list[dict[str, Any]] = []
         seen: set[tuple[str, str]] = set()
         for operation in operations:
@@ -345,7 +449,7 @@ class DynamoDb(Api):
                     "Transaction request cannot include multiple operations on one item"
                 )
             seen.add((table.name, pk))
-            plans.append((table, pk, new, writes))
+            plans.append((table, pk, new, writes, "Put" in operation))
             reasons.append(reason)
         if any(reason["Code"] != "None" for reason in reasons):
             codes = ", ".join(reason["Code"] for reason in reasons)
@@ -355,9 +459,16 @@ class DynamoDb(Api):
                 f"reasons [{codes}]",
                 extra={"CancellationReasons": reasons},
             )
-        for table, pk, new, writes in plans:
+        if self._disturbance.transaction_throttled(operations):
+            raise ServiceError(
+                "TransactionCanceledException",
+                "Transaction cancelled, please refer cancellation reasons for specific "
+                "reasons [" + ", ".join("ThrottlingError" for _ in operations) + "]",
+                extra={"CancellationReasons": [{"Code": "ThrottlingError"} for _ in operations]},
+            )
+        for table, pk, new, writes, whole in plans:
             if writes and (new is not None or pk in table.items):
-                self._write(table, pk, new)
+                self._write(table, pk, new, whole=whole)
         return {}
 
     def _transact_plan(
@@ -461,13 +572,13 @@ class DynamoDb(Api):
                 "ConditionalCheckFailedException", _CONDITION_FAILED, extra=extra
             ) from None
 
-    def _write(self, table: Table, pk: str, item: Item | None) -> None:
+    def _write(self, table: Table, pk: str, item: Item | None, *, whole: bool = False) -> None:
         if item is None:
             table.items.pop(pk, None)
         else:
             table.items[pk] = item
         for observer in self.observers:
-            observer(table.name, pk, item)
+            observer(table.name, pk, item, whole)
 
     def snapshot(self) -> dict[str, dict[str, Item]]:
         """Every table's items (copies), for saving the store."""
@@ -648,6 +759,19 @@ def _projection(request: dict[str, Any], *, standalone: bool = True) -> list[str
             "{" + ", ".join(unused) + "}"
         )
     return out
+
+
+def _attribute_type(definition: dict[str, Any], name: str) -> str:
+    types = {d["AttributeName"]: d["AttributeType"] for d in definition["AttributeDefinitions"]}
+    return str(types[name])
+
+
+def _range_order(value: dict[str, Any]) -> tuple[Any, ...]:
+    """How DynamoDB orders a range key: numbers by value, strings and binaries by bytes."""
+    ((kind, content),) = value.items()
+    if kind == "N":
+        return (Decimal(content),)
+    return (str(content).encode("utf-8") if kind == "S" else base64.b64decode(content),)
 
 
 def _project(item: Item, projection: list[str] | None) -> Item:

@@ -1,4 +1,5 @@
-"""API Gateway mapping templates for /polling and /client.
+"""API Gateway mapping templates for /polling and /client (and, in capacity mode, /enter and
+/leave).
 
 The templates (*.vtl beside this file) hold synth-time placeholders written `{{NAME}}`; the
 stack and local mode fill them with the same function, so both run the very same template.
@@ -16,8 +17,8 @@ import json
 import re
 from collections.abc import Mapping
 
-from beekeeper.core import polling
-from beekeeper.core.datamodel import ORIGIN_TOKEN_PARAMETER
+from beekeeper.core import polling, sessions
+from beekeeper.core.datamodel import ORIGIN_TOKEN_PARAMETER, STATE_ENDED
 from beekeeper.core.paths import VTL_DIR
 
 _PLACEHOLDER = re.compile(r"\{\{([A-Z][A-Z0-9_]*)\}\}")
@@ -46,10 +47,32 @@ def load_template(name: str, values: Mapping[str, str]) -> str:
 
 # The contract between the templates, the stack and local mode: for each route, its request
 # template, its response template and the DynamoDB action the request template targets.
+# ROUTES are a rate-mode room's; a capacity-mode room (max_inside > 0) has CAPACITY_ROUTES.
 ROUTES: dict[str, tuple[str, str, str]] = {
     "polling": ("polling-request.vtl", "polling-response.vtl", "BatchGetItem"),
     "client": ("client-request.vtl", "client-response.vtl", "GetItem"),
 }
+CAPACITY_ROUTES: dict[str, tuple[str, str, str]] = {
+    "polling": ROUTES["polling"],
+    # A /client check renews the session; following the admission through /enter starts it.
+    "client": ("client-session-request.vtl", "client-session-response.vtl", "UpdateItem"),
+    "enter": ("client-session-request.vtl", "enter-response.vtl", "UpdateItem"),
+    "leave": ("leave-request.vtl", "leave-response.vtl", "UpdateItem"),
+}
+# Capacity routes answer a refusal (DynamoDB's 400: a failed condition, or throttling) with
+# these templates; every other route's 4xx is the room's trouble (vtl.integration).
+REFUSAL_TEMPLATES: dict[str, str] = {
+    "client": "client-session-refused.vtl",
+    "enter": "enter-response.vtl",
+    "leave": "leave-refused.vtl",
+}
+# The status a refusal template gives an answer that is the room's trouble (throttling).
+ERROR_STATUS = 503
+
+
+def routes(*, capacity: bool) -> dict[str, tuple[str, str, str]]:
+    """The routes of a room in capacity mode (max_inside > 0) or rate mode."""
+    return CAPACITY_ROUTES if capacity else ROUTES
 
 
 @functools.cache
@@ -59,8 +82,11 @@ def _source(name: str) -> str:
     return (VTL_DIR / name).read_text(encoding="utf-8")
 
 
-def template_values(*, table_name: str, origin: str) -> dict[str, str]:
+def template_values(*, table_name: str, origin: str, session_seconds: int = 0) -> dict[str, str]:
     """Synth-time values for the placeholders; the stack passes its table's name token.
+
+    `session_seconds` is a capacity-mode room's session length (0: a rate-mode room); in
+    capacity mode /polling's admission sends the page through /enter ("via").
 
     ORIGIN_JSON is the origin URL as a JSON string literal (quotes included).
     ORIGIN_TOKEN_PREFIX is `<origin>?beekeeper_token=` (or `&`), placed inside a single-quoted
@@ -82,4 +108,10 @@ def template_values(*, table_name: str, origin: str) -> dict[str, str]:
         "POLL_AFTER_ROOM_OFF": str(polling.POLL_AFTER_ROOM_OFF_SECONDS),
         "UNKNOWN_AFTER_MINUTES": str(polling.UNKNOWN_AFTER_MINUTES),
         "UNKNOWN_MIN_MARGIN": str(polling.UNKNOWN_MIN_MARGIN),
+        "ORIGIN": origin,
+        "ENTER_VIA": ', "via": "enter"' if session_seconds else "",
+        "SESSION_SECONDS": str(session_seconds),
+        "STATE_ENDED": STATE_ENDED,
+        "ERROR_STATUS": str(ERROR_STATUS),
+        **sessions.template_values(),
     }

@@ -9,8 +9,9 @@ for one room. The sources stay separate for maintenance and are inlined here:
 - page.js (pure logic) and room.js (the page controller): one inline module script;
 - locales/*.json: every visible string, one file per language, put into the room's JSON config.
 
-The page makes no request except its own /polling (and the room's logo, when one is set); a
-Content-Security-Policy with the hashes of the inline script and styles says so to the browser.
+The page makes no request except its own /polling, in capacity mode its /leave (and the room's
+logo, when one is set); a Content-Security-Policy with the hashes of the inline script and styles
+says so to the browser.
 docs/page.md documents the hooks a custom template must keep.
 """
 
@@ -34,6 +35,10 @@ MAX_PAGE_BYTES = 50_000
 # Relative to the page's own URL, so /prod/room polls /prod/polling and local /room polls /polling.
 POLL_URL = "polling"
 JOIN_URL = "beekeeper"
+# Capacity mode's routes (vtl.CAPACITY_ROUTES): an admission names "enter" in `via` and the page
+# goes there instead of straight to the shop; the "Leave the line" button posts to leave.
+ENTER_URL = "enter"
+LEAVE_URL = "leave"
 DEFAULT_LANGUAGE = "en"
 
 # Placeholders a template must contain: without them the page has no script, config or policy.
@@ -113,6 +118,8 @@ def room_config_json(settings: RoomSettings, locales: dict[str, dict[str, object
         "displayName": settings.display_name,
         "pollUrl": POLL_URL,
         "joinUrl": JOIN_URL,
+        "enterUrl": ENTER_URL,
+        "leaveUrl": LEAVE_URL,
         "defaultLanguage": DEFAULT_LANGUAGE,
         "strings": locales,
     }

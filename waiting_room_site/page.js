@@ -193,6 +193,32 @@ function isCount(value, minimum) {
   return Number.isInteger(value) && value >= minimum;
 }
 
+/**
+ * A capacity-mode room's figures from a waiting answer: undefined when the answer has none (a
+ * rate-mode room, or no status published yet), null when they break the contract.
+ */
+function capacityFigures(body) {
+  if (body.max_inside === undefined) return undefined;
+  const valid =
+    isCount(body.max_inside, 1) &&
+    isCount(body.inside, 0) &&
+    Number.isFinite(body.turnover) &&
+    body.turnover >= 0 &&
+    typeof body.full === "boolean";
+  if (!valid) return null;
+  const { max_inside: maxInside, inside, turnover, full } = body;
+  return { maxInside, inside, turnover, full };
+}
+
+/**
+ * The page's own URL for a route an admission answer names in `via`, or null. Only the names in
+ * `routes` (the page's config: {enter: "enter"}) are followed, never a URL from the answer.
+ */
+function viaUrl(via, routes, base) {
+  if (typeof via !== "string" || !routes || !Object.hasOwn(routes, via)) return null;
+  return safeRedirectUrl(routes[via], base);
+}
+
 /** Only plain web addresses are followed; anything else (javascript:, data:) is refused. */
 export function safeRedirectUrl(candidate, base) {
   if (typeof candidate !== "string" || !candidate) return null;
@@ -206,20 +232,27 @@ export function safeRedirectUrl(candidate, base) {
 
 /**
  * A /polling answer (parsed JSON) as one of:
- * {kind: "admitted", origin} | {kind: "waiting", position, etaSeconds, pollAfter, rate, slowed,
- * updatedAt} | {kind: "room_off", pollAfter} | {kind: "gone", state} | {kind: "invalid"}.
+ * {kind: "admitted", origin[, via, viaUrl]} | {kind: "waiting", position, etaSeconds, pollAfter,
+ * rate, slowed, updatedAt[, capacity: {maxInside, inside, turnover, full}]} |
+ * {kind: "room_off", pollAfter} | {kind: "gone", state} | {kind: "left"} | {kind: "invalid"}.
+ * `routes` names the room routes an admission may go through (`via`), relative to the page.
  * An answer that breaks the contract is "invalid" and handled like a failed poll.
  */
-export function interpretAnswer(body, base) {
+export function interpretAnswer(body, base, routes = {}) {
   if (!body || typeof body !== "object") return { kind: "invalid" };
   if (body.allow === true) {
     const origin = safeRedirectUrl(body.origin, base);
-    return origin ? { kind: "admitted", origin } : { kind: "invalid" };
+    if (!origin) return { kind: "invalid" };
+    if (body.via === undefined) return { kind: "admitted", origin };
+    const url = viaUrl(body.via, routes, base);
+    return url ? { kind: "admitted", origin, via: body.via, viaUrl: url } : { kind: "invalid" };
   }
   if (body.allow !== false) return { kind: "invalid" };
   if (body.state === "waiting") {
     if (!isCount(body.position, 1) || !isCount(body.eta_seconds, 0)) return { kind: "invalid" };
-    return {
+    const capacity = capacityFigures(body);
+    if (capacity === null) return { kind: "invalid" };
+    const answer = {
       kind: "waiting",
       position: body.position,
       etaSeconds: body.eta_seconds,
@@ -228,10 +261,65 @@ export function interpretAnswer(body, base) {
       slowed: body.slowed === true,
       updatedAt: body.updated_at,
     };
+    return capacity ? { ...answer, capacity } : answer;
   }
   if (body.state === "room_off") return { kind: "room_off", pollAfter: body.poll_after };
+  if (body.state === "left") return { kind: "left" };
   if (GONE_STATES.has(body.state)) return { kind: "gone", state: body.state };
   return { kind: "invalid" };
+}
+
+/**
+ * Where an admitted visitor goes: through the room's route when the answer names one (in
+ * capacity mode /enter records the arrival, then sends the visitor on to the shop), else
+ * straight to the shop.
+ */
+export function admissionUrl(answer) {
+  return answer.viaUrl ?? answer.origin;
+}
+
+/** Whether the shop is full: visitors go in only as others leave (capacity mode). */
+export function isFull(answer) {
+  return answer.kind === "waiting" && answer.capacity?.full === true;
+}
+
+/**
+ * The strings' key of the note under the estimate, or null: why it rose (the shop slowed entry,
+ * people leave the full shop more slowly, or entry is slower than expected), else whether entry
+ * is slowed for now.
+ */
+export function waitNoteKey(rose, answer) {
+  if (rose) {
+    if (answer.slowed) return "waitRoseSlowed";
+    return isFull(answer) ? "waitRoseFull" : "waitRoseSlower";
+  }
+  return answer.slowed ? "waitSlowed" : null;
+}
+
+/**
+ * Tells the room the visitor leaves the line (POST `url`, the cookie going along): a beacon when
+ * the browser has one and queues it (it survives the page going away), else a keepalive fetch.
+ * Never throws: the page shows the visitor as gone either way. Returns how it was sent.
+ */
+export function sendLeave(url, { sendBeacon, fetch }) {
+  if (typeof sendBeacon === "function") {
+    try {
+      if (sendBeacon(url)) return "beacon";
+    } catch {
+      // A browser that refuses the beacon: the fetch below carries the leave instead.
+    }
+  }
+  try {
+    fetch(url, {
+      method: "POST",
+      keepalive: true,
+      credentials: "same-origin",
+      cache: "no-store",
+    }).catch(() => {});
+  } catch {
+    return "failed";
+  }
+  return "fetch";
 }
 
 /**
@@ -248,16 +336,18 @@ export function goneKey(state) {
 }
 
 /**
- * Whether the polite live region should speak `next` ({kind, waitText, position}) given the last
- * announcement ({kind, waitText, position, at}): always on a change of kind (and never twice for
- * the same kind otherwise, so a run of failed polls is announced once); for a waiting visitor on
- * reaching the front, else at most once a minute and only when the wait phrase changed or the
- * line moved by a tenth.
+ * Whether the polite live region should speak `next` ({kind, waitText, position, full}) given the
+ * last announcement ({kind, waitText, position, full, at}): always on a change of kind (and never
+ * twice for the same kind otherwise, so a run of failed polls is announced once); for a waiting
+ * visitor on reaching the front or when the shop fills up or makes room, else at most once a
+ * minute and only when the wait phrase changed or the line moved by a tenth.
  */
 export function shouldAnnounce(last, next, now) {
   if (!last) return true;
   if (next.kind !== last.kind) return true;
   if (next.kind !== "waiting") return false;
+  // The shop filling up or making room changes why the visitor waits: said at once.
+  if (Boolean(next.full) !== Boolean(last.full)) return true;
   if (next.position <= 1 && last.position > 1) return true;
   if (now - last.at < ANNOUNCE_MIN_INTERVAL_MS) return false;
   if (next.waitText !== last.waitText) return true;

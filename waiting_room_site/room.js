@@ -1,9 +1,11 @@
-// The waiting room page's controller: reads the room's config, polls /polling, shows the answer.
+// The waiting room page's controller: reads the room's config, polls /polling, shows the answer,
+// and in capacity mode lets the visitor leave the line (/leave).
 // Every decision (formatting, smoothing, timing, what to announce) is a pure function of
 // page.js; this file only touches the page. Elements are found by their data-bk hooks
 // (docs/page.md), and every hook but the required ones may be missing from a custom template.
 
 import {
+  admissionUrl,
   backoffDelay,
   chooseLanguage,
   DEFAULT_LANGUAGE,
@@ -16,12 +18,15 @@ import {
   hasEstimate,
   goneKey,
   interpretAnswer,
+  isFull,
   nextPosition,
   pollDelay,
   progressPercent,
   safeRedirectUrl,
+  sendLeave,
   shouldAnnounce,
   smoothEstimate,
+  waitNoteKey,
 } from "./page.js";
 
 // How long the "why your wait went up" note stays after a rise.
@@ -61,6 +66,10 @@ export function startRoom(env) {
   status.setAttribute("aria-atomic", "true");
   const progress = hook("progress");
   if (progress) progress.setAttribute("aria-label", t.progressLabel);
+  const joinUrl = safeRedirectUrl(config.joinUrl, env.baseUrl) || config.joinUrl;
+  // The routes an admission may go through (capacity mode's /enter): names from the page's own
+  // config, relative to the page like pollUrl; an answer only picks one by name.
+  const admissionRoutes = config.enterUrl ? { enter: config.enterUrl } : {};
 
   const state = {
     position: null,
@@ -71,6 +80,7 @@ export function startRoom(env) {
     timer: null,
     nextAt: 0,
     stopped: false,
+    capacity: false,
     firstPosition: readFirstPosition(window),
   };
 
@@ -115,13 +125,21 @@ export function startRoom(env) {
       if (state.estimate.rose) state.roseAt = now;
       waitText = formatWait(state.estimate.eta, t, locale);
     }
-    setText("position", formatPosition(state.position, t, locale));
+    const full = isFull(answer);
+    const positionText = formatPosition(state.position, t, locale);
+    // Why a full shop's line waits; a template without the hook gets it with the position.
+    const fullNote = hook("full-note");
+    setText("full-note", t.fullNote);
+    show("full-note", full);
+    setText("position", full && !fullNote ? `${t.fullNote} ${positionText}` : positionText);
     setText("wait", `${t.waitLabel} ${waitText}`);
-    let note = "";
-    if (now - state.roseAt < RISE_NOTE_MS) note = answer.slowed ? t.waitRoseSlowed : t.waitRoseSlower;
-    else if (answer.slowed) note = t.waitSlowed;
+    const noteKey = waitNoteKey(now - state.roseAt < RISE_NOTE_MS, answer);
+    const note = noteKey ? t[noteKey] : "";
     setText("wait-note", note);
     show("wait-note", Boolean(note));
+    // Only a capacity-mode room has /leave; once seen, the button stays for the tab's life.
+    if (answer.capacity) state.capacity = true;
+    show("leave", state.capacity);
 
     const percent = progressPercent(state.firstPosition, state.position);
     if (progress) {
@@ -138,11 +156,13 @@ export function startRoom(env) {
     );
     show("retry", false);
     show("details", true);
-    const spoken = fill(state.position <= 1 ? t.announceNext : t.announceWaiting, {
-      position: formatNumber(state.position, locale),
-      wait: waitText,
-    });
-    announce({ kind: "waiting", waitText, position: state.position }, spoken);
+    const spoken = full
+      ? `${positionText} ${t.fullNote} ${t.waitLabel} ${waitText}.`
+      : fill(state.position <= 1 ? t.announceNext : t.announceWaiting, {
+          position: formatNumber(state.position, locale),
+          wait: waitText,
+        });
+    announce({ kind: "waiting", waitText, position: state.position, full }, spoken);
   }
 
   function showFailure() {
@@ -154,12 +174,42 @@ export function startRoom(env) {
     announce({ kind: "retrying" }, text);
   }
 
-  function leaveFor(url, title, text, linkText) {
+  function stop() {
     state.stopped = true;
     window.clearTimeout(state.timer);
+  }
+
+  function leaveFor(url, title, text, linkText) {
+    stop();
     showNotice(title, text, linkText, url);
     env.navigate(url);
   }
+
+  function showLeft() {
+    clearFirstPosition(window);
+    showNotice(t.leftTitle, t.leftText, t.rejoinLink, joinUrl);
+  }
+
+  // The "Leave the line" button: the room is told (a beacon, or a keepalive POST), the page stops
+  // asking and says the visitor left; focus moves to that message, as the button is gone.
+  function leaveLine() {
+    if (state.stopped) return;
+    stop();
+    sendLeave(safeRedirectUrl(config.leaveUrl, env.baseUrl) || config.leaveUrl, env);
+    showLeft();
+    const title = hook("notice-title");
+    if (title) {
+      title.setAttribute("tabindex", "-1");
+      title.focus();
+    }
+  }
+
+  const leaveButton = hook("leave");
+  if (leaveButton) leaveButton.addEventListener("click", leaveLine);
+  // Capacity mode's parts appear with the first answer that has its figures, whatever the
+  // template says.
+  show("leave", false);
+  show("full-note", false);
 
   async function poll() {
     if (state.stopped) return;
@@ -171,20 +221,25 @@ export function startRoom(env) {
         cache: "no-store",
         headers: { Accept: "application/json" },
       });
-      answer = response.ok ? interpretAnswer(await response.json(), env.baseUrl) : null;
+      answer = response.ok
+        ? interpretAnswer(await response.json(), env.baseUrl, admissionRoutes)
+        : null;
     } catch {
       answer = null;
     }
     if (state.stopped) return;
     if (!answer || answer.kind === "invalid") return showFailure();
     state.failures = 0;
-    const joinUrl = safeRedirectUrl(config.joinUrl, env.baseUrl) || config.joinUrl;
     if (answer.kind === "admitted") {
       clearFirstPosition(window);
-      return leaveFor(answer.origin, t.admittedTitle, t.admittedText, t.admittedLink);
+      return leaveFor(admissionUrl(answer), t.admittedTitle, t.admittedText, t.admittedLink);
     }
     if (answer.kind === "room_off") {
       return leaveFor(joinUrl, t.roomOffTitle, t.roomOffText, t.roomOffLink);
+    }
+    if (answer.kind === "left") {
+      stop();
+      return showLeft();
     }
     if (answer.kind === "gone") {
       state.stopped = true;
@@ -240,6 +295,9 @@ export function browserEnvironment(window) {
     window,
     languages: window.navigator.languages || [window.navigator.language],
     fetch: window.fetch.bind(window),
+    sendBeacon: window.navigator.sendBeacon
+      ? window.navigator.sendBeacon.bind(window.navigator)
+      : undefined,
     random: Math.random,
     now: Date.now,
     baseUrl: window.location.href,

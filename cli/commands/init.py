@@ -31,6 +31,24 @@ from beekeeper.cli.options import SettingType
     type=SettingType("alert_email"),
     help="Email address every alarm notifies (AWS asks it to confirm once).",
 )
+@click.option(
+    "--max-inside",
+    type=SettingType("max_inside"),
+    help="Capacity mode: at most this many visitors inside the shop at once (not asked; "
+    "0 or left out: no cap, the rate alone).",
+)
+@click.option(
+    "--session-minutes",
+    type=SettingType("session_minutes"),
+    help="Capacity mode: a visitor's session ends after this many minutes without a /client "
+    "check (default 10).",
+)
+@click.option(
+    "--claim-minutes",
+    type=SettingType("claim_minutes"),
+    help="Capacity mode: an admitted visitor who has not arrived within this many minutes is "
+    "a no-show and their place frees (default 2).",
+)
 @click.option("--yes", "-y", is_flag=True, help="Ask nothing; take flags and defaults.")
 @click.option("--force", is_flag=True, help="Overwrite an existing room of the same name.")
 @click.pass_context
@@ -38,7 +56,8 @@ def init(ctx: click.Context, yes: bool, force: bool, **flags: Any) -> None:
     """Create a room: answer six questions (or give them as flags with --yes).
 
     Writes the room file under the config directory; `beekeeper deploy NAME` deploys it.
-    --alert-email is not asked: without it the room's alarms notify nobody.
+    --alert-email is not asked: without it the room's alarms notify nobody. Nor are the
+    capacity settings: without --max-inside the room admits by rate alone.
     """
     factory = factory_of(ctx)
     given = {name: value for name, value in flags.items() if value is not None}

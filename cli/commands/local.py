@@ -12,7 +12,14 @@ import click
 from beekeeper.cli.errors import UserError
 from beekeeper.cli.factory import factory_of
 from beekeeper.cli.options import ROOM_NAME, FiniteFloatRange, SettingType
-from beekeeper.core.settings import MAX_RATE, MIN_RATE, SettingsError, validate_room_name
+from beekeeper.core.settings import (
+    DEFAULT_CLAIM_MINUTES,
+    DEFAULT_SESSION_MINUTES,
+    MAX_RATE,
+    MIN_RATE,
+    SettingsError,
+    validate_room_name,
+)
 
 
 def _room_name(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
@@ -86,6 +93,29 @@ def _room_name(_ctx: click.Context, _param: click.Parameter, value: str | None) 
     "this many ms is slow (0: judge against the shop's own baseline only).",
 )
 @click.option(
+    "--max-inside",
+    type=SettingType("max_inside"),
+    default=None,
+    help="Capacity mode: at most this many visitors inside the shop at once (0: no cap; "
+    "default: the room file's setting, else 0).",
+)
+@click.option(
+    "--session-minutes",
+    type=SettingType("session_minutes"),
+    default=None,
+    help="Capacity mode: a session ends after this many real minutes without a /client check "
+    "(fractions such as 0.25 are fine; --minute-seconds does not shorten it; default: the "
+    f"room file's setting, else {DEFAULT_SESSION_MINUTES:g}).",
+)
+@click.option(
+    "--claim-minutes",
+    type=SettingType("claim_minutes"),
+    default=None,
+    help="Capacity mode: an admitted visitor who has not arrived within this many real "
+    "minutes is a no-show and their place frees (default: the room file's setting, else "
+    f"{DEFAULT_CLAIM_MINUTES:g}).",
+)
+@click.option(
     "--new-line",
     is_flag=True,
     help="Start with an empty line, forgetting the one an earlier run of this room saved.",
@@ -104,6 +134,9 @@ def local(
     operator_port: int,
     dynamic_rate_throttling: bool | None,
     slow_ms: int | None,
+    max_inside: int | None,
+    session_minutes: float | None,
+    claim_minutes: float | None,
     new_line: bool,
 ) -> None:
     """Rehearse room NAME on this machine, with the same code as in AWS.
@@ -150,6 +183,9 @@ def local(
         name=room or name or "local",
         dynamic_rate_throttling=dynamic_rate_throttling,
         slow_ms=slow_ms,
+        max_inside=max_inside,
+        session_minutes=session_minutes,
+        claim_minutes=claim_minutes,
         room=room_settings,
         new_line=new_line,
     )

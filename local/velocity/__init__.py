@@ -9,6 +9,14 @@ renderer.py provides API Gateway's `$input`, `$util` and `$context`.
 """
 
 from beekeeper.local.velocity.java import UnsupportedVtl, VelocityRuntimeError, VtlRenderError
-from beekeeper.local.velocity.renderer import RenderInput, render
+from beekeeper.local.velocity.renderer import Rendered, RenderInput, render, render_response
 
-__all__ = ["RenderInput", "UnsupportedVtl", "VelocityRuntimeError", "VtlRenderError", "render"]
+__all__ = [
+    "RenderInput",
+    "Rendered",
+    "UnsupportedVtl",
+    "VelocityRuntimeError",
+    "VtlRenderError",
+    "render",
+    "render_response",
+]

@@ -14,6 +14,7 @@ whether or not the branch would run.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import airspeed
@@ -96,9 +97,38 @@ def _condition(condition: Any) -> syntax.Expr:
     return _expression(_parenthesized(condition.expression))
 
 
-def _set(directive: Any) -> syntax.Set:
+# The dotted #sets API Gateway gives a meaning the room uses: response overrides.
+_OVERRIDE_PREFIX = ("context", "responseOverride")
+_HEADER_NAME = re.compile(r"[A-Za-z][A-Za-z0-9-]*")
+
+
+def _override_parameter(root: str, path: tuple[str, ...]) -> str | None:
+    """ "status" or "header.<Name>" for $context.responseOverride.status / .header.<Name>."""
+    if (root, *path[:1]) != _OVERRIDE_PREFIX:
+        return None
+    rest = path[1:]
+    if rest == ("status",):
+        return "status"
+    if len(rest) == 2 and rest[0] == "header" and _HEADER_NAME.fullmatch(rest[1]):
+        return f"header.{rest[1]}"
+    return None
+
+
+def _set(directive: Any) -> syntax.Set | syntax.ResponseOverride:
     assignment = directive.assignment
     if assignment.terms:
+        path = tuple(
+            str(term.term.value)
+            for term in assignment.terms
+            if type(term.term) is parsed.DotDictAccessTerm
+        )
+        parameter = (
+            _override_parameter(assignment.root_term, path)
+            if len(path) == len(assignment.terms)
+            else None
+        )
+        if parameter is not None:
+            return syntax.ResponseOverride(parameter, _expression(assignment.value))
         raise UnsupportedVtl(f"#set(${assignment.root_term}.… = …) is not in the supported subset")
     return syntax.Set(assignment.root_term, _expression(assignment.value))
 

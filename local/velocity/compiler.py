@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from beekeeper.local.velocity import java, syntax
-from beekeeper.local.velocity.java import UnsupportedVtl
+from beekeeper.local.velocity.java import UnsupportedVtl, VelocityRuntimeError
 
 # API Gateway allows a #foreach 1,000 iterations (a documented quota). Whether it then stops
 # or fails is not documented, so a loop that would go further fails the render: templates
@@ -325,6 +325,30 @@ def _set(directive: syntax.Set) -> Stmt:
     return assign
 
 
+# Where a template's response overrides go (in the globals frame; no template name can clash).
+OVERRIDES = "!responseOverride"
+
+
+def _response_override(directive: syntax.ResponseOverride) -> Stmt:
+    compute = _value(directive.value)
+    parameter = directive.parameter
+
+    def override(frames: Frames, out: list[str]) -> None:
+        overrides = frames[0][OVERRIDES]
+        if parameter in overrides:
+            # API Gateway: an override is final, a second one of the same parameter is a 5XX.
+            raise VelocityRuntimeError(f"the response {parameter} was overridden twice")
+        value = compute(frames)
+        if parameter == "status":
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise VelocityRuntimeError(f"a response status must be a number, not {value!r}")
+            overrides[parameter] = value
+        else:
+            overrides[parameter] = render_value(value)
+
+    return override
+
+
 def _foreach(directive: syntax.Foreach) -> Stmt:
     compute = _value(directive.items)
     body = _block(directive.body)
@@ -363,6 +387,8 @@ def _statement(node: syntax.Statement) -> Stmt:
         return _if(node)
     if isinstance(node, syntax.Set):
         return _set(node)
+    if isinstance(node, syntax.ResponseOverride):
+        return _response_override(node)
     return _foreach(node)
 
 
@@ -381,4 +407,11 @@ def compile_template(block: syntax.Block) -> Stmt:
     return _block(block)
 
 
-__all__ = ["MAX_FOREACH_ITERATIONS", "Frames", "Stmt", "compile_template", "render_value"]
+__all__ = [
+    "MAX_FOREACH_ITERATIONS",
+    "OVERRIDES",
+    "Frames",
+    "Stmt",
+    "compile_template",
+    "render_value",
+]

@@ -23,16 +23,23 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from beekeeper.local.velocity.airspeed_adapter import parse
-from beekeeper.local.velocity.compiler import MAX_FOREACH_ITERATIONS, Stmt, compile_template
+from beekeeper.local.velocity.compiler import (
+    MAX_FOREACH_ITERATIONS,
+    OVERRIDES,
+    Stmt,
+    compile_template,
+)
 from beekeeper.local.velocity.java import UnsupportedVtl, VelocityRuntimeError, VtlRenderError
 
 __all__ = [
     "MAX_FOREACH_ITERATIONS",
     "RenderInput",
+    "Rendered",
     "UnsupportedVtl",
     "VelocityRuntimeError",
     "VtlRenderError",
     "render",
+    "render_response",
 ]
 
 
@@ -262,14 +269,31 @@ def _compile(template: str) -> Stmt:
     return compile_template(parse(template))
 
 
+@dataclass(frozen=True)
+class Rendered:
+    """A response template's output, and the status code and headers it set, if any."""
+
+    text: str
+    status: int | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
 def render(template: str, data: RenderInput) -> str:
     """The template rendered over `data`; raises UnsupportedVtl or VelocityRuntimeError."""
+    return render_response(template, data).text
+
+
+def render_response(template: str, data: RenderInput) -> Rendered:
+    """`render`, keeping what a template sets with $context.responseOverride.status and
+    $context.responseOverride.header.<Name>."""
     compiled = _compile(template)
+    overrides: dict[str, Any] = {}
     provided = {
         "input": _Input(data),
         "util": _UTIL,
         "context": _Record("$context", data.context),
         "stageVariables": dict(data.stage_variables),
+        OVERRIDES: overrides,
     }
     out: list[str] = []
     try:
@@ -278,4 +302,9 @@ def render(template: str, data: RenderInput) -> str:
         raise
     except Exception as error:  # a gap in the compiler's checks: never an answer
         raise UnsupportedVtl(f"render failed: {error!r}") from error
-    return "".join(out)
+    headers = {
+        name.removeprefix("header."): value
+        for name, value in overrides.items()
+        if name.startswith("header.")
+    }
+    return Rendered("".join(out), overrides.get("status"), headers)

@@ -91,11 +91,21 @@ class Set:
 
 
 @dataclass(frozen=True)
+class ResponseOverride:
+    """#set($context.responseOverride.status = ...) or #set($context.responseOverride.header.
+    <Name> = ...): the method response's status code or one of its headers, set by an
+    integration response template (API Gateway applies them once the template is done)."""
+
+    parameter: str  # "status", or "header.<Name>"
+    value: Expr
+
+
+@dataclass(frozen=True)
 class Foreach:
     name: str
     items: Expr
     body: Block
 
 
-Statement = Text | Reference | If | Set | Foreach
+Statement = Text | Reference | If | Set | ResponseOverride | Foreach
 Block = tuple[Statement, ...]

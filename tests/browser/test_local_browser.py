@@ -3,7 +3,9 @@
 Debian's chromium (/usr/bin/chromium, installed by .ci/run) driven by PyPI's playwright; the
 room runs the real room code with 3 s minutes. The visitor joins just after a minute started
 (the trigger already planned it), so they wait in line for most of a minute, see their position
-and wait, and are admitted by the next minute's consumer.
+and wait, and are admitted by the next minute's consumer. In capacity mode (`--max-inside 1`)
+the admission goes through the room's /enter, and a visitor waiting for the full shop leaves
+the line with the page's button.
 """
 
 from __future__ import annotations
@@ -13,13 +15,14 @@ import re
 import shutil
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.support.chromium import CHROMIUM, CHROMIUM_ARGS
-from tests.support.localroom.process import LocalProcess, start_local
+from tests.support.localroom.process import LocalProcess, start_local, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -31,6 +34,8 @@ if not shutil.which(CHROMIUM):
 sync_api = pytest.importorskip("playwright.sync_api")
 # The room's real code: the admission pipeline's Lambdas (issue 3) must be installed.
 pytest.importorskip("beekeeper.lambdas.producer", reason="needs the admission pipeline's modules")
+
+from beekeeper.local.demo_shop import ADMITTED_TEXT  # noqa: E402 - after the skips above
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +74,7 @@ def journey(room: LocalProcess, context: object) -> None:
     shop_prefix = room.urls["demo shop"]
     page.wait_for_url(re.compile("^" + re.escape(shop_prefix)), timeout=MINUTE_SECONDS * 10_000)
     assert "beekeeper_token=" in page.url
-    sync_api.expect(page.locator("#verdict")).to_have_text("You're in")
+    sync_api.expect(page.locator("#verdict")).to_have_text(ADMITTED_TEXT)
     page.close()
 
 
@@ -107,3 +112,99 @@ def test_the_journey_works_with_third_party_cookies_blocked(
         journey(room, context)
     finally:
         context.close()
+
+
+# Capacity mode: one place in the shop. Sessions and claims are real minutes, long enough here
+# that nobody's place frees during the test. One test uses it: it stops after that test.
+@pytest.fixture
+def capacity_room(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalProcess]:
+    args = ["--demo", "--demo-port", "0", "--rate", "60", "--minute-seconds", str(MINUTE_SECONDS)]
+    args += ["--max-inside", "1", "--session-minutes", "5", "--claim-minutes", "5"]
+    room = start_local(args, tmp_path_factory.mktemp("config"), name="capacity-browser")
+    try:
+        yield room
+    finally:
+        if room.process.poll() is None:
+            room.interrupt()
+
+
+@pytest.fixture
+def new_context(browser: Any) -> Iterator[Callable[[], Any]]:
+    """A fresh browser context (a visitor of their own); all closed after the test."""
+    contexts: list[Any] = []
+
+    def open_context() -> Any:
+        contexts.append(browser.new_context())
+        return contexts[-1]
+
+    yield open_context
+    for context in contexts:
+        context.close()
+
+
+def poll_as(room: LocalProcess, context: Any) -> dict[str, Any]:
+    """/polling with the browser context's room cookie, as the page would ask."""
+    cookies = context.cookies(room.urls["page URL"])
+    header = "; ".join(f"{c['name']}={c['value']}" for c in cookies)
+    url = room.urls["page URL"].removesuffix("/room") + "/polling"
+    request = urllib.request.Request(url, headers={"Cookie": header})  # noqa: S310 - loopback
+    with urllib.request.urlopen(request) as answer:  # noqa: S310 - loopback
+        body: dict[str, Any] = json.loads(answer.read())
+    return body
+
+
+def test_capacity_mode_admits_through_enter_then_a_full_shop_then_leaving_the_line(
+    capacity_room: LocalProcess, new_context: Callable[[], Any]
+) -> None:
+    """The first visitor goes through the room's /enter into the shop; the shop is then full:
+    the next visitor sees why they wait, leaves with the button, and the room knows it."""
+    room = capacity_room
+    room_base = room.urls["page URL"].removesuffix("/room")
+    shop_prefix = room.urls["demo shop"]
+
+    first = new_context()
+    entered: list[tuple[int, str]] = []
+
+    def record_enter(response: Any) -> None:
+        if response.url == room_base + "/enter":
+            entered.append((response.status, response.headers.get("location", "")))
+
+    first.on("response", record_enter)
+    page = first.new_page()
+    page.goto(room.urls["marketing URL"])
+    page.wait_for_url(re.compile("^" + re.escape(shop_prefix)), timeout=MINUTE_SECONDS * 10_000)
+    assert "beekeeper_token=" in page.url
+    # The page went to the shop through the room's /enter, which answered with a redirect.
+    assert len(entered) == 1
+    status, location = entered[0]
+    assert status == 302
+    assert location == page.url
+    sync_api.expect(page.locator("#verdict")).to_have_text(ADMITTED_TEXT)
+
+    # The one place is taken: the next visitor waits for someone to leave.
+    second = new_context()
+    waiting = second.new_page()
+    waiting.goto(room.urls["marketing URL"])
+    assert waiting.url == room.urls["page URL"]
+    sync_api.expect(waiting.locator('[data-bk="full-note"]')).to_have_text(
+        "The shop is full: people go in as others leave.", timeout=MINUTE_SECONDS * 5_000
+    )
+    sync_api.expect(waiting.locator('[data-bk="position"]')).to_have_text(
+        re.compile(r"^You are (number \d+|next) in line\.$")
+    )
+    sync_api.expect(waiting.locator('[data-bk="wait"]')).to_contain_text("Estimated wait:")
+    answer = poll_as(room, second)
+    assert answer["state"] == "waiting"
+    assert (answer["max_inside"], answer["inside"], answer["full"]) == (1, 1, True)
+
+    waiting.get_by_role("button", name="Leave the line").click()
+    sync_api.expect(waiting.locator('[data-bk="notice-title"]')).to_have_text("You left the line")
+    link = waiting.get_by_role("link", name="Join the line again")
+    assert link.get_attribute("href") == room.urls["marketing URL"]
+    # The beacon reached the room: the visitor's place is gone for good.
+    left = wait_until(lambda: poll_as(room, second).get("state") == "left", timeout=5)
+    assert left, poll_as(room, second)
+    assert poll_as(room, second) == {"allow": False, "state": "left"}
+    # Reloading the page shows the same state (the room says so, the page did not remember).
+    waiting.reload()
+    sync_api.expect(waiting.locator('[data-bk="notice-title"]')).to_have_text("You left the line")

@@ -3,50 +3,31 @@
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.support.page_browser import (
+    AXE,
+    NEXT_POLL_MS,
+    open_room,
+    serious_violations,
+    text,
+    wait_for_polls,
+    wait_for_text,
+)
 from tests.support.polling_double import PollingDouble, serve, waiting
 from tests.support.sample_room import sample_room
 
 pytestmark = pytest.mark.browser
-
-REPO = Path(__file__).resolve().parents[2]
-AXE = REPO / "node_modules" / "axe-core" / "axe.min.js"
-# Longest wait to the next poll for poll_after=20 (25% jitter) plus a little.
-NEXT_POLL_MS = 25_500
 
 
 @pytest.fixture
 def room() -> Iterator[PollingDouble]:
     with serve(sample_room()) as double:
         yield double
-
-
-def text(page: Any, hook: str) -> str:
-    return str(page.locator(f'[data-bk="{hook}"]').text_content()).strip()
-
-
-def open_room(new_page: Callable[..., Any], room: PollingDouble, **options: Any) -> Any:
-    page = new_page(**options)
-    page.goto(room.url("/room"))
-    return page
-
-
-def wait_for_polls(room: PollingDouble, count: int) -> None:
-    """Real time: the fake clock fired the timer, the request is on its way to the double."""
-    deadline = time.monotonic() + 5
-    while len(room.polls) < count:
-        assert time.monotonic() < deadline, f"{len(room.polls)} polls, expected {count}"
-        time.sleep(0.02)
-
-
-def wait_for_text(page: Any, hook: str, expected: str) -> None:
-    page.locator(f'[data-bk="{hook}"]').filter(has_text=expected).wait_for(timeout=5_000)
 
 
 def test_waiting_visitor_sees_name_position_wait_and_check_times(
@@ -263,16 +244,6 @@ def test_reduced_motion_turns_off_the_progress_animation(
     assert still.evaluate(duration) == "0s"
 
 
-def _serious_violations(page: Any) -> list[str]:
-    page.evaluate(AXE.read_text(encoding="utf-8"))
-    results = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
-    return [
-        f"{v['id']} ({v['impact']}): {v['help']}"
-        for v in results["violations"]
-        if v["impact"] in ("serious", "critical")
-    ]
-
-
 @pytest.mark.skipif(not AXE.exists(), reason="axe-core missing: run npm ci")
 @pytest.mark.parametrize("accent", ["#1f5fbf", "#ffd400"])
 def test_axe_finds_no_serious_problems(new_page: Callable[..., Any], accent: str) -> None:
@@ -281,11 +252,11 @@ def test_axe_finds_no_serious_problems(new_page: Callable[..., Any], accent: str
         r.script(waiting(42, 600, slowed=True))
         page = open_room(new_page, r)
         wait_for_text(page, "position", "You are number 42 in line.")
-        assert _serious_violations(page) == []
+        assert serious_violations(page) == []
         r.script({"allow": False, "state": "expired"})
         page.clock.run_for(NEXT_POLL_MS)
         wait_for_text(page, "notice-title", "Your entry has expired")
-        assert _serious_violations(page) == []
+        assert serious_violations(page) == []
 
 
 def test_without_javascript_the_page_says_what_to_do(browser: Any, room: PollingDouble) -> None:

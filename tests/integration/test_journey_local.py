@@ -24,6 +24,8 @@ ORIGIN = "http://127.0.0.1:9/shop"  # never followed: the journey reads redirect
 @pytest.fixture(scope="module")
 def local_room(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalProcess]:
     room = start_local(
+        # 3 admissions a second: eight visitors join well before the last is let in, even on
+        # a loaded machine, so the last ones are still seen waiting.
         ["--origin", ORIGIN, "--rate", "6", "--minute-seconds", "2"],
         tmp_path_factory.mktemp("config"),
         name="journey",

@@ -9,6 +9,8 @@ from tests.support.stack_testkit import Synthesized
 
 
 def test_table_is_on_demand_keyed_by_pk_with_ttl_and_recovery(synthesized: Synthesized) -> None:
+    definition = datamodel.table_definition("beekeeper-test-room")
+    (index,) = definition["GlobalSecondaryIndexes"]
     synthesized.template.has_resource(
         "AWS::DynamoDB::Table",
         {
@@ -17,8 +19,10 @@ def test_table_is_on_demand_keyed_by_pk_with_ttl_and_recovery(synthesized: Synth
             "Properties": Match.object_like(
                 {
                     "BillingMode": "PAY_PER_REQUEST",
-                    "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
-                    "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+                    "KeySchema": definition["KeySchema"],
+                    "AttributeDefinitions": definition["AttributeDefinitions"],
+                    # The sparse index the warden reads (local mode creates the same one).
+                    "GlobalSecondaryIndexes": [index],
                     "TimeToLiveSpecification": {"AttributeName": "ttl", "Enabled": True},
                     "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
                 }

@@ -268,6 +268,11 @@ def test_every_metric_the_dashboard_and_alarms_read_is_emitted(
     assert totals["Rejoined"] == 1
     assert totals["WriteRetries"] >= 1 and totals["AbandonedBatches"] == 1
     assert totals["GovernorHalved"] == totals["GovernorHeld"] == totals["GovernorRaised"] == 1
+    # The checks' median and p90, the slow one's (5 s and a little more) among them.
+    medians = [line.values["GovernorMedian"] for line in lines if "GovernorMedian" in line.values]
+    p90s = [line.values["GovernorP90"] for line in lines if "GovernorP90" in line.values]
+    assert 5000 <= max(medians) <= max(p90s) <= 5000 * 1.06
+    assert min(medians) >= 100
 
 
 def _minutes(

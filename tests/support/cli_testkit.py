@@ -26,6 +26,7 @@ from beekeeper.cli.table import get_item, to_attribute
 from beekeeper.core.datamodel import (
     QUEUE_MAX_RECEIVE_COUNT,
     QUEUE_VISIBILITY_TIMEOUT_SECONDS,
+    table_definition,
 )
 from beekeeper.core.settings import RoomSettings
 
@@ -250,12 +251,7 @@ def create_room_resources(region: str, name: str) -> dict[str, str]:
     """The table and queues of docs/data-model.md, in moto; returns the stack outputs."""
     dynamodb = aws_client("dynamodb", region)
     table = f"beekeeper-{name}-table"
-    dynamodb.create_table(
-        TableName=table,
-        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-        BillingMode="PAY_PER_REQUEST",
-    )
+    dynamodb.create_table(**table_definition(table))
     sqs = aws_client("sqs", region)
     dlq_url = sqs.create_queue(QueueName=f"beekeeper-{name}-dlq")["QueueUrl"]
     dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])["Attributes"][

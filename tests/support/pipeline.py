@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,6 +14,7 @@ from moto import mock_aws
 from beekeeper.core.datamodel import (
     QUEUE_MAX_RECEIVE_COUNT,
     QUEUE_VISIBILITY_TIMEOUT_SECONDS,
+    table_definition,
 )
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas.emf import DISCARD, MetricSink
@@ -86,12 +87,7 @@ class Aws:
 def aws() -> Iterator[Aws]:
     with mock_aws():
         dynamodb = boto3.client("dynamodb", region_name="us-east-1")
-        dynamodb.create_table(
-            TableName=TABLE,
-            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-            BillingMode="PAY_PER_REQUEST",
-        )
+        dynamodb.create_table(**table_definition(TABLE))
         sqs = boto3.client("sqs", region_name="us-east-1")
         dlq_url = sqs.create_queue(QueueName="beekeeper-shop-dlq")["QueueUrl"]
         dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])[
@@ -111,18 +107,29 @@ def aws() -> Iterator[Aws]:
 
 
 class FakeClock:
-    """A clock the test moves; sleep moves it too (and records how long was slept)."""
+    """A clock the test moves; sleep moves it too (and records how long was slept), and runs
+    what the test scheduled for the time slept through (`at`): a visitor leaving mid-minute."""
 
     def __init__(self, now: float = 1_800_000_000.0) -> None:
         self.now = now
         self.slept: list[float] = []
+        self._events: list[tuple[float, int, Callable[[], object]]] = []
 
     def __call__(self) -> float:
         return self.now
 
+    def at(self, when: float, action: Callable[[], object]) -> None:
+        self._events.append((when, len(self._events), action))
+        self._events.sort(key=lambda event: event[:2])
+
+    def run_due(self) -> None:
+        while self._events and self._events[0][0] <= self.now:
+            self._events.pop(0)[2]()
+
     def sleep(self, seconds: float) -> None:
         self.slept.append(seconds)
         self.now += seconds
+        self.run_due()
 
 
 class LongPollsOnTheClock:
@@ -157,8 +164,10 @@ class LongPollsOnTheClock:
             if self._joins and self._joins[0][0] < until:
                 self._clock.now = self._joins[0][0]
                 self._send_due()
+                self._clock.run_due()
                 return self._sqs.receive_message(**request, WaitTimeSeconds=0)  # type: ignore[no-any-return]
             self._clock.now = until
+            self._clock.run_due()
         return response
 
     def __getattr__(self, name: str) -> Any:

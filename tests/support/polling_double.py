@@ -3,8 +3,9 @@
 It serves what the stack and local mode serve on one origin, at the root as local mode does
 and under /prod as an API Gateway stage does: the page at /room (render_page),
 /polling answering from a script of answers given by the test (the last one repeats), the
-marketing link /beekeeper and a stand-in shop at /shop. Every /polling request is recorded with
-its Cookie header, so a test can check what the page sent and how often it asked.
+marketing link /beekeeper and a stand-in shop at /shop; and capacity mode's /enter (a redirect
+to /shop) and POST /leave (answers {"left": true}). Every /polling, /enter and /leave request is
+recorded with its Cookie header, so a test can check what the page sent and how often it asked.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 from urllib.parse import urlsplit
 
 from beekeeper.core.settings import RoomSettings
@@ -48,12 +50,43 @@ def waiting(
     }
 
 
+def waiting_for_places(
+    position: int,
+    eta_seconds: int,
+    *,
+    max_inside: int = 500,
+    inside: int = 500,
+    turnover: int = 4,
+    **others: Any,
+) -> dict[str, object]:
+    """A capacity-mode room's /polling answer: `waiting` plus how full the shop is."""
+    return {
+        **waiting(position, eta_seconds, **others),
+        "max_inside": max_inside,
+        "inside": inside,
+        "turnover": turnover,
+        "full": inside >= max_inside,
+    }
+
+
+@dataclass(frozen=True)
+class Visit:
+    """A request to /enter or /leave: its path, Cookie header, Content-Type and body."""
+
+    path: str
+    cookie: str | None
+    content_type: str | None = None
+    body: bytes = b""
+
+
 @dataclass
 class PollingDouble:
     settings: RoomSettings
     answers: list[Answer] = field(default_factory=list)
     polls: list[str | None] = field(default_factory=list)  # each poll's Cookie header
     poll_paths: list[str] = field(default_factory=list)
+    enters: list[Visit] = field(default_factory=list)
+    leaves: list[Visit] = field(default_factory=list)
     base_url: str = ""
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -62,6 +95,8 @@ class PollingDouble:
             self.answers = list(answers)
             self.polls.clear()
             self.poll_paths.clear()
+            self.enters.clear()
+            self.leaves.clear()
 
     def next_answer(self, path: str, cookie: str | None) -> Answer:
         with self._lock:
@@ -89,12 +124,39 @@ def _handler(double: PollingDouble) -> type[BaseHTTPRequestHandler]:
                     self._send(answer, "text/plain", "unavailable")
                 else:
                     self._send(200, "application/json", json.dumps(answer))
+            elif path == "/enter":
+                double.enters.append(Visit(full_path, self.headers.get("Cookie")))
+                # Like the room's /enter: on to the shop, with the token (any will do here).
+                self._redirect(full_path.removesuffix("/enter") + "/shop?beekeeper_token=entered")
             elif path in ("/beekeeper", "/shop"):
                 title = "Marketing link" if path == "/beekeeper" else "The shop"
                 body = f'<!doctype html><html lang="en"><title>{title}</title><h1>{title}</h1>'
                 self._send(200, "text/html; charset=utf-8", body)
             else:
                 self._send(404, "text/plain", "not found")
+
+        def do_POST(self) -> None:
+            full_path = urlsplit(self.path).path
+            if full_path.removeprefix(STAGE_PREFIX) != "/leave":
+                self._send(404, "text/plain", "not found")
+                return
+            length = int(self.headers.get("Content-Length") or 0)
+            visit = Visit(
+                full_path,
+                self.headers.get("Cookie"),
+                self.headers.get("Content-Type"),
+                self.rfile.read(length),
+            )
+            double.leaves.append(visit)
+            answer = {"left": len(double.leaves) == 1}
+            self._send(200, "application/json", json.dumps(answer))
+
+        def _redirect(self, location: str) -> None:
+            self.send_response(302)
+            self.send_header("Location", location)
+            self.send_header("Content-Length", "0")
+            self.send_header("Cache-Control", "no-store")
+            self.end_headers()
 
         def _send(self, status: int, content_type: str, body: str) -> None:
             data = body.encode("utf-8")

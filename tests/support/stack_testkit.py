@@ -58,6 +58,9 @@ CHANGED_ROOM = FULL_ROOM.replace(
     logo_url="",
     log_retention_days=30,
     alert_email="",
+    max_inside=500,
+    session_minutes=15,
+    claim_minutes=1.5,
 )
 
 

@@ -11,7 +11,10 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
+from beekeeper.core.datamodel import LEAVING_ATTRIBUTE, table_definition
 from beekeeper.simulator.clock import Scheduler, SimulatedTiming
+from beekeeper.simulator.fake_dynamodb import FakeTable
+from beekeeper.simulator.faults import Faults
 from beekeeper.store.client import StoreClient
 from beekeeper.store.dynamodb import DynamoDb
 from beekeeper.store.sqs import Sqs
@@ -191,3 +194,88 @@ def test_the_simulators_short_receives_come_from_its_seed() -> None:
 
     assert receipts(3) == receipts(3)
     assert any(count < 10 for count in receipts(3))  # a standard queue's short receives
+
+
+def test_a_query_of_an_index_the_table_lacks_is_a_validation_error() -> None:
+    database = DynamoDb(RealTime())
+    database.create_table_as_defined(table_definition(TABLE))
+    client = StoreClient(database)
+    code, message = refusal(
+        client.query,
+        TableName=TABLE,
+        IndexName="no-such-index",
+        KeyConditionExpression="#l = :yes",
+        ExpressionAttributeNames={"#l": LEAVING_ATTRIBUTE},
+        ExpressionAttributeValues={":yes": {"S": "1"}},
+    )
+    assert (code, message) == (
+        "ValidationException",
+        "The table does not have the specified index: no-such-index",
+    )
+
+
+def test_observers_learn_whether_an_item_was_written_whole() -> None:
+    """A put (alone, in a batch or in a transaction) writes an item whole; an update does not:
+    the simulator counts admissions by it, so a session's renewal is no admission."""
+    database = DynamoDb(RealTime())
+    database.create_table(TABLE)
+    seen: list[tuple[str, bool]] = []
+    database.observers.append(lambda _table, pk, _item, whole: seen.append((pk, whole)))
+    client = StoreClient(database)
+    client.put_item(TableName=TABLE, Item={"pk": {"S": "a"}})
+    client.update_item(
+        TableName=TABLE,
+        Key={"pk": {"S": "a"}},
+        UpdateExpression="SET x = :one",
+        ExpressionAttributeValues={":one": {"N": "1"}},
+    )
+    client.batch_write_item(RequestItems={TABLE: [{"PutRequest": {"Item": {"pk": {"S": "b"}}}}]})
+    client.transact_write_items(
+        TransactItems=[
+            {"Put": {"TableName": TABLE, "Item": {"pk": {"S": "c"}}}},
+            {
+                "Update": {
+                    "TableName": TABLE,
+                    "Key": {"pk": {"S": "a"}},
+                    "UpdateExpression": "SET y = :one",
+                    "ExpressionAttributeValues": {":one": {"N": "1"}},
+                }
+            },
+        ]
+    )
+    client.delete_item(TableName=TABLE, Key={"pk": {"S": "b"}})
+    assert seen == [("a", True), ("a", False), ("b", True), ("c", True), ("a", False), ("b", False)]
+
+
+def admission(pk: str) -> dict[str, Any]:
+    return {"Put": {"TableName": TABLE, "Item": {"pk": {"S": pk}, "admitted_at": {"N": "1"}}}}
+
+
+def test_the_simulated_table_throttles_admission_transactions_and_logs_it() -> None:
+    table = FakeTable(
+        Scheduler(), random.Random(1), Faults(throttle=True, throttled_per_call=1), TABLE
+    )
+    code, _ = refusal(table.transact_write_items, TransactItems=[admission("v#a")])
+    assert code == "TransactionCanceledException"
+    assert table.injected.counts()["throttle"] == 1
+    assert "v#a" not in table.items
+    # A transaction that admits nobody is never throttled by the simulation.
+    table.transact_write_items(
+        TransactItems=[{"Put": {"TableName": TABLE, "Item": {"pk": {"S": "places"}}}}]
+    )
+    assert "places" in table.items
+
+
+def test_the_simulated_table_counts_puts_of_admitted_visitors_not_their_renewals() -> None:
+    table = FakeTable(Scheduler(), random.Random(1), Faults(), TABLE)
+    table.transact_write_items(TransactItems=[admission("v#a")])
+    renewal = {
+        "TableName": TABLE,
+        "Key": {"pk": {"S": "v#a"}},
+        "UpdateExpression": "SET expires_at = :t",
+        "ExpressionAttributeValues": {":t": {"N": "99"}},
+    }
+    table.update_item(**renewal)
+    table.transact_write_items(TransactItems=[admission("v#a")])  # admitted twice: counted
+    assert [token for _, token in table.admissions] == ["a", "a"]
+    assert table.writes_per_id["a"] == 2

@@ -23,6 +23,7 @@ from beekeeper.core.paths import VTL_DIR
 from beekeeper.lambdas import cookies
 from beekeeper.local.velocity.renderer import RenderInput, render
 from beekeeper.vtl import NO_VISITOR_KEY, ROUTES, load_template, template_values
+from tests.support.hostile_requests import COOKIE_VALUES, HEADERS, QUERIES, VALID_TOKENS
 
 ORIGIN = "https://shop.example/sale"
 TABLE = "beekeeper-test"
@@ -203,9 +204,10 @@ def test_templates_check_exactly_the_data_models_token_pattern() -> None:
 
 
 def test_every_placeholder_is_filled_and_fragments_are_not_templates() -> None:
-    from beekeeper.vtl import template_names
+    from beekeeper.vtl import CAPACITY_ROUTES, REFUSAL_TEMPLATES, template_names
 
-    assert template_names() == sorted(name for route in ROUTES.values() for name in route[:2])
+    used = {name for route in (*ROUTES.values(), *CAPACITY_ROUTES.values()) for name in route[:2]}
+    assert template_names() == sorted(used | set(REFUSAL_TEMPLATES.values()))
     for name in template_names():
         assert "{{" not in template(name)
 
@@ -397,25 +399,6 @@ def test_status_with_missing_or_fractional_numbers_still_answers() -> None:
 
 
 # -- properties over arbitrary input --------------------------------------------------------
-
-VALID_TOKENS = st.builds(
-    lambda token_id, ordinal: f"{token_id}.{ordinal}",
-    st.text("ABCxyz019_-", min_size=22, max_size=22),
-    st.integers(0, 999_999_999_999),
-)
-COOKIE_VALUES = st.one_of(VALID_TOKENS, st.text(), VALID_TOKENS.map(lambda t: t + "\\\"'"))
-COOKIE_NAMES = st.sampled_from([COOKIE_NAME, "a", "xbeekeeper_token", "BEEKEEPER_TOKEN", ""])
-COOKIE_HEADERS = st.one_of(
-    st.text(),
-    st.lists(st.tuples(COOKIE_NAMES, COOKIE_VALUES, st.sampled_from([";", "; ", " ; ", ";;"]))).map(
-        lambda parts: "".join(f"{n}={v}{sep}" for n, v, sep in parts)
-    ),
-)
-HEADER_NAMES = st.one_of(
-    st.sampled_from(["Cookie", "cookie", "COOKIE", "X-Other", "token"]), st.text(max_size=12)
-)
-HEADERS = st.dictionaries(HEADER_NAMES, COOKIE_HEADERS, max_size=3)
-QUERIES = st.dictionaries(st.sampled_from(["token", "Token", "x"]), COOKIE_VALUES, max_size=2)
 
 
 def _token_from_key(key: str) -> bool:

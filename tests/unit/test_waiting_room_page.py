@@ -12,10 +12,15 @@ from pathlib import Path
 
 import pytest
 
+from beekeeper import vtl
+from beekeeper.core.gateway_answers import route_method
 from beekeeper.core.paths import SITE_DIR
 from beekeeper.core.settings import SettingsError
 from beekeeper.waiting_room_site import (
+    ENTER_URL,
+    LEAVE_URL,
     MAX_PAGE_BYTES,
+    POLL_URL,
     REQUIRED_HOOKS,
     REQUIRED_PLACEHOLDERS,
     PageTemplateError,
@@ -101,10 +106,23 @@ def test_config_carries_relative_urls_and_every_language() -> None:
     config = room_config(render_page(sample_room()))
     assert config["pollUrl"] == "polling"
     assert config["joinUrl"] == "beekeeper"
+    assert config["enterUrl"] == "enter"
+    assert config["leaveUrl"] == "leave"
     strings = config["strings"]
     assert isinstance(strings, dict)
     assert next(iter(strings)) == "en"
     assert {"en", "de"} <= set(strings)
+
+
+def test_the_pages_room_urls_are_the_rooms_routes() -> None:
+    # The page resolves these relative to itself, as the routes are served beside /room;
+    # tests/browser/test_local_capacity_browser.py follows a real admission's "via" to enter.
+    assert POLL_URL in vtl.ROUTES
+    assert POLL_URL in vtl.CAPACITY_ROUTES
+    assert ENTER_URL in vtl.CAPACITY_ROUTES
+    assert LEAVE_URL in vtl.CAPACITY_ROUTES
+    assert route_method(LEAVE_URL) == "POST"
+    assert route_method(ENTER_URL) == "GET"
 
 
 def test_page_is_small_and_self_contained() -> None:
@@ -251,7 +269,8 @@ def test_custom_template_styles_are_allowed_by_the_policy(tmp_path: Path) -> Non
 def test_every_string_key_used_by_the_script_exists_in_english() -> None:
     english = json.loads((SITE_DIR / "locales" / "en.json").read_text(encoding="utf-8"))
     script = bundle_script()
-    used = set(re.findall(r"\bt\.(\w+)", script))
+    used = set(re.findall(r"\b(?:t|strings)\.(\w+)", script))
+    used |= set(re.findall(r'return "(wait\w+)"', script))  # waitNoteKey's keys
     used |= set(re.findall(r'data-bk-text="(\w+)"', _default_template()))
     for state in ("noToken", "malformed", "unknown", "expired"):
         used |= {f"{state}Title", f"{state}Text"}

@@ -119,6 +119,11 @@ def test_json_report_has_every_figure(invoke: Invoke, deployed_room: DeployedRoo
         "last_minute_admitted": 5,
         "estimated_wait_seconds": 120,  # 600 waiting at 300 per minute
         "chart_first_minute": MINUTE - 59,
+        # Capacity mode's figures: a rate-mode room has no cap and nobody counted inside.
+        "inside": 0,
+        "max_inside": 0,
+        "turnover": 0,
+        "left_line": 0,
     }
     # The one wait formula, shared with the template and the producer (core/polling.py).
     assert report["estimated_wait_seconds"] == eta_seconds(600, 300)

@@ -138,6 +138,11 @@ def test_a_failed_read_keeps_the_visitors_place(
         (None, 1234 + 1000, Way.KEEP_PLACE, "waiting"),
         (None, 1234 + 1001, Way.NEW_PLACE, "unknown"),
         (None, 0, Way.KEEP_PLACE, "waiting"),  # ahead of everyone admitted
+        # Capacity mode: a visitor who left, or whose place was freed, starts again.
+        ({"state": {"S": "left"}, "expires_at": {"N": "2000"}}, 0, Way.NEW_PLACE, "left"),
+        ({"state": {"S": "left"}}, 0, Way.NEW_PLACE, "left"),  # left while waiting
+        ({"state": {"S": "ended"}, "expires_at": {"N": "2000"}}, 0, Way.NEW_PLACE, "expired"),
+        ({"state": {"S": "inside"}, "expires_at": {"N": "2000"}}, 0, Way.SHOP, "admitted"),
     ],
 )
 def test_classification(item: Any, admitted_total: int, way: Way, reason: str) -> None:
@@ -145,3 +150,13 @@ def test_classification(item: Any, admitted_total: int, way: Way, reason: str) -
     snapshot = RoomSnapshot(config, (0,), admitted_total)
     visit = classify(TOKEN, item, snapshot, now=1000.0)
     assert (visit.way, visit.reason, visit.token) == (way, reason, TOKEN)
+
+
+def test_visitors_passed_over_count_towards_unknown() -> None:
+    """/polling's status copy counts admitted and passed-over visitors as the line's progress;
+    the marketing link judges "unknown" by the same total."""
+    config = RoomConfig(enabled=True, operator_rate=60, rate=60, version=1, updated_at=0)
+    waiting = RoomSnapshot(config, (0,), admitted_total=1234 + 1000, skipped=0)
+    gone = RoomSnapshot(config, (0,), admitted_total=1234 + 1000, skipped=1)
+    assert classify(TOKEN, None, waiting, now=1000.0).reason == "waiting"
+    assert classify(TOKEN, None, gone, now=1000.0).reason == "unknown"

@@ -9,7 +9,8 @@ modeled fields (a cancelled transaction's reasons, a failed condition's item).
 Covered: the templates' reads (refusals included), every write the producer, trigger,
 consumer, governor and CLI make, and what capacity mode uses: TransactWriteItems with
 condition checks, string-set ADD and DELETE, DeleteItem, GetItem and UpdateItem with every
-ReturnValues, and SQS's ChangeMessageVisibility with a timeout.
+ReturnValues, the warden's Query of the sparse `leaving` index, and SQS's
+ChangeMessageVisibility with a timeout.
 """
 
 from __future__ import annotations
@@ -23,6 +24,13 @@ import pytest
 from botocore.exceptions import ClientError
 from moto import mock_aws
 
+from beekeeper.core.datamodel import (
+    LEAVING_ATTRIBUTE,
+    LEAVING_INDEX,
+    LEAVING_VALUE,
+    LEFT_AT_ATTRIBUTE,
+    table_definition,
+)
 from beekeeper.local.store_transport import StoreTransport
 from beekeeper.store.dynamodb import DynamoDb
 from beekeeper.store.sqs import Sqs
@@ -40,7 +48,8 @@ Outcome = tuple[Any, ...]
 # refused, an undefined `#name` is a ValidationException (moto raises KeyError). One moto
 # answer is adjusted here: UpdateItem's UPDATED_NEW/UPDATED_OLD return only the attributes
 # the update expression names (DynamoDB's documentation), where moto adds the key of an item
-# the update created.
+# the update created. A Query of an index the table lacks is DynamoDB's ValidationException
+# (moto: ResourceNotFoundException).
 
 
 class Side:
@@ -108,12 +117,7 @@ def _normal(value: Any) -> Any:
 
 def _create(dynamodb: Any, sqs: Any) -> tuple[str, str]:
     """What the tests need of the stack: the table, the queue and its dead-letter queue."""
-    dynamodb.create_table(
-        TableName=TABLE,
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-        BillingMode="PAY_PER_REQUEST",
-    )
+    dynamodb.create_table(**table_definition(TABLE))
     dlq = sqs.create_queue(QueueName="diff-dead-letters")["QueueUrl"]
     arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])["Attributes"][
         "QueueArn"
@@ -143,7 +147,7 @@ def moto_side() -> Iterator[Side]:
 def store_side() -> Side:
     timing = RealTime()
     database, queues = DynamoDb(timing), Sqs(timing)
-    database.create_table(TABLE)
+    database.create_table_as_defined(table_definition(TABLE))
     endpoint = "http://127.0.0.1:9/diff"
     dead_letters = queues.create_queue("diff-dead-letters", f"{endpoint}/0/diff-dead-letters")
     visitors = queues.create_queue(
@@ -596,7 +600,49 @@ def dead_letters(side: Side) -> None:
     side.call("sqs", "receive_message", QueueUrl=side.dlq_url)
 
 
+def leaving_index(side: Side) -> None:
+    """The warden's Query: only items with both index keys, oldest `left_at` first (numbers
+    by value, not by text), the keys only, a page of `Limit` with where it stopped."""
+    leavers = {"v#late": "1000", "v#early": "95", "v#middle": "200.5", "v#first": "7"}
+    for pk, left_at in leavers.items():
+        item = {
+            "pk": {"S": pk},
+            LEAVING_ATTRIBUTE: {"S": LEAVING_VALUE},
+            LEFT_AT_ATTRIBUTE: n(left_at),
+            "state": {"S": "left"},
+        }
+        side.call("dynamodb", "put_item", TableName=TABLE, Item=item)
+    # Not in the index: no `leaving`, or no `left_at`.
+    side.call("dynamodb", "put_item", TableName=TABLE, Item={"pk": {"S": "v#staying"}})
+    side.call(
+        "dynamodb",
+        "put_item",
+        TableName=TABLE,
+        Item={"pk": {"S": "v#half"}, LEAVING_ATTRIBUTE: {"S": LEAVING_VALUE}},
+    )
+    query = {
+        "TableName": TABLE,
+        "IndexName": LEAVING_INDEX,
+        "KeyConditionExpression": "#leaving = :yes",
+        "ExpressionAttributeNames": {"#leaving": LEAVING_ATTRIBUTE},
+        "ExpressionAttributeValues": {":yes": {"S": LEAVING_VALUE}},
+    }
+    side.call("dynamodb", "query", **query)
+    side.call("dynamodb", "query", **query, Limit=2)
+    side.call("dynamodb", "query", **query, ScanIndexForward=False, Limit=1)
+    # Leaving the index: the attribute removed.
+    side.call(
+        "dynamodb",
+        "update_item",
+        TableName=TABLE,
+        Key=key("v#first"),
+        UpdateExpression=f"REMOVE {LEAVING_ATTRIBUTE}",
+    )
+    side.call("dynamodb", "query", **query)
+
+
 SCENARIOS: dict[str, Callable[[Side], None]] = {
+    "the warden's leaving index": leaving_index,
     "the templates' reads": templates_reads,
     "counters and claims": counters_and_claims,
     "config writes": config_writes,

@@ -25,12 +25,24 @@ from beekeeper.local.velocity.syntax import (
     Literal,
     Not,
     Reference,
+    ResponseOverride,
     Set,
     Step,
     Text,
     Variable,
 )
 from beekeeper.vtl import ROUTES, load_template, template_values
+
+
+def test_response_overrides_are_read_from_dotted_sets() -> None:
+    # airspeed parses `$context.responseOverride.status` as DotDictAccessTerms: pinned here.
+    assert parse(
+        "#set($context.responseOverride.status = 302)"
+        "#set($context.responseOverride.header.Location = $to)"
+    ) == (
+        ResponseOverride("status", Literal(302)),
+        ResponseOverride("header.Location", Variable("to")),
+    )
 
 
 def test_every_statement_of_the_subset_is_read_into_our_syntax() -> None:

@@ -9,11 +9,13 @@ from hypothesis import strategies as st
 from beekeeper.local.velocity.java import java_length, java_split
 from beekeeper.local.velocity.renderer import (
     MAX_FOREACH_ITERATIONS,
+    Rendered,
     RenderInput,
     UnsupportedVtl,
     VelocityRuntimeError,
     escape_javascript,
     render,
+    render_response,
     url_decode,
     url_encode,
 )
@@ -307,3 +309,41 @@ def test_index_of_and_substring_count_utf16_units_for_any_text(
             run(f"{setup}$s.substring({start})", headers=headers)
     else:
         assert run(f"{setup}[$s.substring({start})]", headers=headers) == f"[{expected}]"
+
+
+def test_a_response_template_may_set_the_status_once() -> None:
+    template = (
+        "#if($input.path('$.code') == 'full')#set($context.responseOverride.status = 503)#end{}"
+    )
+    full = render_response(template, RenderInput(body='{"code": "full"}'))
+    assert full == Rendered("{}", 503)
+    assert render_response(template, RenderInput(body='{"code": "ok"}')) == Rendered("{}", None)
+    # Overrides are final: a second one of the same parameter is an error (a 5XX in AWS).
+    twice = (
+        "#set($context.responseOverride.status = 200)#set($context.responseOverride.status = 503)"
+    )
+    with pytest.raises(VelocityRuntimeError, match="twice"):
+        render_response(twice, RenderInput())
+    with pytest.raises(VelocityRuntimeError, match="number"):
+        render_response("#set($context.responseOverride.status = 'x')", RenderInput())
+    # Any other dotted #set stays outside the subset.
+    with pytest.raises(UnsupportedVtl, match="supported subset"):
+        render_response("#set($context.responseOverride.body = 1)", RenderInput())
+    with pytest.raises(UnsupportedVtl, match="supported subset"):
+        render_response("#set($context.requestOverride.header.x = 1)", RenderInput())
+
+
+def test_a_response_template_may_set_a_header_once() -> None:
+    template = (
+        "#set($to = \"https://shop.example/?t=$input.params('t')\")"
+        "#set($context.responseOverride.status = 302)"
+        "#set($context.responseOverride.header.Location = $to)"
+    )
+    rendered = render_response(template, RenderInput(query={"t": "a1"}))
+    assert rendered == Rendered("", 302, {"Location": "https://shop.example/?t=a1"})
+    twice = (
+        "#set($context.responseOverride.header.Location = 'a')"
+        "#set($context.responseOverride.header.Location = 'b')"
+    )
+    with pytest.raises(VelocityRuntimeError, match="twice"):
+        render_response(twice, RenderInput())

@@ -1,0 +1,123 @@
+"""Capacity mode's visitor requests: arriving or renewing a session, and leaving.
+
+Each is one UpdateItem of the visitor's own `v#` item, so a /client check or a /leave costs one
+write whatever the number of visitors inside, and never touches a shared item:
+
+- **session** (GET /client and GET /enter): an admitted visitor arrives, or a visitor inside
+  is active. The place's deadline moves to now + `session_minutes`; the state becomes inside.
+  Refused (ConditionalCheckFailed) unless the visitor holds a place whose deadline has not
+  passed, so the answer is {"allow": true} exactly while the session is live.
+- **leave** (POST /leave): the state becomes left. A waiting visitor has no item yet: the leave
+  creates it, the consumers find it when the line reaches the visitor and pass over them. A
+  visitor holding a place gets the LEAVING_ATTRIBUTE, which puts them in the sparse index the
+  warden reads to release the place (lambdas/places.py). Refused for a second leave and for a
+  visitor whose place is gone (expired, ended).
+
+The room keeps no record of who waits (a waiting visitor's token is only on the queue), so a
+leave for a well-formed token without an item is taken as a waiting visitor's.
+
+The mapping templates (vtl/client-session-request.vtl, vtl/leave-request.vtl) can not import
+Python: they receive the expressions below as synth-time placeholders and fill in the values,
+and tests/unit/test_capacity_templates.py holds their requests equal to these functions. The
+simulator sends these functions' requests.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from beekeeper.core.datamodel import (
+    LEAVING_ATTRIBUTE,
+    LEAVING_VALUE,
+    PARTITION_KEY,
+    QUEUE_RETENTION_SECONDS,
+    STATE_ADMITTED,
+    STATE_INSIDE,
+    STATE_LEFT,
+    TTL_ATTRIBUTE,
+    VISITOR_TTL_GRACE_SECONDS,
+    visitor_key,
+)
+
+# `state` and `ttl` are DynamoDB reserved words: the expressions name them through these.
+ATTRIBUTE_NAMES = {"#state": "state", "#ttl": TTL_ATTRIBUTE}
+HOLDS_A_PLACE = "#state IN (:admitted, :inside) AND expires_at > :now"
+
+SESSION_UPDATE = (
+    "SET expires_at = :until, #state = :inside, arrived_at = if_not_exists(arrived_at, :now), "
+    "#ttl = :ttl"
+)
+SESSION_CONDITION = HOLDS_A_PLACE
+
+LEAVE_UPDATE = (
+    f"SET #state = :left, left_at = :now, {LEAVING_ATTRIBUTE} = :leaving, "
+    "#ttl = if_not_exists(#ttl, :ttl)"
+)
+LEAVE_CONDITION = f"attribute_not_exists({PARTITION_KEY}) OR ({HOLDS_A_PLACE})"
+# A request without a usable token targets the key no visitor has (vtl.NO_VISITOR_KEY) on this
+# condition, which it fails: nobody leaves, nothing is written. (It names every value the
+# leave's condition names: DynamoDB refuses a request with a value its expressions do not use.)
+NO_VISITOR_CONDITION = f"attribute_exists({PARTITION_KEY}) AND {HOLDS_A_PLACE}"
+
+
+def _n(value: int) -> dict[str, str]:
+    return {"N": str(value)}
+
+
+def session_request(table: str, token_id: str, *, now: int, session_seconds: int) -> dict[str, Any]:
+    """The UpdateItem that renews (or starts) a visitor's session at `now` (epoch seconds)."""
+    until = now + session_seconds
+    return {
+        "TableName": table,
+        "Key": {PARTITION_KEY: {"S": visitor_key(token_id)}},
+        "UpdateExpression": SESSION_UPDATE,
+        "ConditionExpression": SESSION_CONDITION,
+        "ExpressionAttributeNames": dict(ATTRIBUTE_NAMES),
+        "ExpressionAttributeValues": {
+            ":until": _n(until),
+            ":inside": {"S": STATE_INSIDE},
+            ":admitted": {"S": STATE_ADMITTED},
+            ":now": _n(now),
+            ":ttl": _n(until + VISITOR_TTL_GRACE_SECONDS),
+        },
+    }
+
+
+def leave_request(table: str, token_id: str, *, now: int) -> dict[str, Any]:
+    """The UpdateItem of a visitor leaving at `now` (epoch seconds).
+
+    A waiting visitor's new item must outlive their message on the queue (or the line would
+    admit them after all): its TTL is the queue's retention. A holder's item keeps its TTL.
+    """
+    return {
+        "TableName": table,
+        "Key": {PARTITION_KEY: {"S": visitor_key(token_id)}},
+        "UpdateExpression": LEAVE_UPDATE,
+        "ConditionExpression": LEAVE_CONDITION,
+        "ExpressionAttributeNames": dict(ATTRIBUTE_NAMES),
+        "ExpressionAttributeValues": {
+            ":left": {"S": STATE_LEFT},
+            ":now": _n(now),
+            ":leaving": {"S": LEAVING_VALUE},
+            ":ttl": _n(now + QUEUE_RETENTION_SECONDS),
+            ":admitted": {"S": STATE_ADMITTED},
+            ":inside": {"S": STATE_INSIDE},
+        },
+    }
+
+
+def template_values() -> dict[str, str]:
+    """The placeholders the capacity templates take from here (see vtl.template_values)."""
+    return {
+        "SESSION_UPDATE": SESSION_UPDATE,
+        "SESSION_CONDITION": SESSION_CONDITION,
+        "LEAVE_UPDATE": LEAVE_UPDATE,
+        "LEAVE_CONDITION": LEAVE_CONDITION,
+        "NO_VISITOR_CONDITION": NO_VISITOR_CONDITION,
+        "STATE_ADMITTED": STATE_ADMITTED,
+        "STATE_INSIDE": STATE_INSIDE,
+        "STATE_LEFT": STATE_LEFT,
+        "LEAVING_VALUE": LEAVING_VALUE,
+        "VISITOR_TTL_GRACE": str(VISITOR_TTL_GRACE_SECONDS),
+        "QUEUE_RETENTION": str(QUEUE_RETENTION_SECONDS),
+    }

@@ -1,0 +1,96 @@
+"""Capacity mode's figures, computed from what visitors did (never from the code under test).
+
+A visit, as the simulated crowd lived it: admitted at some moment (the first admission write,
+from the fake table's log), arrived at the shop or not, renewed the session at each /client
+check, and ended it with /leave or by going idle. From those alone:
+
+- **holding a place** (what the cap bounds): from the admission until the place is due back:
+  the claim deadline for a visitor who never arrived, otherwise the session's end (the last
+  renewal + the session) or the leave, whichever came first;
+- **at the shop** (what the shop is for): from the arrival until the visitor left or went idle;
+- **a place freed**: a holding interval's end while someone was waiting, and **refilled** by
+  the next admission after it (the oldest free place first).
+
+Pure functions of plain numbers, so each is unit-tested on a hand-made history.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Visit:
+    admitted_at: float
+    arrived_at: float | None  # None: a no-show
+    renewals: tuple[float, ...] = ()  # /client checks (and the arrival) that renewed the session
+    left_at: float | None = None  # /leave, when the visitor used it
+    gone_at: float | None = None  # left, or went idle (None: still at the shop at the end)
+
+
+def holding(visit: Visit, *, claim_seconds: float, session_seconds: float) -> tuple[float, float]:
+    """The interval during which `visit` holds a place (see the module)."""
+    if visit.arrived_at is None:
+        end = visit.admitted_at + claim_seconds
+    else:
+        last = max((visit.arrived_at, *visit.renewals))
+        end = last + session_seconds
+    if visit.left_at is not None:
+        end = min(end, visit.left_at)
+    return visit.admitted_at, max(visit.admitted_at, end)
+
+
+def peak(intervals: Sequence[tuple[float, float]]) -> int:
+    """The most intervals [start, end) open at one instant (an end before a start at a tie)."""
+    events = sorted([(end, -1) for _, end in intervals] + [(start, 1) for start, _ in intervals])
+    level = best = 0
+    for _, change in events:
+        level += change
+        best = max(best, level)
+    return best
+
+
+def time_average(intervals: Sequence[tuple[float, float]], start: float, end: float) -> float:
+    """The mean number of intervals open over [start, end)."""
+    if end <= start:
+        return 0.0
+    covered = sum(max(0.0, min(e, end) - max(s, start)) for s, e in intervals)
+    return covered / (end - start)
+
+
+def refill_times(
+    frees: Sequence[float], admissions: Sequence[float], waiting_at: Sequence[tuple[float, int]]
+) -> list[float]:
+    """Seconds from each place freed while someone waited to the admission that took it.
+
+    `waiting_at` is the line's length over time, (moment, visitors waiting) in time order: a
+    place that frees while nobody waits is not a refill. Admissions take the oldest place freed
+    before them; an admission with no freed place waiting for it (the shop had room) refills
+    nothing.
+    """
+    pending: list[float] = []
+    waits: list[float] = []
+    frees_iter = iter(sorted(frees))
+    next_free = next(frees_iter, None)
+    for admitted in sorted(admissions):
+        while next_free is not None and next_free <= admitted:
+            if _waiting(waiting_at, next_free) > 0:
+                heapq.heappush(pending, next_free)
+            next_free = next(frees_iter, None)
+        if pending:
+            waits.append(admitted - heapq.heappop(pending))
+    return sorted(waits)
+
+
+def _waiting(series: Sequence[tuple[float, int]], moment: float) -> int:
+    """The line's length at `moment` (its last value at or before it; 0 before the first)."""
+    low, high = 0, len(series)
+    while low < high:
+        middle = (low + high) // 2
+        if series[middle][0] <= moment:
+            low = middle + 1
+        else:
+            high = middle
+    return series[low - 1][1] if low else 0

@@ -1,0 +1,124 @@
+"""A capacity-mode local room over HTTP (`beekeeper local --max-inside 3`): the real room code,
+the real templates, real minutes for sessions.
+
+Six visitors join; three go in. One leaves through the shop (its server calls /leave), and the
+next waiting visitor goes in within 5 s. One of those inside stays idle past the session and
+its place goes to the next.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from beekeeper.core import datamodel
+from tests.support.localroom.http import cookie_value, get
+from tests.support.localroom.process import LocalProcess, start_local, wait_until
+
+pytestmark = pytest.mark.slow
+
+ORIGIN = "http://127.0.0.1:9/shop"  # never followed: the test reads the redirects
+SESSION_MINUTES = 0.2  # 12 s
+CLAIM_MINUTES = 0.5  # 30 s: longer than the test's steps, so nobody here is a no-show
+
+
+@pytest.fixture()
+def room(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalProcess]:
+    local = start_local(
+        [
+            "--origin",
+            ORIGIN,
+            "--rate",
+            "600",
+            "--minute-seconds",
+            "10",
+            "--max-inside",
+            "3",
+            "--session-minutes",
+            str(SESSION_MINUTES),
+            "--claim-minutes",
+            str(CLAIM_MINUTES),
+        ],
+        tmp_path_factory.mktemp("config"),
+        name="seats",
+    )
+    try:
+        yield local
+    finally:
+        if local.process.poll() is None:
+            local.interrupt()
+
+
+def route(room: LocalProcess, name: str) -> str:
+    return room.urls["page URL"].replace("/room", f"/{name}")
+
+
+def join(room: LocalProcess) -> str:
+    answer = get(room.urls["marketing URL"])
+    assert answer.status == 302, answer.text
+    (set_cookie,) = answer.headers_named("Set-Cookie")
+    token = cookie_value(set_cookie, datamodel.COOKIE_NAME)
+    assert token is not None
+    return token
+
+
+def polling(room: LocalProcess, token: str) -> dict[str, Any]:
+    answer = get(route(room, "polling"), cookie=f"{datamodel.COOKIE_NAME}={token}")
+    assert answer.status == 200
+    return answer.json()  # type: ignore[no-any-return]
+
+
+def shop_checks(room: LocalProcess, token: str) -> bool:
+    """The shop's server asks /client (and so renews the visitor's session)."""
+    answer = get(f"{route(room, 'client')}?token={token}")
+    assert answer.status == 200
+    return bool(answer.json()["allow"])
+
+
+def test_three_inside_a_leave_and_an_idle_session_each_let_the_next_in(
+    room: LocalProcess,
+) -> None:
+    tokens = [join(room) for _ in range(6)]
+    first_three, rest = tokens[:3], tokens[3:]
+    admitted = wait_until(lambda: all(polling(room, t)["allow"] for t in first_three), 15)
+    assert admitted, [polling(room, t) for t in tokens]
+    # The shop is full: the rest wait, and are told why.
+    waiting = [polling(room, t) for t in rest]
+    assert [a["state"] for a in waiting] == ["waiting"] * 3
+    assert all(a["full"] and a["max_inside"] == 3 and a["inside"] == 3 for a in waiting)
+    assert [a["position"] for a in waiting] == [1, 2, 3]
+
+    # The admitted follow the page's redirect through /enter: arrival recorded, on to the shop.
+    for token in first_three:
+        enter = get(route(room, "enter"), cookie=f"{datamodel.COOKIE_NAME}={token}")
+        assert enter.status == 302
+        assert enter.header("Location") == f"{ORIGIN}?beekeeper_token={token}"
+        assert shop_checks(room, token)
+
+    # One finishes: the shop's server says so. The next in line goes in within 5 s.
+    left_at = time.monotonic()
+    answer = get(f"{route(room, 'leave')}?token={first_three[0]}", method="POST")
+    assert (answer.status, answer.json()) == (200, {"left": True})
+    assert not shop_checks(room, first_three[0])
+    assert wait_until(lambda: polling(room, rest[0])["allow"], 5, interval=0.1)
+    assert time.monotonic() - left_at <= 5
+    assert polling(room, rest[1])["state"] == "waiting"
+
+    # The other two stay active; the newcomer arrives and then goes idle. Once its session
+    # has run out, its place goes to the next in line.
+    enter = get(route(room, "enter"), cookie=f"{datamodel.COOKIE_NAME}={rest[0]}")
+    assert enter.status == 302
+    idle_since = time.monotonic()
+
+    def still_active_and_next_in() -> bool:
+        for token in first_three[1:]:
+            assert shop_checks(room, token), "an active visitor lost their place"
+        return bool(polling(room, rest[1])["allow"])
+
+    assert wait_until(still_active_and_next_in, SESSION_MINUTES * 60 + 10, interval=1.0)
+    assert time.monotonic() - idle_since >= SESSION_MINUTES * 60 - 1  # not before it ran out
+    assert not shop_checks(room, rest[0])  # its session ended
+    assert polling(room, rest[2])["state"] == "waiting"  # still three inside at most

@@ -1,0 +1,151 @@
+"""A capacity-mode room (max_inside > 0): /client renews sessions, /enter and /leave exist, and
+the functions and the API may do exactly what the places take (lambdas/places.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from beekeeper import vtl
+from beekeeper.core.gateway_answers import route_method
+from beekeeper.core.headers import browser_origin
+from beekeeper.stacks import permissions
+from beekeeper.vtl.integration import integration_settings, request_content_types
+from tests.support.stack_testkit import Synthesized, flatten
+
+
+def _method(synthesized: Synthesized, path_part: str, verb: str) -> dict[str, Any]:
+    (resource_id,) = (
+        logical_id
+        for logical_id, resource in synthesized.resources("AWS::ApiGateway::Resource").items()
+        if resource["Properties"]["PathPart"] == path_part
+    )
+    (found,) = (
+        method["Properties"]
+        for method in synthesized.resources("AWS::ApiGateway::Method").values()
+        if method["Properties"]["ResourceId"] == {"Ref": resource_id}
+        and method["Properties"]["HttpMethod"] == verb
+    )
+    return found
+
+
+def _actions(statement: dict[str, Any]) -> set[str]:
+    actions = statement["Action"]
+    return set(actions if isinstance(actions, list) else [actions])
+
+
+def _granted(synthesized: Synthesized, role_id: str) -> dict[str, set[str]]:
+    granted: dict[str, set[str]] = {}
+    for statement in synthesized.statements_of_role(role_id):
+        resources = statement["Resource"]
+        for resource in resources if isinstance(resources, list) else [resources]:
+            granted.setdefault(flatten(resource), set()).update(_actions(statement))
+    return granted
+
+
+def test_the_changed_room_is_a_capacity_room(synthesized_changed: Synthesized) -> None:
+    assert synthesized_changed.settings.max_inside > 0
+    paths = {
+        resource["Properties"]["PathPart"]
+        for resource in synthesized_changed.resources("AWS::ApiGateway::Resource").values()
+    }
+    assert {"enter", "leave"} <= paths
+
+
+def test_a_rate_room_has_no_enter_or_leave(synthesized: Synthesized) -> None:
+    assert synthesized.settings.max_inside == 0
+    paths = {
+        resource["Properties"]["PathPart"]
+        for resource in synthesized.resources("AWS::ApiGateway::Resource").values()
+    }
+    assert not {"enter", "leave"} & paths
+
+
+@pytest.mark.parametrize("route", sorted(vtl.CAPACITY_ROUTES))
+def test_capacity_routes_use_their_templates_and_responses(
+    synthesized_changed: Synthesized, route: str
+) -> None:
+    settings = synthesized_changed.settings
+    request_name, _response, action = vtl.CAPACITY_ROUTES[route]
+    table_id, _ = synthesized_changed.only("AWS::DynamoDB::Table")
+    values = vtl.template_values(
+        table_name=f"<Ref:{table_id}>",
+        origin=settings.origin,
+        session_seconds=settings.session_seconds,
+    )
+    method = _method(synthesized_changed, route, route_method(route))
+    integration = method["Integration"]
+    assert flatten(integration["Uri"]).endswith(f":dynamodb:action/{action}")
+    assert integration["PassthroughBehavior"] == "NEVER"
+    # /leave takes sendBeacon's text/plain and a form post as well as JSON: one template.
+    templates = {kind: flatten(text) for kind, text in integration["RequestTemplates"].items()}
+    assert set(templates) == set(request_content_types(route))
+    assert set(templates.values()) == {vtl.load_template(request_name, values)}
+
+    expected = integration_settings(
+        route,
+        table_name=f"<Ref:{table_id}>",
+        origin=settings.origin,
+        session_seconds=settings.session_seconds,
+    )
+    deployed = {
+        r.get("SelectionPattern"): r
+        for r in integration["IntegrationResponses"]  # keyed by pattern: no pattern twice
+    }
+    assert len(deployed) == len(expected)
+    for setting in expected:
+        response = deployed[setting.selection_pattern]
+        assert response["StatusCode"] == str(setting.status_code)
+        assert flatten(response["ResponseTemplates"]["application/json"]) == (
+            setting.response_template
+        )
+    declared = {r["StatusCode"]: r.get("ResponseParameters", {}) for r in method["MethodResponses"]}
+    assert set(declared) == {str(setting.status_code) for setting in expected}
+    if route == "enter":
+        # The redirect's Location is set by the template: the method response declares it.
+        assert declared["302"]["method.response.header.Location"] is True
+
+
+def test_session_length_reaches_the_templates(synthesized_changed: Synthesized) -> None:
+    request = _method(synthesized_changed, "client", "GET")["Integration"]["RequestTemplates"]
+    text = flatten(request["application/json"])
+    assert f"$now + {synthesized_changed.settings.session_seconds})" in text
+    assert synthesized_changed.settings.session_seconds == 900
+
+
+def test_leave_preflight_allows_the_shop_origin_to_post(synthesized_changed: Synthesized) -> None:
+    method = _method(synthesized_changed, "leave", "OPTIONS")
+    (response,) = method["Integration"]["IntegrationResponses"]
+    headers = response["ResponseParameters"]
+    origin = browser_origin(synthesized_changed.settings.origin)
+    assert headers["method.response.header.Access-Control-Allow-Origin"] == f"'{origin}'"
+    assert headers["method.response.header.Access-Control-Allow-Credentials"] == "'true'"
+    assert "POST" in headers["method.response.header.Access-Control-Allow-Methods"]
+    assert "Content-Type" in headers["method.response.header.Access-Control-Allow-Headers"]
+
+
+def test_the_api_may_only_read_polls_and_update_visitors(synthesized_changed: Synthesized) -> None:
+    table_id, _ = synthesized_changed.only("AWS::DynamoDB::Table")
+    (role_id,) = (
+        logical_id
+        for logical_id, role in synthesized_changed.resources("AWS::IAM::Role").items()
+        if role["Properties"]["AssumeRolePolicyDocument"]["Statement"][0]["Principal"]
+        == {"Service": "apigateway.amazonaws.com"}
+    )
+    assert _granted(synthesized_changed, role_id) == {
+        f"<GetAtt:{table_id}.Arn>": {"dynamodb:BatchGetItem", "dynamodb:UpdateItem"}
+    }
+
+
+@pytest.mark.parametrize("role", ["consumer", "trigger"])
+def test_the_wardens_may_query_only_the_leaving_index(
+    synthesized_changed: Synthesized, role: str
+) -> None:
+    table_id, _ = synthesized_changed.only("AWS::DynamoDB::Table")
+    _, function = synthesized_changed.function(role)
+    granted = _granted(synthesized_changed, function["Properties"]["Role"]["Fn::GetAtt"][0])
+    table = f"<GetAtt:{table_id}.Arn>"
+    assert granted[table] == set(permissions.table_actions(role, capacity=True))
+    assert granted[table + "/index/leaving"] == {"dynamodb:Query"}
+    assert "dynamodb:Query" not in granted[table]

@@ -1,0 +1,28 @@
+"""Arbitrary requests, as a hostile or broken client sends them: for the templates' property
+tests. Cookie headers mix well-formed tokens, text, near-misses of our cookie's name and
+separators; queries mix `token` in several cases with the same values."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from beekeeper.core.datamodel import COOKIE_NAME
+
+VALID_TOKENS = st.builds(
+    lambda token_id, ordinal: f"{token_id}.{ordinal}",
+    st.text("ABCxyz019_-", min_size=22, max_size=22),
+    st.integers(0, 999_999_999_999),
+)
+COOKIE_VALUES = st.one_of(VALID_TOKENS, st.text(), VALID_TOKENS.map(lambda t: t + "\\\"'"))
+COOKIE_NAMES = st.sampled_from([COOKIE_NAME, "a", "xbeekeeper_token", "BEEKEEPER_TOKEN", ""])
+COOKIE_HEADERS = st.one_of(
+    st.text(),
+    st.lists(st.tuples(COOKIE_NAMES, COOKIE_VALUES, st.sampled_from([";", "; ", " ; ", ";;"]))).map(
+        lambda parts: "".join(f"{n}={v}{sep}" for n, v, sep in parts)
+    ),
+)
+HEADER_NAMES = st.one_of(
+    st.sampled_from(["Cookie", "cookie", "COOKIE", "X-Other", "token"]), st.text(max_size=12)
+)
+HEADERS = st.dictionaries(HEADER_NAMES, COOKIE_HEADERS, max_size=3)
+QUERIES = st.dictionaries(st.sampled_from(["token", "Token", "x"]), COOKIE_VALUES, max_size=2)

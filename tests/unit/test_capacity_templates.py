@@ -1,0 +1,309 @@
+"""Capacity mode's templates (/client sessions, /enter, /leave, /polling's capacity answers),
+rendered with the local renderer: their requests are core/sessions.py's, whatever comes in."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from beekeeper.core import polling, sessions
+from beekeeper.core.datamodel import COOKIE_NAME, status_copy_for, status_key, visitor_key
+from beekeeper.local.velocity.renderer import Rendered, RenderInput, render, render_response
+from beekeeper.vtl import (
+    CAPACITY_ROUTES,
+    ERROR_STATUS,
+    NO_VISITOR_KEY,
+    REFUSAL_TEMPLATES,
+    load_template,
+    template_values,
+)
+from tests.support.hostile_requests import HEADERS, QUERIES
+
+ORIGIN = "https://shop.example/sale"
+TABLE = "beekeeper-test"
+SESSION_SECONDS = 900
+TOKEN_ID = "Ab0_-" + "x" * 17
+TOKEN = f"{TOKEN_ID}.1234"
+OTHER_ID = "Zz9" + "q" * 19
+NOW_MS = 1_763_780_000_456
+NOW_S = NOW_MS // 1000
+VALUES = template_values(table_name=TABLE, origin=ORIGIN, session_seconds=SESSION_SECONDS)
+RATE_VALUES = template_values(table_name=TABLE, origin=ORIGIN)
+
+
+def cookie(value: str) -> dict[str, str]:
+    return {"Cookie": f"{COOKIE_NAME}={value}"}
+
+
+def rendered_request(
+    route: str,
+    headers: dict[str, str],
+    query: dict[str, str] | None = None,
+    request_time: object = NOW_MS,
+) -> dict[str, Any]:
+    text = render(
+        load_template(CAPACITY_ROUTES[route][0], VALUES),
+        RenderInput(headers=headers, query=query or {}, context={"requestTimeEpoch": request_time}),
+    )
+    request: dict[str, Any] = json.loads(text)
+    return request
+
+
+def answer(
+    name: str, body: dict[str, Any], headers: dict[str, str], query: dict[str, str] | None = None
+) -> Rendered:
+    data = RenderInput(
+        body=json.dumps(body),
+        headers=headers,
+        query=query or {},
+        context={"requestTimeEpoch": NOW_MS},
+    )
+    return render_response(load_template(name, VALUES), data)
+
+
+# -- the requests are the Python owner's ----------------------------------------------------
+
+
+@pytest.mark.parametrize("route", ["client", "enter"])
+def test_a_session_check_renews_exactly_as_core_sessions_says(route: str) -> None:
+    expected = sessions.session_request(TABLE, TOKEN_ID, now=NOW_S, session_seconds=SESSION_SECONDS)
+    assert rendered_request(route, cookie(TOKEN)) == expected
+    # ?token= wins over the cookie, as on /client in rate mode.
+    assert rendered_request(route, cookie(f"{OTHER_ID}.5"), {"token": TOKEN}) == expected
+    # The request time may come as text.
+    assert rendered_request(route, cookie(TOKEN), request_time=str(NOW_MS)) == expected
+
+
+def test_a_leave_is_exactly_core_sessions_leave() -> None:
+    expected = sessions.leave_request(TABLE, TOKEN_ID, now=NOW_S)
+    assert rendered_request("leave", cookie(TOKEN)) == expected
+    assert rendered_request("leave", {}, {"token": TOKEN}) == expected
+    assert rendered_request("leave", cookie(f"{OTHER_ID}.5"), {"token": TOKEN}) == expected
+
+
+@pytest.mark.parametrize("request_time", [None, "", "12a", "-5", "1" * 16, "1.5e12"])
+def test_an_unreadable_request_time_renews_and_removes_nobody(request_time: object) -> None:
+    for route in ("client", "enter", "leave"):
+        request = rendered_request(route, cookie(TOKEN), request_time=request_time)
+        assert request["Key"] == {"pk": {"S": NO_VISITOR_KEY}}
+    leave = rendered_request("leave", cookie(TOKEN), request_time=request_time)
+    assert leave["ConditionExpression"] == sessions.NO_VISITOR_CONDITION
+
+
+@pytest.mark.parametrize("headers", [{}, cookie("bad"), cookie(f"{TOKEN_ID}.")])
+def test_no_usable_token_leaves_nobody(headers: dict[str, str]) -> None:
+    leave = rendered_request("leave", headers)
+    # The key no visitor has, on condition that it exists: nothing can be written.
+    assert leave["Key"] == {"pk": {"S": NO_VISITOR_KEY}}
+    assert leave["ConditionExpression"] == sessions.NO_VISITOR_CONDITION
+    assert sessions.NO_VISITOR_CONDITION.startswith("attribute_exists(pk) AND ")
+    session = rendered_request("client", headers)
+    assert session["Key"] == {"pk": {"S": NO_VISITOR_KEY}}
+    assert session["ConditionExpression"] == sessions.SESSION_CONDITION  # fails: no item
+
+
+@settings(max_examples=80, deadline=None)
+@given(headers=HEADERS, query=QUERIES)
+def test_any_request_renders_one_of_the_owners_requests(headers, query) -> None:
+    for route in ("client", "enter", "leave"):
+        request = rendered_request(route, headers, query)
+        key = request["Key"]["pk"]["S"]
+        assert key == NO_VISITOR_KEY or re.fullmatch(r"v#[A-Za-z0-9_-]{22}", key)
+        token_id = key.removeprefix("v#")
+        if route == "leave":
+            expected = sessions.leave_request(TABLE, token_id, now=NOW_S)
+            if key == NO_VISITOR_KEY:
+                expected = {
+                    **expected,
+                    "ConditionExpression": sessions.NO_VISITOR_CONDITION,
+                    "ExpressionAttributeValues": {
+                        **expected["ExpressionAttributeValues"],
+                        ":now": {"N": "0"},
+                        ":ttl": sessions.leave_request(TABLE, token_id, now=0)[
+                            "ExpressionAttributeValues"
+                        ][":ttl"],
+                    },
+                }
+        else:
+            expected = sessions.session_request(
+                TABLE, token_id, now=NOW_S, session_seconds=SESSION_SECONDS
+            )
+        assert request == expected
+
+
+# -- the answers ----------------------------------------------------------------------------
+
+CONDITION_FAILED = {
+    "__type": "com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException",
+    "message": "The conditional request failed",
+}
+THROTTLED = [
+    {"__type": "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException"},
+    {"__type": "com.amazonaws.dynamodb.v20120810#ThrottlingException"},
+    {"__type": "com.amazonaws.dynamodb.v20120810#RequestLimitExceeded"},
+    {},
+]
+
+
+def test_success_answers() -> None:
+    client = answer(CAPACITY_ROUTES["client"][1], {}, cookie(TOKEN))
+    assert (json.loads(client.text), client.status) == ({"allow": True}, None)
+    leave = answer(CAPACITY_ROUTES["leave"][1], {}, cookie(TOKEN))
+    assert (json.loads(leave.text), leave.status) == ({"left": True}, None)
+
+
+@pytest.mark.parametrize(("route", "field"), [("client", "allow"), ("leave", "left")])
+def test_a_failed_condition_is_a_no_and_anything_else_the_rooms_trouble(
+    route: str, field: str
+) -> None:
+    refused = answer(REFUSAL_TEMPLATES[route], CONDITION_FAILED, cookie(TOKEN))
+    assert (json.loads(refused.text), refused.status) == ({field: False}, None)
+    for body in THROTTLED:
+        trouble = answer(REFUSAL_TEMPLATES[route], body, cookie(TOKEN))
+        assert (json.loads(trouble.text), trouble.status) == ({field: False}, ERROR_STATUS)
+
+
+@pytest.mark.parametrize(
+    ("headers", "query", "location"),
+    [
+        (cookie(TOKEN), {}, f"{ORIGIN}?beekeeper_token={TOKEN}"),
+        (cookie("junk"), {"token": TOKEN}, f"{ORIGIN}?beekeeper_token={TOKEN}"),
+        ({}, {}, ORIGIN),
+        (cookie("x$context.requestId#set($a=1)"), {}, ORIGIN),
+    ],
+)
+def test_enter_always_sends_the_visitor_to_the_shop(
+    headers: dict[str, str], query: dict[str, str], location: str
+) -> None:
+    for body in ({}, CONDITION_FAILED, THROTTLED[0]):
+        rendered = answer("enter-response.vtl", body, headers, query)
+        assert rendered.headers == {"Location": location}
+
+
+@settings(max_examples=60, deadline=None)
+@given(headers=HEADERS, query=QUERIES)
+def test_enter_redirects_only_to_the_origin(headers, query) -> None:
+    location = answer("enter-response.vtl", {}, headers, query).headers["Location"]
+    assert location == ORIGIN or re.fullmatch(
+        re.escape(ORIGIN) + r"\?beekeeper_token=[A-Za-z0-9_-]{22}\.[0-9]{1,12}", location
+    )
+
+
+# -- /polling in capacity mode --------------------------------------------------------------
+
+
+def visitor(state: str | None, expires_at: int = NOW_S + 60) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        "pk": {"S": visitor_key(TOKEN_ID)},
+        "expires_at": {"N": str(expires_at)},
+    }
+    if state is not None:
+        item["state"] = {"S": state}
+    return item
+
+
+def status(**numbers: int) -> dict[str, Any]:
+    fields = {"admitted_total": 1000, "arrivals_total": 5000, "rate": 60, "updated_at": NOW_S - 3}
+    item: dict[str, Any] = {"pk": {"S": status_key(status_copy_for(1234))}}
+    for name, value in (fields | numbers).items():
+        item[name] = {"N": str(value)}
+    return item | {"enabled": {"BOOL": True}, "slowed": {"BOOL": False}}
+
+
+def poll(items: list[dict[str, Any]], values: dict[str, str] = VALUES) -> dict[str, Any]:
+    data = RenderInput(
+        body=json.dumps({"Responses": {TABLE: items}}),
+        headers=cookie(TOKEN),
+        context={"requestTimeEpoch": NOW_MS},
+    )
+    result: dict[str, Any] = json.loads(render(load_template("polling-response.vtl", values), data))
+    return result
+
+
+@pytest.mark.parametrize(
+    ("item", "expected"),
+    [
+        (visitor("left"), {"allow": False, "state": "left"}),
+        (visitor("left", NOW_S - 5), {"allow": False, "state": "left"}),
+        (visitor("ended"), {"allow": False, "state": "expired"}),
+        (visitor("admitted", NOW_S - 1), {"allow": False, "state": "expired"}),
+        (
+            visitor("inside"),
+            {"allow": True, "origin": f"{ORIGIN}?beekeeper_token={TOKEN}", "via": "enter"},
+        ),
+        (
+            visitor("admitted"),
+            {"allow": True, "origin": f"{ORIGIN}?beekeeper_token={TOKEN}", "via": "enter"},
+        ),
+    ],
+)
+def test_polling_says_where_a_capacity_visitor_is(
+    item: dict[str, Any], expected: dict[str, Any]
+) -> None:
+    assert poll([status(), item]) == expected
+
+
+def test_a_rate_room_sends_the_admitted_straight_to_the_shop() -> None:
+    assert poll([status(), visitor(None)], RATE_VALUES) == {
+        "allow": True,
+        "origin": f"{ORIGIN}?beekeeper_token={TOKEN}",
+    }
+
+
+def test_a_rate_status_copy_gives_the_rate_answer_exactly() -> None:
+    answer = poll([status()])
+    assert set(answer) == {
+        "allow", "state", "position", "eta_seconds", "poll_after", "rate", "slowed", "updated_at",
+    }  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    rate=st.integers(1, 300_000),
+    max_inside=st.integers(1, 1_000_000),
+    inside=st.integers(0, 1_000_001),
+    turnover=st.integers(0, 400_000),
+    admitted_total=st.integers(0, 1233),
+)
+def test_capacity_answers_follow_the_python_flow(
+    rate: int, max_inside: int, inside: int, turnover: int, admitted_total: int
+) -> None:
+    answer = poll(
+        [
+            status(
+                rate=rate,
+                max_inside=max_inside,
+                inside=inside,
+                turnover=turnover,
+                admitted_total=admitted_total,
+            )
+        ]
+    )
+    position = polling.position(1234, admitted_total)
+    flow = polling.admission_flow(rate, max_inside=max_inside, inside=inside, turnover=turnover)
+    assert answer == {
+        "allow": False,
+        "state": "waiting",
+        "position": position,
+        "eta_seconds": polling.eta_seconds(position, flow),
+        "poll_after": polling.poll_after_seconds(position, flow),
+        "rate": rate,
+        "slowed": False,
+        "updated_at": NOW_S - 3,
+        "max_inside": max_inside,
+        "inside": inside,
+        "turnover": turnover,
+        "full": inside >= max_inside,
+    }
+
+
+def test_a_full_shop_estimates_from_the_turnover() -> None:
+    full = poll([status(rate=600, max_inside=100, inside=100, turnover=30, admitted_total=1224)])
+    assert (full["position"], full["eta_seconds"], full["full"]) == (10, 20, True)  # 10 at 30/min
+    room = poll([status(rate=600, max_inside=100, inside=99, turnover=30, admitted_total=1224)])
+    assert (room["eta_seconds"], room["full"]) == (1, False)  # at the rate: 10 at 600/min

@@ -1,0 +1,51 @@
+"""The capacity figures of a simulation, on hand-made visits (simulator/occupancy.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from beekeeper.simulator.occupancy import (
+    Visit,
+    holding,
+    peak,
+    refill_times,
+    time_average,
+)
+
+CLAIM, SESSION = 120.0, 600.0
+
+
+@pytest.mark.parametrize(
+    ("visit", "interval"),
+    [
+        (Visit(10.0, None), (10.0, 130.0)),  # a no-show holds the claim window
+        (Visit(10.0, 15.0), (10.0, 615.0)),  # arrived, then idle: the session from the arrival
+        (Visit(10.0, 15.0, renewals=(45.0, 75.0)), (10.0, 675.0)),  # the last check renews
+        (Visit(10.0, 15.0, renewals=(45.0,), left_at=60.0), (10.0, 60.0)),  # left: at once
+        (Visit(10.0, None, left_at=20.0), (10.0, 20.0)),  # left before arriving
+    ],
+)
+def test_holding_ends_at_the_deadline_or_the_leave(visit: Visit, interval: tuple) -> None:
+    assert holding(visit, claim_seconds=CLAIM, session_seconds=SESSION) == interval
+
+
+def test_peak_counts_overlaps_and_an_end_frees_before_a_start_at_the_same_instant() -> None:
+    assert peak([]) == 0
+    assert peak([(0, 10), (5, 15), (9, 20)]) == 3
+    assert peak([(0, 10), (10, 20), (20, 30)]) == 1
+    assert peak([(0, 10), (0, 10), (10, 11)]) == 2
+
+
+def test_time_average_is_clipped_to_the_window() -> None:
+    assert time_average([(0, 10), (5, 15)], 0, 10) == pytest.approx(1.5)
+    assert time_average([(0, 100)], 50, 60) == pytest.approx(1.0)
+    assert time_average([(0, 100)], 60, 50) == 0.0
+
+
+def test_refills_pair_each_admission_with_the_oldest_place_freed_while_someone_waited() -> None:
+    waiting = [(0.0, 5), (50.0, 0), (60.0, 3)]
+    frees = [10.0, 12.0, 55.0, 70.0]  # 55: nobody waited then
+    admissions = [1.0, 11.0, 14.0, 20.0, 56.0, 72.0]  # 1.0: the shop had room
+    assert refill_times(frees, admissions, waiting) == [1.0, 2.0, 2.0]  # 10->11, 12->14, 70->72
+    # An admission before any free place refills nothing; a free place never taken counts not.
+    assert refill_times([100.0], [50.0], [(0.0, 1)]) == []

@@ -110,6 +110,9 @@ LEAVING_INDEX = "leaving"
 LEAVING_ATTRIBUTE = "leaving"
 LEAVING_VALUE = "1"
 LEFT_AT_ATTRIBUTE = "left_at"
+# On the item of a visitor who left the line: the consumers passed over their place and counted
+# it (`admitted`'s `skipped`), once, whatever the deliveries of their message.
+PASSED_OVER_ATTRIBUTE = "passed_over"
 GOVERNOR_KEY = "governor"
 # The governor's last few decisions with their reasons. Apart from `governor`, which the CLI's
 # `rate` deletes to start the governor over, so the history survives an operator's change.

@@ -23,6 +23,10 @@ POLL_AFTER_MAX_SECONDS = 300
 POLL_AFTER_WITHOUT_RATE_SECONDS = 5
 # The room is off: the page sends the visitor to the marketing link and stops polling.
 POLL_AFTER_ROOM_OFF_SECONDS = 60
+# Capacity mode: a waiting page polls at least this many times per claim window, so that an
+# admission is noticed (the page's jitter and the redirect included) before its claim runs out,
+# however far the turnover the estimate rests on is from the flow of the moment.
+POLLS_PER_CLAIM = 2
 # A token with no admission item whose place was passed more than this many minutes of
 # admissions ago (and at least UNKNOWN_MIN_MARGIN visitors ago) is "unknown".
 UNKNOWN_AFTER_MINUTES = 15
@@ -58,12 +62,16 @@ def eta_seconds(position: int, rate_per_minute: int) -> int:
     return (position * 60 + rate_per_minute - 1) // rate_per_minute
 
 
-def poll_after_seconds(position: int, rate_per_minute: int) -> int:
-    """When a visitor `position` places from the front should poll again."""
+def poll_after_seconds(position: int, rate_per_minute: int, *, claim_seconds: int = 0) -> int:
+    """When a visitor `position` places from the front should poll again; in capacity mode
+    (`claim_seconds` > 0) at least POLLS_PER_CLAIM times per claim window."""
     if rate_per_minute <= 0:
         return POLL_AFTER_WITHOUT_RATE_SECONDS
     earliest = max(0, position - 1) * 60 // rate_per_minute
-    return min(POLL_AFTER_MAX_SECONDS, max(POLL_AFTER_MIN_SECONDS, earliest // 2))
+    most = POLL_AFTER_MAX_SECONDS
+    if claim_seconds > 0:
+        most = max(POLL_AFTER_MIN_SECONDS, min(most, claim_seconds // POLLS_PER_CLAIM))
+    return min(most, max(POLL_AFTER_MIN_SECONDS, earliest // 2))
 
 
 def unknown_margin(rate_per_minute: int) -> int:

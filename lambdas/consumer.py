@@ -35,6 +35,7 @@ from beekeeper.core import telemetry
 from beekeeper.core.datamodel import (
     ADMITTED_COUNTER_KEY,
     PARTITION_KEY,
+    PASSED_OVER_ATTRIBUTE,
     STATE_LEFT,
     TTL_ATTRIBUTE,
     VISITOR_TTL_GRACE_SECONDS,
@@ -365,15 +366,21 @@ class Consumer:
             self.dynamodb, self.table, [visitor_key(i) for i in fresh], consistent=True
         )
         done: list[str] = []
-        skipped = 0
+        retry: list[str] = []
         for pk, item in already.items():
             _, handles = fresh.pop(pk.removeprefix("v#"))
+            left_waiting = (
+                item.get("state", {}).get("S") == STATE_LEFT
+                and "admitted_at" not in item
+                and PASSED_OVER_ATTRIBUTE not in item
+            )
+            counted = self._count_skipped(pk) if left_waiting else None
+            if counted is False:
+                retry += handles  # not counted yet: the message comes back for another try
+                continue
             done += handles
-            if item.get("state", {}).get("S") == STATE_LEFT and "admitted_at" not in item:
-                skipped += 1
-        if skipped:
-            self.report.skipped += skipped
-            self._count_skipped(skipped)
+            self.report.skipped += bool(counted)
+        self._release(retry)
         return done
 
     def _receive(self, wanted: int, wait: int) -> list[dict[str, Any]]:
@@ -484,16 +491,47 @@ class Consumer:
                 continue
         return [], True
 
-    def _count_skipped(self, count: int) -> None:
+    def _count_skipped(self, pk: str) -> bool | None:
+        """Count a visitor who left the line as passed over, once: the leaver's item is marked
+        in the same transaction, so a redelivery of their message (a duplicate, or one handed
+        back after a failure) finds the mark and counts nothing. True when this call counted,
+        None when they were counted already, False when the table refused (count later)."""
         try:
-            self.dynamodb.update_item(
-                TableName=self.table,
-                Key=key(ADMITTED_COUNTER_KEY),
-                UpdateExpression="ADD skipped :c",
-                ExpressionAttributeValues={":c": number(count)},
+            self.dynamodb.transact_write_items(
+                TransactItems=[
+                    {
+                        "Update": {
+                            "TableName": self.table,
+                            "Key": key(pk),
+                            "UpdateExpression": f"SET {PASSED_OVER_ATTRIBUTE} = :yes",
+                            "ConditionExpression": (
+                                f"#state = :left AND attribute_not_exists(admitted_at) "
+                                f"AND attribute_not_exists({PASSED_OVER_ATTRIBUTE})"
+                            ),
+                            "ExpressionAttributeNames": {"#state": "state"},
+                            "ExpressionAttributeValues": {
+                                ":left": {"S": STATE_LEFT},
+                                ":yes": {"BOOL": True},
+                            },
+                        }
+                    },
+                    {
+                        "Update": {
+                            "TableName": self.table,
+                            "Key": key(ADMITTED_COUNTER_KEY),
+                            "UpdateExpression": "ADD skipped :one",
+                            "ExpressionAttributeValues": {":one": number(1)},
+                        }
+                    },
+                ]
             )
-        except Exception:
-            log.exception("could not count %s visitors who left the line", count)
+        except ClientError as error:
+            reasons = [r.get("Code") for r in error.response.get("CancellationReasons", [])]
+            if reasons[:1] == ["ConditionalCheckFailed"]:
+                return None  # counted by another delivery of their message
+            log.warning("could not count a visitor who left the line: %s", error)
+            return False
+        return True
 
     def _count(self, count: int, minute: int) -> None:
         """The counters behind positions and per-minute reports (bookkeeping only).

@@ -118,6 +118,8 @@ class RoomSnapshot:
     inside: int = 0
     skipped: int = 0
     turnover: int = 0  # visitors let in per minute lately (the trigger measures it)
+    # Capacity mode: the claim window (settings), which bounds how rarely a waiting page polls.
+    claim_seconds: int = 0
 
     @property
     def passed_total(self) -> int:
@@ -196,6 +198,7 @@ def snapshot_from_items(items: Mapping[str, Item], settings: RoomSettings) -> Ro
         inside=read_number(items.get(INSIDE_KEY), "n"),
         skipped=read_number(admitted, "skipped"),
         turnover=read_number(items.get(INSIDE_KEY), "turnover"),
+        claim_seconds=settings.claim_seconds if settings.max_inside else 0,
     )
 
 
@@ -283,7 +286,8 @@ def set_effective_rate(
 def status_item(snapshot: RoomSnapshot, copy: int, now: float) -> dict[str, Any]:
     """A status copy. `admitted_total` counts the places passed (admitted, or left and
     skipped): /polling's position is the ordinal minus it. In capacity mode the copy also says
-    how full the shop is and how many went in a minute lately (`turnover`); a rate-mode copy
+    how full the shop is, how many went in a minute lately (`turnover`) and the claim window
+    (`claim_seconds`, which bounds the wait between a page's polls); a rate-mode copy
     has exactly the fields it always had."""
     config = snapshot.config
     capacity = (
@@ -291,6 +295,7 @@ def status_item(snapshot: RoomSnapshot, copy: int, now: float) -> dict[str, Any]
             "max_inside": number(config.max_inside),
             "inside": number(snapshot.inside),
             "turnover": number(snapshot.turnover),
+            "claim_seconds": number(snapshot.claim_seconds),
         }
         if config.max_inside > 0
         else {}

@@ -104,6 +104,7 @@ def template_values(*, table_name: str, origin: str, session_seconds: int = 0) -
         "PARSE_NUMBER": _source("_parse-number.vtl"),
         "POLL_AFTER_MIN": str(polling.POLL_AFTER_MIN_SECONDS),
         "POLL_AFTER_MAX": str(polling.POLL_AFTER_MAX_SECONDS),
+        "POLLS_PER_CLAIM": str(polling.POLLS_PER_CLAIM),
         "POLL_AFTER_WITHOUT_RATE": str(polling.POLL_AFTER_WITHOUT_RATE_SECONDS),
         "POLL_AFTER_ROOM_OFF": str(polling.POLL_AFTER_ROOM_OFF_SECONDS),
         "UNKNOWN_AFTER_MINUTES": str(polling.UNKNOWN_AFTER_MINUTES),

@@ -269,9 +269,10 @@ def test_a_rate_status_copy_gives_the_rate_answer_exactly() -> None:
     inside=st.integers(0, 1_000_001),
     turnover=st.integers(0, 400_000),
     admitted_total=st.integers(0, 1233),
+    claim_seconds=st.integers(0, 3_600),
 )
 def test_capacity_answers_follow_the_python_flow(
-    rate: int, max_inside: int, inside: int, turnover: int, admitted_total: int
+    rate: int, max_inside: int, inside: int, turnover: int, admitted_total: int, claim_seconds: int
 ) -> None:
     answer = poll(
         [
@@ -281,6 +282,7 @@ def test_capacity_answers_follow_the_python_flow(
                 inside=inside,
                 turnover=turnover,
                 admitted_total=admitted_total,
+                claim_seconds=claim_seconds,
             )
         ]
     )
@@ -291,7 +293,7 @@ def test_capacity_answers_follow_the_python_flow(
         "state": "waiting",
         "position": position,
         "eta_seconds": polling.eta_seconds(position, flow),
-        "poll_after": polling.poll_after_seconds(position, flow),
+        "poll_after": polling.poll_after_seconds(position, flow, claim_seconds=claim_seconds),
         "rate": rate,
         "slowed": False,
         "updated_at": NOW_S - 3,
@@ -300,6 +302,17 @@ def test_capacity_answers_follow_the_python_flow(
         "turnover": turnover,
         "full": inside >= max_inside,
     }
+
+
+def test_a_waiting_page_polls_twice_per_claim_window_however_slow_the_line() -> None:
+    # 500 ahead at one a minute: the estimate alone would wait the longest poll, 300 s.
+    slow = {"rate": 600, "max_inside": 100, "inside": 100, "turnover": 1, "admitted_total": 734}
+    assert poll([status(**slow)])["poll_after"] == polling.POLL_AFTER_MAX_SECONDS
+    assert poll([status(**slow, claim_seconds=120)])["poll_after"] == 60
+    assert poll([status(**slow, claim_seconds=3)])["poll_after"] == polling.POLL_AFTER_MIN_SECONDS
+    # A rate-mode copy never carries a claim window; a stray one changes nothing there.
+    rate_mode = {"rate": 1, "admitted_total": 734, "claim_seconds": 120}
+    assert poll([status(**rate_mode)])["poll_after"] == polling.POLL_AFTER_MAX_SECONDS
 
 
 def test_a_full_shop_estimates_from_the_turnover() -> None:

@@ -42,6 +42,8 @@ def test_capacity_sets_the_cap_live_and_republishes_the_status(
         status = read_item(room.table, f"status#{copy}")
         assert status is not None
         assert (status["max_inside"], status["inside"], status["turnover"]) == (200, 120, 40)
+        # The claim window (2 minutes by default): the waiting pages poll twice in it.
+        assert status["claim_seconds"] == 120
 
 
 def test_capacity_zero_lifts_the_cap(invoke: Invoke, config_dir: Path, aws: None) -> None:

@@ -103,6 +103,25 @@ def test_a_visitor_who_left_the_line_is_passed_over_and_counted(aws: Aws, clock:
     assert aws.queue_bodies() == [str(token(5))]
 
 
+def test_a_leaver_is_counted_once_however_often_their_message_comes(
+    aws: Aws, clock: FakeClock
+) -> None:
+    aws.send(str(token(1)), str(token(2)), str(token(3)))
+    assert leave(aws, clock, token(2)) == '{"left": true}'
+    first = consume(aws, clock, **CAPACITY)
+    # The leaver's message comes again (SQS delivers at least once) in a later minute.
+    aws.send(str(token(2)))
+    clock.now = (clock.now // 60 + 1) * 60  # the next minute
+    again = consume(aws, clock, **CAPACITY)
+    assert sorted(admitted_at(aws, 3)) == [1, 3]
+    counter = aws.item(ADMITTED_COUNTER_KEY)
+    assert counter is not None and counter["skipped"] == {"N": "1"}  # one place passed
+    assert (first.skipped, again.skipped) == (1, 0)
+    item = aws.item(f"v#{token(2).id}")
+    assert item is not None and item["passed_over"] == {"BOOL": True}
+    assert aws.queue_bodies() == []
+
+
 def test_a_lowered_cap_is_followed_within_seconds(aws: Aws, clock: FakeClock) -> None:
     aws.send(*(str(token(n)) for n in range(1, 5)))
     settings = room(**CAPACITY)

@@ -6,7 +6,9 @@ check, and ended it with /leave or by going idle. From those alone:
 
 - **holding a place** (what the cap bounds): from the admission until the place is due back:
   the claim deadline for a visitor who never arrived, otherwise the session's end (the last
-  renewal + the session) or the leave, whichever came first;
+  renewal + the session) or the leave, whichever came first. Deadlines are whole seconds,
+  counted from the whole second of the moment that set them: the room's clocks (API Gateway's
+  request time in the templates, the consumer's `admitted_at`) are read in whole seconds;
 - **at the shop** (what the shop is for): from the arrival until the visitor left or went idle;
 - **a place freed**: a holding interval's end while someone was waiting, and **refilled** by
   the next admission after it (the oldest free place first).
@@ -17,6 +19,7 @@ Pure functions of plain numbers, so each is unit-tested on a hand-made history.
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -30,13 +33,18 @@ class Visit:
     gone_at: float | None = None  # left, or went idle (None: still at the shop at the end)
 
 
+def deadline(moment: float, seconds: float) -> float:
+    """A place's deadline set at `moment` for `seconds`: from the moment's whole second."""
+    return math.floor(moment) + seconds
+
+
 def holding(visit: Visit, *, claim_seconds: float, session_seconds: float) -> tuple[float, float]:
     """The interval during which `visit` holds a place (see the module)."""
     if visit.arrived_at is None:
-        end = visit.admitted_at + claim_seconds
+        end = deadline(visit.admitted_at, claim_seconds)
     else:
         last = max((visit.arrived_at, *visit.renewals))
-        end = last + session_seconds
+        end = deadline(last, session_seconds)
     if visit.left_at is not None:
         end = min(end, visit.left_at)
     return visit.admitted_at, max(visit.admitted_at, end)
@@ -50,6 +58,17 @@ def peak(intervals: Sequence[tuple[float, float]]) -> int:
         level += change
         best = max(best, level)
     return best
+
+
+def first_reaching(intervals: Sequence[tuple[float, float]], level: int) -> float | None:
+    """The first instant at which `level` intervals are open at once (None: never)."""
+    events = sorted([(end, -1) for _, end in intervals] + [(start, 1) for start, _ in intervals])
+    open_now = 0
+    for moment, change in events:
+        open_now += change
+        if open_now >= level:
+            return moment
+    return None
 
 
 def time_average(intervals: Sequence[tuple[float, float]], start: float, end: float) -> float:

@@ -10,6 +10,7 @@ under test.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import random
@@ -25,6 +26,7 @@ from beekeeper.lambdas.producer import Producer
 from beekeeper.lambdas.room_state import write_config
 from beekeeper.lambdas.trigger import run_trigger
 from beekeeper.simulator import measure
+from beekeeper.simulator.capacity import CapacityCrowd, CapacityFigures, CapacityPlan
 from beekeeper.simulator.clock import Scheduler
 from beekeeper.simulator.fake_dynamodb import FakeTable
 from beekeeper.simulator.fake_sqs import FakeQueue
@@ -144,6 +146,8 @@ class SimulationResult:
     wait_histogram: dict[str, Any] = field(default_factory=dict)
     # Each fault that struck, per minute, by kind; "double-trigger" counts the extra deliveries.
     faults_per_minute: dict[str, list[int]] = field(default_factory=dict)
+    # Capacity mode only (simulator/capacity.py): its keys join the JSON's top level.
+    capacity: CapacityFigures | None = None
 
     @property
     def exact(self) -> bool:
@@ -163,6 +167,9 @@ class SimulationResult:
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
+        del data["capacity"]
+        if self.capacity is not None:
+            data.update(self.capacity.to_json())
         data["exact"] = self.exact
         data["window_cap_held"] = self.window_cap_held
         return data
@@ -206,8 +213,10 @@ def simulate(
     seed: int = 1,
     consumer_capacity: int | None = None,
     rate_changes: Sequence[tuple[float, int]] = (),
+    capacity: CapacityPlan | None = None,
 ) -> SimulationResult:
-    """`rate_changes`: (seconds after the first minute starts, new rate) for live changes."""
+    """`rate_changes`: (seconds after the first minute starts, new rate) for live changes;
+    `capacity`: a cap on the visitors inside, and how visitors wait and shop (capacity mode)."""
     faults = faults or Faults()
     settings = RoomSettings(
         name="simulated",
@@ -218,6 +227,8 @@ def simulate(
     )
     if consumer_capacity:
         settings = settings.replace(consumer_capacity=consumer_capacity)
+    if capacity is not None:
+        settings = capacity.settings(settings)
     rng = random.Random(seed)  # noqa: S311 - a reproducible simulation, not a secret
     scheduler = Scheduler(start=EPOCH - 2.0)
     queue = FakeQueue(scheduler, rng, faults, QUEUE_URL)
@@ -236,13 +247,29 @@ def simulate(
     )
 
     index_of: dict[str, int] = {}  # token id -> visitor
+    crowd = (
+        CapacityCrowd(
+            plan=capacity,
+            settings=settings,
+            scheduler=scheduler,
+            table=table,
+            table_name=TABLE,
+            rng=random.Random(seed + 2),  # noqa: S311 - the crowd's choices, not a secret
+        )
+        if capacity is not None
+        else None
+    )
 
     def on_admission(when: float, token_id: str) -> None:
         index = index_of[token_id]
         admitted_at[index] = when
         probe.admitted(index, when)
+        if crowd is not None:
+            crowd.admitted(token_id, when)
 
     table.on_admission = on_admission
+    if crowd is not None:
+        crowd.on_passed_over = probe.passed
 
     def start_consumer(payload: dict[str, Any]) -> None:
         minute = int(payload["minute"]) - EPOCH // 60
@@ -285,6 +312,8 @@ def simulate(
             token: Token = producer.join_line(producer.snapshot())
             index_of[token.id] = index
             probe.joined(index, token)
+            if crowd is not None:
+                crowd.joined(index, token)
 
     def trigger() -> None:
         outcome = run_trigger(
@@ -336,11 +365,14 @@ def simulate(
         scheduler.stop()
         pipeline_log.setLevel(level)
 
+    # Visitors who left the line (capacity mode) are out of it: not waiting, not lost.
+    left_the_line = crowd.left_the_line() if crowd is not None else set()
+    in_line = [i for i in range(len(joined_at)) if i not in left_the_line]
     history = measure.History(
         epoch=EPOCH,
         minutes=minutes,
-        joined=joined_at,
-        admitted=admitted_at,
+        joined=[joined_at[i] for i in in_line],
+        admitted=[admitted_at[i] for i in in_line],
         lanes=lanes,
         rate=measure.RateTimeline(rate, tuple((EPOCH + t, r) for t, r in rate_changes)),
     )
@@ -354,10 +386,14 @@ def simulate(
     lost = sum(
         1
         for message, state in zip(queue.messages, states, strict=True)
-        if state == "deleted" and body_index(message.body) not in admitted_ids
+        if state == "deleted"
+        and body_index(message.body) not in admitted_ids
+        and body_index(message.body) not in left_the_line
     )
     admitted_total = len(admitted_ids)
-    calls = queue.calls + table.calls
+    # The room's calls: the visitors' own requests (capacity mode's /enter, /client, /leave)
+    # are API Gateway's.
+    calls = queue.calls + table.calls - (crowd.gateway_calls if crowd is not None else 0)
     joined_total = len(index_of)
     waits = measure.waits(history)
     median = measure.percentile(waits, 0.5)
@@ -384,7 +420,9 @@ def simulate(
         still_waiting=sum(
             1
             for message, state in zip(queue.messages, states, strict=True)
-            if state in ("visible", "inflight") and body_index(message.body) not in admitted_ids
+            if state in ("visible", "inflight")
+            and body_index(message.body) not in admitted_ids
+            and body_index(message.body) not in left_the_line
         ),
         dead_lettered=sum(1 for s in states if s == "dead"),
         duplicate_deliveries_skipped=skipped[0],
@@ -410,7 +448,9 @@ def simulate(
             round(calls_by_role["admission"] / admitted_total, 3) if admitted_total else None
         ),
         minutes_with_rate_change=measure.minutes_with_rate_change(history),
-        arrivals_per_minute=measure.arrivals_per_minute(history),
+        arrivals_per_minute=measure.arrivals_per_minute(
+            dataclasses.replace(history, joined=joined_at, admitted=admitted_at)
+        ),
         rate_per_minute=measure.rate_per_minute(history),
         waiting_over_time=measure.waiting_over_time(history, WAITING_STEP_SECONDS),
         wait_seconds_p90=_round(measure.percentile(waits, 0.9)),
@@ -420,6 +460,9 @@ def simulate(
         wait_histogram=measure.wait_histogram(waits).to_json(),
         faults_per_minute=measure.events_per_minute(
             history, queue.injected.events + table.injected.events + extra_deliveries.events
+        ),
+        capacity=(
+            crowd.figures(end=end, admission_writes=table.admissions) if crowd is not None else None
         ),
     )
 

@@ -54,6 +54,8 @@ class PositionProbe:
     noticed_after: list[float] = field(default_factory=list)
     _waiting: WaitingCount = field(init=False)
     _admitted: dict[int, float] = field(init=False, default_factory=dict)
+    # Visitors the line passed over without admitting them (they left it; capacity mode).
+    _passed: set[int] = field(init=False, default_factory=set)
 
     def __post_init__(self) -> None:
         self._waiting = WaitingCount(self.visitors)
@@ -65,11 +67,19 @@ class PositionProbe:
             self.scheduler.at(first_poll, lambda: self._poll(index, token))
 
     def admitted(self, index: int, when: float) -> None:
-        if index not in self._admitted:
+        if index not in self._admitted and index not in self._passed:
             self._admitted[index] = when
             self._waiting.add(index, -1)
 
+    def passed(self, index: int, when: float) -> None:
+        """The line passed over a visitor who left it: no longer ahead of anyone, no page."""
+        if index not in self._admitted and index not in self._passed:
+            self._passed.add(index)
+            self._waiting.add(index, -1)
+
     def _poll(self, index: int, token: Token) -> None:
+        if index in self._passed:
+            return
         if index in self._admitted:
             self.noticed_after.append(self.scheduler.now - self._admitted[index])
             return

@@ -12,8 +12,10 @@ from pathlib import Path
 
 import click
 
+from beekeeper.cli.commands.simulate_capacity import capacity_options, command_words, table_lines
 from beekeeper.cli.errors import UserError
-from beekeeper.core.settings import MAX_RATE, MIN_RATE
+from beekeeper.core.settings import MAX_RATE, MIN_RATE, SettingsError
+from beekeeper.simulator.capacity import CapacityPlan
 from beekeeper.simulator.faults import FAULT_NAMES, Faults
 from beekeeper.simulator.run import Arrival, SimulationResult, simulate
 
@@ -93,6 +95,7 @@ def _start_time(ctx: click.Context, param: click.Parameter, value: str) -> datet
     callback=_start_time,
     help="Clock time the first simulated minute starts at, for the report's times (HH:MM).",
 )
+@capacity_options
 def simulate_command(
     rate: int,
     visitors: int,
@@ -103,13 +106,23 @@ def simulate_command(
     as_json: bool,
     report_path: Path | None,
     start_time: datetime,
+    capacity: CapacityPlan | None,
 ) -> None:
     """Simulate admissions minute by minute, with optional faults, without touching AWS."""
     if report_path is not None:
         _check_report_possible(report_path)
-    result = simulate(
-        rate=rate, visitors=visitors, arrival=arrival, minutes=minutes, faults=faults, seed=seed
-    )
+    try:
+        result = simulate(
+            rate=rate,
+            visitors=visitors,
+            arrival=arrival,
+            minutes=minutes,
+            faults=faults,
+            seed=seed,
+            capacity=capacity,
+        )
+    except SettingsError as error:
+        raise UserError(str(error)) from error
     if report_path is not None:
         _write_report(result, report_path, start_time)
     if as_json:
@@ -153,6 +166,7 @@ def command_line(result: SimulationResult) -> str:
     ]
     if result.faults:
         words.append(f"--faults {','.join(result.faults)}")
+    words += command_words(result.capacity)
     words.append(f"--seed {result.seed}")
     return " ".join(words)
 
@@ -179,8 +193,12 @@ def render_table(result: SimulationResult) -> str:
     lines += [
         "",
         f"admitted {total:,}; still waiting {result.still_waiting:,}; lost {result.lost}; "
-        f"admitted twice {result.admitted_twice}; every full minute as expected: "
-        f"{'yes' if result.exact else 'NO'}",
+        f"admitted twice {result.admitted_twice}"
+        + (
+            f"; every full minute as expected: {'yes' if result.exact else 'NO'}"
+            if result.capacity is None
+            else ""
+        ),
         f"wait from joining to admission: median {_seconds(result.wait_seconds_p50)}, "
         f"p99 {_seconds(result.wait_seconds_p99)}, longest {_seconds(result.wait_seconds_max)}",
         f"most admitted in any 60 s: {result.max_admitted_in_any_60s:,} "
@@ -192,12 +210,17 @@ def render_table(result: SimulationResult) -> str:
         f"AWS calls: {result.calls_per_new_visitor or 0:.2f} per new visitor, "
         f"{result.calls_per_admission or 0:.2f} per admission",
     ]
+    if result.capacity is not None:
+        lines += table_lines(result.capacity)
     if result.positions_checked:
         lines.append(
             f"positions shown to polling pages: {result.positions_checked:,} checked, "
             f"{result.position_errors:,} off the true place (by {result.position_error_max} "
             "at most)"
         )
+    if result.capacity is not None:
+        # Visitors go in as places free: the rate says nothing of the wait left.
+        return "\n".join(lines)
     if result.still_waiting >= result.rate:
         lines.append(
             f"the last visitor in line waits about {result.still_waiting / result.rate:.0f} "

@@ -6,6 +6,7 @@ import pytest
 
 from beekeeper.simulator.occupancy import (
     Visit,
+    first_reaching,
     holding,
     peak,
     refill_times,
@@ -23,6 +24,9 @@ CLAIM, SESSION = 120.0, 600.0
         (Visit(10.0, 15.0, renewals=(45.0, 75.0)), (10.0, 675.0)),  # the last check renews
         (Visit(10.0, 15.0, renewals=(45.0,), left_at=60.0), (10.0, 60.0)),  # left: at once
         (Visit(10.0, None, left_at=20.0), (10.0, 20.0)),  # left before arriving
+        # The room reads its clocks in whole seconds: a deadline runs from the moment's second.
+        (Visit(10.7, None), (10.7, 130.0)),
+        (Visit(10.7, 15.2, renewals=(45.9,)), (10.7, 645.0)),
     ],
 )
 def test_holding_ends_at_the_deadline_or_the_leave(visit: Visit, interval: tuple) -> None:
@@ -49,3 +53,10 @@ def test_refills_pair_each_admission_with_the_oldest_place_freed_while_someone_w
     assert refill_times(frees, admissions, waiting) == [1.0, 2.0, 2.0]  # 10->11, 12->14, 70->72
     # An admission before any free place refills nothing; a free place never taken counts not.
     assert refill_times([100.0], [50.0], [(0.0, 1)]) == []
+
+
+def test_first_reaching_finds_the_moment_the_shop_first_filled() -> None:
+    intervals = [(0.0, 10.0), (2.0, 5.0), (4.0, 12.0), (11.0, 20.0)]
+    assert first_reaching(intervals, 3) == 4.0
+    assert first_reaching(intervals, 4) is None
+    assert first_reaching([(0.0, 5.0), (5.0, 9.0)], 2) is None  # one ends as the other starts

@@ -1,0 +1,169 @@
+"""`beekeeper simulate` in capacity mode: its flags, and the lines it adds to the table.
+
+`--max-inside N` (N > 0) simulates a room with a cap on the visitors inside the shop and a
+crowd that waits, walks away, shops and leaves (simulator/capacity.py); without it, or with 0,
+the simulation is rate mode's, unchanged.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import click
+from click.core import ParameterSource
+
+from beekeeper.core.settings import (
+    DEFAULT_CLAIM_MINUTES,
+    DEFAULT_SESSION_MINUTES,
+    MAX_CLAIM_MINUTES,
+    MAX_INSIDE,
+    MAX_SESSION_MINUTES,
+    MIN_MINUTES,
+)
+from beekeeper.simulator.capacity import CapacityFigures, CapacityPlan
+
+DEFAULT_VISIT_MINUTES = 10.0
+DEFAULT_LEAVE = 0.5
+MAX_VISIT_MINUTES = 24 * 60.0
+FRACTION = click.FloatRange(0.0, 1.0)
+
+_OPTIONS = (
+    click.option(
+        "--max-inside",
+        type=click.IntRange(0, MAX_INSIDE),
+        default=0,
+        show_default=True,
+        help="Capacity mode: at most this many visitors inside the shop at once (0: rate mode, "
+        "and the flags below do nothing).",
+    ),
+    click.option(
+        "--session-minutes",
+        type=click.FloatRange(MIN_MINUTES, MAX_SESSION_MINUTES),
+        default=DEFAULT_SESSION_MINUTES,
+        show_default=True,
+        help="Capacity mode: a session ends this long after the visitor's last /client check.",
+    ),
+    click.option(
+        "--claim-minutes",
+        type=click.FloatRange(MIN_MINUTES, MAX_CLAIM_MINUTES),
+        default=DEFAULT_CLAIM_MINUTES,
+        show_default=True,
+        help="Capacity mode: an admitted visitor who has not arrived within this is a no-show.",
+    ),
+    click.option(
+        "--visit-minutes",
+        type=click.FloatRange(MIN_MINUTES, MAX_VISIT_MINUTES),
+        default=DEFAULT_VISIT_MINUTES,
+        show_default=True,
+        help="Capacity mode: how long visitors stay in the shop (exponential, this mean); they "
+        "are checked with /client every 30 s meanwhile.",
+    ),
+    click.option(
+        "--abandon",
+        type=FRACTION,
+        default=0.0,
+        show_default=True,
+        help="Capacity mode: fraction of waiting visitors who walk away without a word before "
+        "their turn.",
+    ),
+    click.option(
+        "--leave",
+        type=FRACTION,
+        default=DEFAULT_LEAVE,
+        show_default=True,
+        help="Capacity mode: fraction of visitors inside who end their visit with /leave; the "
+        "others go idle and their session runs out.",
+    ),
+    click.option(
+        "--leave-line",
+        type=FRACTION,
+        default=0.0,
+        show_default=True,
+        help="Capacity mode: fraction of waiting visitors who press 'Leave the line' "
+        "(POST /leave) during their wait.",
+    ),
+)
+_FLAGS = (
+    "session_minutes",
+    "claim_minutes",
+    "visit_minutes",
+    "abandon",
+    "leave",
+    "leave_line",
+)
+
+
+def capacity_options(command: Callable[..., None]) -> Callable[..., None]:
+    """Add the capacity flags to `command`, which receives them as one `capacity` argument:
+    a CapacityPlan, or None in rate mode. Put it directly above the function."""
+
+    @functools.wraps(command)
+    def run(*args: Any, max_inside: int, **kwargs: Any) -> None:
+        flags = {name: kwargs.pop(name) for name in _FLAGS}
+        return command(*args, capacity=_plan(max_inside, flags), **kwargs)
+
+    for option in reversed(_OPTIONS):
+        run = option(run)
+    return run
+
+
+def _plan(max_inside: int, flags: dict[str, Any]) -> CapacityPlan | None:
+    if max_inside == 0:
+        context = click.get_current_context()
+        if context.get_parameter_source("max_inside") is not ParameterSource.COMMANDLINE:
+            given = [
+                name
+                for name in _FLAGS
+                if context.get_parameter_source(name) is ParameterSource.COMMANDLINE
+            ]
+            if given:
+                flag = "--" + given[0].replace("_", "-")
+                raise click.UsageError(
+                    f"{flag} simulates capacity mode: add --max-inside N (the cap on visitors "
+                    "inside the shop)"
+                )
+        return None
+    return CapacityPlan(max_inside=max_inside, **flags)
+
+
+def command_words(capacity: CapacityFigures | None) -> list[str]:
+    """The flags that simulate `capacity` again (for the report's command line)."""
+    if capacity is None:
+        return []
+    return [
+        f"--max-inside {capacity.max_inside}",
+        f"--session-minutes {capacity.session_minutes:g}",
+        f"--claim-minutes {capacity.claim_minutes:g}",
+        f"--visit-minutes {capacity.visit_minutes:g}",
+        f"--abandon {capacity.abandon:g}",
+        f"--leave {capacity.leave:g}",
+        f"--leave-line {capacity.leave_line:g}",
+    ]
+
+
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f} s"
+
+
+def table_lines(capacity: CapacityFigures) -> list[str]:
+    """What the table says about the places inside the shop."""
+    ratio = (
+        "the shop never filled"
+        if capacity.mean_inside_ratio is None
+        else f"{capacity.mean_inside_ratio:.0%} of the places, on average, since the shop "
+        "first filled"
+    )
+    within = "within" if capacity.peak_inside <= capacity.max_inside else "OVER"
+    return [
+        f"inside the shop: at most {capacity.max_inside:,} at once; the most holding a place "
+        f"{capacity.peak_inside:,} ({within} the cap); visitors actually at the shop: {ratio}",
+        f"places freed with visitors waiting: {capacity.refills:,}, taken again after "
+        f"{_seconds(capacity.refill_seconds_p50)} median, {_seconds(capacity.refill_seconds_p99)}"
+        " p99",
+        f"arrived {capacity.arrived:,}; left with /leave {capacity.left_shop:,}; sessions run "
+        f"out {capacity.sessions_expired:,}; no-shows {capacity.no_shows:,}; left the line "
+        f"{capacity.left_line:,} (admitted afterwards: {capacity.left_then_admitted}); turned "
+        f"away by the shop's check {capacity.turned_away}",
+    ]

@@ -1,0 +1,436 @@
+"""Capacity mode's simulated crowd: pages that notice their admission, visits to the shop.
+
+Every visitor of a capacity-mode simulation (simulator/run.py with `max_inside` > 0) has a page
+and, once let in, a visit, and everything they send the room goes through the room's real
+mapping templates (`local.integration.run_integration` against the simulated table, as local
+mode answers them):
+
+- **waiting**: the page polls as the waiting room page does (first a second after joining,
+  then after the answer's `poll_after` plus up to a quarter more of jitter), reading the table
+  as /polling does. A fraction `abandon` walk away without a word at some moment before their
+  turn: the room only learns of it when their claim runs out (a no-show). A fraction
+  `leave_line` press "Leave the line" (POST /leave with the cookie) at a moment drawn
+  uniformly within the wait their page first estimated.
+- **admitted**: the page's next poll sees the admission and sends the visitor through GET
+  /enter, which starts the session. The shop checks the visitor with GET /client?token= on
+  their first page and then every 30 s while they shop, for an exponentially distributed time
+  of mean `visit_minutes`; then a fraction `leave` of them end the visit with POST
+  /leave?token= (the shop, server to server), and the others just go idle and their session
+  runs out.
+
+What the figures are computed from is what the visitors saw: the fake table's log of
+admission writes, and the answers of their own requests (simulator/occupancy.py), never the
+room's counter.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from beekeeper.core.datamodel import (
+    COOKIE_NAME,
+    HOLDING_STATES,
+    PASSED_OVER_ATTRIBUTE,
+    STATE_ENDED,
+    STATE_LEFT,
+    Token,
+    status_copy_for,
+    status_key,
+    visitor_key,
+)
+from beekeeper.core.polling import admission_flow, eta_seconds, poll_after_seconds, position
+from beekeeper.core.settings import RoomSettings
+from beekeeper.lambdas.room_state import read_number
+from beekeeper.local.integration import HttpRequest, run_integration
+from beekeeper.simulator import occupancy
+from beekeeper.simulator.clock import Scheduler
+from beekeeper.simulator.fake_dynamodb import FakeTable
+from beekeeper.simulator.measure import percentile
+from beekeeper.store.expressions import Item
+from beekeeper.store.wire import TemplateTarget
+
+# The page: its first poll a second after joining, then `poll_after` plus up to 25% jitter
+# (waiting_room_site/page.js).
+PAGE_LOAD_SECONDS = 1.0
+POLL_JITTER = 0.25
+# From the page noticing its admission to the /enter request, and from arriving to the shop's
+# first /client check (the shop's first page).
+REDIRECT_SECONDS = (0.05, 0.3)
+FIRST_CHECK_SECONDS = (0.1, 0.5)
+# The shop checks a visitor inside this often (the issue's scenario).
+CHECK_EVERY_SECONDS = 30.0
+
+
+@dataclass(frozen=True)
+class CapacityPlan:
+    """What `beekeeper simulate --max-inside N ...` simulates besides the rate."""
+
+    max_inside: int
+    session_minutes: float
+    claim_minutes: float
+    visit_minutes: float  # mean time in the shop (exponentially distributed)
+    abandon: float = 0.0  # fraction of waiting visitors who walk away without a word
+    leave: float = 0.0  # fraction of visitors inside who end their visit with /leave
+    leave_line: float = 0.0  # fraction of waiting visitors who press "Leave the line"
+
+    def __post_init__(self) -> None:
+        for name in ("abandon", "leave", "leave_line"):
+            value = getattr(self, name)
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"{name} {value}: use a fraction from 0 to 1")
+        if not self.visit_minutes > 0:
+            raise ValueError(f"visit_minutes {self.visit_minutes}: use a positive number")
+        if self.max_inside < 1:
+            raise ValueError(f"max_inside {self.max_inside}: capacity mode needs at least 1")
+
+    def settings(self, base: RoomSettings) -> RoomSettings:
+        """The room's settings with this plan's cap, session and claim (validated there)."""
+        return base.replace(
+            max_inside=self.max_inside,
+            session_minutes=self.session_minutes,
+            claim_minutes=self.claim_minutes,
+        )
+
+
+@dataclass
+class Visitor:
+    token: Token
+    joined_at: float
+    abandons: bool
+    leaves_shop: bool
+    leave_line_fraction: float | None  # where in their estimated wait they press Leave
+    visit_seconds: float
+    admitted_at: float | None = None  # the first admission write (the table's log)
+    page_done: bool = False  # the page stopped polling (noticed, left or walked away)
+    arrived_at: float | None = None
+    renewals: list[float] = field(default_factory=list)
+    left_at: float | None = None  # a /leave the room answered {"left": true}
+    gone_at: float | None = None  # left the shop or went idle
+    turned_away: bool = False  # the shop's check said no while the visitor was shopping
+
+    def visit(self) -> occupancy.Visit:
+        assert self.admitted_at is not None
+        return occupancy.Visit(
+            admitted_at=self.admitted_at,
+            arrived_at=self.arrived_at,
+            renewals=tuple(self.renewals),
+            left_at=self.left_at,
+            gone_at=self.gone_at,
+        )
+
+
+@dataclass(frozen=True)
+class CapacityFigures:
+    """The capacity keys `beekeeper simulate --json` adds (docs/pipeline.md)."""
+
+    max_inside: int
+    session_minutes: float
+    claim_minutes: float
+    visit_minutes: float
+    abandon: float
+    leave: float
+    leave_line: float
+    peak_inside: int  # the most visitors holding a place at one instant
+    refill_seconds_p50: float | None  # from a place freeing (someone waiting) to its refill
+    refill_seconds_p99: float | None
+    refills: int
+    mean_inside_ratio: float | None  # visitors at the shop, time-averaged, / max_inside
+    no_shows: int  # admitted, never arrived, never left: their claim ran out
+    abandoned: int  # walked away while waiting (their turn came during the run)
+    arrived: int
+    left_shop: int  # ended the visit with /leave
+    left_line: int  # pressed "Leave the line" before their admission
+    left_then_admitted: int  # admission writes after the visitor's /leave (must stay 0)
+    sessions_expired: int  # went idle: their session ran out during the run
+    turned_away: int  # a /client check said no while the visitor was still shopping
+    client_checks: int
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+class CapacityCrowd:
+    """The pages and visits of a capacity-mode simulation (see the module)."""
+
+    def __init__(
+        self,
+        *,
+        plan: CapacityPlan,
+        settings: RoomSettings,
+        scheduler: Scheduler,
+        table: FakeTable,
+        table_name: str,
+        rng: random.Random,
+    ) -> None:
+        self.plan = plan
+        self._settings = settings
+        self._scheduler = scheduler
+        self._table = table
+        self._table_name = table_name
+        self._rng = rng
+        self._target = TemplateTarget(table.database)
+        self.visitors: list[Visitor] = []
+        self._by_id: dict[str, int] = {}
+        self.client_checks = 0
+        # Requests the visitors made (API Gateway's, not the room's functions').
+        self.gateway_calls = 0
+        # Told when a visitor who left the line was passed over (the position probe).
+        self.on_passed_over: Callable[[int, float], None] | None = None
+        table.database.observers.append(self._written)
+
+    # -- hooks from the simulation ----------------------------------------------------------
+
+    def joined(self, index: int, token: Token) -> None:
+        rng = self._rng
+        plan = self.plan
+        assert index == len(self.visitors), "visitors join in order"
+        leaves_line = rng.random() < plan.leave_line
+        self.visitors.append(
+            Visitor(
+                token=token,
+                joined_at=self._scheduler.now,
+                abandons=not leaves_line and rng.random() < plan.abandon,
+                leaves_shop=rng.random() < plan.leave,
+                leave_line_fraction=rng.random() if leaves_line else None,
+                visit_seconds=rng.expovariate(1.0 / (plan.visit_minutes * 60)),
+            )
+        )
+        self._by_id[token.id] = index
+        self._at(PAGE_LOAD_SECONDS, lambda: self._poll(index, first=True))
+
+    def admitted(self, token_id: str, when: float) -> None:
+        """The first admission write of a visitor (the fake table's log)."""
+        visitor = self.visitors[self._by_id[token_id]]
+        if visitor.admitted_at is None:
+            visitor.admitted_at = when
+
+    def _written(self, _table: str, pk: str, item: Item | None, _whole: bool) -> None:
+        """The consumers passed over a visitor who left the line (they mark the item)."""
+        if item is not None and PASSED_OVER_ATTRIBUTE in item and pk.startswith("v#"):
+            index = self._by_id.get(pk[2:])
+            if index is not None and self.on_passed_over is not None:
+                self.on_passed_over(index, self._scheduler.now)
+
+    def left_the_line(self) -> set[int]:
+        """Visitors whose leave the room took before any admission of theirs."""
+        return {
+            i
+            for i, v in enumerate(self.visitors)
+            if v.left_at is not None and (v.admitted_at is None or v.admitted_at > v.left_at)
+        }
+
+    # -- the page ---------------------------------------------------------------------------
+
+    def _poll(self, index: int, *, first: bool = False) -> None:
+        visitor = self.visitors[index]
+        if visitor.page_done:
+            return
+        now = self._scheduler.now
+        item = self._table.items.get(visitor_key(visitor.token.id))
+        if item is not None:
+            # /polling's answer for a visitor with an item (vtl/polling-response.vtl).
+            visitor.page_done = True
+            state = item.get("state", {}).get("S", "")
+            live = read_number(item, "expires_at") * 1000 > int(now * 1000)
+            if state in (STATE_LEFT, STATE_ENDED) or not live or state not in HOLDING_STATES:
+                return  # left, or expired: the page stops
+            if not visitor.abandons:
+                self._at(self._rng.uniform(*REDIRECT_SECONDS), lambda: self._enter(index))
+            return  # an abandoned page is closed: nobody follows the admission
+        status = self._table.items.get(status_key(status_copy_for(visitor.token.ordinal)))
+        rate = read_number(status, "rate")
+        flow = admission_flow(
+            rate,
+            max_inside=read_number(status, "max_inside"),
+            inside=read_number(status, "inside"),
+            turnover=read_number(status, "turnover"),
+        )
+        shown = position(visitor.token.ordinal, read_number(status, "admitted_total"))
+        if first and visitor.leave_line_fraction is not None:
+            estimate = eta_seconds(shown, flow)
+            self._at(visitor.leave_line_fraction * estimate, lambda: self._leave_line(index))
+        claim = read_number(status, "claim_seconds") if read_number(status, "max_inside") else 0
+        wait = poll_after_seconds(shown, flow, claim_seconds=claim) if status else 5
+        self._at(wait * (1 + self._rng.uniform(0, POLL_JITTER)), lambda: self._poll(index))
+
+    def _leave_line(self, index: int) -> None:
+        visitor = self.visitors[index]
+        if visitor.page_done:
+            return  # the page already went on to the shop (or stopped)
+        visitor.page_done = True
+        cookie = {"Cookie": f"{COOKIE_NAME}={visitor.token}", "Content-Type": "text/plain"}
+        if self._request("leave", "POST", {}, cookie) == '{"left": true}':
+            visitor.left_at = self._scheduler.now
+
+    # -- the visit --------------------------------------------------------------------------
+
+    def _enter(self, index: int) -> None:
+        visitor = self.visitors[index]
+        entered = self._scheduler.now
+        cookie = {"Cookie": f"{COOKIE_NAME}={visitor.token}"}
+        self._request("enter", "GET", {}, cookie)
+        end = entered + visitor.visit_seconds
+
+        def first_check() -> None:
+            # The shop's first page: the check says whether the session started at /enter.
+            if self._check(index):
+                visitor.arrived_at = entered
+                visitor.renewals.insert(0, entered)
+                self._shop(index, end)
+            else:
+                visitor.turned_away = True
+
+        self._at(self._rng.uniform(*FIRST_CHECK_SECONDS), first_check)
+
+    def _shop(self, index: int, end: float) -> None:
+        visitor = self.visitors[index]
+        next_check = self._scheduler.now + CHECK_EVERY_SECONDS
+        if next_check < end:
+            self._scheduler.at(next_check, lambda: self._keep_shopping(index, end))
+        else:
+            self._scheduler.at(end, lambda: self._finish(index))
+        del visitor  # only the index is kept in the scheduled steps
+
+    def _keep_shopping(self, index: int, end: float) -> None:
+        visitor = self.visitors[index]
+        if self._check(index):
+            self._shop(index, end)
+        else:
+            visitor.turned_away = True
+            visitor.gone_at = self._scheduler.now
+
+    def _finish(self, index: int) -> None:
+        visitor = self.visitors[index]
+        now = self._scheduler.now
+        visitor.gone_at = now
+        if visitor.leaves_shop:
+            query = {"token": str(visitor.token)}
+            if self._request("leave", "POST", query, {}) == '{"left": true}':
+                visitor.left_at = now
+
+    def _check(self, index: int) -> bool:
+        visitor = self.visitors[index]
+        self.client_checks += 1
+        answer = self._request("client", "GET", {"token": str(visitor.token)}, {})
+        if answer == '{"allow": true}':
+            visitor.renewals.append(self._scheduler.now)
+            return True
+        return False
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    def _at(self, delay: float, action: Callable[[], None]) -> None:
+        self._scheduler.at(self._scheduler.now + delay, action)
+
+    def _request(
+        self, route: str, method: str, query: dict[str, str], headers: dict[str, str]
+    ) -> str:
+        """The route's answer body, as API Gateway gives it, at the simulated time."""
+        before = self._table.calls
+        response = run_integration(
+            route,
+            HttpRequest(method=method, path=f"/{route}", query=query, headers=headers),
+            dynamodb=self._target,
+            table_name=self._table_name,
+            origin=self._settings.origin,
+            request_time_ms=int(self._scheduler.now * 1000),
+            session_seconds=self._settings.session_seconds,
+        )
+        self.gateway_calls += self._table.calls - before
+        return response.body.strip()
+
+    # -- the figures ------------------------------------------------------------------------
+
+    def figures(self, *, end: float, admission_writes: list[tuple[float, str]]) -> CapacityFigures:
+        plan = self.plan
+        claim = float(self._settings.claim_seconds)
+        session = float(self._settings.session_seconds)
+        admitted = [v for v in self.visitors if v.admitted_at is not None]
+        holding = [
+            occupancy.holding(v.visit(), claim_seconds=claim, session_seconds=session)
+            for v in admitted
+        ]
+        at_shop = [
+            (v.arrived_at, v.gone_at if v.gone_at is not None else end)
+            for v in admitted
+            if v.arrived_at is not None
+        ]
+        frees = [stop for _, stop in holding if stop < end]
+        admissions = sorted(v.admitted_at for v in admitted if v.admitted_at is not None)
+        refills = occupancy.refill_times(frees, admissions, self._line_over_time())
+        full_from = occupancy.first_reaching(holding, plan.max_inside)
+        ratio = (
+            None
+            if full_from is None or full_from >= end
+            else occupancy.time_average(at_shop, full_from, end) / plan.max_inside
+        )
+        left_then_admitted = sum(
+            1
+            for when, token_id in admission_writes
+            if (left := self.visitors[self._by_id[token_id]].left_at) is not None and when > left
+        )
+        return CapacityFigures(
+            max_inside=plan.max_inside,
+            session_minutes=plan.session_minutes,
+            claim_minutes=plan.claim_minutes,
+            visit_minutes=plan.visit_minutes,
+            abandon=plan.abandon,
+            leave=plan.leave,
+            leave_line=plan.leave_line,
+            peak_inside=occupancy.peak(holding),
+            refill_seconds_p50=_round(percentile(refills, 0.5)),
+            refill_seconds_p99=_round(percentile(refills, 0.99)),
+            refills=len(refills),
+            mean_inside_ratio=None if ratio is None else round(ratio, 3),
+            no_shows=sum(
+                1
+                for v in admitted
+                if v.arrived_at is None
+                and v.left_at is None
+                and occupancy.deadline(v.admitted_at or 0.0, claim) <= end
+            ),
+            abandoned=sum(1 for v in admitted if v.abandons),
+            arrived=len(at_shop),
+            left_shop=sum(
+                1 for v in admitted if v.arrived_at is not None and v.left_at is not None
+            ),
+            left_line=len(self.left_the_line()),
+            left_then_admitted=left_then_admitted,
+            sessions_expired=sum(
+                1
+                for v in admitted
+                if v.arrived_at is not None
+                and v.left_at is None
+                and v.renewals
+                and occupancy.deadline(v.renewals[-1], session) <= end
+            ),
+            turned_away=sum(1 for v in self.visitors if v.turned_away),
+            client_checks=self.client_checks,
+        )
+
+    def _line_over_time(self) -> list[tuple[float, int]]:
+        """The room's line: joined, and neither admitted nor left the line, over time."""
+        changes: list[tuple[float, int]] = []
+        for v in self.visitors:
+            changes.append((v.joined_at, 1))
+            out = v.admitted_at
+            if v.left_at is not None and (out is None or v.left_at < out):
+                out = v.left_at
+            if out is not None:
+                changes.append((out, -1))
+        series: list[tuple[float, int]] = []
+        level = 0
+        for when, change in sorted(changes):
+            level += change
+            if series and series[-1][0] == when:
+                series[-1] = (when, level)
+            else:
+                series.append((when, level))
+        return series
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 2)

@@ -18,8 +18,9 @@ claim C, a session S and a share L who leave with /leave, about
     (1 - a) D / ((1 - a) (D + (1 - L) (S + 0.25)) + a C)
 
 of the places are in use at the shop (0.25 min: half the 30 s between two checks); the
-table prints that bound beside the measured figure, which is lower by the seconds a place
-waits for its next visitor and a visitor takes to arrive.
+table prints that model beside the measured figure, which the seconds a place waits for its
+next visitor and a visitor takes to arrive lower, and the chance of an hour's visits moves a
+little either way.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ class Run:
             leave_line=self.leave_line,
         )
 
-    def bound(self) -> float:
+    def model(self) -> float:
         """The share of the places in use at the shop, without any delay (see the module)."""
         idle = (1 - self.leave) * (self.session + CHECK_EVERY_SECONDS / 120)
         shopping = (1 - self.abandon) * self.visit
@@ -106,7 +107,7 @@ def _seconds(value: float | None) -> str:
 def table(runs: list[Run]) -> bool:
     header = (
         f"{'cap':>4} {'rate':>5} {'S/C/D min':>10} {'abandon':>7} {'leave':>5} "
-        f"{'faults struck':<13} {'peak':>5} {'refill p50/p99 s':>16} {'at shop':>7} {'bound':>5} "
+        f"{'faults struck':<13} {'peak':>5} {'refill p50/p99 s':>16} {'at shop':>7} {'model':>5} "
         f"{'no-shows':>8} {'expired':>7} {'lost':>4} {'twice':>5} {'left, then in':>13} "
         f"{'secs':>5}"
     )
@@ -146,7 +147,7 @@ def table(runs: list[Run]) -> bool:
             f"{f'{run.session:g}/{run.claim:g}/{run.visit:g}':>10} {run.abandon:>7.0%} "
             f"{run.leave:>5.0%} {struck:<13} {c.peak_inside:>5} "
             f"{_seconds(c.refill_seconds_p50) + ' / ' + _seconds(c.refill_seconds_p99):>16} "
-            f"{ratio:>7} {run.bound():>5.3f} {c.no_shows:>8} {c.sessions_expired:>7} "
+            f"{ratio:>7} {run.model():>5.3f} {c.no_shows:>8} {c.sessions_expired:>7} "
             f"{result.lost:>4} {result.admitted_twice:>5} {c.left_then_admitted:>13} "
             f"{elapsed:>5.1f}" + ("" if held else "  <- a bar missed")
         )

@@ -44,13 +44,31 @@ from beekeeper.core.datamodel import (
 from beekeeper.core.polling import admission_flow, eta_seconds, poll_after_seconds, position
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas.room_state import read_number
-from beekeeper.local.integration import HttpRequest, run_integration
 from beekeeper.simulator import occupancy
 from beekeeper.simulator.clock import Scheduler
 from beekeeper.simulator.fake_dynamodb import FakeTable
 from beekeeper.simulator.measure import percentile
 from beekeeper.store.expressions import Item
 from beekeeper.store.wire import TemplateTarget
+
+
+class TemplatesUnavailable(RuntimeError):
+    """The local extra (the Velocity renderer the crowd's requests go through) is missing."""
+
+
+def _integration() -> Any:
+    """local/integration.py, imported when a capacity simulation starts: the base install
+    (what deploys a room) has no Velocity renderer."""
+    try:
+        from beekeeper.local import integration
+    except ImportError as error:
+        raise TemplatesUnavailable(
+            "capacity mode's simulation sends the visitors' requests through the room's "
+            f"templates, which needs {error.name or 'the local extra'}: install it with "
+            "pip install 'beekeeper-waiting-room[local]'"
+        ) from error
+    return integration
+
 
 # The page: its first poll a second after joining, then `poll_after` plus up to 25% jitter
 # (waiting_room_site/page.js).
@@ -172,6 +190,7 @@ class CapacityCrowd:
         self._table_name = table_name
         self._rng = rng
         self._target = TemplateTarget(table.database)
+        self._integration = _integration()
         self.visitors: list[Visitor] = []
         self._by_id: dict[str, int] = {}
         self.client_checks = 0
@@ -330,9 +349,10 @@ class CapacityCrowd:
     ) -> str:
         """The route's answer body, as API Gateway gives it, at the simulated time."""
         before = self._table.calls
-        response = run_integration(
+        integration = self._integration
+        response = integration.run_integration(
             route,
-            HttpRequest(method=method, path=f"/{route}", query=query, headers=headers),
+            integration.HttpRequest(method=method, path=f"/{route}", query=query, headers=headers),
             dynamodb=self._target,
             table_name=self._table_name,
             origin=self._settings.origin,

@@ -15,7 +15,7 @@ import click
 from beekeeper.cli.commands.simulate_capacity import capacity_options, command_words, table_lines
 from beekeeper.cli.errors import UserError
 from beekeeper.core.settings import MAX_RATE, MIN_RATE, SettingsError
-from beekeeper.simulator.capacity import CapacityPlan
+from beekeeper.simulator.capacity import CapacityPlan, TemplatesUnavailable
 from beekeeper.simulator.faults import FAULT_NAMES, Faults
 from beekeeper.simulator.run import Arrival, SimulationResult, simulate
 
@@ -121,7 +121,7 @@ def simulate_command(
             seed=seed,
             capacity=capacity,
         )
-    except SettingsError as error:
+    except (SettingsError, TemplatesUnavailable) as error:
         raise UserError(str(error)) from error
     if report_path is not None:
         _write_report(result, report_path, start_time)

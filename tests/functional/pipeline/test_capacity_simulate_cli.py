@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 from click.testing import CliRunner
 
+import beekeeper.local
 from beekeeper.cli.commands.simulate import command_line
 from beekeeper.cli.main import cli
 from beekeeper.simulator.capacity import CapacityPlan
@@ -108,3 +110,15 @@ def test_the_report_names_the_command_that_runs_it_again() -> None:
         "--max-inside 3 --session-minutes 1 --claim-minutes 0.5 --visit-minutes 1 "
         "--abandon 0.1 --leave 0 --leave-line 0 --seed 1"
     )
+
+
+def test_without_the_local_extra_capacity_mode_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The base install has no Velocity renderer; rate mode does not need it.
+    monkeypatch.setitem(sys.modules, "beekeeper.local.integration", None)
+    monkeypatch.delattr(beekeeper.local, "integration", raising=False)
+    code, output = run("--rate", "60", "--visitors", "5", "--max-inside", "2")
+    assert code == 1
+    assert "pip install 'beekeeper-waiting-room[local]'" in output and "Traceback" not in output
+    assert run("--rate", "60", "--visitors", "5", "--minutes", "1")[0] == 0

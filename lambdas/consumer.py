@@ -47,6 +47,7 @@ from beekeeper.lambdas.emf import DISCARD, MetricSink
 from beekeeper.lambdas.pacing import RECEIVE_BATCH, LanePacer, ReceiveRhythm, minute_span
 from beekeeper.lambdas.room_state import batch_get, key, number, read_config
 from beekeeper.lambdas.status_publisher import StatusPublisher
+from beekeeper.lambdas.tickets import NO_TICKETS, TicketHook, container_issuer
 
 log = logging.getLogger("beekeeper.consumer")
 
@@ -165,6 +166,8 @@ class Consumer:
     backoffs: int = 0
     # Visitors received but not yet written because the table throttled: written first next.
     carry: dict[str, tuple[Token, list[str]]] = field(default_factory=dict)
+    # Signs each admitted visitor's ticket (lambdas/tickets.py), stored on their item.
+    tickets: TicketHook = NO_TICKETS
 
     def run(self, assignment: Assignment) -> ConsumerReport:
         deadline = assignment.deadline
@@ -357,6 +360,7 @@ class Consumer:
                         PARTITION_KEY: {"S": f"v#{token.id}"},
                         "ordinal": {"N": str(token.ordinal)},
                         **times,
+                        **self.tickets.attributes(token, admitted_at, expires_at),
                     }
                 }
             }
@@ -473,6 +477,7 @@ def run_consumer(
     clock: Callable[[], float],
     sleep: Callable[[float], None],
     metrics: MetricSink = DISCARD,
+    tickets: TicketHook = NO_TICKETS,
 ) -> ConsumerReport:
     assignment = Assignment.from_payload(payload)
     consumer = Consumer(
@@ -483,6 +488,7 @@ def run_consumer(
         sqs=sqs,
         clock=clock,
         sleep=sleep,
+        tickets=tickets,
     )
     report = consumer.run(assignment)
     metrics.count(telemetry.ADMITTED, report.admitted)
@@ -504,6 +510,7 @@ def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
             clock=time.time,
             sleep=time.sleep,
             metrics=runtime.metrics(),
+            tickets=container_issuer(),
         )
     except AssignmentError as error:
         log.error("%s", error)  # a retry would fail the same way

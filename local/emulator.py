@@ -30,6 +30,7 @@ class RoomResources:
     table_name: str
     queue_url: str
     dead_letter_queue_url: str
+    ticket_keys_secret: str = ""  # the secret's ARN; "" for a room without ticket keys
 
 
 def table_definition(table_name: str) -> dict[str, Any]:
@@ -103,7 +104,11 @@ class Emulator:
         queue_url = sqs.create_queue(QueueName=names.queue, Attributes=queue_attributes(dlq_arn))[
             "QueueUrl"
         ]
-        return RoomResources(table_name, queue_url, dlq_url)
+        # The ticket keys' secret starts empty, as the stack's does (`beekeeper keys` fills it).
+        secret_arn = self.client("secretsmanager").create_secret(
+            Name=names.local_ticket_keys_secret, SecretString='{"keys": []}'
+        )["ARN"]
+        return RoomResources(table_name, queue_url, dlq_url, secret_arn)
 
     def delete_room_resources(self, room_name: str) -> None:
         """Remove the room's table and queues, those that exist."""
@@ -118,3 +123,8 @@ class Emulator:
             except sqs.exceptions.QueueDoesNotExist:
                 continue
             sqs.delete_queue(QueueUrl=queue_url)
+        secrets = self.client("secretsmanager")
+        with contextlib.suppress(secrets.exceptions.ResourceNotFoundException):
+            secrets.delete_secret(
+                SecretId=names.local_ticket_keys_secret, ForceDeleteWithoutRecovery=True
+            )

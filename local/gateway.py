@@ -3,7 +3,7 @@
 | route | answered by (as in AWS) |
 |---|---|
 | /beekeeper | the producer Lambda's handler, with a REST proxy event |
-| /polling, /client | the VTL templates through `run_integration`, against the emulator |
+| /polling, /client, /jwks.json | the VTL templates through `run_integration` (the emulator) |
 | /room | the waiting room page of the room's settings, with the stack's headers |
 
 Served by waitress (a real, multi-threaded WSGI server) in `beekeeper.local.room`.
@@ -29,6 +29,7 @@ from beekeeper.local.proxy_event import (
     rest_proxy_event,
 )
 from beekeeper.local.room_code import RoomCode
+from beekeeper.vtl import ROUTES
 
 log = logging.getLogger("beekeeper.local")
 
@@ -98,7 +99,7 @@ class Gateway:
         try:
             if path == "/beekeeper":
                 status, headers, body = self._producer(environ)
-            elif path in ("/polling", "/client"):
+            elif path[1:] in ROUTES:  # /polling, /client, /jwks.json
                 status, headers, body = self._integration(path[1:], environ)
             elif path == "/room":
                 status, headers, body = self._room(environ)

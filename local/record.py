@@ -15,6 +15,7 @@ from pathlib import Path
 from beekeeper.core import names
 from beekeeper.core.config_dir import deployment_file, room_file, write_atomically
 from beekeeper.core.settings import RoomSettings
+from beekeeper.core.tickets import jwks_url
 from beekeeper.local.emulator import RoomResources
 
 LOCAL_MARKER = "LocalPid"
@@ -29,6 +30,8 @@ class RoomUrls:
     marketing_url: str
     page_url: str
     client_check_url: str
+    jwks_url: str
+    issuer: str  # the room's base URL, the tickets' `iss`
 
 
 def room_urls(gateway_base: str) -> RoomUrls:
@@ -36,6 +39,8 @@ def room_urls(gateway_base: str) -> RoomUrls:
         marketing_url=f"{gateway_base}/beekeeper",
         page_url=f"{gateway_base}/room",
         client_check_url=f"{gateway_base}/client",
+        jwks_url=jwks_url(gateway_base),
+        issuer=gateway_base,
     )
 
 
@@ -55,6 +60,8 @@ def stack_outputs(
             for role in names.FUNCTION_ROLES
         },
         names.DASHBOARD_NAME_OUTPUT: "",  # a local room has no dashboard
+        names.JWKS_URL_OUTPUT: urls.jwks_url,
+        names.TICKET_KEYS_SECRET_OUTPUT: resources.ticket_keys_secret,
         names.ENDPOINT_URL_OUTPUT: endpoint_url,
         LOCAL_MARKER: os.getpid(),
     }

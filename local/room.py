@@ -19,6 +19,7 @@ from typing import Any
 from beekeeper.core.local_room import LOCAL_REGION
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas.room_state import read_snapshot
+from beekeeper.lambdas.ticket_keys import TicketKeyStore
 from beekeeper.local.demo_shop import DemoShop
 from beekeeper.local.emulator import Emulator, RoomResources
 from beekeeper.local.fast_paths import EmulatorDynamoDb, InProcessTransport, fast_standard_sends
@@ -166,6 +167,14 @@ class LocalRoom:
         self._stack.append(lambda: emulator.delete_room_resources(settings.name))
 
         code = self._code_loader(settings, resources, emulator.client, options.minute_seconds)
+        # The room's ticket key, as `beekeeper deploy` gives a deployed room its first.
+        TicketKeyStore(
+            secretsmanager=emulator.client("secretsmanager"),
+            secret_id=resources.ticket_keys_secret,
+            dynamodb=emulator.client("dynamodb"),
+            table=resources.table_name,
+            clock=time.time,
+        ).ensure_first_key(issuer=urls.issuer)
         dynamodb = emulator.client("dynamodb")
         integration_target = code.dynamodb_target(dynamodb)
         if options.fast_paths:

@@ -20,7 +20,7 @@ from beekeeper.core.local_room import LOCAL_REGION
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas.room_state import read_snapshot
 from beekeeper.lambdas.ticket_keys import TicketKeyStore
-from beekeeper.local.demo_shop import DemoShop
+from beekeeper.local.demo_shop import DemoShop, RoomFacts
 from beekeeper.local.emulator import Emulator, RoomResources
 from beekeeper.local.fast_paths import EmulatorDynamoDb, InProcessTransport, fast_standard_sends
 from beekeeper.local.gateway import Gateway
@@ -189,7 +189,13 @@ class LocalRoom:
         late_gateway.app = gateway
         if shop_server is not None:
             late_shop.app = DemoShop(
-                client_url=urls.client_check_url, marketing_url=urls.marketing_url
+                room=RoomFacts(
+                    issuer=urls.issuer,
+                    room=settings.name,
+                    client_url=urls.client_check_url,
+                    marketing_url=urls.marketing_url,
+                ),
+                shop_origin=origin,
             )
 
         record.write(settings, stack_outputs(settings, urls, resources, self.endpoint_url))

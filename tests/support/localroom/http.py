@@ -46,3 +46,16 @@ def cookie_value(set_cookie: str, name: str) -> str | None:
     first = set_cookie.split(";", 1)[0]
     key, _, value = first.partition("=")
     return value if key.strip() == name else None
+
+
+def enter_shop(admission_url: str) -> tuple[Answer, Answer]:
+    """Follow an admission redirect into the demo shop as a browser would: the shop's 303 (its
+    session cookie, the ticket stripped from the URL), then the page it leads to."""
+    arrival = get(admission_url.replace("localhost", "127.0.0.1"))
+    location = arrival.header("Location")
+    set_cookie = arrival.header("Set-Cookie")
+    if arrival.status != 303 or location is None or set_cookie is None:
+        return arrival, arrival
+    parts = urlsplit(admission_url.replace("localhost", "127.0.0.1"))
+    page = get(f"{parts.scheme}://{parts.netloc}{location}", cookie=set_cookie.split(";")[0])
+    return arrival, page

@@ -15,7 +15,7 @@ import pytest
 from beekeeper.core import tickets as facts
 from beekeeper.core.datamodel import TICKET_ATTRIBUTE, Token, visitor_key
 from beekeeper.core.headers import browser_origin
-from beekeeper.lambdas.consumer import run_consumer
+from beekeeper.lambdas.consumer import ConsumerReport, run_consumer
 from beekeeper.lambdas.pacing import minute_span
 from beekeeper.lambdas.ticket_keys import TicketKeyStore
 from beekeeper.lambdas.tickets import TicketIssuer, secret_reader
@@ -67,6 +67,24 @@ def verify(aws: Aws, ticket: str) -> dict[str, Any]:
     return claims
 
 
+def consume_minute(aws: Aws, clock: FakeClock, tickets: TicketIssuer) -> ConsumerReport:
+    """One consumer running the whole current minute at 60/min, with `tickets`."""
+    start, deadline = minute_span(int(clock() // 60), 60)
+    clock.now = max(clock.now, start)
+    assignment = {"minute": int(clock() // 60), "index": 0, "consumers": 1, "rate": 60}
+    return run_consumer(
+        {**assignment, "start": start, "deadline": deadline},
+        settings=room(),
+        table=aws.table,
+        queue_url=aws.queue_url,
+        dynamodb=aws.dynamodb,
+        sqs=LongPollsOnTheClock(aws.sqs, clock, aws.queue_url),
+        clock=clock,
+        sleep=clock.sleep,
+        tickets=tickets,
+    )
+
+
 def test_the_consumer_signs_each_admission_and_the_redirects_carry_the_ticket(
     keyed: tuple[Aws, str],
 ) -> None:
@@ -74,8 +92,6 @@ def test_the_consumer_signs_each_admission_and_the_redirects_carry_the_ticket(
     clock = FakeClock(time.time())  # tickets are checked against the real clock by PyJWT
     visitors = [Token(f"{i:022d}", i) for i in range(1, 4)]
     aws.send(*(str(t) for t in visitors))
-    start, deadline = minute_span(int(clock() // 60), 60)
-    clock.now = max(clock.now, start)
     secrets = boto3.client("secretsmanager", region_name="us-east-1")
     reads = {"n": 0}
     read_secret = secret_reader(secrets, secret)
@@ -84,18 +100,9 @@ def test_the_consumer_signs_each_admission_and_the_redirects_carry_the_ticket(
         reads["n"] += 1
         return read_secret()
 
-    report = run_consumer(
-        {"minute": int(clock() // 60), "index": 0, "consumers": 1, "rate": 60,
-         "start": start, "deadline": deadline},
-        settings=room(),
-        table=aws.table,
-        queue_url=aws.queue_url,
-        dynamodb=aws.dynamodb,
-        sqs=LongPollsOnTheClock(aws.sqs, clock, aws.queue_url),
-        clock=clock,
-        sleep=clock.sleep,
-        tickets=TicketIssuer(read_ring=counted_read, settings=room(), clock=clock),
-    )  # fmt: skip
+    report = consume_minute(
+        aws, clock, TicketIssuer(read_ring=counted_read, settings=room(), clock=clock)
+    )
     assert report.admitted == 3
     assert reads["n"] <= 2  # once a minute per container, not once per admission
     subjects = set()
@@ -170,21 +177,8 @@ def test_a_stored_value_that_is_not_a_ticket_never_reaches_a_redirect(aws: Aws) 
 def test_a_room_without_keys_admits_without_tickets(aws: Aws) -> None:
     clock = FakeClock()
     aws.send(str(Token("Z" * 22, 1)))
-    start, deadline = minute_span(int(clock() // 60), 60)
-    clock.now = max(clock.now, start)
     issuer = TicketIssuer(read_ring=lambda: '{"keys": []}', settings=room(), clock=clock)
-    report = run_consumer(
-        {"minute": int(clock() // 60), "index": 0, "consumers": 1, "rate": 60,
-         "start": start, "deadline": deadline},
-        settings=room(),
-        table=aws.table,
-        queue_url=aws.queue_url,
-        dynamodb=aws.dynamodb,
-        sqs=LongPollsOnTheClock(aws.sqs, clock, aws.queue_url),
-        clock=clock,
-        sleep=clock.sleep,
-        tickets=issuer,
-    )  # fmt: skip
+    report = consume_minute(aws, clock, issuer)
     assert report.admitted == 1  # nobody waits for a key
     item = aws.item(visitor_key("Z" * 22))
     assert item is not None and TICKET_ATTRIBUTE not in item

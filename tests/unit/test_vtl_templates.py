@@ -607,3 +607,43 @@ def test_polling_calls_a_token_unknown_by_the_one_rule(
     )
     answer = polling_answer([status], token=token)
     assert (answer["state"] == "unknown") is polling.is_unknown(ordinal, admitted_total, rate)
+
+
+# -- /jwks.json -----------------------------------------------------------------------------
+
+JWK = '{"alg":"ES256","crv":"P-256","kid":"K1","kty":"EC","use":"sig","x":"AAA","y":"BBB"}'
+
+
+def jwks_answer(entries: list[tuple[str, int]], now: object = NOW_MS) -> Any:
+    item = {
+        "pk": {"S": "ticket-keys"},
+        "published": {
+            "L": [
+                {"M": {"kid": {"S": str(i)}, "jwk": {"S": jwk}, "retire_at": {"N": str(retire)}}}
+                for i, (jwk, retire) in enumerate(entries)
+            ]
+        },
+    }
+    data = RenderInput(body=json.dumps({"Item": item}), context={"requestTimeEpoch": now})
+    return json.loads(render(template(ROUTES["jwks.json"][1]), data))
+
+
+def test_jwks_publishes_current_keys_and_retires_them_by_the_request_time() -> None:
+    later = JWK.replace("K1", "K2")
+    answer = jwks_answer([(JWK, 0), (later, NOW_S + 1), (JWK.replace("K1", "K3"), NOW_S)])
+    assert [key["kid"] for key in answer["keys"]] == ["K1", "K2"]  # K3 retired at NOW_S
+    # A request time that can not be read publishes every key: never refuse valid tickets.
+    assert len(jwks_answer([(JWK, 0), (later, NOW_S)], now="")["keys"]) == 2
+
+
+@pytest.mark.parametrize(
+    "stored", ['{"kid":"x"}, {"evil": true}', '{"kid": "spaced"}', 'x"}]}', "", "[]"]
+)
+def test_jwks_publishes_nothing_that_is_not_a_plain_public_jwk(stored: str) -> None:
+    answer = jwks_answer([(stored, 0), (JWK, 0)])
+    assert answer == {"keys": [json.loads(JWK)]}
+
+
+def test_jwks_without_an_item_is_an_empty_key_set() -> None:
+    data = RenderInput(body="{}", context={"requestTimeEpoch": NOW_MS})
+    assert json.loads(render(template(ROUTES["jwks.json"][1]), data)) == {"keys": []}

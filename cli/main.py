@@ -19,6 +19,7 @@ from beekeeper.cli.aws import explain_aws_failure
 from beekeeper.cli.commands.deploy import deploy
 from beekeeper.cli.commands.destroy import destroy
 from beekeeper.cli.commands.init import init
+from beekeeper.cli.commands.keys import keys
 from beekeeper.cli.commands.list_rooms import list_rooms
 from beekeeper.cli.commands.local import local
 from beekeeper.cli.commands.off import off
@@ -68,6 +69,7 @@ def cli() -> None:
 cli.add_command(deploy)
 cli.add_command(destroy)
 cli.add_command(init)
+cli.add_command(keys)
 cli.add_command(list_rooms)
 cli.add_command(local)
 cli.add_command(off)

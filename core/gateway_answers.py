@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 from beekeeper.core.headers import cors_headers
+from beekeeper.core.tickets import JWKS_ROUTE
 
 # Every route of the room's API and the methods it has. Anything else (another path, another
 # method, HEAD included) is API Gateway's "Missing Authentication Token": 403.
@@ -18,6 +19,7 @@ ROUTE_METHODS: dict[str, tuple[str, ...]] = {
     "/room": ("GET",),
     "/polling": ("GET",),
     "/client": ("GET", "OPTIONS"),
+    f"/{JWKS_ROUTE}": ("GET",),
 }
 MISSING_ROUTE_STATUS = 403
 MISSING_ROUTE_MESSAGE = "Missing Authentication Token"

@@ -47,6 +47,7 @@ from beekeeper.lambdas.emf import DISCARD, MetricSink
 from beekeeper.lambdas.pacing import RECEIVE_BATCH, LanePacer, ReceiveRhythm, minute_span
 from beekeeper.lambdas.room_state import batch_get, key, number, read_config
 from beekeeper.lambdas.status_publisher import StatusPublisher
+from beekeeper.lambdas.tickets import NO_TICKETS, TicketHook, container_issuer
 
 log = logging.getLogger("beekeeper.consumer")
 
@@ -167,6 +168,8 @@ class Consumer:
     carry: dict[str, tuple[Token, list[str]]] = field(default_factory=dict)
     # When the last receive returned: the moment its visitors took their slots.
     received_at: float = math.inf
+    # Signs each admitted visitor's ticket (lambdas/tickets.py), stored on their item.
+    tickets: TicketHook = NO_TICKETS
 
     def run(self, assignment: Assignment) -> ConsumerReport:
         deadline = assignment.deadline
@@ -361,6 +364,7 @@ class Consumer:
                         PARTITION_KEY: {"S": f"v#{token.id}"},
                         "ordinal": {"N": str(token.ordinal)},
                         **times,
+                        **self.tickets.attributes(token, admitted_at, expires_at),
                     }
                 }
             }
@@ -477,6 +481,7 @@ def run_consumer(
     clock: Callable[[], float],
     sleep: Callable[[float], None],
     metrics: MetricSink = DISCARD,
+    tickets: TicketHook = NO_TICKETS,
 ) -> ConsumerReport:
     assignment = Assignment.from_payload(payload)
     consumer = Consumer(
@@ -487,6 +492,7 @@ def run_consumer(
         sqs=sqs,
         clock=clock,
         sleep=sleep,
+        tickets=tickets,
     )
     report = consumer.run(assignment)
     metrics.count(telemetry.ADMITTED, report.admitted)
@@ -508,6 +514,7 @@ def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
             clock=time.time,
             sleep=time.sleep,
             metrics=runtime.metrics(),
+            tickets=container_issuer(),
         )
     except AssignmentError as error:
         log.error("%s", error)  # a retry would fail the same way

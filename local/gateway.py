@@ -3,7 +3,7 @@
 | route | answered by (as in AWS) |
 |---|---|
 | /beekeeper | the producer Lambda's handler, with a REST proxy event |
-| /polling, /client | the VTL templates through `run_integration`, against the room's store |
+| /polling, /client, /jwks.json | the VTL templates through `run_integration`, on the room's store |
 | /room | the waiting room page of the room's settings, with the stack's headers |
 
 Served by waitress (a real, multi-threaded WSGI server) in `beekeeper.local.room`.
@@ -36,6 +36,7 @@ from beekeeper.local.proxy_event import (
     rest_proxy_event,
 )
 from beekeeper.local.room_code import RoomCode
+from beekeeper.vtl import ROUTES
 
 log = logging.getLogger("beekeeper.local")
 
@@ -114,7 +115,7 @@ class Gateway:
                 headers = list(preflight_headers(self._settings.origin).items())
             elif path == "/beekeeper":
                 status, headers, body = self._producer(environ)
-            elif path in ("/polling", "/client"):
+            elif path[1:] in ROUTES:  # /polling, /client, /jwks.json
                 status, headers, body = self._integration(path[1:], environ)
             else:
                 status, headers, body = 200, list(PAGE_HEADERS.items()), self._page

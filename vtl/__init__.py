@@ -16,8 +16,13 @@ import json
 import re
 from collections.abc import Mapping
 
-from beekeeper.core import polling
-from beekeeper.core.datamodel import ORIGIN_TOKEN_PARAMETER
+from beekeeper.core import polling, tickets
+from beekeeper.core.datamodel import (
+    ORIGIN_TICKET_PARAMETER,
+    ORIGIN_TOKEN_PARAMETER,
+    TICKET_KEYS_KEY,
+    TICKET_KEYS_PUBLISHED,
+)
 from beekeeper.core.paths import VTL_DIR
 
 _PLACEHOLDER = re.compile(r"\{\{([A-Z][A-Z0-9_]*)\}\}")
@@ -49,7 +54,10 @@ def load_template(name: str, values: Mapping[str, str]) -> str:
 ROUTES: dict[str, tuple[str, str, str]] = {
     "polling": ("polling-request.vtl", "polling-response.vtl", "BatchGetItem"),
     "client": ("client-request.vtl", "client-response.vtl", "GetItem"),
+    tickets.JWKS_ROUTE: ("jwks-request.vtl", "jwks-response.vtl", "GetItem"),
 }
+# The routes that answer about a visitor: their templates read the token (READ_TOKEN).
+VISITOR_ROUTES = ("polling", "client")
 
 
 @functools.cache
@@ -74,6 +82,11 @@ def template_values(*, table_name: str, origin: str) -> dict[str, str]:
         "TABLE_NAME": table_name,
         "ORIGIN_JSON": json.dumps(origin),
         "ORIGIN_TOKEN_PREFIX": f"{origin}{separator}{ORIGIN_TOKEN_PARAMETER}=",
+        "ORIGIN_TICKET_QUERY": f"&{ORIGIN_TICKET_PARAMETER}=",
+        "TICKET_PATTERN": tickets.TICKET_PATTERN.pattern,
+        "TICKET_KEYS_KEY": TICKET_KEYS_KEY,
+        "TICKET_KEYS_PUBLISHED": TICKET_KEYS_PUBLISHED,
+        "JWK_PATTERN": tickets.PUBLIC_JWK_PATTERN.pattern,
         "READ_TOKEN": _source("_read-token.vtl"),
         "PARSE_NUMBER": _source("_parse-number.vtl"),
         "POLL_AFTER_MIN": str(polling.POLL_AFTER_MIN_SECONDS),

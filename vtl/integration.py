@@ -13,7 +13,8 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from beekeeper.core.headers import JSON_ANSWER_HEADERS, cors_headers
+from beekeeper.core.headers import JSON_ANSWER_HEADERS, JWKS_HEADERS, cors_headers
+from beekeeper.core.tickets import JWKS_ROUTE
 from beekeeper.vtl import ROUTES, load_template, template_values
 
 # The integration response for DynamoDB errors: DynamoDB's status code is matched against
@@ -28,12 +29,16 @@ ERROR_BODIES: dict[str, str] = {
         {"allow": False, "state": "unavailable", "poll_after": ERROR_RETRY_AFTER_SECONDS}
     ),
     "client": json.dumps({"allow": False}),
+    # Not an empty key set: a shop's cache must keep the keys it has.
+    JWKS_ROUTE: json.dumps({"message": "the room's keys can not be read right now"}),
 }
 
 
 def response_headers(route: str, origin: str) -> dict[str, str]:
     """The headers every answer of `route` carries (success and error alike); /client's let
     the shop's pages read it."""
+    if route == JWKS_ROUTE:
+        return dict(JWKS_HEADERS)
     headers = dict(JSON_ANSWER_HEADERS)
     if route == "client":
         headers |= cors_headers(origin)
@@ -41,8 +46,9 @@ def response_headers(route: str, origin: str) -> dict[str, str]:
 
 
 def error_headers(route: str, origin: str) -> dict[str, str]:
-    """The headers of the "unavailable" answer."""
-    return response_headers(route, origin) | {"Retry-After": str(ERROR_RETRY_AFTER_SECONDS)}
+    """The headers of the "unavailable" answer: never cached."""
+    headers = response_headers(route, origin) | dict(JSON_ANSWER_HEADERS)
+    return headers | {"Retry-After": str(ERROR_RETRY_AFTER_SECONDS)}
 
 
 @dataclass(frozen=True)

@@ -9,13 +9,13 @@ import time
 from typing import Any
 
 import pytest
-from botocore.exceptions import ClientError
 
 from beekeeper.simulator.clock import Scheduler, SimulatedTiming
 from beekeeper.store.client import StoreClient
 from beekeeper.store.dynamodb import DynamoDb
 from beekeeper.store.sqs import Sqs
 from beekeeper.store.timing import RealTime
+from tests.support.refusals import refusal
 
 TABLE = "t"
 URL = "https://sqs.local/q"
@@ -25,13 +25,6 @@ def table_client() -> StoreClient:
     database = DynamoDb(RealTime())
     database.create_table(TABLE)
     return StoreClient(database)
-
-
-def refusal(call: Any, **request: Any) -> tuple[str, str]:
-    with pytest.raises(ClientError) as caught:
-        call(**request)
-    error = caught.value.response["Error"]
-    return error["Code"], error["Message"]
 
 
 def test_numbers_are_kept_as_dynamodb_normalises_them() -> None:

@@ -17,8 +17,14 @@ import json
 import re
 from collections.abc import Mapping
 
-from beekeeper.core import polling, sessions
-from beekeeper.core.datamodel import ORIGIN_TOKEN_PARAMETER, STATE_ENDED
+from beekeeper.core import polling, sessions, tickets
+from beekeeper.core.datamodel import (
+    ORIGIN_TICKET_PARAMETER,
+    ORIGIN_TOKEN_PARAMETER,
+    STATE_ENDED,
+    TICKET_KEYS_KEY,
+    TICKET_KEYS_PUBLISHED,
+)
 from beekeeper.core.paths import VTL_DIR
 
 _PLACEHOLDER = re.compile(r"\{\{([A-Z][A-Z0-9_]*)\}\}")
@@ -51,13 +57,17 @@ def load_template(name: str, values: Mapping[str, str]) -> str:
 ROUTES: dict[str, tuple[str, str, str]] = {
     "polling": ("polling-request.vtl", "polling-response.vtl", "BatchGetItem"),
     "client": ("client-request.vtl", "client-response.vtl", "GetItem"),
+    tickets.JWKS_ROUTE: ("jwks-request.vtl", "jwks-response.vtl", "GetItem"),
 }
+# The routes that answer about a visitor: their templates read the token (READ_TOKEN).
+VISITOR_ROUTES = ("polling", "client")
 CAPACITY_ROUTES: dict[str, tuple[str, str, str]] = {
     "polling": ROUTES["polling"],
     # A /client check renews the session; following the admission through /enter starts it.
     "client": ("client-session-request.vtl", "client-session-response.vtl", "UpdateItem"),
     "enter": ("client-session-request.vtl", "enter-response.vtl", "UpdateItem"),
     "leave": ("leave-request.vtl", "leave-response.vtl", "UpdateItem"),
+    tickets.JWKS_ROUTE: ROUTES[tickets.JWKS_ROUTE],
 }
 # Capacity routes answer a refusal (DynamoDB's 400: a failed condition, or throttling) with
 # these templates; every other route's 4xx is the room's trouble (vtl.integration).
@@ -100,6 +110,11 @@ def template_values(*, table_name: str, origin: str, session_seconds: int = 0) -
         "TABLE_NAME": table_name,
         "ORIGIN_JSON": json.dumps(origin),
         "ORIGIN_TOKEN_PREFIX": f"{origin}{separator}{ORIGIN_TOKEN_PARAMETER}=",
+        "ORIGIN_TICKET_QUERY": f"&{ORIGIN_TICKET_PARAMETER}=",
+        "TICKET_PATTERN": tickets.TICKET_PATTERN.pattern,
+        "TICKET_KEYS_KEY": TICKET_KEYS_KEY,
+        "TICKET_KEYS_PUBLISHED": TICKET_KEYS_PUBLISHED,
+        "JWK_PATTERN": tickets.PUBLIC_JWK_PATTERN.pattern,
         "READ_TOKEN": _source("_read-token.vtl"),
         "PARSE_NUMBER": _source("_parse-number.vtl"),
         "POLL_AFTER_MIN": str(polling.POLL_AFTER_MIN_SECONDS),

@@ -17,7 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from beekeeper.core.gateway_answers import CORS_ROUTES
-from beekeeper.core.headers import JSON_ANSWER_HEADERS, cors_headers
+from beekeeper.core.headers import JSON_ANSWER_HEADERS, JWKS_HEADERS, cors_headers
+from beekeeper.core.tickets import JWKS_ROUTE
 from beekeeper.vtl import (
     ERROR_STATUS,
     REFUSAL_TEMPLATES,
@@ -45,6 +46,8 @@ ERROR_BODIES: dict[str, str] = {
     ),
     "client": json.dumps({"allow": False}),
     "leave": json.dumps({"left": False}),
+    # Not an empty key set: a shop's cache must keep the keys it has.
+    JWKS_ROUTE: json.dumps({"message": "the room's keys can not be read right now"}),
 }
 # The request Content-Types each route has a request template for (anything else: 415).
 # /leave takes what a page's sendBeacon and a shop's server send; its body is never read.
@@ -60,6 +63,8 @@ def request_content_types(route: str) -> tuple[str, ...]:
 def response_headers(route: str, origin: str) -> dict[str, str]:
     """The headers every answer of `route` carries (success and error alike); /client's let
     the shop's pages read it."""
+    if route == JWKS_ROUTE:
+        return dict(JWKS_HEADERS)
     headers = dict(JSON_ANSWER_HEADERS)
     if route in CORS_ROUTES:
         headers |= cors_headers(origin)
@@ -67,8 +72,9 @@ def response_headers(route: str, origin: str) -> dict[str, str]:
 
 
 def error_headers(route: str, origin: str) -> dict[str, str]:
-    """The headers of the "unavailable" answer."""
-    return response_headers(route, origin) | {"Retry-After": str(ERROR_RETRY_AFTER_SECONDS)}
+    """The headers of the "unavailable" answer: never cached."""
+    headers = response_headers(route, origin) | dict(JSON_ANSWER_HEADERS)
+    return headers | {"Retry-After": str(ERROR_RETRY_AFTER_SECONDS)}
 
 
 @dataclass(frozen=True)

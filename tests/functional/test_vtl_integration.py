@@ -15,7 +15,7 @@ from moto import mock_aws
 from beekeeper.core.datamodel import COOKIE_NAME, status_key, visitor_key
 from beekeeper.core.headers import browser_origin
 from beekeeper.local.integration import Boto3DynamoDb, HttpRequest, HttpResponse, run_integration
-from beekeeper.vtl import ROUTES, load_template, template_values
+from beekeeper.vtl import ROUTES, VISITOR_ROUTES, load_template, template_values
 from beekeeper.vtl.integration import (
     ERROR_BODIES,
     ERROR_SELECTION_PATTERN,
@@ -268,7 +268,7 @@ def test_any_cookie_header_gets_200_json_and_allow_only_when_admitted(
 ) -> None:
     headers = {header_name: cookie_header}
     admitted = f"{COOKIE_NAME}={ADMITTED_ID}.1" in cookie_header
-    for route in ROUTES:
+    for route in VISITOR_ROUTES:
         body = answer(call(seeded, route, headers=headers))
         assert isinstance(body["allow"], bool)
         if body["allow"]:

@@ -21,7 +21,7 @@ from urllib.parse import quote
 import pytest
 
 from beekeeper.core import datamodel
-from tests.support.localroom.http import cookie_value, get
+from tests.support.localroom.http import cookie_value, enter_shop, get
 from tests.support.localroom.process import BEEKEEPER, LocalProcess, start_local, wait_until
 
 pytestmark = pytest.mark.slow
@@ -156,13 +156,18 @@ def test_200_visitors_are_each_admitted_once_at_the_rate_and_none_is_lost(
             "ApproximateNumberOfMessagesNotVisible": "0",
         }
 
-    # The page's redirect and the demo shop's server-to-server check agree.
+    # The page's redirect carries the token and the signed ticket; the demo shop verifies the
+    # ticket offline, redeems it once and keeps the visitor by its own session.
     answer = polling(room, f"{datamodel.COOKIE_NAME}={tokens[0]}")
     assert answer["allow"] is True
-    assert answer["origin"] == datamodel.origin_url_with_token(room.urls["demo shop"], tokens[0])
-    shop = get(answer["origin"].replace("localhost", "127.0.0.1"))
+    prefix = datamodel.origin_url_with_token(room.urls["demo shop"], tokens[0])
+    assert answer["origin"].startswith(f"{prefix}&{datamodel.ORIGIN_TICKET_PARAMETER}=")
+    arrival, shop = enter_shop(answer["origin"])
+    assert arrival.status == 303 and arrival.header("Location") == "/"
     assert shop.status == 200
-    assert "You're in" in shop.text
+    assert "You're in" in shop.text and "verified your admission ticket offline" in shop.text
+    again, _ = enter_shop(answer["origin"])
+    assert again.status == 403 and "already used" in again.text
 
 
 def _random_id() -> str:
@@ -269,6 +274,23 @@ def test_status_reports_the_running_room(room: LocalProcess) -> None:
     assert result.returncode == 0, result.stderr
     assert room.name in result.stdout
     assert "ON" in result.stdout
+
+
+def test_keys_rotate_and_retire_reach_the_running_room(room: LocalProcess) -> None:
+    """`beekeeper keys` on a local room, through its endpoint: the room's secret and its
+    published keys change together, and a refusal is one sentence."""
+    before = [key["kid"] for key in get(room.urls["JWKS URL"]).json()["keys"]]
+    assert len(before) == 1  # the key the room made at start
+    rotated = operator(room, "keys", "rotate")
+    assert rotated.returncode == 0, rotated.stderr
+    assert "published now, signing from" in rotated.stdout
+    after = [key["kid"] for key in get(room.urls["JWKS URL"]).json()["keys"]]
+    assert after[0] == before[0] and len(after) == 2
+    assert after[1] in rotated.stdout
+    refused = operator(room, "keys", "retire")
+    assert refused.returncode == 1
+    assert refused.stderr.startswith("Error: Nothing changed: no key is due to retire: key ")
+    assert "Traceback" not in refused.stderr
 
 
 def test_ctrl_c_stops_everything_and_removes_the_record(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from aws_cdk.assertions import Match
 
 from beekeeper import vtl
 from beekeeper.core.headers import PAGE_HEADERS, browser_origin
+from beekeeper.core.tickets import JWKS_ROUTE
 from beekeeper.stacks import capacity
 from beekeeper.vtl.integration import integration_settings
 from beekeeper.waiting_room_site import render_page
@@ -83,7 +84,10 @@ def test_dynamodb_routes_use_the_vtl_templates_with_the_room_values(
     )
     headers = ok["ResponseParameters"]
     assert headers["method.response.header.Content-Type"] == "'application/json'"
-    assert headers["method.response.header.Cache-Control"] == "'no-store'"
+    # Answers about a visitor are never cached; the public keys are, for the time the key
+    # rotation waits before a new key signs.
+    cache = "'public, max-age=300'" if route == JWKS_ROUTE else "'no-store'"
+    assert headers["method.response.header.Cache-Control"] == cache
 
 
 def test_client_answers_carry_cors_for_the_shop_origin_only(synthesized: Synthesized) -> None:

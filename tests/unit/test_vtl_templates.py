@@ -22,7 +22,7 @@ from beekeeper.core.datamodel import (
 from beekeeper.core.paths import VTL_DIR
 from beekeeper.lambdas import cookies
 from beekeeper.local.velocity.renderer import RenderInput, render
-from beekeeper.vtl import NO_VISITOR_KEY, ROUTES, load_template, template_values
+from beekeeper.vtl import NO_VISITOR_KEY, ROUTES, VISITOR_ROUTES, load_template, template_values
 from tests.support.hostile_requests import COOKIE_VALUES, HEADERS, QUERIES, VALID_TOKENS
 
 ORIGIN = "https://shop.example/sale"
@@ -147,7 +147,7 @@ COOKIE_CASES = [
 @pytest.mark.parametrize(
     ("case", "headers", "expected"), COOKIE_CASES, ids=[case[0] for case in COOKIE_CASES]
 )
-@pytest.mark.parametrize("route", sorted(ROUTES))
+@pytest.mark.parametrize("route", VISITOR_ROUTES)
 def test_request_template_reads_the_cookie(
     route: str, case: str, headers: dict[str, str], expected: str
 ) -> None:
@@ -198,8 +198,8 @@ def test_templates_check_exactly_the_data_models_token_pattern() -> None:
     patterns = re.findall(r"#set\(\$tokenPattern = '([^']*)'\)", fragment)
     assert patterns == [TOKEN_PATTERN.pattern]
     assert f"'{NO_VISITOR_KEY[:2]}'" in fragment and '"${visitorKeyPrefix}!"' in fragment
-    for request_name, response_name, _action in ROUTES.values():
-        for name in (request_name, response_name):
+    for route in VISITOR_ROUTES:
+        for name in ROUTES[route][:2]:
             assert "{{READ_TOKEN}}" in (VTL_DIR / name).read_text(encoding="utf-8")
 
 
@@ -408,7 +408,7 @@ def _token_from_key(key: str) -> bool:
 @settings(max_examples=80, deadline=None)
 @given(headers=HEADERS, query=QUERIES)
 def test_any_request_renders_a_well_formed_dynamodb_request(headers, query) -> None:
-    for route in ROUTES:
+    for route in VISITOR_ROUTES:
         keys = request_keys(route, headers, query)
         assert _token_from_key(keys[0])
         if len(keys) == 2:
@@ -426,7 +426,7 @@ def test_any_request_gets_a_json_answer_and_allow_only_when_admitted(
     headers, query, expires_offset, admitted_id
 ) -> None:
     expires_at = NOW_S + expires_offset
-    for route in ROUTES:
+    for route in VISITOR_ROUTES:
         keys = request_keys(route, headers, query)
         found = keys[0] == f"v#{admitted_id}"
         item = visitor_item(admitted_id, expires_at)
@@ -590,3 +590,43 @@ def test_polling_calls_a_token_unknown_by_the_one_rule(
     )
     answer = polling_answer([status], token=token)
     assert (answer["state"] == "unknown") is polling.is_unknown(ordinal, admitted_total, rate)
+
+
+# -- /jwks.json -----------------------------------------------------------------------------
+
+JWK = '{"alg":"ES256","crv":"P-256","kid":"K1","kty":"EC","use":"sig","x":"AAA","y":"BBB"}'
+
+
+def jwks_answer(entries: list[tuple[str, int]], now: object = NOW_MS) -> Any:
+    item = {
+        "pk": {"S": "ticket-keys"},
+        "published": {
+            "L": [
+                {"M": {"kid": {"S": str(i)}, "jwk": {"S": jwk}, "retire_at": {"N": str(retire)}}}
+                for i, (jwk, retire) in enumerate(entries)
+            ]
+        },
+    }
+    data = RenderInput(body=json.dumps({"Item": item}), context={"requestTimeEpoch": now})
+    return json.loads(render(template(ROUTES["jwks.json"][1]), data))
+
+
+def test_jwks_publishes_current_keys_and_retires_them_by_the_request_time() -> None:
+    later = JWK.replace("K1", "K2")
+    answer = jwks_answer([(JWK, 0), (later, NOW_S + 1), (JWK.replace("K1", "K3"), NOW_S)])
+    assert [key["kid"] for key in answer["keys"]] == ["K1", "K2"]  # K3 retired at NOW_S
+    # A request time that can not be read publishes every key: never refuse valid tickets.
+    assert len(jwks_answer([(JWK, 0), (later, NOW_S)], now="")["keys"]) == 2
+
+
+@pytest.mark.parametrize(
+    "stored", ['{"kid":"x"}, {"evil": true}', '{"kid": "spaced"}', 'x"}]}', "", "[]"]
+)
+def test_jwks_publishes_nothing_that_is_not_a_plain_public_jwk(stored: str) -> None:
+    answer = jwks_answer([(stored, 0), (JWK, 0)])
+    assert answer == {"keys": [json.loads(JWK)]}
+
+
+def test_jwks_without_an_item_is_an_empty_key_set() -> None:
+    data = RenderInput(body="{}", context={"requestTimeEpoch": NOW_MS})
+    assert json.loads(render(template(ROUTES["jwks.json"][1]), data)) == {"keys": []}

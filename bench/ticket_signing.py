@@ -8,7 +8,8 @@ Measures, on this machine's CPU (process time, so other processes do not count):
   a table double that accepts everything, without and with tickets: what a ticket adds to the
   consumer's own work per admission;
 - the AWS calls tickets add: GetSecretValue reads while the consumer admits (counted);
-- the `v#` item's size with a ticket, against DynamoDB's 1 KB write unit;
+- the `v#` item's size with a ticket, against DynamoDB's 1 KB write unit, also once /client
+  has checked and redeemed it (each /client call writes the item: core/client_check.py);
 - importing cryptography (a new container's one-off cost), in a fresh interpreter.
 
 Then the goal: 5,000 admissions/s = 300,000 a minute, over ceil(300,000 / consumer_capacity)
@@ -26,7 +27,7 @@ import sys
 import time
 from typing import Any
 
-from beekeeper.core.datamodel import Token
+from beekeeper.core.datamodel import CHECKED_ATTRIBUTE, REDEEMED_ATTRIBUTE, Token
 from beekeeper.core.settings import DEFAULT_CONSUMER_CAPACITY, RoomSettings
 from beekeeper.lambdas.consumer import Consumer
 from beekeeper.lambdas.tickets import (
@@ -152,6 +153,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ticketed, table = time_writes(issuer, args.admissions, clock)
     simulated_seconds = args.admissions / BATCH * 0.1
     item = table.last_item
+    # What /client adds: the last check's and the redeem's epoch seconds.
+    stamp = {"N": str(int(now))}
+    redeemed = {**item, CHECKED_ATTRIBUTE: stamp, REDEEMED_ATTRIBUTE: stamp}
 
     consumers = math.ceil(GOAL_PER_SECOND * 60 / DEFAULT_CONSUMER_CAPACITY)
     per_consumer = GOAL_PER_SECOND / consumers
@@ -168,6 +172,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "item_bytes": item_bytes(item),
         "ticket_chars": len(item["ticket"]["S"]),
         "write_units_per_admission": math.ceil(item_bytes(item) / WRITE_UNIT_BYTES),
+        "item_bytes_checked_and_redeemed": item_bytes(redeemed),
+        "write_units_per_client_call": math.ceil(item_bytes(redeemed) / WRITE_UNIT_BYTES),
         "cryptography_import_ms": round(import_seconds() * 1000, 1),
         "goal_per_second": GOAL_PER_SECOND,
         "consumers_at_goal": consumers,

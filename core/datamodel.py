@@ -23,7 +23,10 @@ CLIENT_TOKEN_PARAMETER = "token"
 # origin (core/tickets.py says what the ticket is).
 ORIGIN_TICKET_PARAMETER = "beekeeper_ticket"
 # /client?token=...&redeem=1: the first such check answers allow, every later one "redeemed".
+# Only this exact value redeems; any other value of the parameter is refused (400), so a shop
+# that writes `redeem=true` learns it at once instead of checking without redeeming.
 CLIENT_REDEEM_PARAMETER = "redeem"
+CLIENT_REDEEM_VALUE = "1"
 
 TOKEN_ID_BYTES = 16  # 128 bits from a CSPRNG
 TOKEN_ID_LENGTH = 22  # base64url of 16 bytes, unpadded
@@ -89,6 +92,10 @@ STATE_INSIDE = "inside"  # arrived (a /client check): holds a place while the se
 STATE_LEFT = "left"  # left with /leave: waiting visitors are never admitted
 STATE_ENDED = "ended"  # the claim or the session ran out: the place was freed
 HOLDING_STATES = (STATE_ADMITTED, STATE_INSIDE)
+# Written on a `v#` item by /client: when the admission was redeemed (epoch s; present once
+# redeemed, never removed), and in rate mode when it was last checked (epoch s).
+REDEEMED_ATTRIBUTE = "redeemed_at"
+CHECKED_ATTRIBUTE = "checked_at"
 
 
 def minute_key(epoch_minute: int) -> str:

@@ -2,9 +2,10 @@
 
 API Gateway chooses an integration response by DynamoDB's status code: 2xx takes the route's
 response template (answer 200), 4xx/5xx a static "unavailable" answer (503, Retry-After).
-Capacity routes (vtl.CAPACITY_ROUTES) write on a condition: their DynamoDB 400 (a failed
-condition, or throttling) takes the route's refusal template, which answers the visitor
-({"allow": false}, {"left": false}) or says 503 for throttling. /enter always redirects (302)
+The routes that write on a condition (/client in both modes; capacity mode's /leave) take
+their route's refusal template for DynamoDB's 400 (a failed condition, or throttling), which
+answers the visitor ({"allow": false}, {"allow": false, "state": "redeemed"}, {"left":
+false}), a malformed redeem with 400, or throttling with 503. /enter always redirects (302)
 to the shop. `integration_settings(route, ...)` describes those responses and their headers
 for the CDK stack; local mode's `run_integration` (beekeeper.local.integration) answers by the
 same table, so the two can not drift apart.
@@ -30,8 +31,8 @@ from beekeeper.vtl import (
 # The integration response for DynamoDB errors: DynamoDB's status code is matched against
 # this pattern (API Gateway's selectionPattern); everything else takes the default (200).
 ERROR_SELECTION_PATTERN = r"[45]\d{2}"
-# Capacity routes split DynamoDB's errors: 400 is a refusal (their refusal template decides),
-# any other 4xx/5xx is "unavailable". The patterns do not overlap.
+# Routes with a refusal template split DynamoDB's errors: 400 is a refusal (the template
+# decides), any other 4xx/5xx is "unavailable". The patterns do not overlap.
 REFUSAL_SELECTION_PATTERN = "400"
 OTHER_ERROR_SELECTION_PATTERN = r"4(0[1-9]|[1-9]\d)|5\d{2}"
 # /enter sends the visitor on to the shop whatever DynamoDB answered.
@@ -109,7 +110,7 @@ def integration_settings(
         )
     success = IntegrationResponseSetting(None, 200, answer, response_headers(route, origin))
     unavailable = (ERROR_STATUS, ERROR_BODIES[route], error_headers(route, origin))
-    if capacity and route in REFUSAL_TEMPLATES:
+    if route in REFUSAL_TEMPLATES:
         refused = load_template(REFUSAL_TEMPLATES[route], values)
         return (
             success,

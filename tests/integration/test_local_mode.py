@@ -11,6 +11,7 @@ import base64
 import os
 import secrets
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -205,20 +206,25 @@ def test_forged_and_malformed_cookies_never_get_allow(
         assert client_allows(room, token) is False
 
 
-def test_an_expired_admission_never_gets_allow(room: LocalProcess) -> None:
+def admitted_directly(room: LocalProcess, *, expires_in: int, ordinal: int) -> str:
+    """A token with an admission item written straight into the room's table."""
     token_id = _random_id()
     now = int(time.time())
     room.client("dynamodb").put_item(
         TableName=room.record["TableName"],
         Item={
             "pk": {"S": datamodel.visitor_key(token_id)},
-            "admitted_at": {"N": str(now - 3600)},
-            "expires_at": {"N": str(now - 1)},
-            "ordinal": {"N": "3"},
+            "admitted_at": {"N": str(now + expires_in - 3600)},
+            "expires_at": {"N": str(now + expires_in)},
+            "ordinal": {"N": str(ordinal)},
             "ttl": {"N": str(now + 86400)},
         },
     )
-    token = f"{token_id}.3"
+    return f"{token_id}.{ordinal}"
+
+
+def test_an_expired_admission_never_gets_allow(room: LocalProcess) -> None:
+    token = admitted_directly(room, expires_in=-1, ordinal=3)
     answer = polling(room, f"{datamodel.COOKIE_NAME}={token}")
     assert answer == {"allow": False, "state": "expired"}
     assert client_allows(room, token) is False
@@ -305,3 +311,26 @@ def test_ctrl_c_stops_everything_and_removes_the_record(tmp_path: Path) -> None:
     assert not record.exists()
     with pytest.raises(OSError):
         get(marketing)
+
+
+def test_concurrent_redeems_over_http_admit_exactly_one(room: LocalProcess) -> None:
+    """Eight shops' servers redeem the same admitted token at once: one is let in."""
+    token = admitted_directly(room, expires_in=600, ordinal=4)
+    url = (
+        f"{room.urls['client check URL']}?token={quote(token)}"
+        f"&{datamodel.CLIENT_REDEEM_PARAMETER}={datamodel.CLIENT_REDEEM_VALUE}"
+    )
+    racers = 8
+    start = threading.Barrier(racers)
+
+    def redeem(_: int) -> tuple[int, Any]:
+        start.wait()
+        answer = get(url)
+        return answer.status, answer.json()
+
+    with ThreadPoolExecutor(racers) as pool:
+        answers = list(pool.map(redeem, range(racers)))
+    assert answers.count((200, {"allow": True})) == 1, answers
+    assert answers.count((200, {"allow": False, "state": "redeemed"})) == racers - 1, answers
+    # A plain check is unaffected by the redeem.
+    assert client_allows(room, token) is True

@@ -96,7 +96,11 @@ def test_api_reads_the_table_with_only_the_templates_actions(synthesized: Synthe
     )
     statements = synthesized.statements_of_role(role_id)
     assert [(sorted(_actions(s)), flatten(s["Resource"])) for s in statements] == [
-        (["dynamodb:BatchGetItem", "dynamodb:GetItem"], f"<GetAtt:{table_id}.Arn>")
+        # /polling reads, /jwks.json reads the keys, /client is a conditional write (redeem).
+        (
+            ["dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:UpdateItem"],
+            f"<GetAtt:{table_id}.Arn>",
+        )
     ]
 
 

@@ -28,6 +28,7 @@ import pytest
 from botocore.exceptions import ClientError
 from moto import mock_aws
 
+from beekeeper.core import client_check, sessions
 from beekeeper.core.datamodel import (
     LEAVING_ATTRIBUTE,
     LEAVING_INDEX,
@@ -236,6 +237,28 @@ def templates_reads(side: Side) -> None:
     side.call(
         "dynamodb", "get_item", TableName=TABLE, Key=key("v#a"), ProjectionExpression="expires_at"
     )
+    # /client: a check, a redeem (once; the second's refusal carries the item as it was), on a
+    # valid, an expired and a missing admission; capacity mode's session redeem.
+    side.call("dynamodb", "put_item", TableName=TABLE, Item={**key("v#b"), "expires_at": n(99)})
+    for token_id in ("b", "a", "nobody"):
+        for redeem in (False, True, True):
+            side.call(
+                "dynamodb",
+                "update_item",
+                **client_check.check_request(TABLE, token_id, now=50, redeem=redeem),
+            )
+    side.call(
+        "dynamodb",
+        "put_item",
+        TableName=TABLE,
+        Item={**key("v#c"), "expires_at": n(99), "state": {"S": "admitted"}, "ticket": {"S": "t"}},
+    )
+    for redeem in (False, True, True):
+        side.call(
+            "dynamodb",
+            "update_item",
+            **sessions.session_request(TABLE, "c", now=50, session_seconds=60, redeem=redeem),
+        )
 
 
 def counters_and_claims(side: Side) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,10 @@ from beekeeper.cli.deploy_checks import Resolve, check_deployable
 from beekeeper.cli.errors import DeployError, UserError
 from beekeeper.cli.lambda_quota import ConcurrencyProbe, check_room_fits
 from beekeeper.cli.rooms import Deployment, RoomStore
+from beekeeper.cli.ticket_keys import issuer, key_store
 from beekeeper.core.settings import RoomSettings
+from beekeeper.lambdas.ticket_keys import KeysChangedError
+from beekeeper.lambdas.tickets import KeyRingError
 
 APP_MODULE = "beekeeper.stacks.app"
 BOOTSTRAP_VERSION_PARAMETER = "/cdk-bootstrap/hnb659fds/version"
@@ -35,7 +39,14 @@ _DELETE_BEFORE_DEPLOY = frozenset(
     {"ROLLBACK_COMPLETE", "ROLLBACK_FAILED", "CREATE_FAILED", "DELETE_FAILED"}
 )
 
-ProgressFactory = Callable[[str], Any]  # label -> object with line(text) and finish()
+ProgressFactory = Callable[[str], Any]
+# What can keep a deployed room from getting its first ticket key (each says why).
+_KEY_FAILURES = (
+    KeyRingError,
+    KeysChangedError,
+    botocore.exceptions.BotoCoreError,
+    botocore.exceptions.ClientError,
+)  # label -> object with line(text) and finish()
 
 
 def cdk_environment(
@@ -70,6 +81,8 @@ class Deployer:
         resolve: Resolve,
         confirm: Callable[[str], bool],
         concurrency: ConcurrencyProbe,
+        lambda_wheels: Callable[[], object],
+        clock: Callable[[], float] = time.time,
         wait_delay_seconds: int = 5,
     ) -> None:
         self._store = store
@@ -82,6 +95,8 @@ class Deployer:
         self._resolve = resolve
         self._confirm = confirm
         self._concurrency = concurrency
+        self._lambda_wheels = lambda_wheels
+        self._clock = clock
         self._wait_delay = wait_delay_seconds
 
     # -- what the CDK CLI is asked to do --------------------------------------------------
@@ -123,6 +138,8 @@ class Deployer:
     def deploy(self, settings: RoomSettings) -> Deployment:
         check_deployable(settings, self._resolve, self._say)
         self._runner.ensure_available()  # before anything is asked of AWS
+        # The consumer's crypto wheels, for Lambda's platform: synth (and cdk diff) only read them.
+        self._lambda_wheels()
         cloudformation = self._aws.client("cloudformation", settings)
         account = self._aws.client("sts", settings).get_caller_identity()["Account"]
         if not self._bootstrapped(settings):
@@ -153,7 +170,29 @@ class Deployer:
         )
         outputs = self._read_outputs(settings, outputs_file)
         self._store.record_deployment(settings.name, outputs)
-        return Deployment(outputs)
+        deployment = Deployment(outputs)
+        self._first_ticket_key(settings, deployment)
+        return deployment
+
+    def _first_ticket_key(self, settings: RoomSettings, deployment: Deployment) -> None:
+        """A new room's first ticket key (the stack makes its secret empty); a redeployed
+        room keeps its keys, with the issuer brought up to date if its URL changed."""
+        store = key_store(
+            settings,
+            deployment,
+            lambda service: self._aws.client(service, settings, deployment),
+            self._clock,
+        )
+        try:
+            change = store.ensure_first_key(issuer=issuer(settings, deployment))
+        except _KEY_FAILURES as error:
+            raise DeployError(
+                f"Room {settings.name!r} is deployed, but its first ticket key could not be "
+                f"made ({error}); admissions carry no ticket until `beekeeper keys rotate "
+                f"{settings.name}` succeeds."
+            ) from error
+        if change is not None:
+            self._say(f"Admission tickets: {change.summary}.")
 
     def _api_logging_possible(self, settings: RoomSettings) -> bool:
         """API Gateway logs need an account-wide role that outlives any room; we never set it."""

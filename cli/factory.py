@@ -21,6 +21,7 @@ from beekeeper.cli.aws import AwsClients, SessionFactory
 from beekeeper.cli.cdk import CdkRunner, SubprocessCdkRunner
 from beekeeper.cli.deploy_checks import Resolve, resolve_host
 from beekeeper.cli.deployer import Deployer
+from beekeeper.cli.errors import DeployError
 from beekeeper.cli.lambda_quota import AccountConcurrency, ConcurrencyProbe, read_concurrency
 from beekeeper.cli.progress import ProgressReporter
 from beekeeper.cli.rooms import Deployment, RoomStore
@@ -49,6 +50,9 @@ class CliFactory:
     resolve: Resolve = resolve_host
     # The account's Lambda concurrency; None asks Lambda (tests pass their own).
     concurrency: ConcurrencyProbe | None = None
+    # Fills the cache of the consumer's wheels; None downloads them with pip (tests pass their
+    # own: no test reaches PyPI).
+    lambda_wheels: Callable[[], object] | None = None
     _session: Any = field(default=None, init=False, repr=False)
 
     @classmethod
@@ -100,7 +104,19 @@ class CliFactory:
             resolve=self.resolve,
             confirm=(lambda _question: True) if assume_yes else _confirm,
             concurrency=self.concurrency or self.lambda_concurrency,
+            lambda_wheels=self.lambda_wheels or self.fetch_lambda_wheels,
+            clock=self.clock,
         )
+
+    def fetch_lambda_wheels(self) -> object:
+        # Imported here: the CDK's definitions name Lambda's runtime and architecture.
+        from beekeeper.stacks.functions import WHEEL_TARGET
+        from beekeeper.stacks.lambda_wheels import MissingWheels, fetch
+
+        try:
+            return fetch(WHEEL_TARGET, self.environ)
+        except MissingWheels as error:
+            raise DeployError(str(error)) from error
 
     def lambda_concurrency(self, settings: RoomSettings, *, deployed: bool) -> AccountConcurrency:
         return read_concurrency(self.aws().client("lambda", settings), settings, deployed=deployed)

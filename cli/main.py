@@ -20,6 +20,7 @@ from beekeeper.cli.commands.capacity import capacity
 from beekeeper.cli.commands.deploy import deploy
 from beekeeper.cli.commands.destroy import destroy
 from beekeeper.cli.commands.init import init
+from beekeeper.cli.commands.keys import keys
 from beekeeper.cli.commands.list_rooms import list_rooms
 from beekeeper.cli.commands.local import local
 from beekeeper.cli.commands.off import off
@@ -70,6 +71,7 @@ cli.add_command(capacity)
 cli.add_command(deploy)
 cli.add_command(destroy)
 cli.add_command(init)
+cli.add_command(keys)
 cli.add_command(list_rooms)
 cli.add_command(local)
 cli.add_command(off)

@@ -93,6 +93,16 @@ class Deployment:
         return self.outputs.get(names.PAGE_URL_OUTPUT)
 
     @property
+    def jwks_url(self) -> str | None:
+        return self.outputs.get(names.JWKS_URL_OUTPUT)
+
+    @property
+    def ticket_keys_secret(self) -> str | None:
+        """The secret with the room's private ticket keys; None for a room deployed before
+        tickets existed."""
+        return self.outputs.get(names.TICKET_KEYS_SECRET_OUTPUT) or None
+
+    @property
     def is_local(self) -> bool:
         return self.endpoint_url is not None
 

@@ -19,6 +19,14 @@ COOKIE_NAME = "beekeeper_token"
 # Query parameter carrying the token on the redirect to the origin and on /client?token=.
 ORIGIN_TOKEN_PARAMETER = "beekeeper_token"
 CLIENT_TOKEN_PARAMETER = "token"
+# Query parameter carrying the signed admission ticket beside the token on the redirect to the
+# origin (core/tickets.py says what the ticket is).
+ORIGIN_TICKET_PARAMETER = "beekeeper_ticket"
+# /client?token=...&redeem=1: the first such check answers allow, every later one "redeemed".
+# Only this exact value redeems; any other value of the parameter is refused (400), so a shop
+# that writes `redeem=true` learns it at once instead of checking without redeeming.
+CLIENT_REDEEM_PARAMETER = "redeem"
+CLIENT_REDEEM_VALUE = "1"
 
 TOKEN_ID_BYTES = 16  # 128 bits from a CSPRNG
 TOKEN_ID_LENGTH = 22  # base64url of 16 bytes, unpadded
@@ -84,6 +92,10 @@ STATE_INSIDE = "inside"  # arrived (a /client check): holds a place while the se
 STATE_LEFT = "left"  # left with /leave: waiting visitors are never admitted
 STATE_ENDED = "ended"  # the claim or the session ran out: the place was freed
 HOLDING_STATES = (STATE_ADMITTED, STATE_INSIDE)
+# Written on a `v#` item by /client: when the admission was redeemed (epoch s; present once
+# redeemed, never removed), and in rate mode when it was last checked (epoch s).
+REDEEMED_ATTRIBUTE = "redeemed_at"
+CHECKED_ATTRIBUTE = "checked_at"
 
 
 def minute_key(epoch_minute: int) -> str:
@@ -99,6 +111,12 @@ def status_copy_for(ordinal: int) -> int:
 
 
 CONFIG_KEY = "config"
+# The room's public ticket keys, which GET /jwks.json publishes (core/tickets.py).
+TICKET_KEYS_KEY = "ticket-keys"
+# Its list of public keys (lambdas/ticket_keys.py writes it, the /jwks.json template reads it).
+TICKET_KEYS_PUBLISHED = "published"
+# The `v#` item's attribute holding the ticket the consumer signed at admission.
+TICKET_ATTRIBUTE = "ticket"
 ADMITTED_COUNTER_KEY = "admitted"
 # Capacity mode (docs/pipeline.md, "Capacity and sessions"): the places taken inside the shop
 # (`n`) and the recent turnover. The deadlines that fall due in each second are `deadlines#<s>`.
@@ -126,10 +144,12 @@ BOOKKEEPING_TTL_SECONDS = 7 * 24 * 3600
 VISITOR_TTL_GRACE_SECONDS = 24 * 3600
 
 
-def origin_url_with_token(origin: str, token: str) -> str:
-    """The origin URL the waiting room sends an admitted visitor to."""
+def origin_url_with_token(origin: str, token: str, ticket: str | None = None) -> str:
+    """The origin URL the waiting room sends an admitted visitor to, with the signed ticket
+    when the admission has one (a token and a compact JWS hold only URL-safe characters)."""
     separator = "&" if "?" in origin else "?"
-    return f"{origin}{separator}{ORIGIN_TOKEN_PARAMETER}={token}"
+    url = f"{origin}{separator}{ORIGIN_TOKEN_PARAMETER}={token}"
+    return f"{url}&{ORIGIN_TICKET_PARAMETER}={ticket}" if ticket else url
 
 
 # -- resource definitions shared by the CDK stack and local mode --------------------------

@@ -11,6 +11,7 @@ import json
 from collections.abc import Iterable
 
 from beekeeper.core.headers import cors_headers
+from beekeeper.core.tickets import JWKS_ROUTE
 
 # The method each templated route answers (vtl.ROUTES, vtl.CAPACITY_ROUTES), GET unless named:
 # /leave is a POST, so that a page's sendBeacon and a shop's server can call it.
@@ -39,7 +40,7 @@ def route_methods(template_routes: Iterable[str]) -> dict[str, tuple[str, ...]]:
 
 
 # A rate-mode room's (vtl.ROUTES).
-ROUTE_METHODS = route_methods(("polling", "client"))
+ROUTE_METHODS = route_methods(("polling", "client", JWKS_ROUTE))
 MISSING_ROUTE_STATUS = 403
 MISSING_ROUTE_MESSAGE = "Missing Authentication Token"
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
+from beekeeper.core.tickets import JWKS_MAX_AGE_SECONDS
+
 # GET /room: the waiting room page (stacks/page.py says why each is there).
 PAGE_HEADERS = {
     "Content-Type": "text/html; charset=utf-8",
@@ -22,6 +24,13 @@ PAGE_HEADERS = {
 
 # /polling and /client answers, success and error alike: JSON that is never cached.
 JSON_ANSWER_HEADERS = {"Content-Type": "application/json", "Cache-Control": "no-store"}
+
+# GET /jwks.json: public keys, cached by shops (and any proxy) for as long as the key timing of
+# core/tickets.py counts on; no CORS: shops verify tickets on their servers.
+JWKS_HEADERS = {
+    "Content-Type": "application/json",
+    "Cache-Control": f"public, max-age={JWKS_MAX_AGE_SECONDS}",
+}
 
 
 def browser_origin(url: str) -> str:

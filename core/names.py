@@ -19,6 +19,8 @@ FUNCTION_ROLES = ("producer", "trigger", "consumer", "governor")
 TABLE_NAME_VARIABLE = "TABLE_NAME"
 QUEUE_URL_VARIABLE = "QUEUE_URL"
 CONSUMER_FUNCTION_VARIABLE = "CONSUMER_FUNCTION_NAME"
+# The consumer's: the secret holding the room's ticket keys (lambdas/tickets.py).
+TICKET_KEYS_SECRET_VARIABLE = "TICKET_KEYS_SECRET"
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,12 @@ class ResourceNames:
     def dead_letter_queue(self) -> str:
         return f"{self.stack}-dead-letters"
 
+    @property
+    def local_ticket_keys_secret(self) -> str:
+        """The ticket keys' secret in a local room's store (in AWS CloudFormation names it: a
+        deleted secret's name stays taken for days, and a room may be deployed again)."""
+        return f"{self.stack}-ticket-keys"
+
     def function(self, role: str) -> str:
         if role not in FUNCTION_ROLES:
             raise ValueError(f"no function plays the role {role!r}")
@@ -58,6 +66,10 @@ TABLE_NAME_OUTPUT = "TableName"
 QUEUE_URL_OUTPUT = "QueueUrl"
 DEAD_LETTER_QUEUE_URL_OUTPUT = "DeadLetterQueueUrl"
 DASHBOARD_NAME_OUTPUT = "DashboardName"
+# Admission tickets (core/tickets.py): the room's public keys, and the secret with its private
+# keys (which `beekeeper keys` writes).
+JWKS_URL_OUTPUT = "JwksUrl"
+TICKET_KEYS_SECRET_OUTPUT = "TicketKeysSecret"
 # Recorded for a local room only: the address of its AWS API emulator.
 ENDPOINT_URL_OUTPUT = "EndpointUrl"
 
@@ -78,4 +90,6 @@ STACK_OUTPUTS = (
     DEAD_LETTER_QUEUE_URL_OUTPUT,
     *(function_output(role) for role in FUNCTION_ROLES),
     DASHBOARD_NAME_OUTPUT,
+    JWKS_URL_OUTPUT,
+    TICKET_KEYS_SECRET_OUTPUT,
 )

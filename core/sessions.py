@@ -6,7 +6,11 @@ write whatever the number of visitors inside, and never touches a shared item:
 - **session** (GET /client and GET /enter): an admitted visitor arrives, or a visitor inside
   is active. The place's deadline moves to now + `session_minutes`; the state becomes inside.
   Refused (ConditionalCheckFailed) unless the visitor holds a place whose deadline has not
-  passed, so the answer is {"allow": true} exactly while the session is live.
+  passed, so the answer is {"allow": true} exactly while the session is live. With
+  `redeem=1` (/client only) it also sets `redeemed_at`, on condition that it is not set yet
+  (core/client_check.py): the first redeem answers allow, every later one "redeemed". The
+  answer carries the item (ReturnValues ALL_NEW: /enter puts its ticket in the redirect) and a
+  refusal the item as it was (ALL_OLD: "redeemed" is told from it); neither costs more.
 - **leave** (POST /leave): the state becomes left. A waiting visitor has no item yet: the leave
   creates it, the consumers find it when the line reaches the visitor and pass over them. A
   visitor holding a place gets the LEAVING_ATTRIBUTE, which puts them in the sparse index the
@@ -16,7 +20,7 @@ write whatever the number of visitors inside, and never touches a shared item:
 The room keeps no record of who waits (a waiting visitor's token is only on the queue), so a
 leave for a well-formed token without an item is taken as a waiting visitor's.
 
-The mapping templates (vtl/client-session-request.vtl, vtl/leave-request.vtl) can not import
+The mapping templates (vtl/_session-request.vtl, vtl/leave-request.vtl) can not import
 Python: they receive the expressions below as synth-time placeholders and fill in the values,
 and tests/unit/test_capacity_templates.py holds their requests equal to these functions. The
 simulator sends these functions' requests.
@@ -26,6 +30,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from beekeeper.core.client_check import NOT_REDEEMED, ON_CONDITION_FAILURE, REDEEM_ASSIGNMENT
 from beekeeper.core.datamodel import (
     LEAVING_ATTRIBUTE,
     LEAVING_VALUE,
@@ -48,6 +53,10 @@ SESSION_UPDATE = (
     "#ttl = :ttl"
 )
 SESSION_CONDITION = HOLDS_A_PLACE
+SESSION_REDEEM_UPDATE = f"{SESSION_UPDATE}, {REDEEM_ASSIGNMENT}"
+SESSION_REDEEM_CONDITION = f"{SESSION_CONDITION} AND {NOT_REDEEMED}"
+# The renewed item comes back: /enter reads the ticket from it.
+SESSION_RETURNS = "ALL_NEW"
 
 LEAVE_UPDATE = (
     f"SET #state = :left, left_at = :now, {LEAVING_ATTRIBUTE} = :leaving, "
@@ -64,14 +73,17 @@ def _n(value: int) -> dict[str, str]:
     return {"N": str(value)}
 
 
-def session_request(table: str, token_id: str, *, now: int, session_seconds: int) -> dict[str, Any]:
-    """The UpdateItem that renews (or starts) a visitor's session at `now` (epoch seconds)."""
+def session_request(
+    table: str, token_id: str, *, now: int, session_seconds: int, redeem: bool = False
+) -> dict[str, Any]:
+    """The UpdateItem that renews (or starts) a visitor's session at `now` (epoch seconds);
+    `redeem`: and redeems the admission, once."""
     until = now + session_seconds
     return {
         "TableName": table,
         "Key": {PARTITION_KEY: {"S": visitor_key(token_id)}},
-        "UpdateExpression": SESSION_UPDATE,
-        "ConditionExpression": SESSION_CONDITION,
+        "UpdateExpression": SESSION_REDEEM_UPDATE if redeem else SESSION_UPDATE,
+        "ConditionExpression": SESSION_REDEEM_CONDITION if redeem else SESSION_CONDITION,
         "ExpressionAttributeNames": dict(ATTRIBUTE_NAMES),
         "ExpressionAttributeValues": {
             ":until": _n(until),
@@ -80,6 +92,8 @@ def session_request(table: str, token_id: str, *, now: int, session_seconds: int
             ":now": _n(now),
             ":ttl": _n(until + VISITOR_TTL_GRACE_SECONDS),
         },
+        "ReturnValues": SESSION_RETURNS,
+        "ReturnValuesOnConditionCheckFailure": ON_CONDITION_FAILURE,
     }
 
 
@@ -111,6 +125,9 @@ def template_values() -> dict[str, str]:
     return {
         "SESSION_UPDATE": SESSION_UPDATE,
         "SESSION_CONDITION": SESSION_CONDITION,
+        "SESSION_REDEEM_UPDATE": SESSION_REDEEM_UPDATE,
+        "SESSION_REDEEM_CONDITION": SESSION_REDEEM_CONDITION,
+        "SESSION_RETURNS": SESSION_RETURNS,
         "LEAVE_UPDATE": LEAVE_UPDATE,
         "LEAVE_CONDITION": LEAVE_CONDITION,
         "NO_VISITOR_CONDITION": NO_VISITOR_CONDITION,

@@ -50,6 +50,7 @@ from beekeeper.lambdas.pacing import RECEIVE_BATCH, LanePacer, ReceiveRhythm, mi
 from beekeeper.lambdas.places import PlaceKeeper
 from beekeeper.lambdas.room_state import batch_get, key, number, read_config
 from beekeeper.lambdas.status_publisher import StatusPublisher
+from beekeeper.lambdas.tickets import NO_TICKETS, TicketHook, container_issuer
 
 log = logging.getLogger("beekeeper.consumer")
 
@@ -175,6 +176,8 @@ class Consumer:
     # Capacity mode (a room deployed with max_inside > 0): the places, and the live cap.
     places: PlaceKeeper | None = None
     max_inside: int = 0
+    # Signs each admitted visitor's ticket (lambdas/tickets.py), stored on their item.
+    tickets: TicketHook = NO_TICKETS
 
     def run(self, assignment: Assignment) -> ConsumerReport:
         deadline = assignment.deadline
@@ -415,6 +418,7 @@ class Consumer:
                         PARTITION_KEY: {"S": f"v#{token.id}"},
                         "ordinal": {"N": str(token.ordinal)},
                         **times,
+                        **self.tickets.attributes(token, admitted_at, expires_at),
                     }
                 }
             }
@@ -474,6 +478,7 @@ class Consumer:
                 now=self.clock(),
                 settings=self.settings,
                 max_inside=self.max_inside,
+                tickets=self.tickets,
             )
             if outcome.written:
                 return outcome.written, False
@@ -606,6 +611,7 @@ def run_consumer(
     clock: Callable[[], float],
     sleep: Callable[[float], None],
     metrics: MetricSink = DISCARD,
+    tickets: TicketHook = NO_TICKETS,
 ) -> ConsumerReport:
     assignment = Assignment.from_payload(payload)
     consumer = Consumer(
@@ -616,6 +622,7 @@ def run_consumer(
         sqs=sqs,
         clock=clock,
         sleep=sleep,
+        tickets=tickets,
     )
     report = consumer.run(assignment)
     metrics.count(telemetry.ADMITTED, report.admitted)
@@ -637,6 +644,7 @@ def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
             clock=time.time,
             sleep=time.sleep,
             metrics=runtime.metrics(),
+            tickets=container_issuer(),
         )
     except AssignmentError as error:
         log.error("%s", error)  # a retry would fail the same way

@@ -58,6 +58,7 @@ from beekeeper.core.datamodel import (
 )
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas.room_state import batch_get, error_code, key, number, read_number
+from beekeeper.lambdas.tickets import NO_TICKETS, TicketHook
 
 log = logging.getLogger("beekeeper.places")
 
@@ -89,11 +90,14 @@ def read_inside(dynamodb: Any, table: str) -> int:
 
 
 def visitor_item(
-    token: Token, *, admitted_at: int, settings: RoomSettings
+    token: Token, *, admitted_at: int, settings: RoomSettings, tickets: TicketHook = NO_TICKETS
 ) -> dict[str, dict[str, str]]:
-    """An admitted visitor's item in capacity mode: holds a place until the claim deadline."""
+    """An admitted visitor's item in capacity mode: holds a place until the claim deadline
+    (which is also when the visitor's ticket expires: the session itself is the shop's
+    /client checks)."""
     expires_at = admitted_at + settings.claim_seconds
     return {
+        **tickets.attributes(token, admitted_at, expires_at),
         PARTITION_KEY: {"S": visitor_key(token.id)},
         "ordinal": {"N": str(token.ordinal)},
         "admitted_at": number(admitted_at),
@@ -119,13 +123,17 @@ def admit(
     now: float,
     settings: RoomSettings,
     max_inside: int,
+    tickets: TicketHook = NO_TICKETS,
 ) -> AdmitOutcome:
     """Admit `tokens` with a place each, all or none, in one transaction (see the module)."""
     outcome = AdmitOutcome()
     if not tokens:
         return outcome
     admitted_at = int(now)
-    items = [visitor_item(token, admitted_at=admitted_at, settings=settings) for token in tokens]
+    items = [
+        visitor_item(token, admitted_at=admitted_at, settings=settings, tickets=tickets)
+        for token in tokens
+    ]
     # The warden's first look: a place's deadline only ever moves later than this (an arrival
     # or a renewal at t sets t + session, and t is after the admission), so the warden, which
     # moves a look on to the deadline it finds, can never look too late.

@@ -150,7 +150,9 @@ class Producer:
                 event, dynamodb=self.dynamodb, table=self.table, snapshot=snapshot, now=self.clock()
             )
             if visit.way is Way.SHOP and visit.token is not None:
-                return redirect(origin_url_with_token(self.settings.origin, str(visit.token)))
+                return redirect(
+                    origin_url_with_token(self.settings.origin, str(visit.token), visit.ticket)
+                )
             if visit.way is Way.KEEP_PLACE:
                 return redirect(ROOM_LOCATION)
             token = self.join_line(snapshot)

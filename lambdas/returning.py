@@ -5,14 +5,14 @@ is gone ("expired", "unknown"), so the link must not send them straight back to 
 loop would last as long as the cookie (up to 14 days). The link answers by what /polling would
 say about the same cookie:
 
-| the room knows the token as                          | the marketing link           |
-|------------------------------------------------------|------------------------------|
-| admitted, admission still valid                      | the shop, with the token     |
-| admitted, admission expired                          | a new place (a new cookie)   |
-| left the line or the shop (/leave; capacity mode)     | a new place                  |
-| not admitted, and the line passed it long ago        | a new place ("unknown")      |
-| not admitted yet                                     | their place (the page)       |
-| a cookie that is not well-formed, or none            | a new place                  |
+| the room knows the token as                          | the marketing link                |
+|------------------------------------------------------|-----------------------------------|
+| admitted, admission still valid                      | the shop, with token and ticket   |
+| admitted, admission expired                          | a new place (a new cookie)        |
+| left the line or the shop (/leave; capacity mode)    | a new place                       |
+| not admitted, and the line passed it long ago        | a new place ("unknown")           |
+| not admitted yet                                     | their place (the page)            |
+| a cookie that is not well-formed, or none            | a new place                       |
 
 "Well-formed" is `cookies.read_token`, the rule /polling applies; "unknown" is
 `core.polling.is_unknown`, the rule the /polling template is held to. The room's counters come
@@ -29,8 +29,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from beekeeper.core.datamodel import STATE_ENDED, STATE_LEFT, Token, visitor_key
+from beekeeper.core.datamodel import STATE_ENDED, STATE_LEFT, TICKET_ATTRIBUTE, Token, visitor_key
 from beekeeper.core.polling import is_unknown
+from beekeeper.core.tickets import TICKET_PATTERN
 from beekeeper.lambdas.cookies import token_from_cookies
 from beekeeper.lambdas.room_state import Item, RoomSnapshot, key, read_number
 
@@ -48,6 +49,7 @@ class Visit:
     way: Way
     token: Token | None = None  # the cookie's token, when it was well-formed
     reason: str = "new"  # new, admitted, waiting, expired, left, unknown, unreadable
+    ticket: str | None = None  # the admission's signed ticket, when it has one
 
     @property
     def rejoins(self) -> bool:
@@ -64,11 +66,17 @@ def classify(token: Token, visitor: Item | None, snapshot: RoomSnapshot, now: fl
         # Expiry against the request time, as /polling and /client decide it (a place freed
         # in capacity mode, "ended", is expired too).
         if state != STATE_ENDED and read_number(visitor, "expires_at") > now:
-            return Visit(Way.SHOP, token, "admitted")
+            return Visit(Way.SHOP, token, "admitted", stored_ticket(visitor))
         return Visit(Way.NEW_PLACE, token, "expired")
     if is_unknown(token.ordinal, snapshot.passed_total, snapshot.config.rate):
         return Visit(Way.NEW_PLACE, token, "unknown")
     return Visit(Way.KEEP_PLACE, token, "waiting")
+
+
+def stored_ticket(visitor: Item) -> str | None:
+    """The ticket on an admitted visitor's item, if it is one (the rule /polling applies)."""
+    ticket = visitor.get(TICKET_ATTRIBUTE, {}).get("S")
+    return ticket if isinstance(ticket, str) and TICKET_PATTERN.fullmatch(ticket) else None
 
 
 def returning_visit(

@@ -1,11 +1,12 @@
 """The AWS services behind a local room: the room's store, in this process.
 
-It holds the room's real queue (with its dead-letter queue) and table, with the settings and
-under the names the stack deploys (`core/datamodel.py`, `core/names.py`), in the in-memory
-store the simulator uses too (store/). The room's own code reaches it through real boto3
-clients answered in process (`StoreTransport`), the templates through their rendered requests
-(`TemplateTarget`), and the operator CLI, from another process, through the loopback endpoint
-(`OperatorEndpoint`) recorded as the room's `EndpointUrl`.
+It holds the room's real queue (with its dead-letter queue), table and ticket keys' secret,
+with the settings and under the names the stack deploys (`core/datamodel.py`,
+`core/names.py`), in the in-memory store the simulator uses too (store/). The room's own code
+reaches it through real boto3 clients answered in process (`StoreTransport`), the templates
+through their rendered requests (`TemplateTarget`), and the operator CLI, from another
+process, through the loopback endpoint (`OperatorEndpoint`) recorded as the room's
+`EndpointUrl`.
 
 Each room has its own store: rooms in one process share nothing.
 """
@@ -19,10 +20,12 @@ from typing import Any
 from beekeeper.core import datamodel
 from beekeeper.core.local_room import LOCAL_REGION
 from beekeeper.core.names import ResourceNames
+from beekeeper.core.tickets import EMPTY_KEY_RING
 from beekeeper.local.http_server import ServerThread
 from beekeeper.local.operator_endpoint import OperatorEndpoint
 from beekeeper.local.store_transport import StoreTransport
 from beekeeper.store.dynamodb import DynamoDb
+from beekeeper.store.secretsmanager import SecretsManager
 from beekeeper.store.sqs import Sqs
 from beekeeper.store.timing import RealTime
 from beekeeper.store.wire import JsonProtocol, TemplateTarget
@@ -36,6 +39,7 @@ class RoomResources:
     table_name: str
     queue_url: str
     dead_letter_queue_url: str
+    ticket_keys_secret: str = ""  # the secret's ARN; "" for a room without ticket keys
 
 
 class Emulator:
@@ -45,7 +49,8 @@ class Emulator:
         timing = RealTime()
         self.dynamodb = DynamoDb(timing)
         self.sqs = Sqs(timing)
-        self._protocol = JsonProtocol(self.dynamodb, self.sqs)
+        self.secretsmanager = SecretsManager(timing, region=LOCAL_REGION, account=LOCAL_ACCOUNT)
+        self._protocol = JsonProtocol(self.dynamodb, self.sqs, self.secretsmanager)
         secret = secrets.token_urlsafe(24)
         self._endpoint = OperatorEndpoint(self._protocol, secret)
         self._server = ServerThread(self._endpoint, port=port, threads=4, what="operator endpoint")
@@ -65,11 +70,12 @@ class Emulator:
         return self.transport.client(service)
 
     def template_target(self) -> TemplateTarget:
-        """The /polling and /client templates' DynamoDB."""
+        """The /polling, /client and /jwks.json templates' DynamoDB."""
         return TemplateTarget(self.dynamodb)
 
     def create_room_resources(self, room_name: str) -> RoomResources:
-        """The room's table and queues, named and set up as the stack deploys them."""
+        """The room's table, queues and ticket keys' secret, named and set up as the stack
+        deploys them."""
         names = ResourceNames(room_name)
         self.dynamodb.create_table_as_defined(datamodel.table_definition(names.table))
         dead_letters = self.sqs.create_queue(
@@ -85,7 +91,10 @@ class Emulator:
             dead_letter=dead_letters,
             region=LOCAL_REGION,
         )
-        return RoomResources(names.table, queue.url, dead_letters.url)
+        # The ticket keys' secret starts without keys, as the stack's does (`beekeeper local`
+        # gives the room its first, `beekeeper keys` rotates them).
+        secret = self.secretsmanager.create(names.local_ticket_keys_secret, EMPTY_KEY_RING)
+        return RoomResources(names.table, queue.url, dead_letters.url, secret.arn)
 
     def queue_url(self, queue_name: str) -> str:
         return f"{self.endpoint_url}/{LOCAL_ACCOUNT}/{queue_name}"

@@ -3,7 +3,7 @@
 | route | answered by (as in AWS) |
 |---|---|
 | /beekeeper | the producer Lambda's handler, with a REST proxy event |
-| /polling, /client | the VTL templates through `run_integration`, against the room's store |
+| /polling, /client, /jwks.json | the VTL templates through `run_integration`, on the store |
 | /enter, /leave | the same, in a capacity-mode room (max_inside > 0) |
 | /room | the waiting room page of the room's settings, with the stack's headers |
 

@@ -101,7 +101,12 @@ class Boto3DynamoDb:
             status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 500)
             code = error.response.get("Error", {}).get("Code", "")
             message = error.response.get("Error", {}).get("Message", "")
-            return int(status), json.dumps({"__type": ERROR_TYPE_PREFIX + code, "message": message})
+            answer = {"__type": ERROR_TYPE_PREFIX + code, "message": message}
+            # A failed condition's item (ReturnValuesOnConditionCheckFailure ALL_OLD) travels
+            # in DynamoDB's error body beside the type, as botocore parsed it out.
+            if "Item" in error.response:
+                answer["Item"] = error.response["Item"]
+            return int(status), json.dumps(answer)
         answer = {key: value for key, value in answer.items() if key != "ResponseMetadata"}
         return 200, json.dumps(answer)
 

@@ -1,12 +1,13 @@
 """The room's AWS API for the operator CLI: loopback HTTP, a secret path, nothing for browsers.
 
-`beekeeper status|off|on|rate NAME` run in another process and reach a local room's table and
-queues with boto3, through this endpoint (recorded as the room's `EndpointUrl`). Only boto3's
-kind of request is answered: a POST to `/<secret>/` (the secret is random per start and kept
-in the room's record, readable by the operator alone) naming its own loopback address as the
-host, with an AWS JSON content type and no `Origin` or `Sec-Fetch-*` header, which every
-browser sends and boto3 never does. No CORS header is ever sent, so a web page in the
-developer's browser can neither read nor change the room's state, nor rebind a name to it.
+`beekeeper status|off|on|rate NAME` and `beekeeper keys rotate|retire NAME` run in another
+process and reach a local room's table, queues and ticket keys' secret with boto3, through this
+endpoint (recorded as the room's `EndpointUrl`). Only boto3's kind of request is answered: a
+POST to `/<secret>/` (the secret is random per start and kept in the room's record, readable by
+the operator alone) naming its own loopback address as the host, with an AWS JSON content type
+and no `Origin` or `Sec-Fetch-*` header, which every browser sends and boto3 never does. No
+CORS header is ever sent, so a web page in the developer's browser can neither read nor change
+the room's state, nor rebind a name to it.
 """
 
 from __future__ import annotations

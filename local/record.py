@@ -25,6 +25,7 @@ from beekeeper.core.local_room import (
     process_alive,
 )
 from beekeeper.core.settings import RoomSettings
+from beekeeper.core.tickets import jwks_url
 from beekeeper.local.emulator import RoomResources
 
 
@@ -37,6 +38,8 @@ class RoomUrls:
     marketing_url: str
     page_url: str
     client_check_url: str
+    jwks_url: str
+    issuer: str  # the room's base URL, the tickets' `iss`
 
 
 def room_urls(gateway_base: str) -> RoomUrls:
@@ -44,6 +47,8 @@ def room_urls(gateway_base: str) -> RoomUrls:
         marketing_url=f"{gateway_base}/beekeeper",
         page_url=f"{gateway_base}/room",
         client_check_url=f"{gateway_base}/client",
+        jwks_url=jwks_url(gateway_base),
+        issuer=gateway_base,
     )
 
 
@@ -63,6 +68,8 @@ def stack_outputs(
             for role in names.FUNCTION_ROLES
         },
         names.DASHBOARD_NAME_OUTPUT: "",  # a local room has no dashboard
+        names.JWKS_URL_OUTPUT: urls.jwks_url,
+        names.TICKET_KEYS_SECRET_OUTPUT: resources.ticket_keys_secret,
         names.ENDPOINT_URL_OUTPUT: endpoint_url,
     }
 

@@ -1,9 +1,10 @@
 """A whole waiting room on this machine: its store, gateway, scheduler, record, demo shop.
 
 `LocalRoom.start()` binds the ports first (a busy port is reported before anything else
-starts), then creates the room's table and queues in its own store (local/emulator.py) with
-the line an earlier run saved (local/saved_state.py), binds the real room code to it, records
-the room for the operator CLI and starts serving and scheduling. `stop()` undoes all of it in
+starts), then creates the room's table, queues and ticket keys' secret in its own store
+(local/emulator.py) with the line and keys an earlier run saved (local/saved_state.py), binds
+the real room code to it, gives the room its first ticket key if it has none, records the room
+for the operator CLI and starts serving and scheduling. `stop()` undoes all of it in
 reverse order, joining every thread it started; the saved line stays for the next start.
 Rooms with different names can run in one process side by side.
 """
@@ -21,7 +22,8 @@ from beekeeper.core.config_dir import local_state_file
 from beekeeper.core.local_room import LOCAL_REGION
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas.room_state import read_snapshot, write_config
-from beekeeper.local.demo_shop import DemoShop
+from beekeeper.lambdas.ticket_keys import TicketKeyStore
+from beekeeper.local.demo_shop import DemoShop, RoomFacts
 from beekeeper.local.emulator import Emulator, RoomResources
 from beekeeper.local.gateway import Gateway
 from beekeeper.local.http_server import ServerThread
@@ -196,6 +198,14 @@ class LocalRoom:
                 (log.warning if self.restored.lost_reason else log.info)("%s", said)
 
         code = self._code_loader(settings, resources, emulator.client, options.minute_seconds)
+        # The room's ticket key, as `beekeeper deploy` gives a deployed room its first.
+        TicketKeyStore(
+            secretsmanager=emulator.client("secretsmanager"),
+            secret_id=resources.ticket_keys_secret,
+            dynamodb=emulator.client("dynamodb"),
+            table=resources.table_name,
+            clock=time.time,
+        ).ensure_first_key(issuer=urls.issuer)
         dynamodb = emulator.client("dynamodb")
         if options.rate is not None and self.restored.found:
             # A rate given on the command line wins over one set by `beekeeper rate` before.
@@ -217,7 +227,13 @@ class LocalRoom:
         late_gateway.app = gateway
         if shop_server is not None:
             late_shop.app = DemoShop(
-                client_url=urls.client_check_url, marketing_url=urls.marketing_url
+                room=RoomFacts(
+                    issuer=urls.issuer,
+                    room=settings.name,
+                    client_url=urls.client_check_url,
+                    marketing_url=urls.marketing_url,
+                ),
+                shop_origin=origin,
             )
 
         record.write(settings, stack_outputs(settings, urls, resources, self.endpoint_url))

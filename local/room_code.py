@@ -75,6 +75,7 @@ def load_room_code(
     from beekeeper.lambdas.consumer import run_consumer
     from beekeeper.lambdas.governor import fetch_once, run_governor
     from beekeeper.lambdas.producer import Producer
+    from beekeeper.lambdas.tickets import NO_TICKETS, TicketHook, TicketIssuer, secret_reader
     from beekeeper.lambdas.trigger import run_trigger
     from beekeeper.local.integration import Boto3DynamoDb, HttpRequest, run_integration
     from beekeeper.waiting_room_site import render_page
@@ -83,6 +84,15 @@ def load_room_code(
     dynamodb, sqs = client("dynamodb"), client("sqs")
     table, queue_url = resources.table_name, resources.queue_url
     starter = _ConsumerStarter()
+    # One issuer for the room's consumers, as one per container in AWS: the key ring is read
+    # once a minute, not once per consumer run.
+    tickets: TicketHook = NO_TICKETS
+    if resources.ticket_keys_secret:
+        tickets = TicketIssuer(
+            read_ring=secret_reader(client("secretsmanager"), resources.ticket_keys_secret),
+            settings=settings,
+            clock=time.time,
+        )
     producer = Producer(
         settings=settings,
         table=table,
@@ -125,6 +135,7 @@ def load_room_code(
             sqs=sqs,
             clock=time.time,
             sleep=time.sleep,
+            tickets=tickets,
         )
 
     # The governor's minute is shortened with the scheduler's, as the trigger's is.

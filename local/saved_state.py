@@ -1,14 +1,17 @@
 """A local room's line, kept across restarts: every change of its store, appended to a file.
 
 The room's store lives in memory; this journal (`local/<name>.state.jsonl` under the config
-directory) gets one JSON line per change as it happens: an item written or deleted, a message
-sent, a message deleted or dead-lettered. Each line is flushed to the operating system at
+directory, readable by its user alone: it holds the room's private ticket keys) gets one JSON
+line per change as it happens: an item written or deleted, a message sent, a message deleted
+or dead-lettered, the ticket keys' secret written. Each line is flushed to the operating system at
 once, so a room that is killed (Ctrl-C, SIGKILL, a closed terminal) loses nothing it had
 answered; only a crash of the machine itself can cut the last lines off. At the next start the
 journal is replayed, then rewritten compactly (atomically) and appended to again.
 
 What a restart keeps: the table (config, counters, minute claims, every admitted visitor's
-item, so /client keeps answering true), and every message not yet deleted, in order. Messages
+item, so /client keeps answering true, and the published ticket keys), the ticket keys'
+secret (so tickets signed before the restart still verify against /jwks.json after it and the
+same keys go on signing), and every message not yet deleted, in order. Messages
 a consumer held in flight are visible again at once (their consumers ended with the process);
 one already admitted is recognised by the consumer's consistent read and deleted, as a
 duplicate delivery is. Receive counts start again from zero.
@@ -19,7 +22,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -76,30 +79,29 @@ class SavedState:
             self.path.unlink(missing_ok=True)
         elif self.path.exists():
             try:
-                tables, queues, self._run = _replay(self.path)
+                saved = _replay(self.path)
             except StateUnreadable as error:
                 self.path.replace(self.path.with_name(self.path.name + ".unreadable"))
                 restored = Restored(found=True, lost_reason=str(error))
             else:
-                restored = self._load(emulator, tables, queues)
+                self._run = saved.run
+                restored = self._load(emulator, saved)
         self._run += 1
         self._compact(emulator)
         self._attach(emulator)
         return restored
 
-    def _load(
-        self,
-        emulator: Emulator,
-        tables: dict[str, dict[str, Item]],
-        queues: dict[str, dict[str, str]],
-    ) -> Restored:
+    def _load(self, emulator: Emulator, saved: Saved) -> Restored:
         items = messages = 0
-        for table_name, saved in tables.items():
+        for table_name, table in saved.tables.items():
             if table_name in emulator.dynamodb.tables:
-                emulator.dynamodb.load(table_name, saved.items())
-                items += len(saved)
+                emulator.dynamodb.load(table_name, table.items())
+                items += len(table)
+        for secret_name, secret in saved.secrets.items():
+            if secret_name in emulator.secretsmanager.secrets:
+                emulator.secretsmanager.load(secret_name, secret)
         by_name = {queue.name: queue for queue in emulator.sqs.queues.values()}
-        for queue_name, bodies in queues.items():
+        for queue_name, bodies in saved.queues.items():
             queue = by_name.get(queue_name)
             if queue is None:
                 continue
@@ -112,6 +114,8 @@ class SavedState:
         lines = [json.dumps({"format": FORMAT, "run": self._run})]
         for table_name, items in emulator.dynamodb.snapshot().items():
             lines += [json.dumps({"t": table_name, "k": pk, "i": i}) for pk, i in items.items()]
+        for secret_name, secret in emulator.secretsmanager.snapshot().items():
+            lines.append(json.dumps({"s": secret_name, "v": secret}))
         for queue in emulator.sqs.queues.values():
             lines += [
                 json.dumps({"q": queue.name, "n": f"{self._run}.{index}", "b": body})
@@ -122,6 +126,7 @@ class SavedState:
     def _attach(self, emulator: Emulator) -> None:
         self._file = self.path.open("a", encoding="utf-8")
         emulator.dynamodb.observers.append(self._item_written)
+        emulator.secretsmanager.observers.append(self._secret_written)
         for queue in emulator.sqs.queues.values():
             queue.observers.append(self._message_changed)
 
@@ -137,6 +142,9 @@ class SavedState:
     def _item_written(self, table: str, pk: str, item: Item | None, _whole: bool) -> None:
         self._append({"t": table, "k": pk, "i": item})
 
+    def _secret_written(self, name: str, secret: dict[str, Any] | None) -> None:
+        self._append({"s": name, "v": secret})
+
     def _message_changed(self, queue: str, event: str, index: int, body: str | None) -> None:
         record: dict[str, Any] = {"q": queue, "n": f"{self._run}.{index}"}
         if event == "sent":
@@ -150,31 +158,44 @@ class SavedState:
                 self._file = None
 
 
-def _replay(path: Path) -> tuple[dict[str, dict[str, Item]], dict[str, dict[str, str]], int]:
-    tables: dict[str, dict[str, Item]] = {}
-    queues: dict[str, dict[str, str]] = {}
+@dataclass
+class Saved:
+    """What the journal holds, replayed: the last state of each table, queue and secret."""
+
+    run: int = 0
+    tables: dict[str, dict[str, Item]] = field(default_factory=dict)
+    queues: dict[str, dict[str, str]] = field(default_factory=dict)
+    secrets: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def _replay(path: Path) -> Saved:
+    saved = Saved()
     try:
         lines = path.read_text(encoding="utf-8").split("\n")
     except (OSError, UnicodeDecodeError) as error:
         raise StateUnreadable(f"the file can not be read: {error}") from error
     if lines and lines[-1] == "":
         lines.pop()
-    run = 0
     for number, line in enumerate(lines, start=1):
         try:
             record = json.loads(line)
             if number == 1:
                 if record.get("format") != FORMAT:
                     raise StateUnreadable(f"it is not a saved line of format {FORMAT}")
-                run = int(record["run"])
+                saved.run = int(record["run"])
             elif "t" in record:
-                table = tables.setdefault(str(record["t"]), {})
+                table = saved.tables.setdefault(str(record["t"]), {})
                 if record["i"] is None:
                     table.pop(str(record["k"]), None)
                 else:
                     table[str(record["k"])] = dict(record["i"])
+            elif "s" in record:
+                if record["v"] is None:
+                    saved.secrets.pop(str(record["s"]), None)
+                else:
+                    saved.secrets[str(record["s"])] = _secret(record["v"])
             else:
-                bodies = queues.setdefault(str(record["q"]), {})
+                bodies = saved.queues.setdefault(str(record["q"]), {})
                 if "b" in record:
                     bodies[str(record["n"])] = str(record["b"])
                 else:
@@ -188,4 +209,15 @@ def _replay(path: Path) -> tuple[dict[str, dict[str, Item]], dict[str, dict[str,
                 log.warning("the saved line's last change was cut off; it is left out")
                 break
             raise StateUnreadable(f"line {number} is not a saved change") from error
-    return tables, queues, run
+    return saved
+
+
+def _secret(saved: object) -> dict[str, Any]:
+    """A saved secret, checked as far as loading it needs (a bad one is an unreadable line)."""
+    if not isinstance(saved, dict) or not isinstance(saved["versions"], list):
+        raise TypeError("not a saved secret")
+    for version in saved["versions"]:
+        if not isinstance(version["value"], dict) or not isinstance(version["stages"], list):
+            raise TypeError("not a saved secret version")
+        float(version["created"])
+    return saved

@@ -63,6 +63,7 @@ class StoreTransport:
         session = boto3.session.Session(region_name=LOCAL_REGION, **PLACEHOLDER_CREDENTIALS)
         session.events.register("before-send.dynamodb", self)
         session.events.register("before-send.sqs", self)
+        session.events.register("before-send.secrets-manager", self)
         return session
 
     def client(self, service: str) -> Any:

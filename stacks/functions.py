@@ -9,7 +9,9 @@ Lambda creates on its own and leaves behind.
 from __future__ import annotations
 
 import atexit
+import os
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +21,7 @@ from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
+from aws_cdk import aws_secretsmanager as secretsmanager
 from aws_cdk import aws_sqs as sqs
 from aws_cdk.aws_dynamodb import ITable
 from constructs import Construct
@@ -27,10 +30,13 @@ from beekeeper.core import names
 from beekeeper.core.settings import RoomSettings
 from beekeeper.stacks import capacity, permissions
 from beekeeper.stacks.lambda_asset import stage_lambda_source
+from beekeeper.stacks.lambda_wheels import WheelTarget, cached_wheels
 
 # The newest Python runtime Lambda offers in the pinned aws-cdk-lib (cdk-nag's L1 checks it).
 RUNTIME = lambda_.Runtime.PYTHON_3_14
 ARCHITECTURE = lambda_.Architecture.ARM_64
+# The consumer's compiled dependencies are wheels for exactly this runtime and architecture.
+WHEEL_TARGET = WheelTarget.for_lambda(RUNTIME.name, ARCHITECTURE.name)
 
 RETENTION = {
     1: logs.RetentionDays.ONE_DAY,
@@ -92,10 +98,10 @@ SYSTEM_LOG_LEVEL = lambda_.SystemLogLevel.INFO
 _staging_dirs: list[tempfile.TemporaryDirectory[str]] = []
 
 
-def _staged_code() -> lambda_.Code:
+def _staged_code(wheels: Sequence[Path] = ()) -> lambda_.Code:
     staging = tempfile.TemporaryDirectory(prefix="beekeeper-lambda-asset-")
     _staging_dirs.append(staging)
-    return lambda_.Code.from_asset(str(stage_lambda_source(Path(staging.name))))
+    return lambda_.Code.from_asset(str(stage_lambda_source(Path(staging.name), wheels=wheels)))
 
 
 @atexit.register
@@ -181,19 +187,28 @@ class RoomFunctions(Construct):
         settings: RoomSettings,
         table: ITable,
         queue: sqs.IQueue,
+        ticket_keys: secretsmanager.ISecret,
     ) -> None:
         super().__init__(scope, construct_id)
         code = _staged_code()
+        # Only the consumer signs tickets: only its asset carries the crypto wheels (the
+        # producer's cold start, on every new visitor's path, stays small).
+        signing_code = _staged_code(cached_wheels(WHEEL_TARGET, os.environ))
         common = {**settings.to_lambda_environment(), names.TABLE_NAME_VARIABLE: table.table_name}
         with_queue = {**common, names.QUEUE_URL_VARIABLE: queue.queue_url}
 
-        def make(role: str, environment: dict[str, str], reserved: int | None) -> RoomFunction:
+        def make(
+            role: str,
+            environment: dict[str, str],
+            reserved: int | None,
+            role_code: lambda_.Code = code,
+        ) -> RoomFunction:
             made = RoomFunction(
                 self,
                 role.capitalize(),
                 settings=settings,
                 spec=SPECS[role],
-                code=code,
+                code=role_code,
                 environment=environment,
                 reserved_concurrency=reserved,
             )
@@ -207,7 +222,14 @@ class RoomFunctions(Construct):
             return made
 
         reserved = capacity.reserved_concurrency(settings)
-        self.consumer = make("consumer", with_queue, reserved["consumer"])
+        self.consumer = make(
+            "consumer",
+            {**with_queue, names.TICKET_KEYS_SECRET_VARIABLE: ticket_keys.secret_arn},
+            reserved["consumer"],
+            signing_code,
+        )
+        # The private ticket keys: read by the function that signs, and by nothing else.
+        self.consumer.allow(permissions.READS_TICKET_KEYS, [ticket_keys.secret_arn])
         starts_consumers = {
             **with_queue,
             names.CONSUMER_FUNCTION_VARIABLE: self.consumer.function.function_name,

@@ -1,4 +1,5 @@
-"""The Lambda code asset: `beekeeper/core/*.py` and `beekeeper/lambdas/**`, nothing else.
+"""The Lambda code asset: `beekeeper/core/*.py` and `beekeeper/lambdas/**`, and for the consumer
+the third-party wheels built for Lambda's platform (stacks/lambda_wheels.py), unpacked.
 
 The repository keeps `core/` and `lambdas/` at its top level while an installed wheel keeps
 them under `beekeeper/`; the asset is staged in a fresh directory with the installed layout
@@ -10,10 +11,11 @@ files say and not on when or where they were checked out.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from beekeeper.core.paths import CORE_DIR, LAMBDAS_DIR
+from beekeeper.stacks.lambda_wheels import unpack
 
 # Never shipped: tests and byte-code caches (Lambda compiles on its own).
 EXCLUDED_PARTS = frozenset({"tests", "__pycache__"})
@@ -42,11 +44,21 @@ def asset_files(*, core_dir: Path = CORE_DIR, lambdas_dir: Path = LAMBDAS_DIR) -
 
 
 def stage_lambda_source(
-    destination: Path, *, core_dir: Path = CORE_DIR, lambdas_dir: Path = LAMBDAS_DIR
+    destination: Path,
+    *,
+    core_dir: Path = CORE_DIR,
+    lambdas_dir: Path = LAMBDAS_DIR,
+    wheels: Sequence[Path] = (),
 ) -> Path:
-    """Copy the asset's files into the empty folder `destination`; returns it."""
+    """Copy the asset's files into the empty folder `destination`, and unpack `wheels` beside
+    them; returns it."""
     if any(destination.iterdir()):
         raise ValueError(f"{destination} must be empty to stage the Lambda asset")
+    # Wheels first: none may put a file where the room's own code goes.
+    written = unpack(wheels, destination)
+    clash = [path for path in written if path.startswith("beekeeper/")]
+    if clash:
+        raise ValueError(f"a wheel writes into the room's own package: {clash[0]}")
     for shipped, source in asset_files(core_dir=core_dir, lambdas_dir=lambdas_dir).items():
         target = destination / shipped
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -57,6 +57,14 @@ WAF_OFF = Acknowledgement(
     "already bounds the load. Set it above 0 to deploy the rule.",
 )
 
+TICKET_KEYS_ROTATION = Acknowledgement(
+    "AwsSolutions-SMG4",
+    "The secret holds the room's ticket signing keys, rotated by `beekeeper keys rotate`: a "
+    "new key is published at /jwks.json a cache lifetime before it signs, and the old one "
+    "stays published until its last ticket expires. A Secrets Manager rotation swaps the "
+    "value at once, which would refuse every ticket signed before the swap.",
+)
+
 LOGGING_OFF = (
     Acknowledgement(
         "AwsSolutions-APIG1",

@@ -77,6 +77,9 @@ QUEUE_ACTIONS: dict[str, tuple[str, ...]] = {
 # a minute without any, asynchronously.
 STARTS_CONSUMERS = ("lambda:InvokeFunction",)
 
+# The consumer reads the room's ticket keys (lambdas/tickets.py), once a minute per container.
+READS_TICKET_KEYS = ("secretsmanager:GetSecretValue",)
+
 # What a function needs to write its own log group (created by the stack, with a retention).
 LOG_ACTIONS = ("logs:CreateLogStream", "logs:PutLogEvents")
 

@@ -9,6 +9,7 @@ from constructs import Construct
 
 from beekeeper.core import names
 from beekeeper.core.settings import RoomSettings
+from beekeeper.core.tickets import JWKS_ROUTE
 from beekeeper.stacks import nag
 from beekeeper.stacks.api import RoomApi
 from beekeeper.stacks.functions import RoomFunctions
@@ -33,7 +34,12 @@ class RoomStack(Stack):
 
         storage = RoomStorage(self, "Storage", settings=settings)
         functions = RoomFunctions(
-            self, "Functions", settings=settings, table=storage.table, queue=storage.queue
+            self,
+            "Functions",
+            settings=settings,
+            table=storage.table,
+            queue=storage.queue,
+            ticket_keys=storage.ticket_keys,
         )
         api = RoomApi(
             self,
@@ -75,6 +81,8 @@ class RoomStack(Stack):
                 for role in names.FUNCTION_ROLES
             },
             names.DASHBOARD_NAME_OUTPUT: monitoring.dashboard.dashboard_name,
+            names.JWKS_URL_OUTPUT: api.url_for(f"/{JWKS_ROUTE}"),
+            names.TICKET_KEYS_SECRET_OUTPUT: storage.ticket_keys.secret_arn,
         }
         for key, value in outputs.items():
             CfnOutput(self, key, value=value)

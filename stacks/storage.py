@@ -1,4 +1,4 @@
-"""The room's table and queues.
+"""The room's table, queues and ticket key secret.
 
 Everything here is deleted with the stack: a room is a one-off event, and `beekeeper destroy`
 promises to leave nothing behind (visitors' items expire within a day of the event anyway).
@@ -10,15 +10,18 @@ from typing import Any
 
 from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_secretsmanager as secretsmanager
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from beekeeper.core import datamodel
+from beekeeper.core import datamodel, tickets
 from beekeeper.core.settings import RoomSettings
+from beekeeper.stacks import nag
 
 
 class RoomStorage(Construct):
-    """DynamoDB table (docs/data-model.md) and the visitors' SQS queue with its DLQ."""
+    """DynamoDB table (docs/data-model.md), the visitors' SQS queue with its DLQ, and the secret
+    that will hold the room's private ticket keys."""
 
     def __init__(self, scope: Construct, construct_id: str, *, settings: RoomSettings) -> None:
         super().__init__(scope, construct_id)
@@ -65,6 +68,23 @@ class RoomStorage(Construct):
                 max_receive_count=datamodel.QUEUE_MAX_RECEIVE_COUNT,
             ),
         )
+
+        # Created empty: keys are made by `beekeeper deploy` and `beekeeper keys` (which also
+        # publish them), never by the template. Secrets Manager fills the one field it must
+        # generate with a throwaway value; the key ring ignores it. CloudFormation names the
+        # secret: a deleted secret's name stays taken for days, and a room may come back.
+        self.ticket_keys = secretsmanager.Secret(
+            self,
+            "TicketKeys",
+            description=f"Beekeeper room {settings.name}: private keys that sign admission tickets",
+            generate_secret_string=secretsmanager.SecretStringGenerator(
+                secret_string_template=tickets.EMPTY_KEY_RING,
+                generate_string_key="unused",
+                exclude_punctuation=True,
+            ),
+            removal_policy=RemovalPolicy.DESTROY,
+        )
+        nag.acknowledge_on(self.ticket_keys, (nag.TICKET_KEYS_ROTATION,))
 
 
 def _private_queue(

@@ -1,13 +1,14 @@
 """The store over AWS's JSON protocols: what boto3 sends and parses, and what API Gateway sends.
 
 `JsonProtocol.answer(target, body)` takes a request as it travels (the `X-Amz-Target` header,
-`DynamoDB_20120810.GetItem` or `AmazonSQS.ReceiveMessage`, and the JSON body) and returns the
-HTTP status, headers and body AWS would: the answer's JSON, or an error object botocore turns
-into the same ClientError (code, message, modeled fields such as `CancellationReasons`; SQS's
-query-compatible code in `x-amzn-query-error`). Local mode's boto3 clients reach it without a
-socket (local/store_transport.py) and the operator CLI over loopback HTTP
-(local/operator_endpoint.py). `TemplateTarget` is the /polling and /client integration's
-DynamoDB: the rendered request as API Gateway hands it over.
+`DynamoDB_20120810.GetItem`, `AmazonSQS.ReceiveMessage` or `secretsmanager.GetSecretValue`
+(JSON 1.1), and the JSON body) and returns the HTTP status, headers and body AWS would: the
+answer's JSON, or an error object botocore turns into the same ClientError (code, message,
+modeled fields such as `CancellationReasons`; SQS's query-compatible code in
+`x-amzn-query-error`). Local mode's boto3 clients reach it without a socket
+(local/store_transport.py) and the operator CLI over loopback HTTP
+(local/operator_endpoint.py). `TemplateTarget` is the /polling, /client and /jwks.json
+integration's DynamoDB: the rendered request as API Gateway hands it over.
 """
 
 from __future__ import annotations
@@ -24,21 +25,28 @@ log = logging.getLogger("beekeeper.store")
 
 DYNAMODB_TARGET_PREFIX = "DynamoDB_20120810."
 SQS_TARGET_PREFIX = "AmazonSQS."
+SECRETS_MANAGER_TARGET_PREFIX = "secretsmanager."
 _ERROR_NAMESPACES = {
     DYNAMODB_TARGET_PREFIX: "com.amazonaws.dynamodb.v20120810#",
     SQS_TARGET_PREFIX: "com.amazonaws.sqs#",
+    SECRETS_MANAGER_TARGET_PREFIX: "",  # Secrets Manager names its errors bare
 }
 _CONTENT_TYPES = {
     DYNAMODB_TARGET_PREFIX: "application/x-amz-json-1.0",
     SQS_TARGET_PREFIX: "application/x-amz-json-1.0",
+    SECRETS_MANAGER_TARGET_PREFIX: "application/x-amz-json-1.1",
 }
 
 Answer = tuple[int, dict[str, str], bytes]
 
 
 class JsonProtocol:
-    def __init__(self, dynamodb: Service, sqs: Service) -> None:
+    def __init__(
+        self, dynamodb: Service, sqs: Service, secretsmanager: Service | None = None
+    ) -> None:
         self._services = {DYNAMODB_TARGET_PREFIX: dynamodb, SQS_TARGET_PREFIX: sqs}
+        if secretsmanager is not None:
+            self._services[SECRETS_MANAGER_TARGET_PREFIX] = secretsmanager
 
     def answer(self, target: str, body: bytes) -> Answer:
         prefix = next((p for p in self._services if target.startswith(p)), None)

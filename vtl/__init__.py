@@ -6,8 +6,9 @@ stack and local mode fill them with the same function, so both run the very same
 `{{` is not Velocity syntax, so a placeholder can not be mistaken for a template reference.
 
 Files whose names start with `_` are shared fragments, not templates: `template_values`
-inserts them where a template says `{{READ_TOKEN}}` or `{{PARSE_NUMBER}}` (API Gateway has
-no #parse, and one copy of the token check is easier to trust than four).
+inserts them where a template says `{{READ_TOKEN}}`, `{{READ_REDEEM}}`, `{{PARSE_NUMBER}}` or
+`{{SESSION_REQUEST}}` (API Gateway has no #parse, and one copy of the token check is easier
+to trust than four). A fragment's own placeholders are filled before it is inserted.
 """
 
 from __future__ import annotations
@@ -17,8 +18,16 @@ import json
 import re
 from collections.abc import Mapping
 
-from beekeeper.core import polling, sessions
-from beekeeper.core.datamodel import ORIGIN_TOKEN_PARAMETER, STATE_ENDED
+from beekeeper.core import client_check, polling, sessions, tickets
+from beekeeper.core.datamodel import (
+    CLIENT_REDEEM_PARAMETER,
+    CLIENT_REDEEM_VALUE,
+    ORIGIN_TICKET_PARAMETER,
+    ORIGIN_TOKEN_PARAMETER,
+    STATE_ENDED,
+    TICKET_KEYS_KEY,
+    TICKET_KEYS_PUBLISHED,
+)
 from beekeeper.core.paths import VTL_DIR
 
 _PLACEHOLDER = re.compile(r"\{\{([A-Z][A-Z0-9_]*)\}\}")
@@ -34,6 +43,12 @@ def template_names() -> list[str]:
 
 def load_template(name: str, values: Mapping[str, str]) -> str:
     """The template `name` with every `{{PLACEHOLDER}}` replaced; a missing value is an error."""
+    return _filled(name, values)
+
+
+def _filled(name: str, values: Mapping[str, str]) -> str:
+    """The file `name` (a template or a fragment) with its placeholders replaced, in one pass:
+    a value's text is never searched for placeholders again."""
     text = _source(name)
 
     def substitute(match: re.Match[str]) -> str:
@@ -50,24 +65,40 @@ def load_template(name: str, values: Mapping[str, str]) -> str:
 # ROUTES are a rate-mode room's; a capacity-mode room (max_inside > 0) has CAPACITY_ROUTES.
 ROUTES: dict[str, tuple[str, str, str]] = {
     "polling": ("polling-request.vtl", "polling-response.vtl", "BatchGetItem"),
-    "client": ("client-request.vtl", "client-response.vtl", "GetItem"),
+    # A check, or with redeem=1 a redeem: one conditional write either way (core/client_check).
+    "client": ("client-request.vtl", "client-response.vtl", "UpdateItem"),
+    tickets.JWKS_ROUTE: ("jwks-request.vtl", "jwks-response.vtl", "GetItem"),
 }
+# The routes that answer about a visitor: their templates read the token (READ_TOKEN).
+VISITOR_ROUTES = ("polling", "client")
 CAPACITY_ROUTES: dict[str, tuple[str, str, str]] = {
     "polling": ROUTES["polling"],
     # A /client check renews the session; following the admission through /enter starts it.
-    "client": ("client-session-request.vtl", "client-session-response.vtl", "UpdateItem"),
-    "enter": ("client-session-request.vtl", "enter-response.vtl", "UpdateItem"),
+    "client": ("client-session-request.vtl", "client-response.vtl", "UpdateItem"),
+    "enter": ("enter-request.vtl", "enter-response.vtl", "UpdateItem"),
     "leave": ("leave-request.vtl", "leave-response.vtl", "UpdateItem"),
+    tickets.JWKS_ROUTE: ROUTES[tickets.JWKS_ROUTE],
 }
-# Capacity routes answer a refusal (DynamoDB's 400: a failed condition, or throttling) with
-# these templates; every other route's 4xx is the room's trouble (vtl.integration).
+# The routes that write on a condition (/client in both modes, capacity mode's /enter and
+# /leave) answer a refusal (DynamoDB's 400: a failed condition, or throttling) with these
+# templates; every other route's 4xx is the room's trouble (vtl.integration).
 REFUSAL_TEMPLATES: dict[str, str] = {
-    "client": "client-session-refused.vtl",
+    "client": "client-refused.vtl",
     "enter": "enter-response.vtl",
     "leave": "leave-refused.vtl",
 }
 # The status a refusal template gives an answer that is the room's trouble (throttling).
 ERROR_STATUS = 503
+# The status of /client's answer to a redeem parameter other than CLIENT_REDEEM_VALUE.
+BAD_REQUEST_STATUS = 400
+MALFORMED_REDEEM_ANSWER = {
+    "allow": False,
+    "message": (
+        f"{CLIENT_REDEEM_PARAMETER} takes one value, {CLIENT_REDEEM_VALUE}: send "
+        f"{CLIENT_REDEEM_PARAMETER}={CLIENT_REDEEM_VALUE} to admit a token once, or leave "
+        f"{CLIENT_REDEEM_PARAMETER} out to check it"
+    ),
+}
 
 
 def routes(*, capacity: bool) -> dict[str, tuple[str, str, str]]:
@@ -96,10 +127,15 @@ def template_values(*, table_name: str, origin: str, session_seconds: int = 0) -
     if any(ch in origin for ch in "'\"\\") or any(ord(ch) < 32 for ch in origin):
         raise ValueError("the origin must not contain quotes, backslashes or control characters")
     separator = "&" if "?" in origin else "?"
-    return {
+    values = {
         "TABLE_NAME": table_name,
         "ORIGIN_JSON": json.dumps(origin),
         "ORIGIN_TOKEN_PREFIX": f"{origin}{separator}{ORIGIN_TOKEN_PARAMETER}=",
+        "ORIGIN_TICKET_QUERY": f"&{ORIGIN_TICKET_PARAMETER}=",
+        "TICKET_PATTERN": tickets.TICKET_PATTERN.pattern,
+        "TICKET_KEYS_KEY": TICKET_KEYS_KEY,
+        "TICKET_KEYS_PUBLISHED": TICKET_KEYS_PUBLISHED,
+        "JWK_PATTERN": tickets.PUBLIC_JWK_PATTERN.pattern,
         "READ_TOKEN": _source("_read-token.vtl"),
         "PARSE_NUMBER": _source("_parse-number.vtl"),
         "POLL_AFTER_MIN": str(polling.POLL_AFTER_MIN_SECONDS),
@@ -114,5 +150,13 @@ def template_values(*, table_name: str, origin: str, session_seconds: int = 0) -
         "SESSION_SECONDS": str(session_seconds),
         "STATE_ENDED": STATE_ENDED,
         "ERROR_STATUS": str(ERROR_STATUS),
+        "BAD_REQUEST_STATUS": str(BAD_REQUEST_STATUS),
+        "MALFORMED_REDEEM_ANSWER": json.dumps(MALFORMED_REDEEM_ANSWER),
         **sessions.template_values(),
+        **client_check.template_values(),
     }
+    # Fragments that hold placeholders themselves, filled in order (each may use the ones
+    # before it).
+    values["READ_REDEEM"] = _filled("_read-redeem.vtl", values)
+    values["SESSION_REQUEST"] = _filled("_session-request.vtl", values)
+    return values

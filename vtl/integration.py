@@ -2,9 +2,10 @@
 
 API Gateway chooses an integration response by DynamoDB's status code: 2xx takes the route's
 response template (answer 200), 4xx/5xx a static "unavailable" answer (503, Retry-After).
-Capacity routes (vtl.CAPACITY_ROUTES) write on a condition: their DynamoDB 400 (a failed
-condition, or throttling) takes the route's refusal template, which answers the visitor
-({"allow": false}, {"left": false}) or says 503 for throttling. /enter always redirects (302)
+The routes that write on a condition (/client in both modes; capacity mode's /leave) take
+their route's refusal template for DynamoDB's 400 (a failed condition, or throttling), which
+answers the visitor ({"allow": false}, {"allow": false, "state": "redeemed"}, {"left":
+false}), a malformed redeem with 400, or throttling with 503. /enter always redirects (302)
 to the shop. `integration_settings(route, ...)` describes those responses and their headers
 for the CDK stack; local mode's `run_integration` (beekeeper.local.integration) answers by the
 same table, so the two can not drift apart.
@@ -17,7 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from beekeeper.core.gateway_answers import CORS_ROUTES
-from beekeeper.core.headers import JSON_ANSWER_HEADERS, cors_headers
+from beekeeper.core.headers import JSON_ANSWER_HEADERS, JWKS_HEADERS, cors_headers
+from beekeeper.core.tickets import JWKS_ROUTE
 from beekeeper.vtl import (
     ERROR_STATUS,
     REFUSAL_TEMPLATES,
@@ -29,8 +31,8 @@ from beekeeper.vtl import (
 # The integration response for DynamoDB errors: DynamoDB's status code is matched against
 # this pattern (API Gateway's selectionPattern); everything else takes the default (200).
 ERROR_SELECTION_PATTERN = r"[45]\d{2}"
-# Capacity routes split DynamoDB's errors: 400 is a refusal (their refusal template decides),
-# any other 4xx/5xx is "unavailable". The patterns do not overlap.
+# Routes with a refusal template split DynamoDB's errors: 400 is a refusal (the template
+# decides), any other 4xx/5xx is "unavailable". The patterns do not overlap.
 REFUSAL_SELECTION_PATTERN = "400"
 OTHER_ERROR_SELECTION_PATTERN = r"4(0[1-9]|[1-9]\d)|5\d{2}"
 # /enter sends the visitor on to the shop whatever DynamoDB answered.
@@ -45,6 +47,8 @@ ERROR_BODIES: dict[str, str] = {
     ),
     "client": json.dumps({"allow": False}),
     "leave": json.dumps({"left": False}),
+    # Not an empty key set: a shop's cache must keep the keys it has.
+    JWKS_ROUTE: json.dumps({"message": "the room's keys can not be read right now"}),
 }
 # The request Content-Types each route has a request template for (anything else: 415).
 # /leave takes what a page's sendBeacon and a shop's server send; its body is never read.
@@ -60,6 +64,8 @@ def request_content_types(route: str) -> tuple[str, ...]:
 def response_headers(route: str, origin: str) -> dict[str, str]:
     """The headers every answer of `route` carries (success and error alike); /client's let
     the shop's pages read it."""
+    if route == JWKS_ROUTE:
+        return dict(JWKS_HEADERS)
     headers = dict(JSON_ANSWER_HEADERS)
     if route in CORS_ROUTES:
         headers |= cors_headers(origin)
@@ -67,8 +73,9 @@ def response_headers(route: str, origin: str) -> dict[str, str]:
 
 
 def error_headers(route: str, origin: str) -> dict[str, str]:
-    """The headers of the "unavailable" answer."""
-    return response_headers(route, origin) | {"Retry-After": str(ERROR_RETRY_AFTER_SECONDS)}
+    """The headers of the "unavailable" answer: never cached."""
+    headers = response_headers(route, origin) | dict(JSON_ANSWER_HEADERS)
+    return headers | {"Retry-After": str(ERROR_RETRY_AFTER_SECONDS)}
 
 
 @dataclass(frozen=True)
@@ -103,7 +110,7 @@ def integration_settings(
         )
     success = IntegrationResponseSetting(None, 200, answer, response_headers(route, origin))
     unavailable = (ERROR_STATUS, ERROR_BODIES[route], error_headers(route, origin))
-    if capacity and route in REFUSAL_TEMPLATES:
+    if route in REFUSAL_TEMPLATES:
         refused = load_template(REFUSAL_TEMPLATES[route], values)
         return (
             success,

@@ -32,6 +32,7 @@ def deploy(ctx: click.Context, name: str, yes: bool) -> None:
     click.echo(f"Room {name!r} is deployed.")
     click.echo(f"Marketing URL (link visitors here): {deployment.marketing_url}")
     click.echo(f"Client check URL (your shop asks it): {deployment.client_check_url}")
+    click.echo(f"JWKS URL (your shop verifies tickets with it): {deployment.jwks_url}")
     click.echo(alerts_notice(settings, factory.store().room_path(name)), err=True)
 
 

@@ -217,6 +217,7 @@ def local(
         click.echo(f"  marketing URL:    {running.urls.marketing_url}")
         click.echo(f"  page URL:         {running.urls.page_url}")
         click.echo(f"  client check URL: {running.urls.client_check_url}")
+        click.echo(f"  JWKS URL:         {running.urls.jwks_url}")
         click.echo(f"  origin:           {running.settings.origin}")
         if running.shop_url:
             click.echo(f"  demo shop:        {running.shop_url}")

@@ -1,9 +1,12 @@
-"""/polling and /client end to end: request template, moto's DynamoDB, response template."""
+"""/polling and /client end to end: request template, moto's DynamoDB, response template;
+and /client's one-time redeem, raced."""
 
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import boto3
@@ -12,13 +15,29 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from moto import mock_aws
 
-from beekeeper.core.datamodel import COOKIE_NAME, status_key, visitor_key
+from beekeeper.core.datamodel import (
+    CLIENT_REDEEM_PARAMETER,
+    CLIENT_REDEEM_VALUE,
+    COOKIE_NAME,
+    status_key,
+    visitor_key,
+)
 from beekeeper.core.headers import browser_origin
 from beekeeper.local.integration import Boto3DynamoDb, HttpRequest, HttpResponse, run_integration
-from beekeeper.vtl import ROUTES, load_template, template_values
+from beekeeper.vtl import (
+    BAD_REQUEST_STATUS,
+    MALFORMED_REDEEM_ANSWER,
+    REFUSAL_TEMPLATES,
+    ROUTES,
+    VISITOR_ROUTES,
+    load_template,
+    template_values,
+)
 from beekeeper.vtl.integration import (
     ERROR_BODIES,
     ERROR_SELECTION_PATTERN,
+    OTHER_ERROR_SELECTION_PATTERN,
+    REFUSAL_SELECTION_PATTERN,
     integration_settings,
     response_headers,
 )
@@ -204,8 +223,13 @@ def test_dynamodb_failure_is_the_static_unavailable_answer(dynamodb: Any) -> Non
         response = call(dynamodb, route, headers=cookie("M" * 22 + ".3"), table="no-such-table")
         assert response.status == 503
         assert json.loads(response.body) == json.loads(ERROR_BODIES[route])
-        assert response.headers["Retry-After"] == "5"
         assert response.headers["Content-Type"] == "application/json"
+        if route in REFUSAL_TEMPLATES:
+            # DynamoDB's 400 (here: no such table) reaches the refusal template, which says
+            # 503 for anything but a failed condition, with the route's headers.
+            assert dict(response.headers) == response_headers(route, ORIGIN)
+        else:
+            assert response.headers["Retry-After"] == "5"
 
 
 def test_malformed_rendered_json_is_what_dynamodb_answers(dynamodb: Any) -> None:
@@ -224,14 +248,55 @@ def test_other_methods_and_media_types_are_refused_with_4xx(dynamodb: Any) -> No
 
 
 def test_integration_settings_describe_what_run_integration_does() -> None:
+    values = template_values(table_name=TABLE, origin=ORIGIN)
     for route in ROUTES:
-        default, error = integration_settings(route, table_name=TABLE, origin=ORIGIN)
-        values = template_values(table_name=TABLE, origin=ORIGIN)
+        default, *refused, error = integration_settings(route, table_name=TABLE, origin=ORIGIN)
         assert default.selection_pattern is None and default.status_code == 200
         assert default.response_template == load_template(ROUTES[route][1], values)
-        assert error.selection_pattern == ERROR_SELECTION_PATTERN and error.status_code == 503
+        assert error.status_code == 503
         assert error.response_template == ERROR_BODIES[route]
         assert default.header_values == response_headers(route, ORIGIN)
+        if route in REFUSAL_TEMPLATES:
+            # /client writes on a condition: DynamoDB's 400 is the refusal template's.
+            (refusal,) = refused
+            assert refusal.selection_pattern == REFUSAL_SELECTION_PATTERN
+            assert refusal.response_template == load_template(REFUSAL_TEMPLATES[route], values)
+            assert error.selection_pattern == OTHER_ERROR_SELECTION_PATTERN
+        else:
+            assert refused == [] and error.selection_pattern == ERROR_SELECTION_PATTERN
+
+
+def test_a_redeem_admits_once_and_leaves_checks_as_they_were(dynamodb: Any) -> None:
+    token_id = "Rd" + "e" * 20
+    admit(dynamodb, token_id, expires_at=NOW_S + 600)
+    token = f"{token_id}.7"
+    redeem = {"token": token, CLIENT_REDEEM_PARAMETER: CLIENT_REDEEM_VALUE}
+    assert answer(call(dynamodb, "client", query={"token": token})) == {"allow": True}
+    assert answer(call(dynamodb, "client", query=redeem)) == {"allow": True}
+    assert answer(call(dynamodb, "client", query=redeem)) == {"allow": False, "state": "redeemed"}
+    assert answer(call(dynamodb, "client", headers=cookie(token))) == {"allow": True}
+    bad = call(dynamodb, "client", query={"token": token, CLIENT_REDEEM_PARAMETER: "true"})
+    assert (bad.status, json.loads(bad.body)) == (BAD_REQUEST_STATUS, MALFORMED_REDEEM_ANSWER)
+    assert dict(bad.headers) == response_headers("client", ORIGIN)
+    gone = {"token": "Un" + "k" * 20 + ".1", CLIENT_REDEEM_PARAMETER: CLIENT_REDEEM_VALUE}
+    assert answer(call(dynamodb, "client", query=gone)) == {"allow": False}
+
+
+@pytest.mark.parametrize("racers", [2, 8])
+def test_concurrent_redeems_admit_exactly_one(dynamodb: Any, racers: int) -> None:
+    token_id = f"Race{racers}".ljust(22, "r")
+    admit(dynamodb, token_id, expires_at=NOW_S + 600)
+    query = {"token": f"{token_id}.7", CLIENT_REDEEM_PARAMETER: CLIENT_REDEEM_VALUE}
+    start = threading.Barrier(racers)
+
+    def redeem(_: int) -> dict[str, Any]:
+        start.wait()
+        return answer(call(dynamodb, "client", query=query))
+
+    with ThreadPoolExecutor(racers) as pool:
+        answers = list(pool.map(redeem, range(racers)))
+    assert answers.count({"allow": True}) == 1
+    assert answers.count({"allow": False, "state": "redeemed"}) == racers - 1
 
 
 ADMITTED_ID = "Ad" + "m" * 20
@@ -268,7 +333,7 @@ def test_any_cookie_header_gets_200_json_and_allow_only_when_admitted(
 ) -> None:
     headers = {header_name: cookie_header}
     admitted = f"{COOKIE_NAME}={ADMITTED_ID}.1" in cookie_header
-    for route in ROUTES:
+    for route in VISITOR_ROUTES:
         body = answer(call(seeded, route, headers=headers))
         assert isinstance(body["allow"], bool)
         if body["allow"]:

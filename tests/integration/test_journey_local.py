@@ -62,9 +62,10 @@ def test_the_journey_a_shop_relies_on(local_room: LocalProcess) -> None:
     tokens = journey.join(room, visitors=8)
     journey.polling_shows_a_position(room, tokens)
     journey.admitted_once_and_in_order(room, tokens, timeout=60)
+    journey.tickets_verify_offline(room, tokens)
     journey.client_says_who_came_through(room, tokens)
     journey.off_sends_new_visitors_to_the_shop(room)
     journey.rate_changes_the_status(room, 120)
-    steps = ["marketing link", "page", "/polling", "admission", "/client", "off", "rate"]
+    steps = ["marketing link", "page", "/polling", "admission", "tickets", "/client", "off", "rate"]
     assert [line.split(":")[0] for line in room.report] == steps
     print("\n".join(room.report))

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from beekeeper.core import datamodel
+from beekeeper.core import datamodel, tickets
 from tests.support.localroom.http import cookie_value, get
 from tests.support.localroom.process import LocalProcess, start_local, wait_until
 
@@ -95,7 +95,11 @@ def test_three_inside_a_leave_and_an_idle_session_each_let_the_next_in(
     for token in first_three:
         enter = get(route(room, "enter"), cookie=f"{datamodel.COOKIE_NAME}={token}")
         assert enter.status == 302
-        assert enter.header("Location") == f"{ORIGIN}?beekeeper_token={token}"
+        # The token, and the ticket the consumer signed (the renewed item carries it).
+        location = enter.header("Location") or ""
+        shop, ticket = location.split("&beekeeper_ticket=")
+        assert shop == f"{ORIGIN}?beekeeper_token={token}"
+        assert tickets.TICKET_PATTERN.fullmatch(ticket), location
         assert shop_checks(room, token)
 
     # One finishes: the shop's server says so. The next in line goes in within 5 s.

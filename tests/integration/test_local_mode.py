@@ -11,6 +11,7 @@ import base64
 import os
 import secrets
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -21,7 +22,7 @@ from urllib.parse import quote
 import pytest
 
 from beekeeper.core import datamodel
-from tests.support.localroom.http import cookie_value, get
+from tests.support.localroom.http import cookie_value, enter_shop, get
 from tests.support.localroom.process import BEEKEEPER, LocalProcess, start_local, wait_until
 
 pytestmark = pytest.mark.slow
@@ -156,13 +157,18 @@ def test_200_visitors_are_each_admitted_once_at_the_rate_and_none_is_lost(
             "ApproximateNumberOfMessagesNotVisible": "0",
         }
 
-    # The page's redirect and the demo shop's server-to-server check agree.
+    # The page's redirect carries the token and the signed ticket; the demo shop verifies the
+    # ticket offline, redeems it once and keeps the visitor by its own session.
     answer = polling(room, f"{datamodel.COOKIE_NAME}={tokens[0]}")
     assert answer["allow"] is True
-    assert answer["origin"] == datamodel.origin_url_with_token(room.urls["demo shop"], tokens[0])
-    shop = get(answer["origin"].replace("localhost", "127.0.0.1"))
+    prefix = datamodel.origin_url_with_token(room.urls["demo shop"], tokens[0])
+    assert answer["origin"].startswith(f"{prefix}&{datamodel.ORIGIN_TICKET_PARAMETER}=")
+    arrival, shop = enter_shop(answer["origin"])
+    assert arrival.status == 303 and arrival.header("Location") == "/"
     assert shop.status == 200
-    assert "You're in" in shop.text
+    assert "You're in" in shop.text and "verified your admission ticket offline" in shop.text
+    again, _ = enter_shop(answer["origin"])
+    assert again.status == 403 and "already used" in again.text
 
 
 def _random_id() -> str:
@@ -200,20 +206,25 @@ def test_forged_and_malformed_cookies_never_get_allow(
         assert client_allows(room, token) is False
 
 
-def test_an_expired_admission_never_gets_allow(room: LocalProcess) -> None:
+def admitted_directly(room: LocalProcess, *, expires_in: int, ordinal: int) -> str:
+    """A token with an admission item written straight into the room's table."""
     token_id = _random_id()
     now = int(time.time())
     room.client("dynamodb").put_item(
         TableName=room.record["TableName"],
         Item={
             "pk": {"S": datamodel.visitor_key(token_id)},
-            "admitted_at": {"N": str(now - 3600)},
-            "expires_at": {"N": str(now - 1)},
-            "ordinal": {"N": "3"},
+            "admitted_at": {"N": str(now + expires_in - 3600)},
+            "expires_at": {"N": str(now + expires_in)},
+            "ordinal": {"N": str(ordinal)},
             "ttl": {"N": str(now + 86400)},
         },
     )
-    token = f"{token_id}.3"
+    return f"{token_id}.{ordinal}"
+
+
+def test_an_expired_admission_never_gets_allow(room: LocalProcess) -> None:
+    token = admitted_directly(room, expires_in=-1, ordinal=3)
     answer = polling(room, f"{datamodel.COOKIE_NAME}={token}")
     assert answer == {"allow": False, "state": "expired"}
     assert client_allows(room, token) is False
@@ -271,6 +282,23 @@ def test_status_reports_the_running_room(room: LocalProcess) -> None:
     assert "ON" in result.stdout
 
 
+def test_keys_rotate_and_retire_reach_the_running_room(room: LocalProcess) -> None:
+    """`beekeeper keys` on a local room, through its endpoint: the room's secret and its
+    published keys change together, and a refusal is one sentence."""
+    before = [key["kid"] for key in get(room.urls["JWKS URL"]).json()["keys"]]
+    assert len(before) == 1  # the key the room made at start
+    rotated = operator(room, "keys", "rotate")
+    assert rotated.returncode == 0, rotated.stderr
+    assert "published now, signing from" in rotated.stdout
+    after = [key["kid"] for key in get(room.urls["JWKS URL"]).json()["keys"]]
+    assert after[0] == before[0] and len(after) == 2
+    assert after[1] in rotated.stdout
+    refused = operator(room, "keys", "retire")
+    assert refused.returncode == 1
+    assert refused.stderr.startswith("Error: Nothing changed: no key is due to retire: key ")
+    assert "Traceback" not in refused.stderr
+
+
 def test_ctrl_c_stops_everything_and_removes_the_record(tmp_path: Path) -> None:
     """A room of its own: Ctrl-C ends it as the operator ends a rehearsal."""
     room = start_local(["--demo", "--demo-port", "0", "--rate", str(RATE)], tmp_path, "ctrl-c")
@@ -283,3 +311,26 @@ def test_ctrl_c_stops_everything_and_removes_the_record(tmp_path: Path) -> None:
     assert not record.exists()
     with pytest.raises(OSError):
         get(marketing)
+
+
+def test_concurrent_redeems_over_http_admit_exactly_one(room: LocalProcess) -> None:
+    """Eight shops' servers redeem the same admitted token at once: one is let in."""
+    token = admitted_directly(room, expires_in=600, ordinal=4)
+    url = (
+        f"{room.urls['client check URL']}?token={quote(token)}"
+        f"&{datamodel.CLIENT_REDEEM_PARAMETER}={datamodel.CLIENT_REDEEM_VALUE}"
+    )
+    racers = 8
+    start = threading.Barrier(racers)
+
+    def redeem(_: int) -> tuple[int, Any]:
+        start.wait()
+        answer = get(url)
+        return answer.status, answer.json()
+
+    with ThreadPoolExecutor(racers) as pool:
+        answers = list(pool.map(redeem, range(racers)))
+    assert answers.count((200, {"allow": True})) == 1, answers
+    assert answers.count((200, {"allow": False, "state": "redeemed"})) == racers - 1, answers
+    # A plain check is unaffected by the redeem.
+    assert client_allows(room, token) is True

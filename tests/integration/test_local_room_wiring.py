@@ -21,7 +21,7 @@ from beekeeper.core.headers import PAGE_HEADERS
 from beekeeper.core.local_room import LOCAL_OUTPUTS_KEY, LOCAL_PID_KEY, LOCAL_SETTINGS_KEY
 from beekeeper.local.room import LocalOptions, LocalRoom
 from tests.support.localroom.doubles import double_code
-from tests.support.localroom.http import cookie_value, get
+from tests.support.localroom.http import cookie_value, enter_shop, get
 
 pytestmark = pytest.mark.slow
 
@@ -131,9 +131,11 @@ def test_a_joined_visitor_is_admitted_on_schedule_and_the_demo_shop_confirms(
             room.urls.page_url.replace("/room", "/polling"), cookie=f"{COOKIE_NAME}={token}"
         )
     assert answer.json()["allow"] is True
-    shop = get(answer.json()["origin"].replace("localhost", "127.0.0.1"))
+    # The double's room code signs no tickets: the shop asks the room's /client instead.
+    arrival, shop = enter_shop(answer.json()["origin"])
+    assert arrival.status == 303 and arrival.header("Location") == "/"
     assert shop.status == 200
-    assert "You're in" in shop.text
+    assert "You're in" in shop.text and "GET /client" in shop.text
     refused = get(room.shop_url.replace("localhost", "127.0.0.1"))
     assert refused.status == 403
     assert "You skipped the line" in refused.text

@@ -7,16 +7,14 @@ what the first one's handlers read, and test order does not matter.
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from beekeeper.core.datamodel import COOKIE_NAME
 from beekeeper.core.settings import ENVIRONMENT_VARIABLE
 from beekeeper.local.room import LocalOptions, LocalRoom
-from tests.support.localroom.http import cookie_value, get
+from tests.support.localroom.http import admitted_origin, get
 
 pytestmark = pytest.mark.slow
 
@@ -51,17 +49,7 @@ def rooms(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Loca
 
 def _admitted_origin(room: LocalRoom) -> str:
     assert room.urls is not None
-    joined = get(room.urls.marketing_url)
-    token = cookie_value(joined.header("Set-Cookie") or "", COOKIE_NAME)
-    assert token is not None
-    polling = room.urls.page_url.replace("/room", "/polling")
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
-        answer = get(polling, cookie=f"{COOKIE_NAME}={token}").json()
-        if answer["allow"]:
-            return str(answer["origin"])
-        time.sleep(0.2)
-    raise AssertionError(f"{room.options.name}: not admitted within 15 s")
+    return admitted_origin(room.urls.marketing_url, room.urls.page_url.replace("/room", "/polling"))
 
 
 def test_each_room_admits_to_its_own_origin(rooms: list[LocalRoom]) -> None:

@@ -1,19 +1,34 @@
-"""A local room's line across restarts: what is kept, what a killed room loses (nothing it had
-answered), and a saved line that can not be read, said in one sentence."""
+"""A local room's line across restarts: what is kept (the ticket keys too), what a killed room
+loses (nothing it had answered), and a saved line that can not be read, said in one sentence."""
 
 from __future__ import annotations
 
+import json
+import logging
+import stat
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import jwt
 import pytest
 
+from beekeeper.core import tickets as facts
+from beekeeper.core.datamodel import Token
+from beekeeper.core.headers import browser_origin
+from beekeeper.core.local_room import LOCAL_REGION
 from beekeeper.core.names import ResourceNames
+from beekeeper.lambdas.ticket_keys import TicketKeyStore
+from beekeeper.lambdas.tickets import KeyRing, TicketIssuer, secret_reader
 from beekeeper.local.emulator import Emulator
+from beekeeper.local.integration import HttpRequest, run_integration
 from beekeeper.local.saved_state import Restored, SavedState
+from tests.support.sample_room import sample_room
 
 ROOM = "saved"
 NAMES = ResourceNames(ROOM)
+ISSUER = "http://127.0.0.1:8080"
 
 
 @pytest.fixture()
@@ -115,3 +130,91 @@ def test_a_new_line_forgets_the_saved_one(tmp_path: Path, started: list[Emulator
     second, restored = run(started, path, discard=True)
     assert restored.found is False
     assert queue_bodies(second) == []
+
+
+def key_store(emulator: Emulator) -> TicketKeyStore:
+    return TicketKeyStore(
+        secretsmanager=emulator.client("secretsmanager"),
+        secret_id=emulator.secretsmanager.secrets[NAMES.local_ticket_keys_secret].arn,
+        dynamodb=emulator.client("dynamodb"),
+        table=NAMES.table,
+        clock=time.time,
+    )
+
+
+def jwks(emulator: Emulator) -> dict[str, Any]:
+    """GET /jwks.json as the local gateway answers it, from the room's store."""
+    answer = run_integration(
+        facts.JWKS_ROUTE,
+        HttpRequest("GET", "/jwks.json", {}, {}),
+        dynamodb=emulator.template_target(),
+        table_name=NAMES.table,
+        origin="https://shop.example",
+        request_time_ms=int(time.time() * 1000),
+    )
+    assert answer.status == 200
+    keys: dict[str, Any] = json.loads(answer.body)
+    return keys
+
+
+def test_tickets_signed_before_a_restart_verify_after_it(
+    tmp_path: Path, started: list[Emulator], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="beekeeper")  # every line the room logs
+    path = tmp_path / "saved.state.jsonl"
+    first, _ = run(started, path)
+    assert key_store(first).ensure_first_key(issuer=ISSUER) is not None
+    settings = sample_room(name=ROOM, region=LOCAL_REGION)
+    secret_id = first.secretsmanager.secrets[NAMES.local_ticket_keys_secret].arn
+    issuer = TicketIssuer(
+        read_ring=secret_reader(first.client("secretsmanager"), secret_id),
+        settings=settings,
+        clock=time.time,
+    )
+    now = int(time.time())
+    ticket = issuer.ticket(Token("S3cretVisitorId-abcdef", 1), now, now + 600)
+    assert ticket is not None
+    (private,) = KeyRing.parse(
+        first.secretsmanager.secrets[NAMES.local_ticket_keys_secret]
+        .versions[-1]
+        .value["SecretString"]
+    ).keys
+
+    # Killed; the next start finds the room's keys as they were and makes none.
+    second, _ = run(started, path)
+    assert key_store(second).ensure_first_key(issuer=ISSUER) is None
+    (published,) = jwks(second)["keys"]
+    assert published["kid"] == private["kid"] == jwt.get_unverified_header(ticket)["kid"]
+    claims = jwt.decode(
+        ticket,
+        jwt.PyJWK(published),
+        algorithms=[facts.ALGORITHM],
+        audience=browser_origin(settings.origin),
+        issuer=ISSUER,
+    )
+    assert claims["room"] == ROOM
+    # The same key signs on: a ticket signed now names it too.
+    later = TicketIssuer(
+        read_ring=secret_reader(
+            second.client("secretsmanager"),
+            second.secretsmanager.secrets[NAMES.local_ticket_keys_secret].arn,
+        ),
+        settings=settings,
+        clock=time.time,
+    ).ticket(Token("An0therVisitorId-abcde", 2), now, now + 600)
+    assert later is not None and jwt.get_unverified_header(later)["kid"] == published["kid"]
+
+    # The private key is in the saved line, readable by its user alone, and in no log line.
+    assert str(private["d"]) in path.read_text()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert str(private["d"]) not in caplog.text
+
+
+def test_a_new_line_forgets_the_keys_too(tmp_path: Path, started: list[Emulator]) -> None:
+    path = tmp_path / "saved.state.jsonl"
+    first, _ = run(started, path)
+    made = key_store(first).ensure_first_key(issuer=ISSUER)
+    second, _ = run(started, path, discard=True)
+    assert key_store(second).read().ring.keys == ()
+    assert jwks(second) == {"keys": []}
+    assert made is not None

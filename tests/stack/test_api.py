@@ -11,8 +11,13 @@ from aws_cdk.assertions import Match
 
 from beekeeper import vtl
 from beekeeper.core.headers import PAGE_HEADERS, browser_origin
+from beekeeper.core.tickets import JWKS_ROUTE
 from beekeeper.stacks import capacity
-from beekeeper.vtl.integration import integration_settings
+from beekeeper.vtl.integration import (
+    OTHER_ERROR_SELECTION_PATTERN,
+    REFUSAL_SELECTION_PATTERN,
+    integration_settings,
+)
 from beekeeper.waiting_room_site import render_page
 from tests.support.stack_testkit import Synthesized, flatten
 
@@ -76,14 +81,38 @@ def test_dynamodb_routes_use_the_vtl_templates_with_the_room_values(
     assert flatten(integration["RequestTemplates"]["application/json"]) == vtl.load_template(
         request_name, values
     )
-    (ok,) = (r for r in integration["IntegrationResponses"] if r["StatusCode"] == "200")
-    assert "SelectionPattern" not in ok
+    # The default response (no selection pattern) answers 200; /client's refusals too, from
+    # their own template (test_client_writes_on_a_condition_...).
+    (ok,) = (r for r in integration["IntegrationResponses"] if "SelectionPattern" not in r)
+    assert ok["StatusCode"] == "200"
     assert flatten(ok["ResponseTemplates"]["application/json"]) == vtl.load_template(
         response_name, values
     )
     headers = ok["ResponseParameters"]
     assert headers["method.response.header.Content-Type"] == "'application/json'"
-    assert headers["method.response.header.Cache-Control"] == "'no-store'"
+    # Answers about a visitor are never cached; the public keys are, for the time the key
+    # rotation waits before a new key signs.
+    cache = "'public, max-age=300'" if route == JWKS_ROUTE else "'no-store'"
+    assert headers["method.response.header.Cache-Control"] == cache
+
+
+def test_client_writes_on_a_condition_and_its_refusals_take_the_refusal_template(
+    synthesized: Synthesized,
+) -> None:
+    """/client is an UpdateItem (a check or a one-time redeem): DynamoDB's 400 (a failed
+    condition) is answered by the refusal template, any other error by the static 503."""
+    table_id, _ = synthesized.only("AWS::DynamoDB::Table")
+    values = vtl.template_values(table_name=f"<Ref:{table_id}>", origin=synthesized.settings.origin)
+    integration = _method(synthesized, "client")["Integration"]
+    assert flatten(integration["Uri"]).endswith(":dynamodb:action/UpdateItem")
+    by_pattern = {r.get("SelectionPattern"): r for r in integration["IntegrationResponses"]}
+    assert set(by_pattern) == {None, REFUSAL_SELECTION_PATTERN, OTHER_ERROR_SELECTION_PATTERN}
+    refused = by_pattern[REFUSAL_SELECTION_PATTERN]
+    assert refused["StatusCode"] == "200"
+    assert flatten(refused["ResponseTemplates"]["application/json"]) == vtl.load_template(
+        vtl.REFUSAL_TEMPLATES["client"], values
+    )
+    assert by_pattern[OTHER_ERROR_SELECTION_PATTERN]["StatusCode"] == "503"
 
 
 def test_client_answers_carry_cors_for_the_shop_origin_only(synthesized: Synthesized) -> None:
@@ -132,8 +161,8 @@ def test_dynamodb_answers_are_mapped_exactly_as_local_mode_maps_them(
             f"method.response.header.{name}": f"'{value}'"
             for name, value in setting.header_values.items()
         }
-    error = next(s for s in expected if s.selection_pattern)
-    assert error.status_code == 503
+    error = expected[-1]  # the "unavailable" answer, after any refusal
+    assert error.selection_pattern and error.status_code == 503
     assert error.header_values["Retry-After"]
     declared = {r["StatusCode"] for r in method["MethodResponses"]}
     assert declared == {str(setting.status_code) for setting in expected}

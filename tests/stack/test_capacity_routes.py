@@ -125,7 +125,9 @@ def test_leave_preflight_allows_the_shop_origin_to_post(synthesized_changed: Syn
     assert "Content-Type" in headers["method.response.header.Access-Control-Allow-Headers"]
 
 
-def test_the_api_may_only_read_polls_and_update_visitors(synthesized_changed: Synthesized) -> None:
+def test_the_api_may_only_read_polls_and_keys_and_update_visitors(
+    synthesized_changed: Synthesized,
+) -> None:
     table_id, _ = synthesized_changed.only("AWS::DynamoDB::Table")
     (role_id,) = (
         logical_id
@@ -134,7 +136,12 @@ def test_the_api_may_only_read_polls_and_update_visitors(synthesized_changed: Sy
         == {"Service": "apigateway.amazonaws.com"}
     )
     assert _granted(synthesized_changed, role_id) == {
-        f"<GetAtt:{table_id}.Arn>": {"dynamodb:BatchGetItem", "dynamodb:UpdateItem"}
+        # /polling, /jwks.json (GetItem of the keys), /client, /enter and /leave.
+        f"<GetAtt:{table_id}.Arn>": {
+            "dynamodb:BatchGetItem",
+            "dynamodb:GetItem",
+            "dynamodb:UpdateItem",
+        }
     }
 
 

@@ -36,6 +36,10 @@ def test_function_environment_follows_the_data_model(synthesized: Synthesized, r
         expected_keys.add("QUEUE_URL")
     if role in ("trigger", "producer"):
         expected_keys.add("CONSUMER_FUNCTION_NAME")
+    if role == "consumer":
+        expected_keys.add("TICKET_KEYS_SECRET")
+        secret_id, _ = synthesized.only("AWS::SecretsManager::Secret")
+        assert environment["TICKET_KEYS_SECRET"] == {"Ref": secret_id}
     assert set(environment) == expected_keys
     room = RoomSettings.from_lambda_environment({"BEEKEEPER_ROOM": environment["BEEKEEPER_ROOM"]})
     assert room == synthesized.settings
@@ -117,3 +121,34 @@ def test_lambda_asset_holds_core_and_lambdas_under_the_installed_names(
     assert "beekeeper/lambdas/__init__.py" in shipped
     assert all(name.startswith(("beekeeper/core/", "beekeeper/lambdas/")) for name in shipped)
     assert not any("__pycache__" in name or "/tests/" in name for name in shipped)
+
+
+def test_only_the_consumer_carries_the_crypto_wheels_built_for_lambda(
+    synthesized: Synthesized,
+) -> None:
+    """The consumer signs tickets with cryptography's OpenSSL binding, compiled for ARM64
+    Linux; the other functions' asset stays the room's own code."""
+    for role in ROLES:
+        _, function = synthesized.function(role)
+        assert function["Properties"]["Architectures"] == ["arm64"]
+        asset_hash = flatten(function["Properties"]["Code"]["S3Key"]).removesuffix(".zip")
+        asset = synthesized.outdir / f"asset.{asset_hash}"
+        assert (asset / "beekeeper" / "core" / "settings.py").is_file()
+        bindings = list(asset.glob("cryptography/hazmat/bindings/_rust*.so"))
+        if role != "consumer":
+            assert bindings == [] and not (asset / "cryptography").exists(), role
+            continue
+        (binding,) = bindings
+        header = binding.read_bytes()[:20]
+        assert header[:4] == b"\x7fELF" and header[4] == 2  # a 64-bit ELF shared object
+        assert int.from_bytes(header[18:20], "little") == 183  # e_machine: AArch64
+        assert (asset / "beekeeper" / "lambdas" / "tickets.py").is_file()
+        assert any(asset.glob("cffi/*.py"))
+
+
+def test_the_ticket_keys_secret_holds_no_key_in_the_template(synthesized: Synthesized) -> None:
+    _, secret = synthesized.only("AWS::SecretsManager::Secret")
+    properties = secret["Properties"]
+    assert "SecretString" not in properties
+    generated = properties["GenerateSecretString"]
+    assert json.loads(generated["SecretStringTemplate"]) == {"keys": []}

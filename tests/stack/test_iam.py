@@ -80,6 +80,9 @@ def test_each_function_gets_exactly_its_actions_on_its_resources(
     if role in ("trigger", "producer"):
         consumer_id, _ = synthesized.function("consumer")
         expected[f"<GetAtt:{consumer_id}.Arn>"] = set(permissions.STARTS_CONSUMERS)
+    if role == "consumer":  # the function that signs tickets, and only it, reads their keys
+        secret_id, _ = synthesized.only("AWS::SecretsManager::Secret")
+        expected[f"<Ref:{secret_id}>"] = set(permissions.READS_TICKET_KEYS)
     assert granted == expected
 
 
@@ -93,7 +96,11 @@ def test_api_reads_the_table_with_only_the_templates_actions(synthesized: Synthe
     )
     statements = synthesized.statements_of_role(role_id)
     assert [(sorted(_actions(s)), flatten(s["Resource"])) for s in statements] == [
-        (["dynamodb:BatchGetItem", "dynamodb:GetItem"], f"<GetAtt:{table_id}.Arn>")
+        # /polling reads, /jwks.json reads the keys, /client is a conditional write (redeem).
+        (
+            ["dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:UpdateItem"],
+            f"<GetAtt:{table_id}.Arn>",
+        )
     ]
 
 
@@ -144,7 +151,13 @@ def test_the_documented_iam_table_is_the_template(synthesized: Synthesized) -> N
         if q["Properties"]["QueueName"].endswith("-visitors")
     )
     consumer = f"<GetAtt:{synthesized.function('consumer')[0]}.Arn>"
-    resources = {"table": table, "queue": queue, "the consumer (unqualified ARN)": consumer}
+    secret = f"<Ref:{synthesized.only('AWS::SecretsManager::Secret')[0]}>"
+    resources = {
+        "table": table,
+        "queue": queue,
+        "the consumer (unqualified ARN)": consumer,
+        "the ticket keys' secret": secret,
+    }
 
     ((log_actions, log_target),) = documented.pop("each function")
     assert log_target == "its own log group"

@@ -164,7 +164,7 @@ def test_the_page_carries_the_stacks_headers(synthesized: Synthesized, local: Lo
     assert expected["X-Frame-Options"] == "DENY"
 
 
-@pytest.mark.parametrize("route", ["/polling", "/client"])
+@pytest.mark.parametrize("route", ["/polling", "/client", "/jwks.json"])
 def test_table_answers_carry_the_stacks_headers(
     synthesized: Synthesized, local: LocalGateway, route: str
 ) -> None:

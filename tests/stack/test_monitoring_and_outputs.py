@@ -18,6 +18,8 @@ OUTPUT_KEYS = {
     "ConsumerFunctionName",
     "GovernorFunctionName",
     "DashboardName",
+    "JwksUrl",
+    "TicketKeysSecret",
 }
 
 
@@ -31,11 +33,14 @@ def test_outputs_are_exactly_the_data_model_keys(synthesized: Synthesized) -> No
         ("MarketingUrl", "beekeeper"),
         ("ClientCheckUrl", "client"),
         ("PageUrl", "room"),
+        ("JwksUrl", "jwks.json"),
     ):
         assert flatten(outputs[key]["Value"]) == f"{base}/{path}"
     assert outputs["DashboardName"]["Value"] == {
         "Ref": synthesized.only("AWS::CloudWatch::Dashboard")[0]
     }
+    secret_id, _ = synthesized.only("AWS::SecretsManager::Secret")
+    assert outputs["TicketKeysSecret"]["Value"] == {"Ref": secret_id}
     producer_id, _ = synthesized.function("producer")
     assert outputs["ProducerFunctionName"]["Value"] == {"Ref": producer_id}
 

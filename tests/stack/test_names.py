@@ -37,6 +37,8 @@ def test_functions_read_the_environment_the_owner_names(synthesized: Synthesized
             wanted.add(names.QUEUE_URL_VARIABLE)
         if role in ("trigger", "producer"):  # both start consumers
             wanted.add(names.CONSUMER_FUNCTION_VARIABLE)
+        if role == "consumer":  # signs tickets
+            wanted.add(names.TICKET_KEYS_SECRET_VARIABLE)
         assert variables == wanted, role
 
 

@@ -113,6 +113,17 @@ class LambdaAccount:
 
 
 @dataclass
+class RecordedWheels:
+    """Stands in for the download of the consumer's wheels: counts the calls, reaches nothing."""
+
+    calls: int = 0
+
+    def __call__(self) -> Path:
+        self.calls += 1
+        return Path("/cache/lambda-wheels")
+
+
+@dataclass
 class Clock:
     now: float = NOW
 
@@ -161,6 +172,11 @@ def lambda_account() -> LambdaAccount:
 
 
 @pytest.fixture
+def wheels() -> RecordedWheels:
+    return RecordedWheels()
+
+
+@pytest.fixture
 def clock() -> Clock:
     return Clock()
 
@@ -178,6 +194,7 @@ def factory(
     sleep: WatchSleep,
     dns: FakeDns,
     lambda_account: LambdaAccount,
+    wheels: RecordedWheels,
 ) -> CliFactory:
     return CliFactory(
         environ=environ,
@@ -189,6 +206,7 @@ def factory(
         stderr_is_terminal=lambda: False,
         resolve=dns,
         concurrency=lambda_account,
+        lambda_wheels=wheels,
     )
 
 
@@ -244,6 +262,8 @@ def stack_outputs(name: str, table: str, queue_url: str, dlq_url: str) -> dict[s
         "ConsumerFunctionName": f"beekeeper-{name}-consumer",
         "GovernorFunctionName": f"beekeeper-{name}-governor",
         "DashboardName": f"beekeeper-{name}",
+        "JwksUrl": f"{base}/jwks.json",
+        "TicketKeysSecret": f"arn:aws:secretsmanager:{REGION}:123456789012:secret:{name}-k-AbCdEf",
     }
 
 
@@ -266,7 +286,11 @@ def create_room_resources(region: str, name: str) -> dict[str, str]:
             ),
         },
     )["QueueUrl"]
-    return stack_outputs(name, table, queue_url, dlq_url)
+    # The ticket keys' secret, empty as the stack creates it.
+    secret = aws_client("secretsmanager", region).create_secret(
+        Name=f"{name}-ticket-keys", SecretString='{"keys": []}'
+    )["ARN"]
+    return {**stack_outputs(name, table, queue_url, dlq_url), "TicketKeysSecret": secret}
 
 
 @dataclass

@@ -1,12 +1,13 @@
 """Arbitrary requests, as a hostile or broken client sends them: for the templates' property
 tests. Cookie headers mix well-formed tokens, text, near-misses of our cookie's name and
-separators; queries mix `token` in several cases with the same values."""
+separators; queries mix `token` in several cases with the same values, and /client's `redeem`
+with its one good value, near-misses and the same hostile values."""
 
 from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from beekeeper.core.datamodel import COOKIE_NAME
+from beekeeper.core.datamodel import CLIENT_REDEEM_PARAMETER, CLIENT_REDEEM_VALUE, COOKIE_NAME
 
 VALID_TOKENS = st.builds(
     lambda token_id, ordinal: f"{token_id}.{ordinal}",
@@ -25,4 +26,14 @@ HEADER_NAMES = st.one_of(
     st.sampled_from(["Cookie", "cookie", "COOKIE", "X-Other", "token"]), st.text(max_size=12)
 )
 HEADERS = st.dictionaries(HEADER_NAMES, COOKIE_HEADERS, max_size=3)
-QUERIES = st.dictionaries(st.sampled_from(["token", "Token", "x"]), COOKIE_VALUES, max_size=2)
+REDEEM_VALUES = st.one_of(
+    st.sampled_from([CLIENT_REDEEM_VALUE, "", "0", "true", " 1", "1 ", "01", "11", "1\n"]),
+    COOKIE_VALUES,
+)
+QUERIES = st.one_of(
+    st.dictionaries(st.sampled_from(["token", "Token", "x"]), COOKIE_VALUES, max_size=2),
+    st.fixed_dictionaries(
+        {CLIENT_REDEEM_PARAMETER: REDEEM_VALUES},
+        optional={"token": st.one_of(VALID_TOKENS, COOKIE_VALUES), "Redeem": REDEEM_VALUES},
+    ),
+)

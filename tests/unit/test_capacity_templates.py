@@ -12,7 +12,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from beekeeper.core import polling, sessions
-from beekeeper.core.datamodel import COOKIE_NAME, status_copy_for, status_key, visitor_key
+from beekeeper.core.datamodel import (
+    CLIENT_REDEEM_PARAMETER,
+    CLIENT_REDEEM_VALUE,
+    COOKIE_NAME,
+    REDEEMED_ATTRIBUTE,
+    status_copy_for,
+    status_key,
+    visitor_key,
+)
 from beekeeper.local.velocity.renderer import Rendered, RenderInput, render, render_response
 from beekeeper.vtl import (
     CAPACITY_ROUTES,
@@ -130,8 +138,16 @@ def test_any_request_renders_one_of_the_owners_requests(headers, query) -> None:
                     },
                 }
         else:
+            # Only /client reads `redeem`: 1 redeems, any other value reaches nobody.
+            redeem = query.get(CLIENT_REDEEM_PARAMETER) if route == "client" else None
+            malformed = redeem is not None and redeem != CLIENT_REDEEM_VALUE
+            assert key == NO_VISITOR_KEY or not malformed
             expected = sessions.session_request(
-                TABLE, token_id, now=NOW_S, session_seconds=SESSION_SECONDS
+                TABLE,
+                token_id,
+                now=0 if malformed else NOW_S,
+                session_seconds=SESSION_SECONDS,
+                redeem=redeem == CLIENT_REDEEM_VALUE,
             )
         assert request == expected
 
@@ -188,10 +204,68 @@ def test_enter_always_sends_the_visitor_to_the_shop(
 @settings(max_examples=60, deadline=None)
 @given(headers=HEADERS, query=QUERIES)
 def test_enter_redirects_only_to_the_origin(headers, query) -> None:
-    location = answer("enter-response.vtl", {}, headers, query).headers["Location"]
-    assert location == ORIGIN or re.fullmatch(
-        re.escape(ORIGIN) + r"\?beekeeper_token=[A-Za-z0-9_-]{22}\.[0-9]{1,12}", location
+    for body in ({}, {"Attributes": {"ticket": {"S": TICKET}}}):
+        location = answer("enter-response.vtl", body, headers, query).headers["Location"]
+        assert location == ORIGIN or re.fullmatch(
+            re.escape(ORIGIN)
+            + r"\?beekeeper_token=[A-Za-z0-9_-]{22}\.[0-9]{1,12}(&beekeeper_ticket="
+            + re.escape(TICKET)
+            + ")?",
+            location,
+        )
+
+
+# -- the one-time redeem and the ticket through /enter --------------------------------------
+
+TICKET = "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl"
+REDEEM = {CLIENT_REDEEM_PARAMETER: CLIENT_REDEEM_VALUE}
+
+
+def test_a_client_redeem_is_core_sessions_redeem_and_enter_never_redeems() -> None:
+    redeem = sessions.session_request(
+        TABLE, TOKEN_ID, now=NOW_S, session_seconds=SESSION_SECONDS, redeem=True
     )
+    assert rendered_request("client", cookie(TOKEN), REDEEM) == redeem
+    assert rendered_request("client", {}, {"token": TOKEN, **REDEEM}) == redeem
+    renew = sessions.session_request(TABLE, TOKEN_ID, now=NOW_S, session_seconds=SESSION_SECONDS)
+    assert rendered_request("enter", cookie(TOKEN), REDEEM) == renew
+    assert rendered_request("enter", cookie(TOKEN), {CLIENT_REDEEM_PARAMETER: "x"}) == renew
+    # A malformed redeem on /client renews and redeems nobody.
+    assert rendered_request("client", cookie(TOKEN), {CLIENT_REDEEM_PARAMETER: "yes"})["Key"] == {
+        "pk": {"S": NO_VISITOR_KEY}
+    }
+
+
+def test_a_refused_redeem_says_redeemed_only_for_a_redeemed_admission() -> None:
+    was = {"Item": {**visitor("inside"), REDEEMED_ATTRIBUTE: {"N": str(NOW_S - 5)}}}
+    redeemed = answer(REFUSAL_TEMPLATES["client"], CONDITION_FAILED | was, cookie(TOKEN), REDEEM)
+    assert json.loads(redeemed.text) == {"allow": False, "state": "redeemed"}
+    # A check is unaffected by the redeem; an admission never redeemed is a plain no.
+    checked = answer(REFUSAL_TEMPLATES["client"], CONDITION_FAILED | was, cookie(TOKEN))
+    assert json.loads(checked.text) == {"allow": False}
+    never = {"Item": visitor("left")}
+    for body in (CONDITION_FAILED | never, CONDITION_FAILED):
+        refused = answer(REFUSAL_TEMPLATES["client"], body, cookie(TOKEN), REDEEM)
+        assert (json.loads(refused.text), refused.status) == ({"allow": False}, None)
+
+
+@pytest.mark.parametrize(
+    ("ticket", "location"),
+    [
+        (TICKET, f"{ORIGIN}?beekeeper_token={TOKEN}&beekeeper_ticket={TICKET}"),
+        ('x"}&evil=1', f"{ORIGIN}?beekeeper_token={TOKEN}"),  # never a stored non-JWS
+        (None, f"{ORIGIN}?beekeeper_token={TOKEN}"),
+    ],
+)
+def test_enter_carries_the_renewed_items_ticket_to_the_shop(
+    ticket: str | None, location: str
+) -> None:
+    item = visitor("inside") | ({"ticket": {"S": ticket}} if ticket is not None else {})
+    rendered = answer("enter-response.vtl", {"Attributes": item}, cookie(TOKEN))
+    assert rendered.headers == {"Location": location}
+    # A refused arrival sends the token only: the shop's /client check says no.
+    refused = answer("enter-response.vtl", CONDITION_FAILED | {"Item": item}, cookie(TOKEN))
+    assert refused.headers == {"Location": f"{ORIGIN}?beekeeper_token={TOKEN}"}
 
 
 # -- /polling in capacity mode --------------------------------------------------------------

@@ -62,3 +62,12 @@ def test_origin_url_keeps_an_existing_query() -> None:
 
 def test_status_copy_is_the_last_digit_of_the_ordinal() -> None:
     assert [status_copy_for(n) for n in (1, 10, 19, 123456789)] == [1, 0, 9, 9]
+
+
+def test_origin_url_carries_the_ticket_beside_the_token_when_there_is_one() -> None:
+    assert origin_url_with_token("https://s.example/a?x=1", "T.1", "h.p.s") == (
+        "https://s.example/a?x=1&beekeeper_token=T.1&beekeeper_ticket=h.p.s"
+    )
+    assert origin_url_with_token("https://s.example/a", "T.1", None) == (
+        "https://s.example/a?beekeeper_token=T.1"
+    )

@@ -9,7 +9,6 @@ import time
 from typing import Any
 
 import pytest
-from botocore.exceptions import ClientError
 
 from beekeeper.core.datamodel import LEAVING_ATTRIBUTE, table_definition
 from beekeeper.simulator.clock import Scheduler, SimulatedTiming
@@ -19,6 +18,7 @@ from beekeeper.store.client import StoreClient
 from beekeeper.store.dynamodb import DynamoDb
 from beekeeper.store.sqs import Sqs
 from beekeeper.store.timing import RealTime
+from tests.support.refusals import refusal
 
 TABLE = "t"
 URL = "https://sqs.local/q"
@@ -28,13 +28,6 @@ def table_client() -> StoreClient:
     database = DynamoDb(RealTime())
     database.create_table(TABLE)
     return StoreClient(database)
-
-
-def refusal(call: Any, **request: Any) -> tuple[str, str]:
-    with pytest.raises(ClientError) as caught:
-        call(**request)
-    error = caught.value.response["Error"]
-    return error["Code"], error["Message"]
 
 
 def test_numbers_are_kept_as_dynamodb_normalises_them() -> None:

@@ -1,4 +1,8 @@
-"""The /polling and /client templates, rendered with the local renderer (no AWS, no moto)."""
+"""The /polling and /client templates, rendered with the local renderer (no AWS, no moto).
+
+/client is a conditional write: DynamoDB's condition decides, so its answers are tested with
+the request sent to the local store (store/dynamodb.py, held to moto by
+tests/functional/store) and the answer template chosen by the status, as API Gateway does."""
 
 from __future__ import annotations
 
@@ -10,19 +14,36 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from beekeeper.core import polling
+from beekeeper.core import client_check, polling
 from beekeeper.core.datamodel import (
+    CLIENT_REDEEM_PARAMETER,
+    CLIENT_REDEEM_VALUE,
     CLIENT_TOKEN_PARAMETER,
     COOKIE_NAME,
+    REDEEMED_ATTRIBUTE,
     TOKEN_PATTERN,
     status_copy_for,
     status_key,
+    table_definition,
     visitor_key,
 )
 from beekeeper.core.paths import VTL_DIR
 from beekeeper.lambdas import cookies
-from beekeeper.local.velocity.renderer import RenderInput, render
-from beekeeper.vtl import NO_VISITOR_KEY, ROUTES, load_template, template_values
+from beekeeper.local.velocity.renderer import RenderInput, render, render_response
+from beekeeper.store.dynamodb import DynamoDb
+from beekeeper.store.timing import RealTime
+from beekeeper.store.wire import TemplateTarget
+from beekeeper.vtl import (
+    BAD_REQUEST_STATUS,
+    ERROR_STATUS,
+    MALFORMED_REDEEM_ANSWER,
+    NO_VISITOR_KEY,
+    REFUSAL_TEMPLATES,
+    ROUTES,
+    VISITOR_ROUTES,
+    load_template,
+    template_values,
+)
 from tests.support.hostile_requests import COOKIE_VALUES, HEADERS, QUERIES, VALID_TOKENS
 
 ORIGIN = "https://shop.example/sale"
@@ -49,6 +70,53 @@ def request_keys(route: str, headers: dict[str, str], query: dict[str, str] | No
         return [request["Key"]["pk"]["S"]]
     assert list(request["RequestItems"]) == [TABLE]
     return [key["pk"]["S"] for key in request["RequestItems"][TABLE]["Keys"]]
+
+
+class Store:
+    """The local store's table, as /client's integration reaches it."""
+
+    def __init__(self, *items: dict[str, Any]) -> None:
+        self.database = DynamoDb(RealTime())
+        self.database.create_table_as_defined(table_definition(TABLE))
+        self.target = TemplateTarget(self.database)
+        for item in items:
+            self.database.handle("PutItem", {"TableName": TABLE, "Item": item})
+
+    def item(self, token_id: str) -> dict[str, Any] | None:
+        answer = self.database.handle(
+            "GetItem", {"TableName": TABLE, "Key": {"pk": {"S": visitor_key(token_id)}}}
+        )
+        found: dict[str, Any] | None = answer.get("Item")
+        return found
+
+    def client(
+        self,
+        headers: dict[str, str],
+        query: dict[str, str] | None = None,
+        request_time: object = NOW_MS,
+    ) -> tuple[int, Any]:
+        """(status, answer) of GET /client: the request template's request sent to the store,
+        then the answer template API Gateway takes for the store's status."""
+        data = RenderInput(
+            headers=headers, query=query or {}, context={"requestTimeEpoch": request_time}
+        )
+        request_name, success_name, action = ROUTES["client"]
+        status, body = self.target(action, render(template(request_name), data))
+        assert status in (200, 400), body
+        name = success_name if status == 200 else REFUSAL_TEMPLATES["client"]
+        answer = render_response(
+            template(name),
+            RenderInput(body=body, headers=headers, query=query or {}, context=data.context),
+        )
+        return answer.status or 200, json.loads(answer.text)
+
+
+def client_answer(
+    store: Store, headers: dict[str, str], query: dict[str, str] | None = None, **kwargs: Any
+) -> Any:
+    status, answer = store.client(headers, query, **kwargs)
+    assert status == 200
+    return answer
 
 
 def respond(
@@ -147,7 +215,7 @@ COOKIE_CASES = [
 @pytest.mark.parametrize(
     ("case", "headers", "expected"), COOKIE_CASES, ids=[case[0] for case in COOKIE_CASES]
 )
-@pytest.mark.parametrize("route", sorted(ROUTES))
+@pytest.mark.parametrize("route", VISITOR_ROUTES)
 def test_request_template_reads_the_cookie(
     route: str, case: str, headers: dict[str, str], expected: str
 ) -> None:
@@ -198,9 +266,13 @@ def test_templates_check_exactly_the_data_models_token_pattern() -> None:
     patterns = re.findall(r"#set\(\$tokenPattern = '([^']*)'\)", fragment)
     assert patterns == [TOKEN_PATTERN.pattern]
     assert f"'{NO_VISITOR_KEY[:2]}'" in fragment and '"${visitorKeyPrefix}!"' in fragment
-    for request_name, response_name, _action in ROUTES.values():
-        for name in (request_name, response_name):
-            assert "{{READ_TOKEN}}" in (VTL_DIR / name).read_text(encoding="utf-8")
+    # Every request template that reaches a visitor's item, and /polling's answer (which needs
+    # the ordinal), read the token through the one fragment; /client's answers never read it.
+    readers = {ROUTES[route][0] for route in VISITOR_ROUTES} | {ROUTES["polling"][1]}
+    for name in readers:
+        assert "{{READ_TOKEN}}" in (VTL_DIR / name).read_text(encoding="utf-8")
+    for name in (ROUTES["client"][1], REFUSAL_TEMPLATES["client"]):
+        assert "READ_TOKEN" not in (VTL_DIR / name).read_text(encoding="utf-8")
 
 
 def test_every_placeholder_is_filled_and_fragments_are_not_templates() -> None:
@@ -280,23 +352,105 @@ def test_admission_expires_at_the_request_time(expires_at: int, allowed: bool) -
         assert answer == {"allow": True, "origin": f"{ORIGIN}?beekeeper_token={TOKEN}"}
     else:
         assert answer == {"allow": False, "state": "expired"}
-    body = {"Item": visitor_item(TOKEN_ID, expires_at)}
-    assert respond("client", body, cookie(TOKEN)) == {"allow": allowed}
-    assert respond("client", body, {}, NOW_MS) == {"allow": False}
+    store = Store(visitor_item(TOKEN_ID, expires_at))
+    assert client_answer(store, cookie(TOKEN)) == {"allow": allowed}
+    assert client_answer(store, {}) == {"allow": False}
+    redeem = {CLIENT_REDEEM_PARAMETER: CLIENT_REDEEM_VALUE}
+    assert client_answer(store, cookie(TOKEN), redeem) == {"allow": allowed}
+    # An expired admission is not redeemed by asking: it stays "not admitted", not "redeemed".
+    assert (REDEEMED_ATTRIBUTE in (store.item(TOKEN_ID) or {})) is allowed
 
 
 def test_expiry_edge_at_millisecond_resolution() -> None:
     items = [visitor_item(TOKEN_ID, NOW_S + 1)]
     assert polling_answer(items, now_ms=NOW_MS + 999)["allow"] is True  # 1 ms before expiry
     assert polling_answer(items, now_ms=NOW_MS + 1000)["allow"] is False
+    store = Store(*items)
+    assert client_answer(store, cookie(TOKEN), request_time=NOW_MS + 999) == {"allow": True}
+    assert client_answer(store, cookie(TOKEN), request_time=NOW_MS + 1000) == {"allow": False}
 
 
 def test_an_item_for_another_visitor_is_never_taken_for_ours() -> None:
     items = [status_item(), visitor_item(OTHER_ID, NOW_S + 3600)]
     assert polling_answer(items)["state"] == "waiting"
-    assert respond("client", {"Item": visitor_item(OTHER_ID, NOW_S + 60)}, cookie(TOKEN)) == {
-        "allow": False
-    }
+    store = Store(visitor_item(OTHER_ID, NOW_S + 60))
+    assert client_answer(store, cookie(TOKEN)) == {"allow": False}
+    assert store.item(TOKEN_ID) is None  # a refused check creates nothing
+
+
+# -- /client: the check and the one-time redeem ---------------------------------------------
+
+REDEEM = {CLIENT_REDEEM_PARAMETER: CLIENT_REDEEM_VALUE}
+REDEEMED = {"allow": False, "state": "redeemed"}
+
+
+def test_the_client_requests_are_core_client_checks() -> None:
+    context = {"requestTimeEpoch": NOW_MS}
+
+    def rendered(headers: dict[str, str], query: dict[str, str]) -> Any:
+        data = RenderInput(headers=headers, query=query, context=context)
+        return json.loads(render(template(ROUTES["client"][0]), data))
+
+    check = client_check.check_request(TABLE, TOKEN_ID, now=NOW_S, redeem=False)
+    redeem = client_check.check_request(TABLE, TOKEN_ID, now=NOW_S, redeem=True)
+    assert rendered(cookie(TOKEN), {}) == check
+    assert rendered({}, {"token": TOKEN}) == check
+    assert rendered(cookie(TOKEN), REDEEM) == redeem
+    assert rendered({}, {"token": TOKEN, **REDEEM}) == redeem
+    # A malformed redeem reaches no visitor's item, at no time: it can not be refused as
+    # "redeemed", nor redeem, nor pass for a plain check.
+    nobody = client_check.check_request(TABLE, "!", now=0, redeem=False)
+    assert nobody["Key"] == {"pk": {"S": NO_VISITOR_KEY}}
+    assert rendered(cookie(TOKEN), {CLIENT_REDEEM_PARAMETER: "true"}) == nobody
+
+
+def test_a_redeem_admits_once_and_a_check_is_unaffected() -> None:
+    store = Store(visitor_item(TOKEN_ID, NOW_S + 60), visitor_item(OTHER_ID, NOW_S + 60))
+    assert client_answer(store, cookie(TOKEN)) == {"allow": True}  # a check redeems nothing
+    assert client_answer(store, {}, {"token": TOKEN, **REDEEM}) == {"allow": True}
+    assert client_answer(store, {}, {"token": TOKEN, **REDEEM}) == REDEEMED
+    assert client_answer(store, cookie(TOKEN), REDEEM) == REDEEMED
+    # A check after the redeem still says yes while the admission is valid.
+    assert client_answer(store, cookie(TOKEN)) == {"allow": True}
+    assert client_answer(store, cookie(TOKEN), request_time=(NOW_S + 60) * 1000) == {"allow": False}
+    redeemed = store.item(TOKEN_ID)
+    assert redeemed is not None and redeemed[REDEEMED_ATTRIBUTE] == {"N": str(NOW_S)}
+    # Another visitor's admission is untouched by ours.
+    assert client_answer(store, cookie(f"{OTHER_ID}.9"), REDEEM) == {"allow": True}
+    # Once redeemed, the refusal says so even after the admission expired.
+    late = (NOW_S + 61) * 1000
+    assert client_answer(store, cookie(TOKEN), REDEEM, request_time=late) == REDEEMED
+
+
+@pytest.mark.parametrize("headers", [{}, cookie("junk"), cookie(f"{TOKEN_ID}.")])
+def test_an_unknown_or_unusable_token_is_a_plain_no(headers: dict[str, str]) -> None:
+    store = Store(visitor_item(TOKEN_ID, NOW_S + 60))
+    assert client_answer(store, headers) == {"allow": False}
+    assert client_answer(store, headers, REDEEM) == {"allow": False}
+    assert client_answer(store, cookie(f"{OTHER_ID}.5"), REDEEM) == {"allow": False}
+    assert REDEEMED_ATTRIBUTE not in (store.item(TOKEN_ID) or {})
+
+
+@pytest.mark.parametrize(
+    "value", ["", "0", "2", "true", "yes", " 1", "1 ", "01", "1\n", "1,1", '1"}', "$x#set"]
+)
+def test_a_malformed_redeem_is_refused_with_what_to_send_and_redeems_nothing(value: str) -> None:
+    store = Store(visitor_item(TOKEN_ID, NOW_S + 60))
+    status, answer = store.client(cookie(TOKEN), {CLIENT_REDEEM_PARAMETER: value})
+    assert (status, answer) == (BAD_REQUEST_STATUS, MALFORMED_REDEEM_ANSWER)
+    assert "redeem=1" in answer["message"]
+    assert REDEEMED_ATTRIBUTE not in (store.item(TOKEN_ID) or {})
+    # The one good value still redeems afterwards: nothing was spent.
+    assert client_answer(store, cookie(TOKEN), REDEEM) == {"allow": True}
+
+
+def test_a_throttled_client_check_is_the_rooms_trouble() -> None:
+    for query in ({}, REDEEM):
+        for kind in ("ProvisionedThroughputExceededException", "ThrottlingException"):
+            body = json.dumps({"__type": f"com.amazonaws.dynamodb.v20120810#{kind}"})
+            data = RenderInput(body=body, headers=cookie(TOKEN), query=query)
+            answer = render_response(template(REFUSAL_TEMPLATES["client"]), data)
+            assert (answer.status, json.loads(answer.text)) == (ERROR_STATUS, {"allow": False})
 
 
 def test_waiting_answer_has_the_contracts_fields_and_types() -> None:
@@ -408,7 +562,7 @@ def _token_from_key(key: str) -> bool:
 @settings(max_examples=80, deadline=None)
 @given(headers=HEADERS, query=QUERIES)
 def test_any_request_renders_a_well_formed_dynamodb_request(headers, query) -> None:
-    for route in ROUTES:
+    for route in VISITOR_ROUTES:
         keys = request_keys(route, headers, query)
         assert _token_from_key(keys[0])
         if len(keys) == 2:
@@ -426,25 +580,33 @@ def test_any_request_gets_a_json_answer_and_allow_only_when_admitted(
     headers, query, expires_offset, admitted_id
 ) -> None:
     expires_at = NOW_S + expires_offset
-    for route in ROUTES:
-        keys = request_keys(route, headers, query)
-        found = keys[0] == f"v#{admitted_id}"
-        item = visitor_item(admitted_id, expires_at)
-        if route == "client":
-            body: dict[str, Any] = {"Item": item} if found else {}
+    item = visitor_item(admitted_id, expires_at)
+    keys = request_keys("polling", headers, query)
+    found = keys[0] == f"v#{admitted_id}"
+    copy = keys[1][-1] if len(keys) == 2 else "0"
+    body = {"Responses": {TABLE: ([item] if found else []) + [status_item(copy)]}}
+    answer = respond("polling", body, headers, query=query)
+    assert isinstance(answer["allow"], bool)
+    assert answer["allow"] is (found and expires_at > NOW_S)
+    # /client: a check, a redeem (twice: the second is refused) or a malformed redeem.
+    store = Store(item)
+    found = request_keys("client", headers, query)[0] == f"v#{admitted_id}"
+    valid = found and expires_at > NOW_S
+    redeem = query.get(CLIENT_REDEEM_PARAMETER)
+    for attempt in range(2):
+        status, answer = store.client(headers, query)
+        if redeem is not None and redeem != CLIENT_REDEEM_VALUE:
+            assert (status, answer) == (BAD_REQUEST_STATUS, MALFORMED_REDEEM_ANSWER)
+        elif redeem is not None and attempt == 1 and valid:
+            assert (status, answer) == (200, REDEEMED)
         else:
-            copy = keys[1][-1] if len(keys) == 2 else "0"
-            body = {"Responses": {TABLE: ([item] if found else []) + [status_item(copy)]}}
-        answer = respond(route, body, headers, query=query)
-        assert isinstance(answer["allow"], bool)
-        assert answer["allow"] is (found and expires_at > NOW_S)
+            assert (status, answer) == (200, {"allow": valid})
 
 
 def test_request_time_may_come_as_a_number_or_as_text() -> None:
-    body = json.dumps({"Item": visitor_item(TOKEN_ID, NOW_S + 1)})
+    store = Store(visitor_item(TOKEN_ID, NOW_S + 1))
     for now in (NOW_MS, str(NOW_MS)):
-        data = RenderInput(body=body, headers=cookie(TOKEN), context={"requestTimeEpoch": now})
-        assert json.loads(render(template(ROUTES["client"][1]), data)) == {"allow": True}
+        assert client_answer(store, cookie(TOKEN), request_time=now) == {"allow": True}
 
 
 def test_the_front_of_the_line_waits_at_most_one_slot_and_polls_often() -> None:
@@ -474,17 +636,17 @@ UNREADABLE_REQUEST_TIMES = [
 def test_an_unreadable_request_time_makes_every_admission_expired(request_time: object) -> None:
     # Far in the future: with the old rule any time parsed as 0 and this would be allowed.
     item = visitor_item(TOKEN_ID, NOW_S + 10 * 365 * 86400)
-    for route, body in (
-        ("client", {"Item": item}),
-        ("polling", {"Responses": {TABLE: [status_item(), item]}}),
-    ):
-        data = RenderInput(
-            body=json.dumps(body), headers=cookie(TOKEN), context={"requestTimeEpoch": request_time}
-        )
-        answer = json.loads(render(template(ROUTES[route][1]), data))
-        assert answer["allow"] is False, (route, request_time)
-        if route == "polling":
-            assert answer == {"allow": False, "state": "expired"}
+    body = {"Responses": {TABLE: [status_item(), item]}}
+    data = RenderInput(
+        body=json.dumps(body), headers=cookie(TOKEN), context={"requestTimeEpoch": request_time}
+    )
+    answer = json.loads(render(template(ROUTES["polling"][1]), data))
+    assert answer == {"allow": False, "state": "expired"}
+    store = Store(item)
+    for query in ({}, REDEEM):
+        answer = client_answer(store, cookie(TOKEN), query, request_time=request_time)
+        assert answer == {"allow": False}, (query, request_time)
+    assert REDEEMED_ATTRIBUTE not in (store.item(TOKEN_ID) or {})
 
 
 @settings(max_examples=150, deadline=None)
@@ -503,13 +665,8 @@ def test_allow_only_for_an_all_digit_request_time_before_expiry(
     text = "" if request_time is None else str(request_time)
     readable = re.fullmatch(r"[0-9]{1,15}", text) is not None
     expected = readable and expires_at * 1000 > int(text)
-    item = visitor_item(TOKEN_ID, expires_at)
-    data = RenderInput(
-        body=json.dumps({"Item": item}),
-        headers=cookie(TOKEN),
-        context={"requestTimeEpoch": request_time},
-    )
-    assert json.loads(render(template(ROUTES["client"][1]), data)) == {"allow": expected}
+    store = Store(visitor_item(TOKEN_ID, expires_at))
+    assert client_answer(store, cookie(TOKEN), request_time=request_time) == {"allow": expected}
 
 
 # -- one definition of a well-formed cookie, one rule for "unknown" ---------------------------
@@ -590,3 +747,43 @@ def test_polling_calls_a_token_unknown_by_the_one_rule(
     )
     answer = polling_answer([status], token=token)
     assert (answer["state"] == "unknown") is polling.is_unknown(ordinal, admitted_total, rate)
+
+
+# -- /jwks.json -----------------------------------------------------------------------------
+
+JWK = '{"alg":"ES256","crv":"P-256","kid":"K1","kty":"EC","use":"sig","x":"AAA","y":"BBB"}'
+
+
+def jwks_answer(entries: list[tuple[str, int]], now: object = NOW_MS) -> Any:
+    item = {
+        "pk": {"S": "ticket-keys"},
+        "published": {
+            "L": [
+                {"M": {"kid": {"S": str(i)}, "jwk": {"S": jwk}, "retire_at": {"N": str(retire)}}}
+                for i, (jwk, retire) in enumerate(entries)
+            ]
+        },
+    }
+    data = RenderInput(body=json.dumps({"Item": item}), context={"requestTimeEpoch": now})
+    return json.loads(render(template(ROUTES["jwks.json"][1]), data))
+
+
+def test_jwks_publishes_current_keys_and_retires_them_by_the_request_time() -> None:
+    later = JWK.replace("K1", "K2")
+    answer = jwks_answer([(JWK, 0), (later, NOW_S + 1), (JWK.replace("K1", "K3"), NOW_S)])
+    assert [key["kid"] for key in answer["keys"]] == ["K1", "K2"]  # K3 retired at NOW_S
+    # A request time that can not be read publishes every key: never refuse valid tickets.
+    assert len(jwks_answer([(JWK, 0), (later, NOW_S)], now="")["keys"]) == 2
+
+
+@pytest.mark.parametrize(
+    "stored", ['{"kid":"x"}, {"evil": true}', '{"kid": "spaced"}', 'x"}]}', "", "[]"]
+)
+def test_jwks_publishes_nothing_that_is_not_a_plain_public_jwk(stored: str) -> None:
+    answer = jwks_answer([(stored, 0), (JWK, 0)])
+    assert answer == {"keys": [json.loads(JWK)]}
+
+
+def test_jwks_without_an_item_is_an_empty_key_set() -> None:
+    data = RenderInput(body="{}", context={"requestTimeEpoch": NOW_MS})
+    assert json.loads(render(template(ROUTES["jwks.json"][1]), data)) == {"keys": []}

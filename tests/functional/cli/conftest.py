@@ -13,4 +13,5 @@ from tests.support.cli_testkit import (  # noqa: F401 - fixtures are found by na
     lambda_account,
     no_credentials,
     sleep,
+    wheels,
 )

@@ -21,7 +21,9 @@ from tests.support.cli_testkit import (
     Invoke,
     LambdaAccount,
     RecordedCdkRunner,
+    RecordedWheels,
     aws_client,
+    create_room_resources,
     room_settings,
     stack_outputs,
     write_deployment,
@@ -81,13 +83,25 @@ def bootstrap(region: str = REGION) -> None:
 
 
 @pytest.fixture
-def room(config_dir: Path, cdk: RecordedCdkRunner) -> Path:
-    cdk.outputs = {"beekeeper-sale": OUTPUTS}
+def room(aws: None, config_dir: Path, cdk: RecordedCdkRunner) -> Path:
+    cdk.outputs = {"beekeeper-sale": deployed_outputs()}
     return write_room(config_dir, room_settings("sale"))
 
 
+def deployed_outputs() -> dict[str, str]:
+    """What a deploy records: the room's table and its (empty) ticket key secret exist, as
+    the stack creates them."""
+    created = create_room_resources(REGION, "sale")
+    return {**OUTPUTS, **{k: created[k] for k in ("TableName", "TicketKeysSecret")}}
+
+
 def test_first_deploy_bootstraps_then_deploys_and_records_the_outputs(
-    invoke: Invoke, aws: None, room: Path, config_dir: Path, cdk: RecordedCdkRunner
+    invoke: Invoke,
+    aws: None,
+    room: Path,
+    config_dir: Path,
+    cdk: RecordedCdkRunner,
+    wheels: RecordedWheels,
 ) -> None:
     result = invoke("deploy", "sale")
 
@@ -99,12 +113,15 @@ def test_first_deploy_bootstraps_then_deploys_and_records_the_outputs(
         (deploy_args(config_dir), expected_env(config_dir), work),
     ]  # fmt: skip
     recorded = json.loads((config_dir / "rooms" / "sale.deployed.json").read_text())
-    assert recorded == OUTPUTS
+    assert recorded == cdk.outputs["beekeeper-sale"]
     assert result.stdout.splitlines() == [
         "Room 'sale' is deployed.",
         f"Marketing URL (link visitors here): {OUTPUTS['MarketingUrl']}",
         f"Client check URL (your shop asks it): {OUTPUTS['ClientCheckUrl']}",
+        f"JWKS URL (your shop verifies tickets with it): {OUTPUTS['JwksUrl']}",
     ]
+    assert "Admission tickets: key " in result.stderr and "published and signing" in result.stderr
+    assert wheels.calls == 1  # the consumer's wheels are in the cache before the CDK runs
     # Progress goes to stderr, plain when stderr is not a terminal.
     assert f"Bootstrapping aws://{ACCOUNT}/{REGION}" in result.stderr
     assert "beekeeper-x |  1/2 | 10:00:00 | CREATE_COMPLETE | AWS::SQS::Queue\n" in result.stderr
@@ -423,7 +440,7 @@ def test_deploy_accepts_public_urls_and_only_warns_about_names_that_do_not_resol
     invoke: Invoke, aws: None, config_dir: Path, cdk: RecordedCdkRunner, dns: FakeDns
 ) -> None:
     bootstrap()
-    cdk.outputs = {"beekeeper-sale": OUTPUTS}
+    cdk.outputs = {"beekeeper-sale": deployed_outputs()}
     write_room(
         config_dir,
         room_settings("sale", health_check_url="https://not-yet-in-dns.example/health"),
@@ -442,7 +459,7 @@ def test_deploy_says_who_hears_about_alarms(
     invoke: Invoke, aws: None, config_dir: Path, cdk: RecordedCdkRunner
 ) -> None:
     bootstrap()
-    cdk.outputs = {"beekeeper-sale": OUTPUTS}
+    cdk.outputs = {"beekeeper-sale": deployed_outputs()}
     path = write_room(config_dir, room_settings("sale"))
     nobody = invoke("deploy", "sale")
     assert nobody.exit_code == 0, nobody.output
@@ -455,7 +472,7 @@ def test_deploy_says_who_hears_about_alarms(
     assert told.exit_code == 0, told.output
     assert "Alarms notify ops@shop.example." in told.stderr
     assert "Nobody will be told" not in told.stderr
-    assert len(told.stdout.splitlines()) == 3  # the URLs stay alone on stdout
+    assert len(told.stdout.splitlines()) == 4  # the URLs stay alone on stdout
 
 
 @pytest.fixture

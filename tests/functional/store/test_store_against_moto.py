@@ -1,4 +1,5 @@
-"""The store answers the room's requests as moto (AWS's own model of DynamoDB and SQS) does.
+"""The store answers the room's requests as moto (AWS's own model of DynamoDB, SQS and Secrets
+Manager) does.
 
 Every scenario runs twice on the same requests: once against moto (in process, `mock_aws`),
 once against the store through local mode's boto3 clients (botocore builds, sends and parses
@@ -9,13 +10,16 @@ modeled fields (a cancelled transaction's reasons, a failed condition's item).
 Covered: the templates' reads (refusals included), every write the producer, trigger,
 consumer, governor and CLI make, and what capacity mode uses: TransactWriteItems with
 condition checks, string-set ADD and DELETE, DeleteItem, GetItem and UpdateItem with every
-ReturnValues, the warden's Query of the sparse `leaving` index, and SQS's
-ChangeMessageVisibility with a timeout.
+ReturnValues, the warden's Query of the sparse `leaving` index, SQS's ChangeMessageVisibility
+with a timeout, and what local mode and `beekeeper keys` do with the ticket keys' secret
+(CreateSecret, GetSecretValue, PutSecretValue, DeleteSecret).
 """
 
 from __future__ import annotations
 
+import datetime
 import json
+import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -24,6 +28,7 @@ import pytest
 from botocore.exceptions import ClientError
 from moto import mock_aws
 
+from beekeeper.core import client_check, sessions
 from beekeeper.core.datamodel import (
     LEAVING_ATTRIBUTE,
     LEAVING_INDEX,
@@ -33,6 +38,7 @@ from beekeeper.core.datamodel import (
 )
 from beekeeper.local.store_transport import StoreTransport
 from beekeeper.store.dynamodb import DynamoDb
+from beekeeper.store.secretsmanager import SecretsManager
 from beekeeper.store.sqs import Sqs
 from beekeeper.store.timing import RealTime
 from beekeeper.store.wire import JsonProtocol, TemplateTarget
@@ -49,24 +55,27 @@ Outcome = tuple[Any, ...]
 # answer is adjusted here: UpdateItem's UPDATED_NEW/UPDATED_OLD return only the attributes
 # the update expression names (DynamoDB's documentation), where moto adds the key of an item
 # the update created. A Query of an index the table lacks is DynamoDB's ValidationException
-# (moto: ResourceNotFoundException).
+# (moto: ResourceNotFoundException). For Secrets Manager, moto accepts what Secrets Manager
+# refuses (a name with other characters, a string and a binary value together, a new value or
+# a new secret of the same name while a secret is scheduled for deletion):
+# tests/unit/test_store.py holds the store to the refusals Secrets Manager documents.
 
 
 class Side:
     """One side of the comparison: a DynamoDB and an SQS client, and a transcript."""
 
-    def __init__(self, dynamodb: Any, sqs: Any, queue_url: str, dlq_url: str) -> None:
-        self.dynamodb = dynamodb
-        self.sqs = sqs
+    def __init__(
+        self, dynamodb: Any, sqs: Any, secretsmanager: Any, queue_url: str, dlq_url: str
+    ) -> None:
+        self.clients = {"dynamodb": dynamodb, "sqs": sqs, "secretsmanager": secretsmanager}
         self.queue_url = queue_url
         self.dlq_url = dlq_url
         self.transcript: list[Outcome] = []
         self.is_moto = False
 
     def call(self, service: str, operation: str, **request: Any) -> dict[str, Any]:
-        client = self.dynamodb if service == "dynamodb" else self.sqs
         try:
-            answer = getattr(client, operation)(**request)
+            answer = getattr(self.clients[service], operation)(**request)
             if self.is_moto and str(request.get("ReturnValues", "")).startswith("UPDATED"):
                 answer.get("Attributes", {}).pop("pk", None)
         except ClientError as error:
@@ -100,6 +109,28 @@ def _comparable(answer: dict[str, Any]) -> dict[str, Any]:
             out[key] = sorted((e.get("Id"), e.get("Code")) for e in out[key])
     if "Attributes" in out and "QueueArn" in out["Attributes"]:
         out["Attributes"].pop("QueueArn")
+    return _secret_answer(out)
+
+
+# A secret's ARN: the account differs, the six characters after the name are random.
+_SECRET_ARN = re.compile(r"^arn:aws:secretsmanager:us-east-1:\d{12}:secret:(.+)-[A-Za-z0-9]{6}$")
+_GENERATED_ID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
+
+def _secret_answer(out: dict[str, Any]) -> dict[str, Any]:
+    """Secrets Manager's answers with what differs by nature made comparable: the ARN's
+    account and suffix, a version id boto3 generated, the dates (a deletion date as the
+    days from now)."""
+    if "ARN" in out:
+        named = _SECRET_ARN.match(str(out["ARN"]))
+        out["ARN"] = f"<arn of {named.group(1)}>" if named else out["ARN"]
+    if _GENERATED_ID.match(str(out.get("VersionId", ""))):
+        out["VersionId"] = "<generated>"
+    if "CreatedDate" in out:
+        out["CreatedDate"] = isinstance(out["CreatedDate"], datetime.datetime)
+    if "DeletionDate" in out:
+        ahead = out["DeletionDate"] - datetime.datetime.now(datetime.UTC)
+        out["DeletionDate"] = f"in {round(ahead.total_seconds() / 86_400)} days"
     return out
 
 
@@ -137,8 +168,9 @@ def moto_side() -> Iterator[Side]:
     with mock_aws():
         dynamodb = boto3.client("dynamodb", region_name=REGION)
         sqs = boto3.client("sqs", region_name=REGION)
+        secretsmanager = boto3.client("secretsmanager", region_name=REGION)
         queue, dlq = _create(dynamodb, sqs)
-        side = Side(dynamodb, sqs, queue, dlq)
+        side = Side(dynamodb, sqs, secretsmanager, queue, dlq)
         side.is_moto = True
         yield side
 
@@ -157,9 +189,14 @@ def store_side() -> Side:
         max_receives=2,
         dead_letter=dead_letters,
     )
-    transport = StoreTransport(JsonProtocol(database, queues), endpoint)
+    secrets = SecretsManager(timing, region=REGION)
+    transport = StoreTransport(JsonProtocol(database, queues, secrets), endpoint)
     side = Side(
-        transport.client("dynamodb"), transport.client("sqs"), visitors.url, dead_letters.url
+        transport.client("dynamodb"),
+        transport.client("sqs"),
+        transport.client("secretsmanager"),
+        visitors.url,
+        dead_letters.url,
     )
     side.template_target = TemplateTarget(database)  # type: ignore[attr-defined]
     return side
@@ -200,6 +237,28 @@ def templates_reads(side: Side) -> None:
     side.call(
         "dynamodb", "get_item", TableName=TABLE, Key=key("v#a"), ProjectionExpression="expires_at"
     )
+    # /client: a check, a redeem (once; the second's refusal carries the item as it was), on a
+    # valid, an expired and a missing admission; capacity mode's session redeem.
+    side.call("dynamodb", "put_item", TableName=TABLE, Item={**key("v#b"), "expires_at": n(99)})
+    for token_id in ("b", "a", "nobody"):
+        for redeem in (False, True, True):
+            side.call(
+                "dynamodb",
+                "update_item",
+                **client_check.check_request(TABLE, token_id, now=50, redeem=redeem),
+            )
+    side.call(
+        "dynamodb",
+        "put_item",
+        TableName=TABLE,
+        Item={**key("v#c"), "expires_at": n(99), "state": {"S": "admitted"}, "ticket": {"S": "t"}},
+    )
+    for redeem in (False, True, True):
+        side.call(
+            "dynamodb",
+            "update_item",
+            **sessions.session_request(TABLE, "c", now=50, session_seconds=60, redeem=redeem),
+        )
 
 
 def counters_and_claims(side: Side) -> None:
@@ -641,6 +700,82 @@ def leaving_index(side: Side) -> None:
     side.call("dynamodb", "query", **query)
 
 
+def ticket_keys_secret(side: Side) -> None:
+    """The ticket keys' secret: created empty at a local room's start, read by the consumer and
+    `beekeeper keys`, written by them, by name and by ARN; and every refusal on the way."""
+    secret = "beekeeper-diff-ticket-keys"
+    side.call("secretsmanager", "get_secret_value", SecretId=secret)
+    side.call("secretsmanager", "put_secret_value", SecretId=secret, SecretString="{}")
+    arn = side.call(
+        "secretsmanager", "create_secret", Name=secret, SecretString='{"keys": []}'
+    ).get("ARN", "")
+    side.call("secretsmanager", "create_secret", Name=secret, SecretString="{}")
+    for secret_id in (secret, arn, arn[:-7]):
+        side.call("secretsmanager", "get_secret_value", SecretId=secret_id)
+    side.call("secretsmanager", "get_secret_value", SecretId=arn[:-1])
+    side.call("secretsmanager", "put_secret_value", SecretId=arn, SecretString='{"keys": [1]}')
+    side.call("secretsmanager", "get_secret_value", SecretId=secret)
+    side.call("secretsmanager", "get_secret_value", SecretId=secret, VersionStage="AWSPREVIOUS")
+    token = "7" * 32
+    for value in ('{"keys": [2]}', '{"keys": [2]}', '{"keys": [3]}'):
+        side.call(
+            "secretsmanager",
+            "put_secret_value",
+            SecretId=secret,
+            SecretString=value,
+            ClientRequestToken=token,
+        )
+    side.call("secretsmanager", "get_secret_value", SecretId=secret, VersionId=token)
+    side.call("secretsmanager", "get_secret_value", SecretId=secret, VersionId="8" * 32)
+    side.call("secretsmanager", "get_secret_value", SecretId=secret, VersionStage="NOBODY")
+    side.call(
+        "secretsmanager",
+        "get_secret_value",
+        SecretId=secret,
+        VersionId=token,
+        VersionStage="AWSPREVIOUS",
+    )
+    side.call("secretsmanager", "put_secret_value", SecretId=secret)
+    side.call("secretsmanager", "put_secret_value", SecretId=secret, SecretBinary=b"\x00\xff")
+    side.call("secretsmanager", "get_secret_value", SecretId=secret)
+    side.call(
+        "secretsmanager",
+        "put_secret_value",
+        SecretId=secret,
+        SecretString="staged",
+        VersionStages=["PENDING"],
+    )
+    side.call("secretsmanager", "get_secret_value", SecretId=secret, VersionStage="PENDING")
+    side.call("secretsmanager", "get_secret_value", SecretId=secret)
+    side.call("secretsmanager", "create_secret", Name="beekeeper-diff-empty")
+    side.call("secretsmanager", "get_secret_value", SecretId="beekeeper-diff-empty")
+
+
+def deleted_secrets(side: Side) -> None:
+    """A secret deleted with a recovery window, then at once; and the refusals of each."""
+    secret = "beekeeper-diff-deleted"
+    side.call("secretsmanager", "create_secret", Name=secret, SecretString="{}")
+    side.call("secretsmanager", "delete_secret", SecretId=secret, RecoveryWindowInDays=3)
+    side.call("secretsmanager", "delete_secret", SecretId=secret, RecoveryWindowInDays=31)
+    side.call(
+        "secretsmanager",
+        "delete_secret",
+        SecretId=secret,
+        RecoveryWindowInDays=7,
+        ForceDeleteWithoutRecovery=True,
+    )
+    side.call("secretsmanager", "delete_secret", SecretId=secret, RecoveryWindowInDays=7)
+    side.call("secretsmanager", "get_secret_value", SecretId=secret)
+    side.call("secretsmanager", "delete_secret", SecretId=secret)
+    side.call("secretsmanager", "delete_secret", SecretId=secret, ForceDeleteWithoutRecovery=True)
+    side.call("secretsmanager", "get_secret_value", SecretId=secret)
+    side.call("secretsmanager", "delete_secret", SecretId=secret)
+    side.call("secretsmanager", "delete_secret", SecretId=secret, ForceDeleteWithoutRecovery=True)
+    side.call("secretsmanager", "create_secret", Name=secret, SecretString="again")
+    side.call("secretsmanager", "get_secret_value", SecretId=secret)
+    side.call("secretsmanager", "delete_secret", SecretId=secret)
+
+
 SCENARIOS: dict[str, Callable[[Side], None]] = {
     "the warden's leaving index": leaving_index,
     "the templates' reads": templates_reads,
@@ -652,6 +787,8 @@ SCENARIOS: dict[str, Callable[[Side], None]] = {
     "refused expressions": refused_expressions,
     "queue calls": queue_calls,
     "dead letters": dead_letters,
+    "the ticket keys' secret": ticket_keys_secret,
+    "deleted secrets": deleted_secrets,
 }
 
 

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import http.client
 import json
+import time
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
+
+from beekeeper.core.datamodel import COOKIE_NAME
 
 
 @dataclass
@@ -46,3 +49,31 @@ def cookie_value(set_cookie: str, name: str) -> str | None:
     first = set_cookie.split(";", 1)[0]
     key, _, value = first.partition("=")
     return value if key.strip() == name else None
+
+
+def enter_shop(admission_url: str) -> tuple[Answer, Answer]:
+    """Follow an admission redirect into the demo shop as a browser would: the shop's 303 (its
+    session cookie, the ticket stripped from the URL), then the page it leads to."""
+    arrival = get(admission_url.replace("localhost", "127.0.0.1"))
+    location = arrival.header("Location")
+    set_cookie = arrival.header("Set-Cookie")
+    if arrival.status != 303 or location is None or set_cookie is None:
+        return arrival, arrival
+    parts = urlsplit(admission_url.replace("localhost", "127.0.0.1"))
+    page = get(f"{parts.scheme}://{parts.netloc}{location}", cookie=set_cookie.split(";")[0])
+    return arrival, page
+
+
+def admitted_origin(marketing_url: str, polling_url: str, within_seconds: float = 15) -> str:
+    """Join at the marketing link and poll as the page does until admitted; the URL the room
+    sends the visitor to (token and ticket)."""
+    joined = get(marketing_url)
+    token = cookie_value(joined.header("Set-Cookie") or "", COOKIE_NAME)
+    assert token is not None, joined.text
+    deadline = time.monotonic() + within_seconds
+    while time.monotonic() < deadline:
+        answer = get(polling_url, cookie=f"{COOKIE_NAME}={token}").json()
+        if answer["allow"]:
+            return str(answer["origin"])
+        time.sleep(0.2)
+    raise AssertionError(f"not admitted at {marketing_url} within {within_seconds} s")

@@ -73,7 +73,8 @@ def start_local(args: list[str], config_dir: Path, name: str, timeout: float = 6
         for line in process.stdout:
             room.lines.append(line)
             for key in (
-                "marketing URL", "page URL", "client check URL", "demo shop", "operator view"
+                "marketing URL", "page URL", "client check URL", "JWKS URL", "demo shop",
+                "operator view",
             ):  # fmt: skip
                 if line.strip().startswith(f"{key}:"):
                     room.urls[key] = line.split()[-1]

@@ -111,6 +111,15 @@ def _tagged_resource_exists(clients: Callable[[str], Any], arn: str) -> bool:
     if service == "events":
         name = resource.removeprefix("rule/")
         return _exists(lambda: clients("events").describe_rule(Name=name))
+    if service == "secretsmanager":
+        # A deleted secret waits out its recovery window unreadable, then goes by itself.
+        try:
+            secret = clients("secretsmanager").describe_secret(SecretId=arn)
+        except ClientError as error:
+            if error.response.get("Error", {}).get("Code") == "ResourceNotFoundException":
+                return False
+            raise
+        return "DeletedDate" not in secret
     if service == "apigateway":
         api_id = resource.split("/")[2]
         return _exists(lambda: clients("apigateway").get_rest_api(restApiId=api_id))

@@ -21,10 +21,13 @@ from urllib.parse import quote
 from beekeeper.core.datamodel import (
     ADMITTED_COUNTER_KEY,
     COOKIE_NAME,
+    TICKET_ATTRIBUTE,
     Token,
     origin_url_with_token,
     visitor_key,
 )
+from beekeeper.core.headers import browser_origin
+from beekeeper.core.tickets import CLAIMS, JWKS_MAX_AGE_SECONDS, issuer_of, jwks_url
 
 Beekeeper = Callable[[Sequence[str]], subprocess.CompletedProcess[str]]
 
@@ -183,10 +186,13 @@ def admitted_once_and_in_order(room: JourneyRoom, tokens: list[str], timeout: fl
         return len(origins) == len(tokens)
 
     wait_for(all_admitted, timeout, 2.0, f"admitting {len(tokens)} visitors")
-    for token in tokens:
-        assert origins[token] == origin_url_with_token(room.origin, token)
     items = [_visitor_item(room, token) for token in tokens]
     assert all(items), "an admitted visitor has no admission item"
+    for token, item in zip(tokens, items, strict=True):
+        # The redirect carries the token and the ticket the consumer signed for it.
+        ticket = item.get(TICKET_ATTRIBUTE, {}).get("S")  # type: ignore[union-attr]
+        assert ticket, f"admission {token} has no signed ticket"
+        assert origins[token] == origin_url_with_token(room.origin, token, ticket)
     counter = room.dynamodb.get_item(
         TableName=room.table, Key={"pk": {"S": ADMITTED_COUNTER_KEY}}, ConsistentRead=True
     )["Item"]
@@ -225,6 +231,35 @@ def client_check(room: JourneyRoom, token: str) -> bool:
     allow = answer.json()["allow"]
     assert isinstance(allow, bool)
     return allow
+
+
+def tickets_verify_offline(room: JourneyRoom, tokens: list[str]) -> None:
+    """Each admission's ticket verifies, as a shop verifies it with a standard library, against
+    the room's published keys: signed by the room (ES256), for the shop, unexpired."""
+    import jwt
+
+    issuer = issuer_of(room.marketing_url)
+    answer = get(jwks_url(issuer))
+    assert answer.status == 200, answer.body
+    assert answer.header("cache-control") == f"public, max-age={JWKS_MAX_AGE_SECONDS}"
+    keys = {key["kid"]: key for key in answer.json()["keys"]}
+    subjects = set()
+    for token in tokens:
+        item = _visitor_item(room, token)
+        assert item is not None
+        ticket = item[TICKET_ATTRIBUTE]["S"]
+        claims = jwt.decode(
+            ticket,
+            jwt.PyJWK(keys[jwt.get_unverified_header(ticket)["kid"]]),
+            algorithms=["ES256"],
+            audience=browser_origin(room.origin),
+            issuer=issuer,
+            options={"require": list(CLAIMS)},
+        )
+        assert claims["room"] == room.name
+        subjects.add(claims["sub"])
+    assert len(subjects) == len(tokens)
+    room.note(f"tickets: {len(tokens)} verified offline against {len(keys)} published key(s)")
 
 
 def client_says_who_came_through(room: JourneyRoom, tokens: list[str]) -> None:

@@ -1,0 +1,129 @@
+"""A local room for the shop integration examples (docs/shop-integration.md): one visitor admitted
+through the real flow, and the tickets a shop must refuse, made with the room's own key.
+
+In-process for the Python example's tests (`shop_room`), and as a program for the Node.js
+example's (`python -m tests.support.shop_room`): it prints one JSON line with
+the facts and runs until its standard input closes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import boto3
+import jwt
+
+from beekeeper.core.datamodel import ORIGIN_TICKET_PARAMETER, ORIGIN_TOKEN_PARAMETER
+from beekeeper.core.headers import browser_origin
+from beekeeper.core.local_room import LOCAL_REGION, PLACEHOLDER_CREDENTIALS
+from beekeeper.lambdas.tickets import KeyRing, b64url, b64url_decode, generate_private_jwk
+from beekeeper.local.room import LocalOptions, LocalRoom
+from tests.support.localroom.http import admitted_origin
+
+# The shop's page the room sends visitors to (with a query of its own, which the examples keep).
+SHOP_URL = "http://localhost:3000/sale?from=email"
+ROOM_NAME = "shop-examples"
+
+
+@dataclass(frozen=True)
+class ShopRoom:
+    room_url: str  # the tickets' iss
+    room_name: str
+    shop_origin: str
+    token: str  # the admitted visitor's
+    admission_url: str  # where the room sent them: token and ticket
+    tickets: dict[str, str]  # "valid" and the ones a shop must refuse
+
+
+def admit_one_visitor(room: LocalRoom, within_seconds: float = 20) -> str:
+    """Through the marketing link and /polling, as the page does; the URL the room redirects to."""
+    assert room.urls is not None
+    polling = room.urls.page_url.removesuffix("/room") + "/polling"
+    return admitted_origin(room.urls.marketing_url, polling, within_seconds)
+
+
+def crafted_tickets(room: LocalRoom, valid: str) -> dict[str, str]:
+    """What a shop must refuse, each wrong in one way; signed with the room's own key unless
+    the point is another key."""
+    assert room.resources is not None
+    secrets = boto3.client(
+        "secretsmanager",
+        endpoint_url=room.endpoint_url,
+        region_name=LOCAL_REGION,
+        **PLACEHOLDER_CREDENTIALS,
+    )
+    ring = KeyRing.parse(
+        secrets.get_secret_value(SecretId=room.resources.ticket_keys_secret)["SecretString"]
+    )
+    (room_key,) = ring.keys
+    claims = jwt.decode(valid, options={"verify_signature": False})
+
+    def signed(key: dict[str, Any], **changes: Any) -> str:
+        return jwt.encode(
+            {**claims, **changes},
+            jwt.PyJWK(dict(key)).key,
+            algorithm="ES256",
+            headers={"kid": str(key["kid"])},
+        )
+
+    header, payload, signature = valid.split(".")
+    richer = json.loads(b64url_decode(payload)) | {"exp": claims["exp"] + 86_400}
+    now = int(time.time())
+    return {
+        "valid": valid,
+        "tampered": ".".join((header, b64url(json.dumps(richer).encode()), signature)),
+        "other_room": signed(dict(room_key), iss="http://127.0.0.1:9/other", room="other"),
+        "other_origin": signed(dict(room_key), aud="https://elsewhere.example"),
+        "expired": signed(dict(room_key), iat=now - 7200, exp=now - 3600),
+        "unknown_key": signed(generate_private_jwk(signs_from=0)),
+    }
+
+
+@contextmanager
+def shop_room(shop_url: str = SHOP_URL) -> Iterator[ShopRoom]:
+    """A running local room for the shop at `shop_url`, with one admitted visitor; stopped on
+    exit."""
+    options = LocalOptions(
+        rate=600, origin=shop_url, port=0, operator_port=0, minute_seconds=2, name=ROOM_NAME
+    )
+    room = LocalRoom(options)
+    room.start()
+    try:
+        assert room.urls is not None
+        admission = admit_one_visitor(room)
+        query = parse_qs(urlsplit(admission).query)
+        yield ShopRoom(
+            room_url=room.urls.issuer,
+            room_name=ROOM_NAME,
+            shop_origin=browser_origin(shop_url),
+            token=query[ORIGIN_TOKEN_PARAMETER][0],
+            admission_url=admission,
+            tickets=crafted_tickets(room, query[ORIGIN_TICKET_PARAMETER][0]),
+        )
+    finally:
+        room.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shop-url", default=SHOP_URL)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as config:
+        os.environ["BEEKEEPER_CONFIG_DIR"] = config
+        with shop_room(args.shop_url) as room:
+            print(json.dumps(asdict(room)), flush=True)
+            sys.stdin.read()  # until the test closes it
+
+
+if __name__ == "__main__":
+    main()

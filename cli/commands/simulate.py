@@ -93,6 +93,13 @@ def _start_time(ctx: click.Context, param: click.Parameter, value: str) -> datet
     callback=_start_time,
     help="Clock time the first simulated minute starts at, for the report's times (HH:MM).",
 )
+@click.option(
+    "--starts-at-minute",
+    type=click.IntRange(0, MAX_MINUTES - 1),
+    default=None,
+    help="A scheduled event starting at minute K: visitors arriving before it join the "
+    "pre-queue and are drawn into a random order at the start.",
+)
 def simulate_command(
     rate: int,
     visitors: int,
@@ -103,12 +110,19 @@ def simulate_command(
     as_json: bool,
     report_path: Path | None,
     start_time: datetime,
+    starts_at_minute: int | None,
 ) -> None:
     """Simulate admissions minute by minute, with optional faults, without touching AWS."""
     if report_path is not None:
         _check_report_possible(report_path)
     result = simulate(
-        rate=rate, visitors=visitors, arrival=arrival, minutes=minutes, faults=faults, seed=seed
+        rate=rate,
+        visitors=visitors,
+        arrival=arrival,
+        minutes=minutes,
+        faults=faults,
+        seed=seed,
+        starts_at_minute=starts_at_minute,
     )
     if report_path is not None:
         _write_report(result, report_path, start_time)
@@ -153,6 +167,8 @@ def command_line(result: SimulationResult) -> str:
     ]
     if result.faults:
         words.append(f"--faults {','.join(result.faults)}")
+    if result.starts_at_minute is not None:
+        words.append(f"--starts-at-minute {result.starts_at_minute}")
     words.append(f"--seed {result.seed}")
     return " ".join(words)
 
@@ -197,6 +213,15 @@ def render_table(result: SimulationResult) -> str:
             f"positions shown to polling pages: {result.positions_checked:,} checked, "
             f"{result.position_errors:,} off the true place (by {result.position_error_max} "
             "at most)"
+        )
+    if result.starts_at_minute is not None:
+        tau = "-" if result.prequeue_order_tau is None else f"{result.prequeue_order_tau:+.3f}"
+        lines.append(
+            f"pre-queue: {result.prequeue_visitors:,} visitors drawn at minute "
+            f"{result.starts_at_minute + 1}; Kendall's tau of arrival against admission order "
+            f"{tau} (0: no relation); all admitted before later arrivals: "
+            f"{'yes' if result.prequeue_before_later else 'no'} "
+            f"({result.prequeue_exceptions:,} exceptions)"
         )
     if result.still_waiting >= result.rate:
         lines.append(

@@ -331,12 +331,16 @@ def page(status: int, title: str, message: str) -> dict[str, Any]:
 
 
 # What a new visitor reads once the operator closed the event (`beekeeper close`), in the
-# language their browser asks for first; the waiting room page says the same to the line.
+# language their browser asks for first: the page's own closedTitle and closedText (the Lambda
+# asset does not ship the page; tests/unit/test_schedule_page.py holds the two equal).
 CLOSED_WORDS = {
-    "en": ("This event is over", "The waiting room is closed: nobody more is let in."),
+    "en": (
+        "This event is over",
+        "The waiting room is closed: nobody more is let in. Thank you for your patience.",
+    ),
     "de": (
         "Diese Aktion ist beendet",
-        "Der Warteraum ist geschlossen: Es wird niemand mehr eingelassen.",
+        "Der Warteraum ist geschlossen: Es wird niemand mehr eingelassen. Danke für Ihre Geduld.",
     ),
 }
 

@@ -116,6 +116,16 @@ export function startRoom(env) {
     announce({ kind: "notice" }, /[.!?]$/.test(title) ? `${title} ${text}` : `${title}. ${text}`);
   }
 
+  // When the page last asked and asks next; the details are shown, any failure note hidden.
+  function showChecked(now, nextAt) {
+    setText(
+      "checked",
+      fill(t.checkedTimes, { last: formatClock(now, locale), next: formatClock(nextAt, locale) }),
+    );
+    show("retry", false);
+    show("details", true);
+  }
+
   // A scheduled event's pre-queue: a live countdown to the start in the visitor's time zone.
   function showPrequeue(answer) {
     const now = env.now();
@@ -140,12 +150,7 @@ export function startRoom(env) {
     show("progress", false);
     show("leave", false);
     const nextAt = schedule(prequeueDelay(answer.pollAfter, startsAtMs - now, env.random));
-    setText(
-      "checked",
-      fill(t.checkedTimes, { last: formatClock(now, locale), next: formatClock(nextAt, locale) }),
-    );
-    show("retry", false);
-    show("details", true);
+    showChecked(now, nextAt);
     announce({ kind: "prequeue" }, fill(t.announcePrequeue, { time: formatStart(startsAtMs, locale) }));
   }
 
@@ -163,12 +168,7 @@ export function startRoom(env) {
     setText("wait", t.pausedText);
     show("wait-note", false);
     const nextAt = schedule(pollDelay(answer.pollAfter, env.random));
-    setText(
-      "checked",
-      fill(t.checkedTimes, { last: formatClock(now, locale), next: formatClock(nextAt, locale) }),
-    );
-    show("retry", false);
-    show("details", true);
+    showChecked(now, nextAt);
     announce({ kind: "paused" }, t.announcePaused);
   }
 
@@ -218,12 +218,7 @@ export function startRoom(env) {
     if (bar) bar.style.width = `${Math.max(percent, 2)}%`;
 
     const nextAt = schedule(pollDelay(answer.pollAfter, env.random));
-    setText(
-      "checked",
-      fill(t.checkedTimes, { last: formatClock(now, locale), next: formatClock(nextAt, locale) }),
-    );
-    show("retry", false);
-    show("details", true);
+    showChecked(now, nextAt);
     const spoken = full
       ? `${positionText} ${t.fullNote} ${t.waitLabel} ${waitText}.`
       : fill(state.position <= 1 ? t.announceNext : t.announceWaiting, {

@@ -204,8 +204,8 @@ class Draw:
                 TableName=self.table,
                 Key=key(DRAW_KEY),
                 UpdateExpression="SET #state = :drawn, #size = :size, chunks = :chunks, "
-                "chunk_size = :chunk_size, base = :base, drawn_at = :now, next_chunk = :zero, "
-                "ranked = :zero, done_below = :zero",
+                "chunk_size = :chunk_size, admitted_base = :base, drawn_at = :now, "
+                "next_chunk = :zero, ranked = :zero, done_below = :zero",
                 ConditionExpression="#state = :drawing AND drawing_at = :claimed",
                 ExpressionAttributeNames={"#state": "state", "#size": "size"},
                 ExpressionAttributeValues={

@@ -156,7 +156,7 @@ class DrawStatus:
         return cls(
             state=state,
             size=read_number(item, "size"),
-            base=read_number(item, "base"),
+            base=read_number(item, "admitted_base"),
             ranked=drawn and read_number(item, "ranked") >= chunks,
             commitment=read_text(item, "commitment"),
             secret=read_text(item, "secret") if drawn else "",

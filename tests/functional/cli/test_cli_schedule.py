@@ -118,3 +118,25 @@ def test_close_refuses_a_message_that_could_break_an_answer_or_a_page(
     assert result.exit_code == 1
     assert "--message: the message must be one line" in result.output
     assert read_item(deployed_room.table, "config") is None
+
+
+def test_status_shows_the_schedule_the_commitment_then_the_secret_and_a_hold(
+    invoke: Invoke, deployed_room: DeployedRoom
+) -> None:
+    invoke("schedule", "sale", "--starts-at", START)
+    put_item(deployed_room.table, {"pk": "draw", "state": "committed", "commitment": "c0ffee"})
+    before = invoke("status", "sale")
+    assert before.exit_code == 0, before.output
+    assert f"Schedule: start {START}; pre-queue open" in before.output
+    assert "Draw commitment (SHA-256 of the secret): c0ffee" in before.output
+
+    put_item(
+        deployed_room.table,
+        {"pk": "draw", "state": "drawn", "size": 1234, "chunks": 62, "ranked": 62,
+         "commitment": "c0ffee", "secret": "5ec2e7"},
+    )  # fmt: skip
+    invoke("hold", "sale")
+    after = invoke("status", "sale")
+    assert "Room sale (eu-west-1): HELD" in after.output
+    assert "1,234 pre-queue visitors drawn" in after.output
+    assert "Draw secret (published; its SHA-256 is the commitment): 5ec2e7" in after.output

@@ -1,0 +1,70 @@
+"""A scheduled event in a local room over HTTP (`beekeeper local --starts-in 8`): the real room
+code and templates. Visitors who come before the start are told "prequeue" with the start; after
+it they are drawn and admitted; a visitor who comes after the start goes in behind them."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from beekeeper.core import datamodel
+from tests.support.localroom.http import cookie_value, get
+from tests.support.localroom.process import LocalProcess, start_local, wait_until
+
+pytestmark = pytest.mark.slow
+
+ORIGIN = "http://127.0.0.1:9/shop"  # never followed: the test reads the answers
+STARTS_IN = 8
+
+
+@pytest.fixture()
+def room(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalProcess]:
+    local = start_local(
+        ["--origin", ORIGIN, "--rate", "600", "--minute-seconds", "4", "--starts-in",
+         str(STARTS_IN)],
+        tmp_path_factory.mktemp("config"),
+        name="drop",
+    )  # fmt: skip
+    try:
+        yield local
+    finally:
+        if local.process.poll() is None:
+            local.interrupt()
+
+
+def join(room: LocalProcess) -> str:
+    answer = get(room.urls["marketing URL"])
+    assert answer.status == 302, answer.text
+    (set_cookie,) = answer.headers_named("Set-Cookie")
+    token = cookie_value(set_cookie, datamodel.COOKIE_NAME)
+    assert token is not None
+    return token
+
+
+def polling(room: LocalProcess, token: str) -> dict[str, Any]:
+    url = room.urls["page URL"].replace("/room", "/polling")
+    answer = get(url, cookie=f"{datamodel.COOKIE_NAME}={token}")
+    assert answer.status == 200
+    return answer.json()  # type: ignore[no-any-return]
+
+
+def test_prequeue_before_the_start_then_admissions_after_it(room: LocalProcess) -> None:
+    started = time.time()
+    early = [join(room) for _ in range(5)]
+    for token in early:
+        answer = polling(room, token)
+        assert answer["allow"] is False
+        assert answer["state"] == "prequeue"
+        assert started < answer["starts_at"] <= started + STARTS_IN + 2
+        # The last minute before the start: the poll comes at the start itself.
+        assert 1 <= answer["poll_after"] <= STARTS_IN + 1
+    # Nobody is let in before the start.
+    assert not any(polling(room, token)["allow"] for token in early)
+
+    assert wait_until(lambda: time.time() > started + STARTS_IN + 0.5, STARTS_IN + 2)
+    late = join(room)
+    assert wait_until(lambda: all(polling(room, t)["allow"] for t in early), 30)
+    assert wait_until(lambda: polling(room, late)["allow"], 15)

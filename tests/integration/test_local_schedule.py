@@ -6,13 +6,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
-from beekeeper.core import datamodel
-from tests.support.localroom.http import cookie_value, get
 from tests.support.localroom.process import LocalProcess, start_local, wait_until
+from tests.support.localroom.visitor import join, polling
 
 pytestmark = pytest.mark.slow
 
@@ -33,22 +31,6 @@ def room(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalProcess]:
     finally:
         if local.process.poll() is None:
             local.interrupt()
-
-
-def join(room: LocalProcess) -> str:
-    answer = get(room.urls["marketing URL"])
-    assert answer.status == 302, answer.text
-    (set_cookie,) = answer.headers_named("Set-Cookie")
-    token = cookie_value(set_cookie, datamodel.COOKIE_NAME)
-    assert token is not None
-    return token
-
-
-def polling(room: LocalProcess, token: str) -> dict[str, Any]:
-    url = room.urls["page URL"].replace("/room", "/polling")
-    answer = get(url, cookie=f"{datamodel.COOKIE_NAME}={token}")
-    assert answer.status == 200
-    return answer.json()  # type: ignore[no-any-return]
 
 
 def test_prequeue_before_the_start_then_admissions_after_it(room: LocalProcess) -> None:

@@ -26,6 +26,7 @@ from beekeeper.cli.commands.local import local
 from beekeeper.cli.commands.off import off
 from beekeeper.cli.commands.on import on
 from beekeeper.cli.commands.rate import rate
+from beekeeper.cli.commands.schedule import close, hold, resume, schedule
 from beekeeper.cli.commands.simulate import simulate_command
 from beekeeper.cli.commands.status import status
 from beekeeper.cli.errors import EXIT_BUG, EXIT_INTERRUPTED, EXIT_USER_ERROR, UserError
@@ -68,15 +69,19 @@ def cli() -> None:
 
 # One line per command, so adding one never conflicts with adding another.
 cli.add_command(capacity)
+cli.add_command(close)
 cli.add_command(deploy)
 cli.add_command(destroy)
 cli.add_command(init)
+cli.add_command(hold)
 cli.add_command(keys)
 cli.add_command(list_rooms)
 cli.add_command(local)
 cli.add_command(off)
 cli.add_command(on)
 cli.add_command(rate)
+cli.add_command(resume)
+cli.add_command(schedule)
 cli.add_command(simulate_command)
 cli.add_command(status)
 

@@ -1,5 +1,5 @@
-"""The operator's live switches: `off`, `on`, `rate` and `capacity` on a deployed (or local)
-room.
+"""The operator's live switches: `off`, `on`, `rate`, `capacity`, `schedule`, `hold`, `resume`
+and `close` on a deployed (or local) room.
 
 The items themselves belong to `beekeeper.lambdas.room_state`, which the Lambdas use too, so a
 config item or a status copy has one shape wherever it is written (docs/data-model.md). Each
@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from beekeeper.cli.errors import AwsError
+from beekeeper.core.datamodel import DRAW_KEY
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas import room_state
 from beekeeper.lambdas.room_state import RoomConfig
@@ -55,12 +56,40 @@ class RoomControl:
         """The most visitors inside at once (0: no cap); the consumers follow within seconds."""
         return self._write(max_inside=max_inside)
 
+    def set_schedule(self, starts_at: int) -> RoomConfig:
+        """A scheduled start (epoch s; 0 clears it); producers and consumers follow within
+        seconds, the trigger draws at the first minute at or after it."""
+        return self._write(starts_at=starts_at)
+
+    def hold(self) -> RoomConfig:
+        """Admit nobody and keep every place; new visitors still join."""
+        return self._write(held=True)
+
+    def resume(self) -> RoomConfig:
+        """Carry on admitting after a hold or a close."""
+        return self._write(held=False, closed=False, message="")
+
+    def close(self, message: str) -> RoomConfig:
+        """End the event: nobody more is admitted or joins; the line is told `message`."""
+        return self._write(closed=True, message=message)
+
+    def draw(self) -> room_state.DrawStatus:
+        """The draw's state, commitment and (once drawn) secret."""
+        item = self._db.get_item(
+            TableName=self._table, Key=room_state.key(DRAW_KEY), ConsistentRead=True
+        ).get("Item")
+        return room_state.DrawStatus.from_item(item)
+
     def _write(
         self,
         *,
         enabled: bool | None = None,
         operator_rate: int | None = None,
         max_inside: int | None = None,
+        starts_at: int | None = None,
+        held: bool | None = None,
+        closed: bool | None = None,
+        message: str | None = None,
     ) -> RoomConfig:
         now = self._clock()
         config = room_state.write_config(
@@ -71,6 +100,10 @@ class RoomControl:
             enabled=enabled,
             operator_rate=operator_rate,
             max_inside=max_inside,
+            starts_at=starts_at,
+            held=held,
+            closed=closed,
+            message=message,
         )
         try:
             room_state.refresh_status(self._db, self._table, self._settings, now=now, config=config)

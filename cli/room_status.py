@@ -14,8 +14,9 @@ from typing import Any
 
 from beekeeper.cli.rooms import Deployment
 from beekeeper.cli.table import batch_get, from_item
-from beekeeper.core.datamodel import GOVERNOR_KEY, GOVERNOR_LOG_KEY, minute_key
+from beekeeper.core.datamodel import DRAW_DRAWN, GOVERNOR_KEY, GOVERNOR_LOG_KEY, minute_key
 from beekeeper.core.polling import admission_flow, eta_seconds
+from beekeeper.core.schedule import format_starts_at
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas.governor import BASELINE_PENDING
 from beekeeper.lambdas.governor_records import Decision, GovernorState, recent_decisions
@@ -64,6 +65,17 @@ class StatusReport:
     max_inside: int = 0
     turnover: int = 0
     left_line: int = 0
+    # A scheduled event: its start (epoch s, 0: none), the draw's state ("" none, committed,
+    # drawing, drawn), how many it drew, its commitment and (once drawn) its secret; a hold or
+    # a close with the operator's message.
+    starts_at: int = 0
+    draw_state: str = ""
+    prequeue_drawn: int = 0
+    draw_commitment: str = ""
+    draw_secret: str = ""
+    held: bool = False
+    closed: bool = False
+    closed_message: str = ""
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -174,6 +186,14 @@ def read_status(
         max_inside=config.max_inside,
         turnover=snapshot.turnover,
         left_line=snapshot.skipped,
+        starts_at=config.starts_at,
+        draw_state=snapshot.draw.state,
+        prequeue_drawn=snapshot.draw.size,
+        draw_commitment=snapshot.draw.commitment,
+        draw_secret=snapshot.draw.secret,
+        held=config.held,
+        closed=config.closed,
+        closed_message=config.message,
     )
 
 
@@ -258,7 +278,12 @@ def describe_wait(seconds: int | None) -> str:
 
 def render_text(report: StatusReport, *, unicode: bool = True) -> str:
     where = "local" if report.local else report.region
-    lines = [f"Room {report.room} ({where}): {'ON' if report.enabled else 'OFF'}"]
+    state = "ON" if report.enabled else "OFF"
+    if report.enabled and report.closed:
+        state = "CLOSED" + (f" ({report.closed_message})" if report.closed_message else "")
+    elif report.enabled and report.held:
+        state = "HELD (nobody admitted; places kept)"
+    lines = [f"Room {report.room} ({where}): {state}"]
     rate = f"Rate: {report.rate:,} visitors/min"
     if report.slowed:
         rate += f", slowed by the governor from the operator's {report.operator_rate:,}"
@@ -276,6 +301,7 @@ def render_text(report: StatusReport, *, unicode: bool = True) -> str:
     if report.dead_letter:
         queue += f"; {report.dead_letter:,} in the dead-letter queue: look at them"
     lines.append(queue)
+    lines.extend(render_schedule(report))
     if report.max_inside:
         lines.append(
             f"Inside the shop: {report.inside:,} / {report.max_inside:,}; "
@@ -295,6 +321,22 @@ def render_text(report: StatusReport, *, unicode: bool = True) -> str:
     lines.append(f"Estimated wait for a newcomer: {describe_wait(report.estimated_wait_seconds)}")
     lines.extend(render_hour(report, unicode=unicode))
     return "\n".join(lines)
+
+
+def render_schedule(report: StatusReport) -> list[str]:
+    """A scheduled event's start and draw, with what lets anyone check the drawn order."""
+    if not report.starts_at and not report.draw_state:
+        return []
+    start = format_starts_at(report.starts_at) if report.starts_at else "none (cleared)"
+    if report.draw_state == DRAW_DRAWN:
+        return [
+            f"Schedule: start {start}; {report.prequeue_drawn:,} pre-queue visitors drawn",
+            f"Draw secret (published; its SHA-256 is the commitment): {report.draw_secret}",
+        ]
+    lines = [f"Schedule: start {start}; pre-queue open, drawn at the first minute from then"]
+    if report.draw_commitment:
+        lines.append(f"Draw commitment (SHA-256 of the secret): {report.draw_commitment}")
+    return lines
 
 
 def render_hour(report: StatusReport, *, unicode: bool = True) -> list[str]:

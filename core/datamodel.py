@@ -98,6 +98,23 @@ REDEEMED_ATTRIBUTE = "redeemed_at"
 CHECKED_ATTRIBUTE = "checked_at"
 
 
+def prequeue_key(token_id: str) -> str:
+    """A visitor who joined before a scheduled start: their place until the draw ranks it."""
+    return f"p#{token_id}"
+
+
+# The draw of a scheduled event's pre-queue (docs/pipeline.md, "Scheduled events"): its state
+# and secret, and the drawn order in chunks `draw#<c>` (chunk c holds ranks c x size + 1 ..).
+DRAW_KEY = "draw"
+DRAW_COMMITTED = "committed"  # a schedule exists; the secret is drawn and its hash published
+DRAW_DRAWING = "drawing"  # a trigger is writing the order (a lease: another takes over later)
+DRAW_DRAWN = "drawn"  # the order is fixed: admissions take it chunk by chunk
+
+
+def draw_chunk_key(chunk: int) -> str:
+    return f"draw#{chunk}"
+
+
 def minute_key(epoch_minute: int) -> str:
     return f"minute#{epoch_minute}"
 

@@ -26,6 +26,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from beekeeper.core.names import ResourceNames
+from beekeeper.core.schedule import (
+    TIME_EXAMPLE,
+    ScheduleError,
+    normalise_starts_at,
+    parse_starts_at,
+)
 
 MIN_RATE = 1
 MAX_RATE = 300_000
@@ -230,6 +236,9 @@ class RoomSettings:
     # An admitted visitor who has not arrived at the shop (followed the redirect, or been
     # checked by /client) within this many minutes is a no-show: their place frees.
     claim_minutes: float = DEFAULT_CLAIM_MINUTES
+    # A scheduled event's start (UTC, ISO 8601; empty: no schedule). Before it visitors join a
+    # pre-queue; at it they are drawn into a random order. `beekeeper schedule` sets it live.
+    starts_at: str = ""
 
     def __post_init__(self) -> None:
         validate_room_name(self.name)
@@ -287,6 +296,12 @@ class RoomSettings:
             "claim_minutes",
             _minutes("claim_minutes", self.claim_minutes, MIN_MINUTES, MAX_CLAIM_MINUTES),
         )
+        if not isinstance(self.starts_at, str):
+            raise SettingsError("starts_at", self.starts_at, f"use a time such as {TIME_EXAMPLE}")
+        try:
+            object.__setattr__(self, "starts_at", normalise_starts_at(self.starts_at))
+        except ScheduleError as error:
+            raise SettingsError("starts_at", self.starts_at, str(error)) from None
         if self.log_retention_days not in LOG_RETENTION_DAYS_ALLOWED:
             raise SettingsError(
                 "log_retention_days",
@@ -315,6 +330,11 @@ class RoomSettings:
     @property
     def claim_seconds(self) -> int:
         return max(1, round(self.claim_minutes * 60))
+
+    @property
+    def starts_at_epoch(self) -> int:
+        """The scheduled start in epoch seconds (0: no schedule)."""
+        return parse_starts_at(self.starts_at)
 
     @property
     def sampled_url(self) -> str:
@@ -424,6 +444,8 @@ _FIELD_HELP = {
     "check (each check renews it).",
     "claim_minutes": "Capacity mode: an admitted visitor who has not arrived at the shop within "
     "this many minutes is a no-show, and their place frees.",
+    "starts_at": "Scheduled start, UTC ISO 8601 (e.g. 2030-06-01T09:00:00Z); before it visitors "
+    "join a pre-queue, drawn into a random order at the start; empty = no schedule.",
 }
 _FIELD_DEFAULTS = {f.name: f.default for f in _FIELDS if f.default is not dataclasses.MISSING}
 _FIELD_KINDS: dict[str, type] = {
@@ -448,6 +470,7 @@ _FIELD_KINDS: dict[str, type] = {
     "max_inside": int,
     "session_minutes": float,
     "claim_minutes": float,
+    "starts_at": str,
 }
 assert set(_FIELD_KINDS) == _FIELD_NAMES == set(_FIELD_HELP), "document every setting"
 

@@ -34,6 +34,8 @@ from botocore.exceptions import ClientError
 from beekeeper.core import telemetry
 from beekeeper.core.datamodel import (
     ADMITTED_COUNTER_KEY,
+    CONFIG_KEY,
+    DRAW_KEY,
     PARTITION_KEY,
     PASSED_OVER_ATTRIBUTE,
     STATE_LEFT,
@@ -48,7 +50,15 @@ from beekeeper.lambdas import places, runtime
 from beekeeper.lambdas.emf import DISCARD, MetricSink
 from beekeeper.lambdas.pacing import RECEIVE_BATCH, LanePacer, ReceiveRhythm, minute_span
 from beekeeper.lambdas.places import PlaceKeeper
-from beekeeper.lambdas.room_state import batch_get, key, number, read_config
+from beekeeper.lambdas.prequeue import PrequeueSource
+from beekeeper.lambdas.room_state import (
+    DrawStatus,
+    RoomConfig,
+    batch_get,
+    draw_pending,
+    key,
+    number,
+)
 from beekeeper.lambdas.status_publisher import StatusPublisher
 from beekeeper.lambdas.tickets import NO_TICKETS, TicketHook, container_issuer
 
@@ -178,6 +188,8 @@ class Consumer:
     max_inside: int = 0
     # Signs each admitted visitor's ticket (lambdas/tickets.py), stored on their item.
     tickets: TicketHook = NO_TICKETS
+    # A scheduled event's drawn pre-queue, admitted ahead of the queue (lambdas/prequeue.py).
+    source: PrequeueSource | None = None
 
     def run(self, assignment: Assignment) -> ConsumerReport:
         deadline = assignment.deadline
@@ -198,8 +210,9 @@ class Consumer:
             self.places = PlaceKeeper(
                 self.dynamodb, self.table, self.clock, runs_warden=assignment.index == 0
             )
+        # The config is read at once: a held room, or a draw still pending, admits nobody.
         enabled = True
-        next_config = self.clock() + CONFIG_REFRESH_SECONDS
+        next_config = self.clock()
         failures = 0
         while True:
             now = self.clock()
@@ -207,7 +220,7 @@ class Consumer:
                 break
             if now >= next_config:
                 next_config = now + CONFIG_REFRESH_SECONDS
-                enabled = self._follow_config(pacer, now, enabled)
+                enabled = self._follow_config(pacer, now, enabled, assignment.minute)
             publisher.tick(now)
             if self.places is not None:
                 self.places.tick(now)
@@ -231,7 +244,9 @@ class Consumer:
             # whoever it brings then is handed back to the next minute (_admit_batch).
             wait = max(1, int(min(CONFIG_REFRESH_SECONDS, deadline - now))) if plan.long_poll else 0
             try:
-                received, admitted = self._admit_batch(ask, wait, assignment, deadline)
+                # The drawn pre-queue first; the queue once it has nothing more to hand out.
+                drawn = self._admit_prequeue(ask, assignment, deadline)
+                received, admitted = drawn or self._admit_batch(ask, wait, assignment, deadline)
                 failures = 0
             except Exception:
                 # An unexpected failure in the middle of a batch: what was not written went
@@ -254,6 +269,8 @@ class Consumer:
             rhythm.received(ask, received, now, pacer)
         # Whoever the table refused until the end goes back to the queue for the next minute.
         self._release([h for _, handles in self.carry.values() for h in handles])
+        if self.source is not None:
+            self.source.release()
         self.carry.clear()
         publisher.final(self.clock(), self.admitted_total)
         self.report.forfeited = pacer.forfeited
@@ -272,17 +289,58 @@ class Consumer:
         )
         return self.report
 
-    def _follow_config(self, pacer: LanePacer, now: float, enabled: bool) -> bool:
-        """Re-read the live config: a new rate starts a new lattice; off admits nobody; a new
-        cap counts from now."""
+    def _follow_config(self, pacer: LanePacer, now: float, enabled: bool, minute: int) -> bool:
+        """Re-read the live config: a new rate starts a new lattice; off, held, closed or a
+        pending draw admits nobody; a new cap counts from now; a drawn pre-queue goes first."""
         try:
-            config = read_config(self.dynamodb, self.table, self.settings)
+            items = batch_get(self.dynamodb, self.table, [CONFIG_KEY, DRAW_KEY], consistent=True)
         except Exception:
             log.exception("could not re-read the config; carrying on with the last one")
             return enabled
+        config = RoomConfig.from_item(items.get(CONFIG_KEY), self.settings)
+        draw = DrawStatus.from_item(items.get(DRAW_KEY))
         pacer.change_rate(now, config.rate)
         self.max_inside = config.max_inside
-        return config.enabled
+        if draw.drawn:
+            if self.source is None:
+                self.source = PrequeueSource(self.dynamodb, self.table, minute)
+            elif self.source.exhausted:
+                self.source.exhausted = False  # look again: a lane may have handed one back
+        return config.admitting and not draw_pending(config, draw)
+
+    def _admit_prequeue(
+        self, wanted: int, assignment: Assignment, deadline: float
+    ) -> tuple[int, int] | None:
+        """Admit up to `wanted` visitors of the drawn pre-queue, in drawn order; None when it
+        has nobody to hand out (drained, or every chunk held by other lanes)."""
+        if self.source is None:
+            return None
+        tokens = self.source.take(wanted)
+        if not tokens:
+            return None
+        self.received_at = self.clock()
+        known = [t.id for t in tokens if t.id in self.seen]
+        fresh: dict[str, tuple[Token, list[str]]] = {
+            t.id: (t, []) for t in tokens if t.id not in self.seen
+        }
+        try:
+            self._passed_over(fresh)  # already admitted (a lane that stopped), or left
+            found = [t.id for t in tokens if t.id not in fresh and t.id not in known]
+            written, _keep = self._write(list(fresh.values()), deadline)
+            if self.places is not None:
+                self.places.took(len(written))
+        except BaseException:
+            self.source.put_back(tokens)
+            raise
+        self.report.admitted += len(written)
+        self.report.duplicates += len(found)
+        self.seen.update(written)
+        self.source.settled([*known, *found, *written])
+        done = set(written)
+        self.source.put_back([t for t in tokens if t.id in fresh and t.id not in done])
+        if written:
+            self._count(len(written), assignment.minute)
+        return len(tokens), len(written)
 
     def _admit_batch(
         self, wanted: int, wait: int, assignment: Assignment, deadline: float

@@ -15,6 +15,7 @@ wakes one (lambdas/wake.py): a quiet room lets them in at once instead of next m
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import logging
 import math
@@ -45,11 +46,14 @@ from beekeeper.lambdas.cookies import (
 )
 from beekeeper.lambdas.emf import DISCARD, MetricSink
 from beekeeper.lambdas.pacing import MINUTE_SECONDS
+from beekeeper.lambdas.prequeue import join_prequeue
 from beekeeper.lambdas.returning import Way, returning_visit
 from beekeeper.lambdas.room_state import (
     RoomSnapshot,
     batch_get,
+    draw_pending,
     error_code,
+    in_prequeue,
     key,
     number,
     read_number,
@@ -72,6 +76,10 @@ MAX_AGE_SLACK_SECONDS = 30 * 60
 QUIET_ARRIVALS_PER_SECOND = 20
 # Conditional writes tried for an exact ordinal before falling back to a plain increment.
 EXACT_ATTEMPTS = 3
+# A pre-queue place written this close to the start (or after it) may be missed by the draw,
+# whose trigger can run the moment the start comes: the visitor is also put in the queue, so
+# nobody is lost; whichever place is reached first admits them, and only once.
+PREQUEUE_SAFETY_SECONDS = 2.0
 
 
 @dataclass
@@ -106,9 +114,7 @@ class SnapshotCache:
         if self.snapshot is not None:
             counts = list(self.snapshot.shard_counts)
             counts[shard] = max(counts[shard], n)
-            self.snapshot = RoomSnapshot(
-                self.snapshot.config, tuple(counts), self.snapshot.admitted_total
-            )
+            self.snapshot = dataclasses.replace(self.snapshot, shard_counts=tuple(counts))
 
 
 @dataclass
@@ -155,6 +161,8 @@ class Producer:
                 )
             if visit.way is Way.KEEP_PLACE:
                 return redirect(ROOM_LOCATION)
+            if snapshot.config.closed:
+                return closed_page(snapshot.config.message, event)
             token = self.join_line(snapshot)
             self.metrics.count(telemetry.ARRIVALS)
             if visit.rejoins:
@@ -199,10 +207,17 @@ class Producer:
         """A new visitor's place: counted, queued, and a consumer woken if the minute has none."""
         now = self.clock()
         token = Token.issue(self._ordinal(snapshot, exact=self._quiet(now)), self.token_bytes)
+        config, draw = snapshot.config, snapshot.draw
+        if in_prequeue(config, draw, now):
+            # Before a scheduled start: a place in the pre-queue, drawn at the start.
+            join_prequeue(self.dynamodb, self.table, token, now)
+            if self.clock() < config.starts_at - PREQUEUE_SAFETY_SECONDS:
+                return token
         # If this fails the counter has counted a visitor who is not in line: positions shown
         # are then one too high, never too low, and nobody is lost (the visitor gets a 503).
         self.sqs.send_message(QueueUrl=self.queue_url, MessageBody=str(token))
-        self._wake(snapshot)
+        if not draw_pending(config, draw):
+            self._wake(snapshot)
         return token
 
     def _quiet(self, now: float) -> bool:
@@ -290,7 +305,8 @@ class Producer:
 
     def _max_age(self, snapshot: RoomSnapshot, token: Token) -> int:
         position = token.ordinal - snapshot.admitted_total
-        wait = eta_seconds(position, snapshot.config.rate)
+        until_start = max(0, snapshot.config.starts_at - int(self.clock()))
+        wait = until_start + eta_seconds(position, snapshot.config.rate)
         max_age = wait + self.settings.admission_validity_seconds + MAX_AGE_SLACK_SECONDS
         return min(max_age, QUEUE_RETENTION_SECONDS + self.settings.admission_validity_seconds)
 
@@ -314,6 +330,39 @@ def page(status: int, title: str, message: str) -> dict[str, Any]:
     )
     headers = {**_BASE_HEADERS, "Content-Type": "text/html; charset=utf-8"}
     return {"statusCode": status, "headers": headers, "body": body}
+
+
+# What a new visitor reads once the operator closed the event (`beekeeper close`), in the
+# language their browser asks for first: the page's own closedTitle and closedText (the Lambda
+# asset does not ship the page; tests/unit/test_schedule_page.py holds the two equal).
+CLOSED_WORDS = {
+    "en": (
+        "This event is over",
+        "The waiting room is closed: nobody more is let in. Thank you for your patience.",
+    ),
+    "de": (
+        "Diese Aktion ist beendet",
+        "Der Warteraum ist geschlossen: Es wird niemand mehr eingelassen. Danke für Ihre Geduld.",
+    ),
+}
+
+
+def closed_page(message: str, event: Mapping[str, Any]) -> dict[str, Any]:
+    """The closed event's page; the operator's message (checked when set) escaped for HTML."""
+    headers = event.get("headers")
+    accepted = next(
+        (
+            str(v)
+            for k, v in (headers.items() if isinstance(headers, Mapping) else ())
+            if str(k).lower() == "accept-language"
+        ),
+        "",
+    )
+    language = "de" if accepted.strip().lower().startswith("de") else "en"
+    title, words = CLOSED_WORDS[language]
+    response = page(200, title, f"{words} {message}".strip())
+    response["body"] = response["body"].replace('lang="en"', f'lang="{language}"', 1)
+    return response
 
 
 _producer: Producer | None = None

@@ -33,6 +33,7 @@ from beekeeper.core.datamodel import STATE_ENDED, STATE_LEFT, TICKET_ATTRIBUTE, 
 from beekeeper.core.polling import is_unknown
 from beekeeper.core.tickets import TICKET_PATTERN
 from beekeeper.lambdas.cookies import token_from_cookies
+from beekeeper.lambdas.prequeue import read_prequeue_item
 from beekeeper.lambdas.room_state import Item, RoomSnapshot, key, read_number
 
 log = logging.getLogger("beekeeper.producer")
@@ -92,6 +93,14 @@ def returning_visit(
         log.exception("could not read a returning visitor's admission; they keep their place")
         return Visit(Way.KEEP_PLACE, token, "unreadable")
     visit = classify(token, visitor, snapshot, now)
+    if visit.reason == "unknown" and snapshot.draw.state:
+        # A pre-queue visitor's ordinal says nothing about their drawn place: keep it.
+        try:
+            if read_prequeue_item(dynamodb, table, token.id) is not None:
+                return Visit(Way.KEEP_PLACE, token, "waiting")
+        except Exception:
+            log.exception("could not read a returning visitor's pre-queue place; they keep it")
+            return Visit(Way.KEEP_PLACE, token, "unreadable")
     if visit.rejoins:
         log.info("a returning visitor's place is gone (%s): a new place", visit.reason)
     return visit

@@ -17,6 +17,10 @@ from botocore.exceptions import ClientError
 from beekeeper.core.datamodel import (
     ADMITTED_COUNTER_KEY,
     CONFIG_KEY,
+    DRAW_COMMITTED,
+    DRAW_DRAWING,
+    DRAW_DRAWN,
+    DRAW_KEY,
     GOVERNOR_KEY,
     INSIDE_KEY,
     PARTITION_KEY,
@@ -24,6 +28,7 @@ from beekeeper.core.datamodel import (
     arrival_shard_key,
     status_key,
 )
+from beekeeper.core.schedule import is_message
 from beekeeper.core.settings import RoomSettings
 
 Item = Mapping[str, Mapping[str, Any]]
@@ -61,6 +66,12 @@ def read_bool(item: Item | None, name: str, default: bool) -> bool:
     return bool(item[name]["BOOL"])
 
 
+def read_text(item: Item | None, name: str) -> str:
+    if not item or name not in item or "S" not in item[name]:
+        return ""
+    return str(item[name]["S"])
+
+
 @dataclass(frozen=True)
 class RoomConfig:
     """The `config` item: what the operator and the governor set, live."""
@@ -72,6 +83,13 @@ class RoomConfig:
     updated_at: int
     # Capacity mode: at most this many visitors inside at once (0: no cap), set live.
     max_inside: int = 0
+    # A scheduled event (core/schedule.py): its start (epoch s, 0: none), the line held
+    # (nobody admitted, places kept), or the event closed (nobody admitted, nobody joins), with
+    # the operator's message for the line.
+    starts_at: int = 0
+    held: bool = False
+    closed: bool = False
+    message: str = ""
 
     @classmethod
     def defaults(cls, settings: RoomSettings) -> RoomConfig:
@@ -83,6 +101,7 @@ class RoomConfig:
             version=0,
             updated_at=0,
             max_inside=settings.max_inside,
+            starts_at=settings.starts_at_epoch,
         )
 
     @classmethod
@@ -99,11 +118,66 @@ class RoomConfig:
             version=read_number(item, "version"),
             updated_at=read_number(item, "updated_at"),
             max_inside=max(0, read_number(item, "max_inside", fallback.max_inside)),
+            starts_at=max(0, read_number(item, "starts_at", fallback.starts_at)),
+            held=read_bool(item, "held", False),
+            closed=read_bool(item, "closed", False),
+            # Checked again on the way out: a message that could break an answer is none.
+            message=message if is_message(message := read_text(item, "message")) else "",
         )
 
     @property
     def slowed(self) -> bool:
         return self.rate < self.operator_rate
+
+    @property
+    def admitting(self) -> bool:
+        """On, not held and not closed: the consumers admit (a pending draw aside)."""
+        return self.enabled and not self.held and not self.closed
+
+
+@dataclass(frozen=True)
+class DrawStatus:
+    """The `draw` item as the producer, the consumers and the status copies need it."""
+
+    state: str = ""  # "" (none), committed, drawing, drawn
+    size: int = 0  # visitors drawn
+    base: int = 0  # the admitted counter when the order was drawn
+    ranked: bool = False  # every drawn visitor's place has its rank written
+    commitment: str = ""
+    secret: str = ""  # published once drawn
+
+    @classmethod
+    def from_item(cls, item: Item | None) -> DrawStatus:
+        if not item:
+            return cls()
+        state = read_text(item, "state")
+        drawn = state == DRAW_DRAWN
+        chunks = read_number(item, "chunks")
+        return cls(
+            state=state,
+            size=read_number(item, "size"),
+            base=read_number(item, "admitted_base"),
+            ranked=drawn and read_number(item, "ranked") >= chunks,
+            commitment=read_text(item, "commitment"),
+            secret=read_text(item, "secret") if drawn else "",
+        )
+
+    @property
+    def drawn(self) -> bool:
+        return self.state == DRAW_DRAWN
+
+
+def draw_pending(config: RoomConfig, draw: DrawStatus) -> bool:
+    """A scheduled start whose draw has not been made: nobody is admitted yet (a visitor who
+    joins just before the start is in line twice, and must wait for the draw)."""
+    if draw.drawn:
+        return False
+    return config.starts_at > 0 or draw.state in (DRAW_COMMITTED, DRAW_DRAWING)
+
+
+def in_prequeue(config: RoomConfig, draw: DrawStatus, now: float) -> bool:
+    """A new visitor joins the pre-queue: the start is ahead and the draw not made."""
+    return not draw.drawn and config.starts_at > now
 
 
 @dataclass(frozen=True)
@@ -120,6 +194,7 @@ class RoomSnapshot:
     turnover: int = 0  # visitors let in per minute lately (the trigger measures it)
     # Capacity mode: the claim window (settings), which bounds how rarely a waiting page polls.
     claim_seconds: int = 0
+    draw: DrawStatus = DrawStatus()
 
     @property
     def passed_total(self) -> int:
@@ -180,7 +255,7 @@ def batch_get(
 
 def snapshot_keys(settings: RoomSettings) -> list[str]:
     """The items a RoomSnapshot is read from: config, counters, arrival shards."""
-    keys = [CONFIG_KEY, ADMITTED_COUNTER_KEY, *_shard_keys(settings)]
+    keys = [CONFIG_KEY, ADMITTED_COUNTER_KEY, DRAW_KEY, *_shard_keys(settings)]
     return [*keys, INSIDE_KEY] if settings.max_inside else keys
 
 
@@ -199,6 +274,7 @@ def snapshot_from_items(items: Mapping[str, Item], settings: RoomSettings) -> Ro
         skipped=read_number(admitted, "skipped"),
         turnover=read_number(items.get(INSIDE_KEY), "turnover"),
         claim_seconds=settings.claim_seconds if settings.max_inside else 0,
+        draw=DrawStatus.from_item(items.get(DRAW_KEY)),
     )
 
 
@@ -223,8 +299,13 @@ def write_config(
     enabled: bool | None = None,
     operator_rate: int | None = None,
     max_inside: int | None = None,
+    starts_at: int | None = None,
+    held: bool | None = None,
+    closed: bool | None = None,
+    message: str | None = None,
 ) -> RoomConfig:
-    """What `beekeeper on/off/rate/capacity` do: set fields and bump the version.
+    """What `beekeeper on/off/rate/capacity/schedule/hold/resume/close` do: set fields and bump
+    the version.
 
     A new operator rate is also the new effective rate: the governor sees the version change
     and starts again from it (docs/pipeline.md).
@@ -237,6 +318,13 @@ def write_config(
     if max_inside is not None:
         assignments.append("max_inside = :max_inside")
         values[":max_inside"] = number(max_inside)
+    for name, value in (("starts_at", starts_at), ("held", held), ("closed", closed)):
+        if value is not None:
+            assignments.append(f"{name} = :{name}")
+            values[f":{name}"] = {"BOOL": value} if isinstance(value, bool) else number(value)
+    if message is not None:
+        assignments.append("message = :message")
+        values[":message"] = {"S": message}
     if operator_rate is not None:
         assignments += ["operator_rate = :rate", "rate = :rate"]
         values[":rate"] = number(operator_rate)
@@ -304,6 +392,7 @@ def status_item(snapshot: RoomSnapshot, copy: int, now: float) -> dict[str, Any]
         **key(status_key(copy)),
         "admitted_total": number(snapshot.passed_total),
         **capacity,
+        **schedule_status(snapshot),
         "arrivals_total": number(snapshot.arrivals_total),
         "rate": number(config.rate),
         "operator_rate": number(config.operator_rate),
@@ -311,6 +400,25 @@ def status_item(snapshot: RoomSnapshot, copy: int, now: float) -> dict[str, Any]
         "slowed": {"BOOL": config.slowed},
         "updated_at": number(now),
     }
+
+
+def schedule_status(snapshot: RoomSnapshot) -> dict[str, Any]:
+    """What /polling needs of a scheduled event, a hold or a close (docs/data-model.md); nothing
+    for a room that never had any, whose copies keep exactly the fields they always had."""
+    config, draw = snapshot.config, snapshot.draw
+    fields: dict[str, Any] = {}
+    if config.starts_at or draw.state:
+        fields["starts_at"] = number(config.starts_at)
+        fields["drawn"] = {"BOOL": draw.drawn}
+        fields["prequeue_base"] = number(draw.base)
+        fields["prequeue_ranked"] = {"BOOL": draw.ranked}
+    if config.held:
+        fields["held"] = {"BOOL": True}
+    if config.closed:
+        fields["closed"] = {"BOOL": True}
+        if config.message:
+            fields["message"] = {"S": config.message}
+    return fields
 
 
 def publish_status(dynamodb: Any, table: str, snapshot: RoomSnapshot, *, now: float) -> None:

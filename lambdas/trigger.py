@@ -31,8 +31,10 @@ from beekeeper.lambdas.consumer import Assignment
 from beekeeper.lambdas.emf import DISCARD, MetricSink
 from beekeeper.lambdas.pacing import MINUTE_SECONDS, minute_span
 from beekeeper.lambdas.places import Warden, read_inside
+from beekeeper.lambdas.prequeue import Draw
 from beekeeper.lambdas.room_state import (
     batch_get,
+    draw_pending,
     error_code,
     key,
     number,
@@ -117,10 +119,19 @@ def run_trigger(
     clock: Callable[[], float],
     minute_seconds: float = MINUTE_SECONDS,
     metrics: MetricSink = DISCARD,
+    secret_bytes: Callable[[int], bytes] | None = None,
 ) -> TriggerOutcome:
     now = clock()
     minute = int(now // minute_seconds)
     config = read_config(dynamodb, table, settings)
+    # A scheduled event: commit to the draw's secret, draw at the start, write ranks (before
+    # the claim: a minute's first run draws, and the draw is idempotent for a second one).
+    draw = Draw(dynamodb, table, clock, **({"secret_bytes": secret_bytes} if secret_bytes else {}))
+    try:
+        draw.run(config, minute)
+    except Exception:
+        # Nobody is admitted while the draw is pending; the next minute's run tries again.
+        log.exception("the draw's step failed; the next minute tries again")
     backlog = queue_backlog(sqs, queue_url)
     free: int | None = None  # places free inside the shop (None: no cap)
     if settings.max_inside:
@@ -128,13 +139,18 @@ def run_trigger(
     snapshot = read_snapshot(dynamodb, table, settings)
     before = _arrivals_at_previous_claim(dynamodb, table, minute)
     arrived = max(0, snapshot.arrivals_total - before) if before is not None else 0
+    pending = draw_pending(config, snapshot.draw)
+    if snapshot.draw.drawn:
+        # The drawn pre-queue still to admit (they are ahead of the queue's backlog).
+        backlog += max(0, snapshot.draw.size - (snapshot.admitted_total - snapshot.draw.base))
     demand = backlog + arrived
     admissible = min(config.rate, demand)
     if free is not None:
         # A full shop admits only as places free: about last minutes' turnover.
         admissible = min(admissible, free + snapshot.turnover)
-    consumers = consumers_needed(admissible, settings.consumer_capacity) if config.enabled else 0
-    if free is not None and consumers == 0 and config.enabled and demand:
+    admitting = config.admitting and not pending
+    consumers = consumers_needed(admissible, settings.consumer_capacity) if admitting else 0
+    if free is not None and consumers == 0 and admitting and demand:
         consumers = 1  # someone waits for a place: one consumer watches for it to free
     try:
         dynamodb.put_item(
@@ -158,10 +174,10 @@ def run_trigger(
         return TriggerOutcome(minute=minute, claimed=False)
     # What a healthy minute admits at least: everyone already waiting, up to the rate (those
     # who join during the minute come on top). The behind-schedule alarm compares with it.
-    planned = min(config.rate, backlog) if config.enabled else 0
+    planned = min(config.rate, backlog) if admitting else 0
     if free is not None:
         planned = min(planned, free)
-    metrics.level(telemetry.RATE, config.rate if config.enabled else 0)
+    metrics.level(telemetry.RATE, config.rate if admitting else 0)
     metrics.level(telemetry.OPERATOR_RATE, config.operator_rate)
     metrics.level(telemetry.BACKLOG, backlog)
     metrics.level(telemetry.PLANNED, planned)
@@ -186,7 +202,7 @@ def run_trigger(
     # not wake a consumer: look again now that the claim is there.
     if (
         consumers == 0
-        and config.enabled
+        and admitting
         and read_snapshot(dynamodb, table, settings).arrivals_total > snapshot.arrivals_total
     ):
         woken = wake_if_idle(

@@ -76,6 +76,8 @@ class LocalOptions:
     new_line: bool = False  # forget the line saved by an earlier run of this room
     # Keep the line across restarts (local/saved_state.py); off for throwaway test rooms.
     save_line: bool = True
+    # A scheduled start (RoomSettings.starts_at, `--starts-in`): overrides the room file's.
+    starts_at: str | None = None
 
 
 def local_settings(options: LocalOptions, origin: str) -> RoomSettings:
@@ -92,6 +94,7 @@ def local_settings(options: LocalOptions, origin: str) -> RoomSettings:
         "max_inside": options.max_inside,
         "session_minutes": options.session_minutes,
         "claim_minutes": options.claim_minutes,
+        "starts_at": options.starts_at,
     }
     overrides.update({key: value for key, value in flags.items() if value is not None})
     if options.room is not None:
@@ -215,6 +218,15 @@ class LocalRoom:
                 settings,
                 now=time.time(),
                 operator_rate=settings.rate,
+            )
+        if options.starts_at is not None and self.restored.found:
+            # So does a start given on the command line, over one set by `beekeeper schedule`.
+            write_config(
+                dynamodb,
+                resources.table_name,
+                settings,
+                now=time.time(),
+                starts_at=settings.starts_at_epoch,
             )
         integration_target = emulator.template_target()
         gateway = Gateway(

@@ -157,7 +157,7 @@ class CapacityFigures:
     refills: int
     mean_inside_ratio: float | None  # visitors at the shop, time-averaged, / max_inside
     no_shows: int  # admitted, never arrived, never left: their claim ran out
-    abandoned: int  # walked away while waiting (their turn came during the run)
+    abandoned: int  # walked away while waiting, and their claim ran out during the run
     arrived: int
     left_shop: int  # ended the visit with /leave
     left_line: int  # pressed "Leave the line" before their admission
@@ -412,7 +412,12 @@ class CapacityCrowd:
                 and v.left_at is None
                 and occupancy.deadline(v.admitted_at or 0.0, claim) <= end
             ),
-            abandoned=sum(1 for v in admitted if v.abandons),
+            # Counted as no-shows are: those whose claim ran out before the run ended.
+            abandoned=sum(
+                1
+                for v in admitted
+                if v.abandons and occupancy.deadline(v.admitted_at or 0.0, claim) <= end
+            ),
             arrived=len(at_shop),
             left_shop=sum(
                 1 for v in admitted if v.arrived_at is not None and v.left_at is not None

@@ -48,6 +48,8 @@ class History:
     lanes: Sequence[tuple[float, float]]  # each consumer's (start, end)
     rate: RateTimeline
     minute_seconds: float = 60.0
+    # A scheduled event's start: nobody is admitted before it (the pre-queue waits for the draw).
+    admits_from: float = -math.inf
 
     @property
     def end(self) -> float:
@@ -97,7 +99,8 @@ def expected_per_minute(history: History) -> list[int]:
         start, end = minute_span(first + minute, history.minute_seconds)
         # Everyone admitted before the span had joined before its end.
         in_line = bisect.bisect_left(joined, end) - bisect.bisect_left(admitted, start)
-        expected.append(min(history.rate.at(start), in_line))
+        admits = start >= history.admits_from
+        expected.append(min(history.rate.at(start), in_line) if admits else 0)
     return expected
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import logging
+import math
 import random
 from collections import Counter
 from collections.abc import Sequence
@@ -20,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from beekeeper.core.datamodel import Token
+from beekeeper.core.schedule import format_starts_at
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas.consumer import run_consumer
 from beekeeper.lambdas.producer import Producer
@@ -31,6 +33,7 @@ from beekeeper.simulator.clock import Scheduler
 from beekeeper.simulator.fake_dynamodb import FakeTable
 from beekeeper.simulator.fake_sqs import FakeQueue
 from beekeeper.simulator.faults import FaultLog, Faults
+from beekeeper.simulator.prequeue import prequeue_figures
 from beekeeper.simulator.visitors import PositionProbe
 
 # A realistic epoch (a whole minute) so epoch minutes and TTLs look like production's.
@@ -148,6 +151,14 @@ class SimulationResult:
     faults_per_minute: dict[str, list[int]] = field(default_factory=dict)
     # Capacity mode only (simulator/capacity.py): its keys join the JSON's top level.
     capacity: CapacityFigures | None = None
+    # A scheduled event (--starts-at-minute K; None: no schedule): who joined the pre-queue,
+    # Kendall's tau between their arrival and admission orders (near 0: a fair draw), whether
+    # all of them went in before anyone who arrived after the start, and those who did not.
+    starts_at_minute: int | None = None
+    prequeue_visitors: int = 0
+    prequeue_order_tau: float | None = None
+    prequeue_before_later: bool = True
+    prequeue_exceptions: int = 0
 
     @property
     def exact(self) -> bool:
@@ -214,9 +225,12 @@ def simulate(
     consumer_capacity: int | None = None,
     rate_changes: Sequence[tuple[float, int]] = (),
     capacity: CapacityPlan | None = None,
+    starts_at_minute: int | None = None,
 ) -> SimulationResult:
     """`rate_changes`: (seconds after the first minute starts, new rate) for live changes;
-    `capacity`: a cap on the visitors inside, and how visitors wait and shop (capacity mode)."""
+    `capacity`: a cap on the visitors inside, and how visitors wait and shop (capacity mode).
+    `starts_at_minute` K: a scheduled event starting at minute K; earlier arrivals join the
+    pre-queue and are drawn at the start."""
     faults = faults or Faults()
     settings = RoomSettings(
         name="simulated",
@@ -229,6 +243,9 @@ def simulate(
         settings = settings.replace(consumer_capacity=consumer_capacity)
     if capacity is not None:
         settings = capacity.settings(settings)
+    starts_at = EPOCH + 60 * starts_at_minute if starts_at_minute is not None else None
+    if starts_at is not None:
+        settings = settings.replace(starts_at=format_starts_at(starts_at))
     rng = random.Random(seed)  # noqa: S311 - a reproducible simulation, not a secret
     scheduler = Scheduler(start=EPOCH - 2.0)
     queue = FakeQueue(scheduler, rng, faults, QUEUE_URL)
@@ -311,7 +328,12 @@ def simulate(
         for index in range(first, last):
             token: Token = producer.join_line(producer.snapshot())
             index_of[token.id] = index
-            probe.joined(index, token)
+            if starts_at is None or joined_at[index] >= starts_at:
+                probe.joined(index, token)
+            else:
+                # A drawn place is not shown by the ordinal: the probe's truth (join order)
+                # does not hold for the pre-queue.
+                probe.waiting_only(index)
             if crowd is not None:
                 crowd.joined(index, token)
 
@@ -324,6 +346,7 @@ def simulate(
             sqs=Counted(queue, calls_by_role, "admission"),
             invoke_consumer=start_consumer,
             clock=scheduler.clock,
+            secret_bytes=rng.randbytes,
         )
         if not outcome.claimed:
             refused[0] += 1
@@ -375,6 +398,7 @@ def simulate(
         admitted=[admitted_at[i] for i in in_line],
         lanes=lanes,
         rate=measure.RateTimeline(rate, tuple((EPOCH + t, r) for t, r in rate_changes)),
+        admits_from=starts_at if starts_at is not None else -math.inf,
     )
     states = queue.states()
     admitted_ids = {index_of[token_id] for _, token_id in table.admissions}
@@ -391,6 +415,10 @@ def simulate(
         and body_index(message.body) not in left_the_line
     )
     admitted_total = len(admitted_ids)
+    in_prequeue = [starts_at is not None and t < starts_at for t in joined_at]
+    # Everyone admitted, in the order of their first admission write.
+    order = list(dict.fromkeys(index_of[token_id] for _, token_id in table.admissions))
+    drawn = prequeue_figures(in_prequeue, order)
     # The room's calls: the visitors' own requests (capacity mode's /enter, /client, /leave)
     # are API Gateway's.
     calls = queue.calls + table.calls - (crowd.gateway_calls if crowd is not None else 0)
@@ -417,7 +445,16 @@ def simulate(
         peak_consumers=scheduler.peak_alive,
         aws_calls=calls,
         aws_calls_per_admitted=round(calls / admitted_total, 3) if admitted_total else None,
-        still_waiting=sum(
+        still_waiting=len(
+            {
+                body_index(message.body)
+                for message, state in zip(queue.messages, states, strict=True)
+                if state in ("visible", "inflight") and body_index(message.body) not in admitted_ids
+            }
+            | {i for i, p in enumerate(in_prequeue) if p and i not in admitted_ids}
+        )
+        if starts_at is not None
+        else sum(
             1
             for message, state in zip(queue.messages, states, strict=True)
             if state in ("visible", "inflight")
@@ -464,6 +501,11 @@ def simulate(
         capacity=(
             crowd.figures(end=end, admission_writes=table.admissions) if crowd is not None else None
         ),
+        starts_at_minute=starts_at_minute,
+        prequeue_visitors=drawn.visitors,
+        prequeue_order_tau=None if drawn.order_tau is None else round(drawn.order_tau, 4),
+        prequeue_before_later=drawn.before_later,
+        prequeue_exceptions=drawn.exceptions,
     )
 
 

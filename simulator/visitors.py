@@ -66,6 +66,10 @@ class PositionProbe:
             first_poll = self.scheduler.now + PAGE_LOAD_SECONDS
             self.scheduler.at(first_poll, lambda: self._poll(index, token))
 
+    def waiting_only(self, index: int) -> None:
+        """A visitor who waits (and counts ahead of later ones) but whose page is not probed."""
+        self._waiting.add(index, 1)
+
     def admitted(self, index: int, when: float) -> None:
         if index not in self._admitted and index not in self._passed:
             self._admitted[index] = when

@@ -13,17 +13,26 @@ from beekeeper.vtl import routes
 TABLE_ACTIONS: dict[str, tuple[str, ...]] = {
     # UpdateItem: count an arrival on a shard (ADD, or a conditional SET for an exact place)
     # and wake a consumer (conditional update of the minute); BatchGetItem: config and shard
-    # counts together; GetItem: a returning visitor's admission (lambdas/returning.py).
-    "producer": ("dynamodb:UpdateItem", "dynamodb:BatchGetItem", "dynamodb:GetItem"),
+    # counts together; GetItem: a returning visitor's admission (lambdas/returning.py) and
+    # pre-queue place; PutItem: a pre-queue place before a scheduled start (lambdas/prequeue.py).
+    "producer": (
+        "dynamodb:UpdateItem",
+        "dynamodb:BatchGetItem",
+        "dynamodb:GetItem",
+        "dynamodb:PutItem",
+    ),
     # Claim the minute (conditional PutItem), read the config (GetItem) and the counters
     # (BatchGetItem), publish the ten status copies (BatchWriteItem), wake a consumer for a
-    # visitor who joined during the claim (UpdateItem).
+    # visitor who joined during the claim (UpdateItem). A scheduled event: commit and draw
+    # (PutItem, UpdateItem), read the pre-queue once at the start (Scan, the only one), write
+    # the drawn chunks and ranks (BatchWriteItem).
     "trigger": (
         "dynamodb:PutItem",
         "dynamodb:GetItem",
         "dynamodb:BatchGetItem",
         "dynamodb:BatchWriteItem",
         "dynamodb:UpdateItem",
+        "dynamodb:Scan",
     ),
     # Write admitted visitors and the status copies (BatchWriteItem); check duplicates and
     # read the counters (BatchGetItem); count admissions (UpdateItem ADD); follow the live

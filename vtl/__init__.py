@@ -18,7 +18,7 @@ import json
 import re
 from collections.abc import Mapping
 
-from beekeeper.core import client_check, polling, sessions, tickets
+from beekeeper.core import client_check, polling, schedule, sessions, tickets
 from beekeeper.core.datamodel import (
     CLIENT_REDEEM_PARAMETER,
     CLIENT_REDEEM_VALUE,
@@ -145,6 +145,12 @@ def template_values(*, table_name: str, origin: str, session_seconds: int = 0) -
         "POLL_AFTER_ROOM_OFF": str(polling.POLL_AFTER_ROOM_OFF_SECONDS),
         "UNKNOWN_AFTER_MINUTES": str(polling.UNKNOWN_AFTER_MINUTES),
         "UNKNOWN_MIN_MARGIN": str(polling.UNKNOWN_MIN_MARGIN),
+        "PREQUEUE_POLL_MIN": str(schedule.PREQUEUE_POLL_MIN_SECONDS),
+        "PREQUEUE_POLL_MAX": str(schedule.PREQUEUE_POLL_MAX_SECONDS),
+        "PREQUEUE_LAST_MINUTE": str(schedule.PREQUEUE_LAST_MINUTE_SECONDS),
+        "PREQUEUE_DRAWING_POLL": str(schedule.PREQUEUE_DRAWING_POLL_SECONDS),
+        "PAUSED_POLL": str(schedule.PAUSED_POLL_SECONDS),
+        "MESSAGE_PATTERN": schedule.MESSAGE_PATTERN,
         "ORIGIN": origin,
         "ENTER_VIA": ', "via": "enter"' if session_seconds else "",
         "SESSION_SECONDS": str(session_seconds),

@@ -22,6 +22,10 @@ export const RISE_TOLERANCE_FRACTION = 0.15;
 // How far one sample moves the smoothed trend towards itself.
 export const TREND_WEIGHT = 0.5;
 
+// A pre-queue's first poll at the start is spread over this many seconds after it, so that a
+// countdown ending in the same second for everyone does not bring every page at once.
+export const START_JITTER_SECONDS = 8;
+
 // Announce a waiting visitor's progress at most this often, unless something changes in kind.
 export const ANNOUNCE_MIN_INTERVAL_MS = 60_000;
 
@@ -234,7 +238,9 @@ export function safeRedirectUrl(candidate, base) {
  * A /polling answer (parsed JSON) as one of:
  * {kind: "admitted", origin[, via, viaUrl]} | {kind: "waiting", position, etaSeconds, pollAfter,
  * rate, slowed, updatedAt[, capacity: {maxInside, inside, turnover, full}]} |
- * {kind: "room_off", pollAfter} | {kind: "gone", state} | {kind: "left"} | {kind: "invalid"}.
+ * {kind: "room_off", pollAfter} | {kind: "gone", state} | {kind: "left"} |
+ * {kind: "prequeue", startsAt, pollAfter} | {kind: "paused", position, pollAfter} |
+ * {kind: "closed", message} | {kind: "invalid"}.
  * `routes` names the room routes an admission may go through (`via`), relative to the page.
  * An answer that breaks the contract is "invalid" and handled like a failed poll.
  */
@@ -262,6 +268,18 @@ export function interpretAnswer(body, base, routes = {}) {
       updatedAt: body.updated_at,
     };
     return capacity ? { ...answer, capacity } : answer;
+  }
+  if (body.state === "prequeue") {
+    if (!isCount(body.starts_at, 0)) return { kind: "invalid" };
+    return { kind: "prequeue", startsAt: body.starts_at, pollAfter: body.poll_after };
+  }
+  if (body.state === "paused") {
+    if (!isCount(body.position, 1)) return { kind: "invalid" };
+    return { kind: "paused", position: body.position, pollAfter: body.poll_after };
+  }
+  if (body.state === "closed") {
+    const message = typeof body.message === "string" ? body.message.slice(0, 200) : "";
+    return { kind: "closed", message };
   }
   if (body.state === "room_off") return { kind: "room_off", pollAfter: body.poll_after };
   if (body.state === "left") return { kind: "left" };
@@ -352,4 +370,43 @@ export function shouldAnnounce(last, next, now) {
   if (now - last.at < ANNOUNCE_MIN_INTERVAL_MS) return false;
   if (next.waitText !== last.waitText) return true;
   return next.position <= last.position * 0.9;
+}
+
+/**
+ * Milliseconds until a pre-queue visitor's next poll. Before the start: what the server asked
+ * (plus the usual jitter), but a poll that would reach the start is moved to a moment spread
+ * over START_JITTER_SECONDS after it. After the start (the draw is being made): what the server
+ * asked, spread the same way.
+ */
+export function prequeueDelay(pollAfterSeconds, untilStartMs, random) {
+  let base = Number(pollAfterSeconds);
+  if (!Number.isFinite(base) || base <= 0) base = DEFAULT_POLL_SECONDS;
+  base = Math.min(MAX_POLL_SECONDS, Math.max(1, base)) * 1000;
+  const spread = START_JITTER_SECONDS * 1000 * random();
+  if (!(untilStartMs > 0)) return Math.round(base + spread);
+  const jittered = base * (1 + POLL_JITTER * random());
+  if (jittered >= untilStartMs) return Math.round(untilStartMs + spread);
+  return Math.round(jittered);
+}
+
+/** Time left until the start as "2 days 03:04:05" (or "03:04:05"); never negative. */
+export function formatCountdown(msLeft, strings, lang) {
+  const total = Math.max(0, Math.ceil(msLeft / 1000));
+  const days = Math.floor(total / 86_400);
+  const two = (n) => String(n).padStart(2, "0");
+  const clock = `${two(Math.floor((total % 86_400) / 3600))}:${two(Math.floor((total % 3600) / 60))}:${two(total % 60)}`;
+  return days > 0 ? `${plural(strings.countdownDays, days, lang)} ${clock}` : clock;
+}
+
+/** The start as a date and time in the visitor's own time zone (timeZone is for tests). */
+export function formatStart(epochMs, lang, timeZone = undefined) {
+  return new Intl.DateTimeFormat(lang, {
+    weekday: "long",
+    day: "numeric",
+    month: "long",
+    hour: "2-digit",
+    minute: "2-digit",
+    timeZoneName: "short",
+    timeZone,
+  }).format(new Date(epochMs));
 }

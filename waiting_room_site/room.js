@@ -13,7 +13,9 @@ import {
   formatClock,
   formatNumber,
   formattingLocale,
+  formatCountdown,
   formatPosition,
+  formatStart,
   formatWait,
   hasEstimate,
   goneKey,
@@ -21,6 +23,7 @@ import {
   isFull,
   nextPosition,
   pollDelay,
+  prequeueDelay,
   progressPercent,
   safeRedirectUrl,
   sendLeave,
@@ -82,6 +85,7 @@ export function startRoom(env) {
     stopped: false,
     capacity: false,
     firstPosition: readFirstPosition(window),
+    tick: null,
   };
 
   function announce(next, text) {
@@ -110,6 +114,70 @@ export function startRoom(env) {
     }
     show("notice", true);
     announce({ kind: "notice" }, /[.!?]$/.test(title) ? `${title} ${text}` : `${title}. ${text}`);
+  }
+
+  // When the page last asked and asks next; the details are shown, any failure note hidden.
+  function showChecked(now, nextAt) {
+    setText(
+      "checked",
+      fill(t.checkedTimes, { last: formatClock(now, locale), next: formatClock(nextAt, locale) }),
+    );
+    show("retry", false);
+    show("details", true);
+  }
+
+  // A scheduled event's pre-queue: a live countdown to the start in the visitor's time zone.
+  function showPrequeue(answer) {
+    const now = env.now();
+    const startsAtMs = answer.startsAt * 1000;
+    const startText = fill(t.prequeueStartsAt, { time: formatStart(startsAtMs, locale) });
+    const count = () => {
+      const left = startsAtMs - env.now();
+      setText(
+        "position",
+        left > 0
+          ? fill(t.prequeueCountdown, { countdown: formatCountdown(left, t, locale) })
+          : t.prequeueDrawing,
+      );
+      // The next whole second of the countdown.
+      state.tick = left > 0 ? window.setTimeout(count, left % 1000 || 1000) : null;
+    };
+    window.clearTimeout(state.tick);
+    count();
+    setText("wait", startsAtMs > 0 ? startText : "");
+    setText("wait-note", t.prequeueDraw);
+    show("wait-note", true);
+    show("progress", false);
+    show("leave", false);
+    const nextAt = schedule(prequeueDelay(answer.pollAfter, startsAtMs - now, env.random));
+    showChecked(now, nextAt);
+    announce({ kind: "prequeue" }, fill(t.announcePrequeue, { time: formatStart(startsAtMs, locale) }));
+  }
+
+  function stopCountdown() {
+    window.clearTimeout(state.tick);
+    state.tick = null;
+    show("progress", true);
+  }
+
+  // A held line: the place is kept, nothing moves until the operator resumes.
+  function showPaused(answer) {
+    const now = env.now();
+    state.position = nextPosition(state.position, answer.position);
+    setText("position", formatPosition(state.position, t, locale));
+    setText("wait", t.pausedText);
+    show("wait-note", false);
+    const nextAt = schedule(pollDelay(answer.pollAfter, env.random));
+    showChecked(now, nextAt);
+    announce({ kind: "paused" }, t.announcePaused);
+  }
+
+  function showClosed(answer) {
+    stop();
+    clearFirstPosition(window);
+    const text = answer.message ? `${t.closedText} ${answer.message}` : t.closedText;
+    showNotice(t.closedTitle, text, t.joinLink, joinUrl);
+    show("notice-link", false);
   }
 
   function showWaiting(answer) {
@@ -150,12 +218,7 @@ export function startRoom(env) {
     if (bar) bar.style.width = `${Math.max(percent, 2)}%`;
 
     const nextAt = schedule(pollDelay(answer.pollAfter, env.random));
-    setText(
-      "checked",
-      fill(t.checkedTimes, { last: formatClock(now, locale), next: formatClock(nextAt, locale) }),
-    );
-    show("retry", false);
-    show("details", true);
+    showChecked(now, nextAt);
     const spoken = full
       ? `${positionText} ${t.fullNote} ${t.waitLabel} ${waitText}.`
       : fill(state.position <= 1 ? t.announceNext : t.announceWaiting, {
@@ -177,6 +240,7 @@ export function startRoom(env) {
   function stop() {
     state.stopped = true;
     window.clearTimeout(state.timer);
+    window.clearTimeout(state.tick);
   }
 
   function leaveFor(url, title, text, linkText) {
@@ -230,6 +294,10 @@ export function startRoom(env) {
     if (state.stopped) return;
     if (!answer || answer.kind === "invalid") return showFailure();
     state.failures = 0;
+    if (answer.kind === "prequeue") return showPrequeue(answer);
+    stopCountdown();
+    if (answer.kind === "closed") return showClosed(answer);
+    if (answer.kind === "paused") return showPaused(answer);
     if (answer.kind === "admitted") {
       clearFirstPosition(window);
       return leaveFor(admissionUrl(answer), t.admittedTitle, t.admittedText, t.admittedLink);

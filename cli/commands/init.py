@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from beekeeper.cli.commands.schedule import starts_at_epoch
 from beekeeper.cli.factory import factory_of
 from beekeeper.cli.init_wizard import RoomWizard
 from beekeeper.cli.options import SettingType
@@ -49,6 +50,12 @@ from beekeeper.cli.options import SettingType
     help="Capacity mode: an admitted visitor who has not arrived within this many minutes is "
     "a no-show and their place frees (default 2).",
 )
+@click.option(
+    "--starts-at",
+    type=SettingType("starts_at"),
+    help="A scheduled event's start, UTC ISO 8601 (e.g. 2030-06-01T09:00:00Z; not asked): "
+    "visitors who come earlier join a pre-queue, drawn into a random order at the start.",
+)
 @click.option("--yes", "-y", is_flag=True, help="Ask nothing; take flags and defaults.")
 @click.option("--force", is_flag=True, help="Overwrite an existing room of the same name.")
 @click.pass_context
@@ -61,6 +68,8 @@ def init(ctx: click.Context, yes: bool, force: bool, **flags: Any) -> None:
     """
     factory = factory_of(ctx)
     given = {name: value for name, value in flags.items() if value is not None}
+    if given.get("starts_at"):
+        starts_at_epoch(given["starts_at"], factory.clock())  # at most 13 days ahead
     wizard = RoomWizard(factory.store(), default_region=_region_or_none(factory))
     path = wizard.create(given, interactive=not yes, force=force)
     name = path.name.removesuffix(".toml")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import signal
 import threading
 from types import FrameType
@@ -12,6 +13,7 @@ import click
 from beekeeper.cli.errors import UserError
 from beekeeper.cli.factory import factory_of
 from beekeeper.cli.options import ROOM_NAME, FiniteFloatRange, SettingType
+from beekeeper.core.schedule import MAX_SECONDS_AHEAD, format_starts_at
 from beekeeper.core.settings import (
     DEFAULT_CLAIM_MINUTES,
     DEFAULT_SESSION_MINUTES,
@@ -116,6 +118,13 @@ def _room_name(_ctx: click.Context, _param: click.Parameter, value: str | None) 
     f"{DEFAULT_CLAIM_MINUTES:g}).",
 )
 @click.option(
+    "--starts-in",
+    type=FiniteFloatRange(0, MAX_SECONDS_AHEAD),
+    default=None,
+    help="A scheduled event starting this many seconds from now: visitors who come earlier "
+    "join the pre-queue and are drawn at the start (overrides the room file's starts_at).",
+)
+@click.option(
     "--new-line",
     is_flag=True,
     help="Start with an empty line, forgetting the one an earlier run of this room saved.",
@@ -137,6 +146,7 @@ def local(
     max_inside: int | None,
     session_minutes: float | None,
     claim_minutes: float | None,
+    starts_in: float | None,
     new_line: bool,
 ) -> None:
     """Rehearse room NAME on this machine, with the same code as in AWS.
@@ -188,6 +198,11 @@ def local(
         claim_minutes=claim_minutes,
         room=room_settings,
         new_line=new_line,
+        starts_at=(
+            None
+            if starts_in is None
+            else format_starts_at(math.ceil(factory_of(ctx).clock() + starts_in))
+        ),
     )
     running = LocalRoom(options)
     stop_requested = threading.Event()
@@ -219,6 +234,8 @@ def local(
         click.echo(f"  client check URL: {running.urls.client_check_url}")
         click.echo(f"  JWKS URL:         {running.urls.jwks_url}")
         click.echo(f"  origin:           {running.settings.origin}")
+        if running.settings.starts_at:
+            click.echo(f"  starts at:        {running.settings.starts_at} (pre-queue until then)")
         if running.shop_url:
             click.echo(f"  demo shop:        {running.shop_url}")
         click.echo(f"  operator view:    {running.operator_url}")

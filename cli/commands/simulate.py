@@ -96,6 +96,13 @@ def _start_time(ctx: click.Context, param: click.Parameter, value: str) -> datet
     help="Clock time the first simulated minute starts at, for the report's times (HH:MM).",
 )
 @capacity_options
+@click.option(
+    "--starts-at-minute",
+    type=click.IntRange(0, MAX_MINUTES - 1),
+    default=None,
+    help="A scheduled event starting at minute K: visitors arriving before it join the "
+    "pre-queue and are drawn into a random order at the start.",
+)
 def simulate_command(
     rate: int,
     visitors: int,
@@ -107,6 +114,7 @@ def simulate_command(
     report_path: Path | None,
     start_time: datetime,
     capacity: CapacityPlan | None,
+    starts_at_minute: int | None,
 ) -> None:
     """Simulate admissions minute by minute, with optional faults, without touching AWS."""
     if report_path is not None:
@@ -120,6 +128,7 @@ def simulate_command(
             faults=faults,
             seed=seed,
             capacity=capacity,
+            starts_at_minute=starts_at_minute,
         )
     except (SettingsError, TemplatesUnavailable) as error:
         raise UserError(str(error)) from error
@@ -167,6 +176,8 @@ def command_line(result: SimulationResult) -> str:
     if result.faults:
         words.append(f"--faults {','.join(result.faults)}")
     words += command_words(result.capacity)
+    if result.starts_at_minute is not None:
+        words.append(f"--starts-at-minute {result.starts_at_minute}")
     words.append(f"--seed {result.seed}")
     return " ".join(words)
 
@@ -217,6 +228,15 @@ def render_table(result: SimulationResult) -> str:
             f"positions shown to polling pages: {result.positions_checked:,} checked, "
             f"{result.position_errors:,} off the true place (by {result.position_error_max} "
             "at most)"
+        )
+    if result.starts_at_minute is not None:
+        tau = "-" if result.prequeue_order_tau is None else f"{result.prequeue_order_tau:+.3f}"
+        lines.append(
+            f"pre-queue: {result.prequeue_visitors:,} visitors drawn at minute "
+            f"{result.starts_at_minute + 1}; Kendall's tau of arrival against admission order "
+            f"{tau} (0: no relation); all admitted before later arrivals: "
+            f"{'yes' if result.prequeue_before_later else 'no'} "
+            f"({result.prequeue_exceptions:,} exceptions)"
         )
     if result.capacity is not None:
         # Visitors go in as places free: the rate says nothing of the wait left.

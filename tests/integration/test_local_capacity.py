@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 
 from beekeeper.core import datamodel, tickets
-from tests.support.localroom.http import cookie_value, get
+from tests.support.localroom.http import get
 from tests.support.localroom.process import LocalProcess, start_local, wait_until
+from tests.support.localroom.visitor import join
 
 pytestmark = pytest.mark.slow
 
@@ -54,15 +55,6 @@ def room(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalProcess]:
 
 def route(room: LocalProcess, name: str) -> str:
     return room.urls["page URL"].replace("/room", f"/{name}")
-
-
-def join(room: LocalProcess) -> str:
-    answer = get(room.urls["marketing URL"])
-    assert answer.status == 302, answer.text
-    (set_cookie,) = answer.headers_named("Set-Cookie")
-    token = cookie_value(set_cookie, datamodel.COOKIE_NAME)
-    assert token is not None
-    return token
 
 
 def polling(room: LocalProcess, token: str) -> dict[str, Any]:

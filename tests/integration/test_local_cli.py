@@ -6,6 +6,7 @@ tests/integration/test_local_mode.py runs the command as a subprocess.
 
 from __future__ import annotations
 
+import logging
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,8 +33,16 @@ def run_local(
     monkeypatch.setenv("BEEKEEPER_CONFIG_DIR", str(tmp_path))
 
     def run(args: list[str]) -> Result:
-        with pytest.raises(SystemExit) as exit_:
-            main(["local", *args])
+        # `local` points the root logger at this test's stderr (logging.basicConfig, force):
+        # put it back, or a later test's threads log into a closed stream.
+        root = logging.getLogger()
+        handlers, level = root.handlers[:], root.level
+        try:
+            with pytest.raises(SystemExit) as exit_:
+                main(["local", *args])
+        finally:
+            root.handlers[:] = handlers
+            root.setLevel(level)
         return Result(int(exit_.value.code or 0), capsys.readouterr().err)
 
     return run

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
-from beekeeper.core import datamodel
-from tests.support.localroom.http import cookie_value, get
 from tests.support.localroom.process import LocalProcess, start_local, wait_until
+from tests.support.localroom.visitor import join, polling
 
 pytestmark = pytest.mark.slow
 
@@ -32,24 +30,6 @@ def quiet_room(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalProces
     finally:
         if room.process.poll() is None:
             room.interrupt()
-
-
-def join(room: LocalProcess) -> str:
-    answer = get(room.urls["marketing URL"])
-    assert answer.status == 302, answer.text
-    (set_cookie,) = answer.headers_named("Set-Cookie")
-    token = cookie_value(set_cookie, datamodel.COOKIE_NAME)
-    assert token is not None
-    return token
-
-
-def polling(room: LocalProcess, token: str) -> dict[str, Any]:
-    answer = get(
-        room.urls["page URL"].replace("/room", "/polling"),
-        cookie=f"{datamodel.COOKIE_NAME}={token}",
-    )
-    assert answer.status == 200
-    return answer.json()  # type: ignore[no-any-return]
 
 
 def test_one_a_minute_the_first_goes_straight_in_and_the_rest_see_their_places(

@@ -61,6 +61,7 @@ CHANGED_ROOM = FULL_ROOM.replace(
     max_inside=500,
     session_minutes=15,
     claim_minutes=1.5,
+    starts_at="2030-06-01T09:00:00Z",
 )
 
 

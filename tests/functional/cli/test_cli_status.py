@@ -124,6 +124,15 @@ def test_json_report_has_every_figure(invoke: Invoke, deployed_room: DeployedRoo
         "max_inside": 0,
         "turnover": 0,
         "left_line": 0,
+        # A scheduled event's figures: none here.
+        "starts_at": 0,
+        "draw_state": "",
+        "prequeue_drawn": 0,
+        "draw_commitment": "",
+        "draw_secret": "",
+        "held": False,
+        "closed": False,
+        "closed_message": "",
     }
     # The one wait formula, shared with the template and the producer (core/polling.py).
     assert report["estimated_wait_seconds"] == eta_seconds(600, 300)

@@ -1,0 +1,110 @@
+"""`beekeeper schedule`, `hold`, `resume` and `close`: a scheduled event's live controls.
+
+Each writes the room's `config` item like `off` and `rate` do (cli/room_control.py): the
+producers and consumers follow within 10 s, waiting pages on their next poll.
+"""
+
+from __future__ import annotations
+
+import click
+
+from beekeeper.cli.errors import UserError
+from beekeeper.cli.factory import factory_of
+from beekeeper.cli.operate import room_control
+from beekeeper.cli.options import room_argument, where_option
+from beekeeper.core.schedule import (
+    ScheduleError,
+    check_not_too_far,
+    format_starts_at,
+    parse_starts_at,
+    validate_message,
+)
+
+
+def starts_at_epoch(text: str, now: float) -> int:
+    """A start time given by the operator, checked: one sentence when it can not be used."""
+    try:
+        epoch = parse_starts_at(text)
+        check_not_too_far(epoch, now)
+    except ScheduleError as error:
+        raise UserError(f"--starts-at: {error}.") from error
+    if not epoch:
+        raise UserError("--starts-at: give a time, e.g. 2030-06-01T09:00:00Z (or --clear).")
+    return epoch
+
+
+@click.command(short_help="Schedule the event's start: a pre-queue, and a fair draw at it.")
+@room_argument
+@click.option(
+    "--starts-at", "starts_at", metavar="TIME", help="UTC, ISO 8601, e.g. 2030-06-01T09:00:00Z."
+)
+@click.option("--clear", is_flag=True, help="Remove the schedule (a pre-queue is drawn at once).")
+@where_option
+@click.pass_context
+def schedule(
+    ctx: click.Context, name: str, starts_at: str | None, clear: bool, local: bool | None
+) -> None:
+    """Start room NAME's event at TIME: visitors who come earlier join a pre-queue with a
+    countdown and are drawn into a random order at the start, ahead of later arrivals.
+
+    Takes effect within 10 s; waiting pages learn it within a minute. At most 13 days ahead.
+    """
+    if clear == (starts_at is not None):
+        raise click.UsageError("give --starts-at TIME or --clear")
+    factory = factory_of(ctx)
+    control = room_control(factory, name, local)
+    epoch = 0 if clear else starts_at_epoch(starts_at or "", factory.clock())
+    drawn = control.draw()
+    config = control.set_schedule(epoch)
+    if drawn.drawn:
+        click.echo(
+            f"Room {name!r}'s pre-queue was drawn already: the new schedule changes nothing for "
+            "the line (a room draws once)."
+        )
+    elif config.starts_at:
+        click.echo(
+            f"Room {name!r} starts at {format_starts_at(config.starts_at)}: visitors who come "
+            "earlier join the pre-queue, drawn into a random order at the start."
+        )
+    else:
+        click.echo(f"Room {name!r} has no schedule: a pre-queue, if any, is drawn within a minute.")
+
+
+@click.command(short_help="Hold the line: admit nobody, keep every place.")
+@room_argument
+@where_option
+@click.pass_context
+def hold(ctx: click.Context, name: str, local: bool | None) -> None:
+    """Admit nobody from room NAME's line, within 10 s; every place is kept and new visitors
+    still join. Waiting pages say the line is paused. `beekeeper resume NAME` carries on."""
+    room_control(factory_of(ctx), name, local).hold()
+    click.echo(f"Room {name!r} is HELD: nobody is admitted; `beekeeper resume {name}` carries on.")
+
+
+@click.command(short_help="Carry on admitting after a hold or a close.")
+@room_argument
+@where_option
+@click.pass_context
+def resume(ctx: click.Context, name: str, local: bool | None) -> None:
+    """Let room NAME's line move again at its rate, within 10 s (after `hold` or `close`)."""
+    config = room_control(factory_of(ctx), name, local).resume()
+    click.echo(f"Room {name!r} admits again at {config.rate:,} visitors per minute.")
+
+
+@click.command(short_help="End the event: nobody more is admitted or joins.")
+@room_argument
+@click.option(
+    "--message", default="", help="One line the waiting visitors read (at most 200 characters)."
+)
+@where_option
+@click.pass_context
+def close(ctx: click.Context, name: str, message: str, local: bool | None) -> None:
+    """End room NAME's event, within 10 s: nobody more is admitted, and new visitors and the
+    line are told it is over (with --message), instead of being sent to the shop as `off`
+    does. Visitors already admitted keep their admission. `beekeeper resume NAME` reopens."""
+    try:
+        text = validate_message(message)
+    except ScheduleError as error:
+        raise UserError(f"--message: {error}.") from error
+    room_control(factory_of(ctx), name, local).close(text)
+    click.echo(f"Room {name!r} is CLOSED: the line is told the event is over.")

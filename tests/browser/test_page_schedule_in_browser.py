@@ -1,0 +1,69 @@
+"""A scheduled event's pre-queue in headless chromium, against the polling double: the live
+countdown in the visitor's own time zone, moved on with Playwright's fake clock, the draw
+promised, and the first poll after the start coming within the spread, not before it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from tests.browser.conftest import START
+from tests.support.page_browser import (
+    open_room,
+    serious_violations,
+    text,
+    wait_for_polls,
+    wait_for_text,
+)
+from tests.support.polling_double import PollingDouble, serve, waiting
+from tests.support.sample_room import sample_room
+
+pytestmark = pytest.mark.browser
+
+STARTS_AT = int(START.timestamp()) + 90  # 12:01:30 UTC
+
+
+def prequeue(poll_after: int) -> dict[str, object]:
+    return {"allow": False, "state": "prequeue", "starts_at": STARTS_AT, "poll_after": poll_after}
+
+
+@pytest.fixture
+def room() -> Iterator[PollingDouble]:
+    with serve(sample_room()) as double:
+        yield double
+
+
+def test_the_countdown_runs_live_and_the_first_poll_after_the_start_is_spread(
+    new_page: Callable[..., Any], room: PollingDouble
+) -> None:
+    room.script(prequeue(60), prequeue(30), waiting(40, 240))
+    page = open_room(new_page, room)
+    wait_for_text(page, "position", "Starts in 00:01:30")
+    assert "12:01" in text(page, "wait")  # the start, in the visitor's zone (UTC here)
+    assert "random order, drawn at the start" in text(page, "wait-note")
+    page.clock.run_for(10_000)
+    wait_for_text(page, "position", "Starts in 00:01:20")
+    # The second poll at least the server's 60 s after the first, with its jitter.
+    page.clock.run_for(50_000 + 15_000 + 500)
+    wait_for_polls(room, 2)
+    # The third comes after the start, within the spread of 8 s, never before it.
+    polls = len(room.polls)
+    page.clock.run_for(90_000 - 75_500 - 1_000)
+    assert len(room.polls) == polls  # not before the start
+    page.clock.run_for(1_000 + 8_000 + 500)
+    wait_for_polls(room, 3)
+    wait_for_text(page, "position", "You are number 40 in line.")
+    assert serious_violations(page) == []
+    assert page.errors == []
+
+
+def test_the_start_is_shown_in_the_visitors_own_time_zone_in_german(
+    new_page: Callable[..., Any], room: PollingDouble
+) -> None:
+    room.script(prequeue(60))
+    page = open_room(new_page, room, locale="de-DE", timezone_id="Europe/Berlin")
+    wait_for_text(page, "position", "Beginn in 00:01:30")
+    assert "14:01" in text(page, "wait")  # 12:01:30 UTC is 14:01 in Berlin in September
+    assert "ausgelost" in text(page, "wait-note")

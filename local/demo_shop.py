@@ -14,6 +14,12 @@ It does what docs/shop-integration.md asks of a real shop's backend:
 A redirect with a token but no ticket (a room whose keys are not set up) is checked server to
 server with `GET <room>/client?token=<token>` instead. The page says which check let the
 visitor in.
+
+In a capacity-mode room (`--max-inside N`) it also does the shop's part of a session: it keeps
+the visitor's token in its session, renews the room's session with `GET /client?token=` on
+every page view, shows how many are inside (the room's count, read as `beekeeper status`
+reads it), and its "Done shopping" button ends the visit with `POST <room>/leave?token=`,
+server to server, so the place goes to the next in line at once.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import jwt
 
@@ -61,18 +67,70 @@ CHECKED_WITH_ROOM = (
 )
 
 
-def check_visitor(client_url: str, token: str, *, timeout: float = 5.0) -> bool:
-    """The room's answer for this token; anything but {"allow": true} refuses."""
-    if Token.parse(token) is None:
-        return False
+LEFT_TEXT = "Your visit has ended"
+DONE_PATH = "/done"
+DONE_BUTTON = "Done shopping"
+
+
+def _room_answer(method: str, url: str, token: str, timeout: float) -> dict[str, Any] | None:
+    """The room's JSON answer to a call with `?token=`; None when it did not answer (a 503
+    included: the room keeps the visitor then)."""
     query = urllib.parse.urlencode({CLIENT_TOKEN_PARAMETER: token})
+    request = urllib.request.Request(f"{url}?{query}", method=method)  # noqa: S310 - as below
     try:
-        with urllib.request.urlopen(f"{client_url}?{query}", timeout=timeout) as answer:  # noqa: S310 - our own loopback room
+        with urllib.request.urlopen(request, timeout=timeout) as answer:  # noqa: S310 - our own loopback room
             body = json.loads(answer.read().decode("utf-8"))
     except (OSError, ValueError) as error:
-        log.warning("demo shop: the room's /client check failed: %s", error)
-        return False
-    return isinstance(body, dict) and body.get("allow") is True
+        log.warning("demo shop: the room's %s %s failed: %s", method, url, error)
+        return None
+    return body if isinstance(body, dict) else {}
+
+
+class RoomLink(Protocol):
+    """The shop's server-to-server calls to the room, each with the visitor's token."""
+
+    def check(self, token: str) -> bool | None:
+        """GET /client: True while the room lets the visitor in (and, in capacity mode, the
+        session is renewed); False when it does not; None when the room did not answer."""
+
+    def leave(self, token: str) -> bool | None:
+        """POST /leave: True when this call ended the visit; False when it had already ended
+        (or the token is unknown); None when the room did not answer."""
+
+
+@dataclass(frozen=True)
+class HttpRoomLink:
+    client_url: str
+    leave_url: str
+    timeout: float = 5.0
+
+    def check(self, token: str) -> bool | None:
+        if Token.parse(token) is None:
+            return False
+        body = _room_answer("GET", self.client_url, token, self.timeout)
+        return None if body is None else body.get("allow") is True
+
+    def leave(self, token: str) -> bool | None:
+        if Token.parse(token) is None:
+            return False
+        body = _room_answer("POST", self.leave_url, token, self.timeout)
+        return None if body is None else body.get("left") is True
+
+
+@dataclass(frozen=True)
+class Occupancy:
+    """How full the shop is, as the room counts it."""
+
+    inside: int
+    max_inside: int  # 0: the cap is lifted just now (`beekeeper capacity NAME 0`)
+
+
+@dataclass(frozen=True)
+class CapacityMode:
+    """What the shop knows of a capacity-mode room."""
+
+    session_minutes: float
+    occupancy: Callable[[], Occupancy | None]  # None: the count can not be read just now
 
 
 class Refused(Exception):
@@ -87,6 +145,7 @@ class RoomFacts:
     room: str
     client_url: str
     marketing_url: str
+    leave_url: str
 
     @property
     def jwks_url(self) -> str:
@@ -142,35 +201,62 @@ class TicketCheck:
         return claims
 
 
+@dataclass(frozen=True)
+class _Visit:
+    expires_at: float
+    how: str  # how the shop checked the admission, for the page
+    token: str  # the visitor's room token: a capacity-mode shop renews and ends the session
+
+
 class DemoShop:
     def __init__(
         self,
         *,
         room: RoomFacts,
         shop_origin: str,
+        capacity: CapacityMode | None = None,
         clock: Callable[[], float] = time.time,
+        tickets: TicketCheck | None = None,
+        link: RoomLink | None = None,
     ) -> None:
         self._room = room
-        self._tickets = TicketCheck(room, shop_origin, clock)
+        self._capacity = capacity
+        self._tickets = tickets or TicketCheck(room, shop_origin, clock)
+        self._link = link or HttpRoomLink(room.client_url, room.leave_url)
         self._clock = clock
         self._lock = threading.Lock()
-        self._sessions: dict[str, tuple[float, str]] = {}  # id -> (expiry, how they got in)
+        self._sessions: dict[str, _Visit] = {}
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
-        if environ.get("PATH_INFO", "/") != "/":
+        path = environ.get("PATH_INFO", "/")
+        if self._capacity is not None and path == DONE_PATH:
+            if environ.get("REQUEST_METHOD") != "POST":
+                why = f"Use the {DONE_BUTTON} button."
+                return _page(start_response, 405, "Not here", why, "", headers=[("Allow", "POST")])
+            return self._done(start_response, environ, self._capacity)
+        if path != "/":
             return _page(start_response, 404, "Not found", "There is nothing here.", "")
         query = urllib.parse.parse_qs(str(environ.get("QUERY_STRING", "")))
         ticket = (query.get(ORIGIN_TICKET_PARAMETER) or [""])[0]
         token = (query.get(ORIGIN_TOKEN_PARAMETER) or [""])[0]
         if ticket or token:
             return self._arrival(start_response, ticket, token)
-        how = self._session(environ)
-        if how is not None:
-            return _page(start_response, 200, ADMITTED_TEXT, how, "")
-        return self._refuse(start_response, "The shop does not know you as admitted.")
+        session, visit = self._session(environ)
+        if visit is None:
+            return self._refuse(start_response, "The shop does not know you as admitted.")
+        if self._capacity is None:
+            return _page(start_response, 200, ADMITTED_TEXT, visit.how, "")
+        return self._capacity_page(start_response, self._capacity, session, visit)
 
     def _arrival(self, start_response: StartResponse, ticket: str, token: str) -> list[bytes]:
         """An admission redirect: check it, start a session, strip it from the URL."""
+        if self._capacity is not None and Token.parse(token) is None:
+            # Checked before the ticket is redeemed, so a link cut short does not use it up.
+            return self._refuse(
+                start_response,
+                "The admission link has no valid visitor token, which this shop needs to keep "
+                "your place with the waiting room.",
+            )
         if ticket:
             try:
                 self._tickets.admit(ticket)
@@ -178,14 +264,14 @@ class DemoShop:
                 log.info("demo shop: a ticket was refused: %s", refusal)
                 return self._refuse(start_response, str(refusal))
             how = VERIFIED_OFFLINE
-        elif check_visitor(self._room.client_url, token):
+        elif self._link.check(token):
             how = CHECKED_WITH_ROOM
         else:
             return self._refuse(start_response, "The waiting room does not know you as admitted.")
         log.info("demo shop: an admitted visitor came in")
         session = secrets.token_urlsafe(24)
         with self._lock:
-            self._sessions[session] = (self._clock() + SESSION_SECONDS, how)
+            self._sessions[session] = _Visit(self._clock() + SESSION_SECONDS, how, token)
         cookie = (
             f"{SESSION_COOKIE}={session}; Path=/; HttpOnly; SameSite=Lax; Max-Age={SESSION_SECONDS}"
         )
@@ -201,26 +287,116 @@ class DemoShop:
         )
         return [b""]
 
-    def _session(self, environ: dict[str, Any]) -> str | None:
+    def _capacity_page(
+        self, start_response: StartResponse, capacity: CapacityMode, session: str, visit: _Visit
+    ) -> list[bytes]:
+        """A page view renews the room's session (GET /client) and shows how full the shop is."""
+        renewed = self._link.check(visit.token)
+        if renewed is False:
+            self._forget(session)
+            return _page(
+                start_response,
+                200,
+                LEFT_TEXT,
+                "The waiting room ended your session: nobody checked it for "
+                f"{_minutes(capacity.session_minutes)}, or it was ended elsewhere. Your place "
+                "went to the next in line.",
+                self._again_link(),
+                headers=[_cleared_cookie()],
+            )
+        renewal = (
+            "Loading this page renewed your place with the waiting room (GET /client?token=, "
+            "server to server). A shop must call /client for each visitor at least once every "
+            f"{_minutes(capacity.session_minutes)}: a verified ticket alone does not keep a "
+            "session alive, and a visitor the shop has not checked for that long loses their "
+            "place to the next in line."
+            if renewed
+            else "The shop could not reach the waiting room to renew your place just now; it "
+            "tries again on your next page view."
+        )
+        extra = (
+            f"<p id='inside'>{html.escape(_inside_sentence(capacity), quote=False)}</p>"
+            f"<p id='renewal'>{html.escape(renewal, quote=False)}</p>"
+            f"<form id='done' method='post' action='{DONE_PATH}'>"
+            f"<button type='submit'>{DONE_BUTTON}</button></form>"
+            "<p>Done shopping ends your visit: the shop tells the waiting room (POST "
+            "/leave?token=, server to server), and your place goes to the next in line at "
+            "once.</p>"
+        )
+        return _page(start_response, 200, ADMITTED_TEXT, visit.how, extra)
+
+    def _done(
+        self, start_response: StartResponse, environ: dict[str, Any], capacity: CapacityMode
+    ) -> list[bytes]:
+        """The Done shopping button: end the shop's session and the room's, server to server."""
+        session, visit = self._session(environ)
+        if visit is None:
+            return self._refuse(start_response, "The shop does not know you as admitted.")
+        self._forget(session)
+        left = self._link.leave(visit.token)
+        log.info("demo shop: a visitor is done shopping (the room's leave: %s)", left)
+        why = {
+            True: "The shop told the waiting room you are done (POST /leave): your place goes "
+            "to the next in line.",
+            False: "The waiting room had already ended your visit.",
+            None: "The shop could not reach the waiting room: your place frees when your "
+            f"session runs out, {_minutes(capacity.session_minutes)} after the last check.",
+        }[left]
+        return _page(
+            start_response, 200, LEFT_TEXT, why, self._again_link(), headers=[_cleared_cookie()]
+        )
+
+    def _session(self, environ: dict[str, Any]) -> tuple[str, _Visit | None]:
         for part in str(environ.get("HTTP_COOKIE", "")).split(";"):
             name, _, value = part.strip().partition("=")
             if name == SESSION_COOKIE:
                 with self._lock:
                     found = self._sessions.get(value)
-                if found is not None and found[0] > self._clock():
-                    return found[1]
-        return None
+                if found is not None and found.expires_at > self._clock():
+                    return value, found
+        return "", None
 
-    def _refuse(self, start_response: StartResponse, why: str) -> list[bytes]:
-        link = (
+    def _forget(self, session: str) -> None:
+        with self._lock:
+            self._sessions.pop(session, None)
+
+    def _again_link(self) -> str:
+        return (
             f'<p><a href="{html.escape(self._room.marketing_url)}">Join the line</a> '
             "through the waiting room.</p>"
         )
-        return _page(start_response, 403, REFUSED_TEXT, f"{why} The shop turns you away.", link)
+
+    def _refuse(self, start_response: StartResponse, why: str) -> list[bytes]:
+        return _page(
+            start_response, 403, REFUSED_TEXT, f"{why} The shop turns you away.", self._again_link()
+        )
+
+
+def _minutes(minutes: float) -> str:
+    return f"{minutes:g} minute" + ("" if minutes == 1 else "s")
+
+
+def _inside_sentence(capacity: CapacityMode) -> str:
+    occupancy = capacity.occupancy()
+    if occupancy is None:
+        return "How many are inside the shop can not be read just now."
+    if occupancy.max_inside == 0:
+        return f"Inside the shop now: {occupancy.inside} (no cap just now)."
+    return f"Inside the shop now: {occupancy.inside} of {occupancy.max_inside} places held."
+
+
+def _cleared_cookie() -> tuple[str, str]:
+    return ("Set-Cookie", f"{SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0")
 
 
 def _page(
-    start_response: StartResponse, status: int, title: str, text: str, extra: str
+    start_response: StartResponse,
+    status: int,
+    title: str,
+    text: str,
+    extra: str,
+    *,
+    headers: Iterable[tuple[str, str]] = (),
 ) -> list[bytes]:
     # Text content only (no attribute values), so apostrophes may stay as they are.
     title_html, text_html = html.escape(title, quote=False), html.escape(text, quote=False)
@@ -230,13 +406,14 @@ def _page(
         f"<h1 id='verdict'>{title_html}</h1><p id='how'>{text_html}</p>{extra}"
         "</body></html>"
     ).encode()
-    reason = {200: "OK", 403: "Forbidden", 404: "Not Found"}[status]
+    reason = {200: "OK", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed"}[status]
     start_response(
         f"{status} {reason}",
         [
             ("Content-Type", "text/html; charset=utf-8"),
             ("Content-Length", str(len(body))),
             ("Cache-Control", "no-store"),
+            *headers,
         ],
     )
     return [body]

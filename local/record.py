@@ -40,6 +40,7 @@ class RoomUrls:
     client_check_url: str
     jwks_url: str
     issuer: str  # the room's base URL, the tickets' `iss`
+    leave_url: str  # capacity mode's POST /leave
 
 
 def room_urls(gateway_base: str) -> RoomUrls:
@@ -49,6 +50,7 @@ def room_urls(gateway_base: str) -> RoomUrls:
         client_check_url=f"{gateway_base}/client",
         jwks_url=jwks_url(gateway_base),
         issuer=gateway_base,
+        leave_url=f"{gateway_base}/leave",
     )
 
 

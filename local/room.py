@@ -18,12 +18,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from botocore.exceptions import BotoCoreError, ClientError
+
 from beekeeper.core.config_dir import local_state_file
 from beekeeper.core.local_room import LOCAL_REGION
 from beekeeper.core.settings import RoomSettings
-from beekeeper.lambdas.room_state import read_snapshot, write_config
+from beekeeper.lambdas.room_state import Unprocessed, read_snapshot, write_config
 from beekeeper.lambdas.ticket_keys import TicketKeyStore
-from beekeeper.local.demo_shop import DemoShop, RoomFacts
+from beekeeper.local.demo_shop import CapacityMode, DemoShop, Occupancy, RoomFacts
 from beekeeper.local.emulator import Emulator, RoomResources
 from beekeeper.local.gateway import Gateway
 from beekeeper.local.http_server import ServerThread
@@ -244,8 +246,17 @@ class LocalRoom:
                     room=settings.name,
                     client_url=urls.client_check_url,
                     marketing_url=urls.marketing_url,
+                    leave_url=urls.leave_url,
                 ),
                 shop_origin=origin,
+                capacity=(
+                    CapacityMode(
+                        session_minutes=settings.session_minutes,
+                        occupancy=lambda: _occupancy(dynamodb, resources.table_name, settings),
+                    )
+                    if settings.max_inside
+                    else None
+                ),
             )
 
         record.write(settings, stack_outputs(settings, urls, resources, self.endpoint_url))
@@ -334,6 +345,16 @@ class LocalRoom:
                     max(0, now_arrived - now_admitted),
                 )
                 arrived, admitted = now_arrived, now_admitted
+
+
+def _occupancy(dynamodb: Any, table_name: str, settings: RoomSettings) -> Occupancy | None:
+    """How full the shop is: the room's counters, read as `beekeeper status` reads them."""
+    try:
+        snapshot = read_snapshot(dynamodb, table_name, settings)
+    except (BotoCoreError, ClientError, Unprocessed) as error:
+        log.debug("the demo shop could not read the room's counters: %s", error)
+        return None
+    return Occupancy(inside=snapshot.inside, max_inside=snapshot.config.max_inside)
 
 
 def wait_for_stop(stop_requested: threading.Event) -> None:

@@ -4,18 +4,24 @@ the real templates, real minutes for sessions.
 Six visitors join; three go in. One leaves through the shop (its server calls /leave), and the
 next waiting visitor goes in within 5 s. One of those inside stays idle past the session and
 its place goes to the next.
+
+The demo shop of `beekeeper local --demo --max-inside 1` does the shop's part: its page shows
+the room's count, and its "Done shopping" button ends the visit with /leave, server to server,
+so the next in line goes in within 5 s.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from beekeeper.core import datamodel, tickets
-from tests.support.localroom.http import get
+from beekeeper.local.demo_shop import ADMITTED_TEXT, DONE_BUTTON, DONE_PATH, LEFT_TEXT
+from tests.support.localroom.http import enter_shop, get
 from tests.support.localroom.process import LocalProcess, start_local, wait_until
 from tests.support.localroom.visitor import join
 
@@ -26,31 +32,23 @@ SESSION_MINUTES = 0.2  # 12 s
 CLAIM_MINUTES = 0.5  # 30 s: longer than the test's steps, so nobody here is a no-show
 
 
-@pytest.fixture()
-def room(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalProcess]:
-    local = start_local(
-        [
-            "--origin",
-            ORIGIN,
-            "--rate",
-            "600",
-            "--minute-seconds",
-            "10",
-            "--max-inside",
-            "3",
-            "--session-minutes",
-            str(SESSION_MINUTES),
-            "--claim-minutes",
-            str(CLAIM_MINUTES),
-        ],
-        tmp_path_factory.mktemp("config"),
-        name="seats",
-    )
+def _running(args: list[str], config_dir: Path, name: str) -> Iterator[LocalProcess]:
+    local = start_local(args, config_dir, name=name)
     try:
         yield local
     finally:
         if local.process.poll() is None:
             local.interrupt()
+
+
+@pytest.fixture()
+def room(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalProcess]:
+    yield from _running(
+        ["--origin", ORIGIN, "--rate", "600", "--minute-seconds", "10", "--max-inside", "3",
+         "--session-minutes", str(SESSION_MINUTES), "--claim-minutes", str(CLAIM_MINUTES)],
+        tmp_path_factory.mktemp("config"),
+        "seats",
+    )  # fmt: skip
 
 
 def route(room: LocalProcess, name: str) -> str:
@@ -118,3 +116,65 @@ def test_three_inside_a_leave_and_an_idle_session_each_let_the_next_in(
     assert time.monotonic() - idle_since >= SESSION_MINUTES * 60 - 1  # not before it ran out
     assert not shop_checks(room, rest[0])  # its session ended
     assert polling(room, rest[2])["state"] == "waiting"  # still three inside at most
+
+
+@pytest.fixture()
+def demo_room(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalProcess]:
+    """`beekeeper local --demo --max-inside 1`: the demo shop is the origin."""
+    yield from _running(
+        ["--demo", "--demo-port", "0", "--rate", "600", "--minute-seconds", "10",
+         "--max-inside", "1", "--claim-minutes", str(CLAIM_MINUTES)],
+        tmp_path_factory.mktemp("config"),
+        "demo-seat",
+    )  # fmt: skip
+
+
+def inside_count(room: LocalProcess) -> int:
+    """The room's count of places held (the `inside` item `beekeeper status` reads)."""
+    item = room.client("dynamodb").get_item(
+        TableName=room.record["TableName"], Key={"pk": {"S": datamodel.INSIDE_KEY}}
+    )["Item"]
+    return int(item["n"]["N"])
+
+
+def shop_visit(room: LocalProcess, token: str) -> tuple[str, str]:
+    """The page's redirect through /enter into the demo shop; the shop's session cookie and the
+    page it shows."""
+    enter = get(route(room, "enter"), cookie=f"{datamodel.COOKIE_NAME}={token}")
+    assert enter.status == 302
+    arrival, page = enter_shop(enter.header("Location") or "")
+    assert arrival.status == 303 and page.status == 200, page.text
+    return (arrival.header("Set-Cookie") or "").split(";")[0], page.text
+
+
+def done_shopping(room: LocalProcess, shop_cookie: str) -> str:
+    """The Done shopping button: its form's POST to the shop."""
+    shop = room.urls["demo shop"].replace("localhost", "127.0.0.1").rstrip("/")
+    answer = get(f"{shop}{DONE_PATH}", method="POST", cookie=shop_cookie)
+    assert answer.status == 200, answer.text
+    return answer.text
+
+
+def test_done_shopping_in_the_demo_shop_lets_the_next_in(demo_room: LocalProcess) -> None:
+    room = demo_room
+    first, second = join(room), join(room)
+    assert wait_until(lambda: polling(room, first)["allow"], 15)
+    assert polling(room, second)["state"] == "waiting"
+
+    shop_cookie, page = shop_visit(room, first)
+    assert ADMITTED_TEXT in page and DONE_BUTTON in page
+    assert "Inside the shop now: 1 of 1 places held." in page
+    assert "at least once every 10 minutes" in page  # the default session
+    assert inside_count(room) == 1
+
+    pressed_at = time.monotonic()
+    assert LEFT_TEXT in done_shopping(room, shop_cookie)
+    assert not shop_checks(room, first)  # the shop's /leave ended the room's session
+    assert wait_until(lambda: polling(room, second)["allow"], 5, interval=0.1)
+    assert time.monotonic() - pressed_at <= 5
+
+    # The second visitor shops and is done too: with nobody waiting, the count drops.
+    shop_cookie, page = shop_visit(room, second)
+    assert "Inside the shop now: 1 of 1 places held." in page
+    assert LEFT_TEXT in done_shopping(room, shop_cookie)
+    assert wait_until(lambda: inside_count(room) == 0, 5, interval=0.1)

@@ -1,6 +1,8 @@
 """docs/shop-integration.md's Python example, run as written against a local room: an admitted
 visitor's ticket is verified offline, redeemed once, traded for the shop's session and stripped
-from the URL; every ticket a shop must refuse is refused; the /client variant admits once.
+from the URL; every ticket a shop must refuse is refused; the /client variant admits once. The
+"Capacity mode" section's functions run against a capacity-mode room: /client renews the
+session, /leave ends it once.
 
 The same for the Node.js example: tests/js/shop_integration.test.mjs (node --test).
 """
@@ -17,11 +19,13 @@ import jwt
 import pytest
 
 from beekeeper.core import tickets as facts
+from beekeeper.core.settings import DEFAULT_CLAIM_MINUTES
 from tests.support.localroom.http import get
 from tests.support.shop_room import ShopRoom, shop_room
 from tests.support.snippets import snippet
 
 pytestmark = pytest.mark.slow
+CLAIM_SECONDS = round(DEFAULT_CLAIM_MINUTES * 60)  # the capacity room's claim window
 
 
 @pytest.fixture(scope="module")
@@ -32,15 +36,30 @@ def room(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ShopRoom]:
             yield running
 
 
-@pytest.fixture
-def example(room: ShopRoom, monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
+@pytest.fixture(scope="module")
+def capacity_room(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ShopRoom]:
+    """A capacity-mode room (one place), for the page's "Capacity mode" section."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("BEEKEEPER_CONFIG_DIR", str(tmp_path_factory.mktemp("config")))
+        with shop_room(max_inside=1) as running:
+            yield running
+
+
+def load_example(
+    monkeypatch: pytest.MonkeyPatch, room_url: str, room_name: str, origin: str
+) -> types.ModuleType:
     """The page's Python example as a fresh module, configured as a shop would configure it."""
-    monkeypatch.setenv("BEEKEEPER_ROOM_URL", room.room_url)
-    monkeypatch.setenv("BEEKEEPER_ROOM_NAME", room.room_name)
-    monkeypatch.setenv("SHOP_ORIGIN", room.shop_origin)
+    monkeypatch.setenv("BEEKEEPER_ROOM_URL", room_url)
+    monkeypatch.setenv("BEEKEEPER_ROOM_NAME", room_name)
+    monkeypatch.setenv("SHOP_ORIGIN", origin)
     module = types.ModuleType("shop_example")
     exec(compile(snippet("shop.py"), "docs/shop-integration.md (shop.py)", "exec"), module.__dict__)  # noqa: S102 - the documented example itself
     return module
+
+
+@pytest.fixture
+def example(room: ShopRoom, monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
+    return load_example(monkeypatch, room.room_url, room.room_name, room.shop_origin)
 
 
 def visit(app: Any, url: str, cookie: str = "") -> tuple[str, dict[str, str], bytes]:
@@ -121,3 +140,34 @@ def test_the_client_variant_admits_a_token_once(room: ShopRoom, example: types.M
     assert example.admitted_by_room(room.token) is True
     assert example.admitted_by_room(room.token) is False
     assert example.admitted_by_room("forged" + room.token[6:]) is False
+
+
+def test_in_capacity_mode_the_shop_renews_the_session_and_ends_it_with_leave(
+    capacity_room: ShopRoom, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    room = capacity_room
+    example = load_example(monkeypatch, room.room_url, room.room_name, room.shop_origin)
+    # The ticket verifies as in rate mode; it proves the admission up to the claim deadline.
+    claims = example.verify_ticket(room.tickets["valid"])
+    assert claims is not None
+    assert claims["exp"] - claims["iat"] == CLAIM_SECONDS
+    # The shop's first check is the visitor's arrival; every check renews the session.
+    assert example.renew_session(room.token) is True
+    assert example.renew_session(room.token) is True
+    # Done: the first leave ends the session, a second finds it ended, a check is refused.
+    assert example.leave_room(room.token) is True
+    assert example.leave_room(room.token) is False
+    assert example.renew_session(room.token) is False
+    assert example.leave_room("not-a-token") is False
+    assert example.renew_session("not-a-token") is False
+
+
+def test_a_room_that_does_not_answer_keeps_the_visitor(
+    capacity_room: ShopRoom, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Port 9 refuses connections on this machine: the room "did not answer".
+    example = load_example(
+        monkeypatch, "http://127.0.0.1:9/room", capacity_room.room_name, capacity_room.shop_origin
+    )
+    assert example.renew_session(capacity_room.token) is True
+    assert example.leave_room(capacity_room.token) is False

@@ -1,9 +1,11 @@
 // docs/shop-integration.md's Node.js example (jose), run as written against a local room: an
 // admitted visitor's ticket is verified offline, redeemed once, traded for the shop's session
-// and stripped from the URL; every ticket a shop must refuse is refused; /client admits once.
+// and stripped from the URL; every ticket a shop must refuse is refused; /client admits once. The
+// "Capacity mode" section's functions run against a capacity-mode room (a second copy of the
+// example, configured for it): /client renews the session, /leave ends it once.
 //
-// The room is `python -m tests.support.shop_room` (the Python example's tests use the same), run
-// with $BEEKEEPER_PYTHON (scripts/check sets it) or this checkout's .venv.
+// The rooms are `python -m tests.support.shop_room` (the Python example's tests use the same),
+// run with $BEEKEEPER_PYTHON (scripts/check sets it) or this checkout's .venv.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -41,28 +43,41 @@ async function firstLine(stream, timeoutMs) {
   throw new Error("the room ended before saying where it is");
 }
 
-let roomProcess;
+let roomProcesses = [];
 let room;
+let capacityRoom;
 let example;
+let capacityExample;
 let shopUrl;
 let generated;
 
-before(async () => {
-  roomProcess = spawn(python, ["-m", "tests.support.shop_room"], {
+async function startRoom(args) {
+  const child = spawn(python, ["-m", "tests.support.shop_room", ...args], {
     cwd: repo,
     stdio: ["pipe", "pipe", "inherit"],
   });
-  room = JSON.parse(await firstLine(roomProcess.stdout, ROOM_START_MS));
-  // Configured as a shop would be: from its environment.
-  process.env.BEEKEEPER_ROOM_URL = room.room_url;
-  process.env.BEEKEEPER_ROOM_NAME = room.room_name;
-  process.env.SHOP_ORIGIN = room.shop_origin;
+  roomProcesses.push(child);
+  return JSON.parse(await firstLine(child.stdout, ROOM_START_MS));
+}
+
+// The example configured as a shop would be, from its environment; each configuration is a
+// module of its own (the query string keeps a second import from reusing the first).
+async function loadExample(facts, instance) {
+  process.env.BEEKEEPER_ROOM_URL = facts.room_url;
+  process.env.BEEKEEPER_ROOM_NAME = facts.room_name;
+  process.env.SHOP_ORIGIN = facts.shop_origin;
+  return import(`${pathToFileURL(generated).href}?${instance}`);
+}
+
+before(async () => {
+  [room, capacityRoom] = await Promise.all([startRoom([]), startRoom(["--max-inside", "1"])]);
   // Written inside node_modules so that `import ... from "jose"` finds this checkout's jose.
   const folder = path.join(repo, "node_modules", ".cache", "beekeeper-examples");
   mkdirSync(folder, { recursive: true });
   generated = path.join(folder, `shop-${process.pid}.mjs`);
   writeFileSync(generated, snippet("shop.mjs"));
-  example = await import(pathToFileURL(generated).href);
+  capacityExample = await loadExample(capacityRoom, "capacity");
+  example = await loadExample(room, "rate");
   example.shop.listen(0, "127.0.0.1");
   await once(example.shop, "listening");
   shopUrl = `http://127.0.0.1:${example.shop.address().port}`;
@@ -71,10 +86,14 @@ before(async () => {
 after(async () => {
   example?.shop.close();
   if (generated) rmSync(generated, { force: true });
-  if (roomProcess && roomProcess.exitCode === null) {
-    roomProcess.stdin.end();
-    await once(roomProcess, "exit");
-  }
+  await Promise.all(
+    roomProcesses
+      .filter((child) => child.exitCode === null)
+      .map((child) => {
+        child.stdin.end();
+        return once(child, "exit");
+      }),
+  );
 });
 
 function atShop(url) {
@@ -125,4 +144,27 @@ test("the /client variant admits a token once", async () => {
   assert.equal(await example.admittedByRoom(room.token), true);
   assert.equal(await example.admittedByRoom(room.token), false);
   assert.equal(await example.admittedByRoom(`forged${room.token.slice(6)}`), false);
+});
+
+test("in capacity mode the shop renews the session and ends it with /leave", async () => {
+  const token = capacityRoom.token;
+  // The shop's first check is the visitor's arrival; every check renews the session.
+  assert.equal(await capacityExample.renewSession(token), true);
+  assert.equal(await capacityExample.renewSession(token), true);
+  // Done: the first leave ends the session, a second finds it ended, a check is refused.
+  assert.equal(await capacityExample.leaveRoom(token), true);
+  assert.equal(await capacityExample.leaveRoom(token), false);
+  assert.equal(await capacityExample.renewSession(token), false);
+  assert.equal(await capacityExample.leaveRoom("not-a-token"), false);
+  assert.equal(await capacityExample.renewSession("not-a-token"), false);
+});
+
+test("a room that does not answer keeps the visitor", async () => {
+  // Port 9 refuses connections on this machine: the room "did not answer".
+  const unreachable = await loadExample(
+    { ...capacityRoom, room_url: "http://127.0.0.1:9/room" },
+    "unreachable",
+  );
+  assert.equal(await unreachable.renewSession(capacityRoom.token), true);
+  assert.equal(await unreachable.leaveRoom(capacityRoom.token), false);
 });

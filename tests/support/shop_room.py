@@ -3,7 +3,8 @@ through the real flow, and the tickets a shop must refuse, made with the room's 
 
 In-process for the Python example's tests (`shop_room`), and as a program for the Node.js
 example's (`python -m tests.support.shop_room`): it prints one JSON line with
-the facts and runs until its standard input closes.
+the facts and runs until its standard input closes. With a cap (`max_inside`, `--max-inside`)
+the room is in capacity mode, for the examples of the page's "Capacity mode" section.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from tests.support.localroom.http import admitted_origin
 # The shop's page the room sends visitors to (with a query of its own, which the examples keep).
 SHOP_URL = "http://localhost:3000/sale?from=email"
 ROOM_NAME = "shop-examples"
+CAPACITY_ROOM_NAME = "shop-examples-capacity"
 
 
 @dataclass(frozen=True)
@@ -90,11 +92,19 @@ def crafted_tickets(room: LocalRoom, valid: str) -> dict[str, str]:
 
 
 @contextmanager
-def shop_room(shop_url: str = SHOP_URL) -> Iterator[ShopRoom]:
+def shop_room(shop_url: str = SHOP_URL, max_inside: int = 0) -> Iterator[ShopRoom]:
     """A running local room for the shop at `shop_url`, with one admitted visitor; stopped on
-    exit."""
+    exit. With `max_inside` > 0 it is a capacity-mode room (its own name, so both can run)."""
+    name = CAPACITY_ROOM_NAME if max_inside else ROOM_NAME
     options = LocalOptions(
-        rate=600, origin=shop_url, port=0, operator_port=0, minute_seconds=2, name=ROOM_NAME
+        rate=600,
+        origin=shop_url,
+        port=0,
+        operator_port=0,
+        minute_seconds=2,
+        name=name,
+        max_inside=max_inside or None,
+        save_line=False,
     )
     room = LocalRoom(options)
     room.start()
@@ -104,7 +114,7 @@ def shop_room(shop_url: str = SHOP_URL) -> Iterator[ShopRoom]:
         query = parse_qs(urlsplit(admission).query)
         yield ShopRoom(
             room_url=room.urls.issuer,
-            room_name=ROOM_NAME,
+            room_name=name,
             shop_origin=browser_origin(shop_url),
             token=query[ORIGIN_TOKEN_PARAMETER][0],
             admission_url=admission,
@@ -117,10 +127,11 @@ def shop_room(shop_url: str = SHOP_URL) -> Iterator[ShopRoom]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shop-url", default=SHOP_URL)
+    parser.add_argument("--max-inside", type=int, default=0)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as config:
         os.environ["BEEKEEPER_CONFIG_DIR"] = config
-        with shop_room(args.shop_url) as room:
+        with shop_room(args.shop_url, args.max_inside) as room:
             print(json.dumps(asdict(room)), flush=True)
             sys.stdin.read()  # until the test closes it
 

@@ -100,3 +100,21 @@ def test_twenty_thousand_pre_queued_at_six_thousand_a_minute_exactly() -> None:
     assert result.exact and result.max_window_excess <= 0
     assert result.lost == 0 and result.admitted_twice == 0 and result.still_waiting == 0
     assert fair(result.prequeue_order_tau, 20_000)
+
+
+@pytest.mark.slow
+def test_a_hundred_thousand_pre_queued_at_thirty_thousand_a_minute_exactly() -> None:
+    """The issue's size: 100,000 drawn at the start, admitted at exactly the rate, nobody lost."""
+    result = simulate(
+        rate=30_000,
+        visitors=100_000,
+        arrival=Arrival.parse("uniform:1"),
+        minutes=6,
+        starts_at_minute=1,
+        seed=5,
+    )
+    assert result.prequeue_visitors == 100_000
+    assert result.admitted_per_minute == [0, 30_000, 30_000, 30_000, 10_000, 0]
+    assert result.exact and result.max_window_excess <= 0
+    assert result.lost == 0 and result.admitted_twice == 0 and result.still_waiting == 0
+    assert fair(result.prequeue_order_tau, 100_000)

@@ -212,23 +212,18 @@ class LocalRoom:
             clock=time.time,
         ).ensure_first_key(issuer=urls.issuer)
         dynamodb = emulator.client("dynamodb")
-        if options.rate is not None and self.restored.found:
-            # A rate given on the command line wins over one set by `beekeeper rate` before.
+        # A rate or a start given on the command line wins over one set before by
+        # `beekeeper rate` or `beekeeper schedule` in the saved line: one write for both.
+        rate_given = options.rate is not None
+        start_given = options.starts_at is not None
+        if (rate_given or start_given) and self.restored.found:
             write_config(
                 dynamodb,
                 resources.table_name,
                 settings,
                 now=time.time(),
-                operator_rate=settings.rate,
-            )
-        if options.starts_at is not None and self.restored.found:
-            # So does a start given on the command line, over one set by `beekeeper schedule`.
-            write_config(
-                dynamodb,
-                resources.table_name,
-                settings,
-                now=time.time(),
-                starts_at=settings.starts_at_epoch,
+                operator_rate=settings.rate if rate_given else None,
+                starts_at=settings.starts_at_epoch if start_given else None,
             )
         integration_target = emulator.template_target()
         gateway = Gateway(

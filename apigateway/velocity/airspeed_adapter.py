@@ -20,8 +20,8 @@ from typing import Any
 import airspeed
 from airspeed import operators as parsed
 
-from beekeeper.local.velocity import syntax
-from beekeeper.local.velocity.java import UnsupportedVtl, VtlRenderError
+from beekeeper.apigateway.velocity import syntax
+from beekeeper.apigateway.velocity.java import UnsupportedVtl, VtlRenderError
 
 
 def parse(template: str) -> syntax.Block:

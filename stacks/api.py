@@ -13,6 +13,7 @@ synth with a sentence that names the route.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from aws_cdk import RemovalPolicy, Size, Stack
@@ -62,7 +63,10 @@ class RoomApi(Construct):
         table: ITable,
         producer: lambda_.IFunction,
         logging_enabled: bool,
+        define: Callable[..., rest_api.RestApiDefinition] = rest_api.definition,
     ) -> None:
+        """`define` is stacks/rest_api.definition (a test hands in another to see a broken
+        definition refused)."""
         super().__init__(scope, construct_id)
         self.settings = settings
         self.stage_name = settings.name
@@ -140,7 +144,7 @@ class RoomApi(Construct):
             region=Stack.of(self).region,
             partition=Stack.of(self).partition,
         )
-        self.definition = rest_api.definition(settings, refs, page_html=render_page(settings))
+        self.definition = define(settings, refs, page_html=render_page(settings))
         try:
             check(self.definition.methods, self.definition.gateway_responses)
         except InvalidApi as error:

@@ -178,6 +178,15 @@ COOKIE_CASES = [
     ("absent", {}, "no_token"),
     ("other header only", {"X-Cookie": f"beekeeper_token={TOKEN}"}, "no_token"),
     ("empty", {"Cookie": ""}, "no_token"),
+    # The join starts at the first value that is not empty (docs/vtl.md): an empty header
+    # before ours adds no part; one after it an empty part, which names no cookie.
+    ("empty first header", {"Cookie": "", "cookie": f"beekeeper_token={TOKEN}"}, TOKEN),
+    ("empty last header", {"cookie": f"beekeeper_token={TOKEN}", "Cookie": ""}, TOKEN),
+    (
+        "empty header between",
+        {"COOKIE": "a=1", "Cookie": "", "cookie": f"beekeeper_token={TOKEN}"},
+        TOKEN,
+    ),
     ("no value", {"Cookie": "beekeeper_token="}, "malformed"),
     ("no equals sign", {"Cookie": "beekeeper_token"}, "no_token"),
     ("quoted", {"Cookie": f'beekeeper_token="{TOKEN}"'}, "malformed"),
@@ -548,6 +557,9 @@ def test_without_a_status_item_the_visitor_waits_with_no_estimate() -> None:
         "slowed": False,
         "updated_at": 0,
     }
+    # docs/vtl.md says the same.
+    docs = " ".join((VTL_DIR.parent / "docs" / "vtl.md").read_text(encoding="utf-8").split())
+    assert f"and `poll_after: {polling.POLL_AFTER_WITHOUT_RATE_SECONDS}`" in docs
 
 
 def test_admitted_visitor_is_let_through_even_when_the_room_is_off() -> None:

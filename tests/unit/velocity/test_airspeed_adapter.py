@@ -175,3 +175,15 @@ def test_only_the_adapter_imports_airspeed() -> None:
         if re.search(r"^\s*(import airspeed|from airspeed\b)", path.read_text(), re.M)
     )
     assert importing == [str(Path("apigateway/velocity/airspeed_adapter.py"))]
+
+
+def test_the_adapter_reads_one_private_member_of_airspeed() -> None:
+    """Only a parenthesized expression's bound `calculate` (its owner, `__self__`) is private
+    to airspeed; pyproject.toml pins the range these tests pass on."""
+    source = (PACKAGE_ROOT / "apigateway" / "velocity" / "airspeed_adapter.py").read_text()
+    code = "\n".join(line.split("#", 1)[0] for line in source.splitlines())
+    assert re.findall(r"\b(?:parsed|airspeed)\._\w+", code) == []
+    assert code.count(".__self__") == 1
+    assert re.search(
+        r'"airspeed-ext>=0\.6\.9,<0\.7"', (PACKAGE_ROOT / "pyproject.toml").read_text()
+    )

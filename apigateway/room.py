@@ -13,13 +13,9 @@ from beekeeper.apigateway.http import HttpRequest, HttpResponse
 from beekeeper.apigateway.model import RestApi, load
 from beekeeper.apigateway.runtime import MISSING_ROUTE, gateway_response, invoke
 from beekeeper.core.gateway_answers import gateway_responses
+from beekeeper.core.local_room import LOCAL_INTEGRATION_ROLE, LOCAL_PARTITION, LOCAL_REGION
 from beekeeper.core.routes import mode_of, routes
 from beekeeper.vtl.methods import preflight_method, route_method
-
-# What the emulation names where the stack has CloudFormation tokens.
-LOCAL_REGION_NAME = "us-east-1"
-LOCAL_PARTITION = "aws"
-LOCAL_INTEGRATION_ROLE = "arn:aws:iam::000000000000:role/beekeeper-local-api"
 
 
 @functools.lru_cache(maxsize=32)
@@ -37,7 +33,7 @@ def route_api(route: str, table_name: str, origin: str, session_seconds: int = 0
             origin=origin,
             session_seconds=session_seconds,
             credentials=LOCAL_INTEGRATION_ROLE,
-            region=LOCAL_REGION_NAME,
+            region=LOCAL_REGION,
             partition=LOCAL_PARTITION,
         )
     }

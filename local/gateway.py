@@ -28,7 +28,6 @@ from beekeeper.apigateway.model import Method, load
 from beekeeper.apigateway.runtime import MISSING_ROUTE, gateway_response
 from beekeeper.core.datamodel import COOKIE_NAME
 from beekeeper.core.gateway_answers import INTERNAL_ERROR_MESSAGE
-from beekeeper.core.local_room import LOCAL_REGION
 from beekeeper.core.settings import RoomSettings
 from beekeeper.local.proxy_event import (
     proxy_result_headers,
@@ -37,13 +36,10 @@ from beekeeper.local.proxy_event import (
     rest_proxy_event,
 )
 from beekeeper.local.room_code import RoomCode
-from beekeeper.stacks.rest_api import ApiReferences, definition
+from beekeeper.stacks.rest_api import definition, local_references
 
 log = logging.getLogger("beekeeper.local")
 
-# What the local API names where the deployed one has an IAM role and a Lambda function.
-LOCAL_INTEGRATION_ROLE = "arn:aws:iam::000000000000:role/beekeeper-local-api"
-LOCAL_PRODUCER = "arn:aws:lambda:local:000000000000:function:beekeeper-local-producer"
 
 StartResponse = Callable[[str, list[tuple[str, str]]], Any]
 MAX_BODY_BYTES = 64 * 1024
@@ -105,14 +101,7 @@ class Gateway:
         self._host = host
         self._clock = clock
         self.arrivals = arrivals or ArrivalCounter()
-        refs = ApiReferences(
-            table_name=table_name,
-            integration_role_arn=LOCAL_INTEGRATION_ROLE,
-            producer_arn=LOCAL_PRODUCER,
-            region=LOCAL_REGION,
-            partition="aws",
-        )
-        api = definition(settings, refs, page_html=code.page(settings))
+        api = definition(settings, local_references(table_name), page_html=code.page(settings))
         # Loaded as API Gateway stores it, refused on the rules the stack's synth holds.
         self.api = load(api.methods, api.gateway_responses)
 

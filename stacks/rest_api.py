@@ -23,6 +23,12 @@ from typing import Any
 
 from beekeeper.core.gateway_answers import gateway_responses
 from beekeeper.core.headers import PAGE_HEADERS
+from beekeeper.core.local_room import (
+    LOCAL_INTEGRATION_ROLE,
+    LOCAL_PARTITION,
+    LOCAL_PRODUCER,
+    LOCAL_REGION,
+)
 from beekeeper.core.routes import mode_of, routes
 from beekeeper.core.settings import RoomSettings
 from beekeeper.stacks import page
@@ -42,6 +48,17 @@ class ApiReferences:
     producer_arn: str  # the producer Lambda's ARN
     region: str
     partition: str
+
+
+def local_references(table_name: str) -> ApiReferences:
+    """What a room on this machine names instead (core/local_room.py)."""
+    return ApiReferences(
+        table_name=table_name,
+        integration_role_arn=LOCAL_INTEGRATION_ROLE,
+        producer_arn=LOCAL_PRODUCER,
+        region=LOCAL_REGION,
+        partition=LOCAL_PARTITION,
+    )
 
 
 @dataclass(frozen=True)
@@ -125,6 +142,7 @@ __all__ = [
     "ApiReferences",
     "RestApiDefinition",
     "definition",
+    "local_references",
     "page_method",
     "producer_method",
 ]

@@ -11,20 +11,9 @@ import ast
 from pathlib import Path
 
 from beekeeper.core.paths import PACKAGE_ROOT
+from tests.support.packages import SOURCE_PACKAGES
 
-PACKAGES = (
-    "core",
-    "cli",
-    "stacks",
-    "lambdas",
-    "vtl",
-    "waiting_room_site",
-    "simulator",
-    "store",
-    "local",
-    "apigateway",
-    "charts",
-)
+PACKAGES = SOURCE_PACKAGES
 
 
 def imported(path: Path) -> set[str]:

@@ -14,18 +14,12 @@ from beekeeper.apigateway.model import InvalidApi, check, load, method_problems
 from beekeeper.apigateway.runtime import invoke
 from beekeeper.core.gateway_answers import gateway_responses
 from beekeeper.core.routes import CAPACITY, RATE, routes
-from beekeeper.stacks.rest_api import ApiReferences, definition
+from beekeeper.stacks.rest_api import definition, local_references
 from beekeeper.vtl.methods import route_method
 from tests.support.stack_testkit import CHANGED_ROOM, FULL_ROOM
 
 ORIGIN = "https://shop.example"
-REFS = ApiReferences(
-    table_name="beekeeper-test",
-    integration_role_arn="arn:aws:iam::000000000000:role/api",
-    producer_arn="arn:aws:lambda:us-east-1:000000000000:function:producer",
-    region="us-east-1",
-    partition="aws",
-)
+REFS = local_references("beekeeper-test")
 TOKEN = "A" * 22 + ".7"
 NOW_MS = 1_763_780_000_000
 

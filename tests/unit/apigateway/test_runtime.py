@@ -18,19 +18,13 @@ from beekeeper.apigateway.runtime import (
     media_type,
 )
 from beekeeper.core.headers import PAGE_HEADERS, browser_origin
-from beekeeper.stacks.rest_api import ApiReferences, definition
+from beekeeper.stacks.rest_api import definition, local_references
 from beekeeper.vtl.methods import DYNAMODB_CONTENT_TYPE
 from tests.support.stack_testkit import CHANGED_ROOM
 
 SETTINGS = CHANGED_ROOM  # a capacity room: /leave is a POST with three request templates
 PAGE = "<!doctype html><title>in line</title><p>é</p>"
-REFS = ApiReferences(
-    table_name="beekeeper-test",
-    integration_role_arn="arn:aws:iam::000000000000:role/api",
-    producer_arn="arn:aws:lambda:us-east-1:000000000000:function:producer",
-    region="us-east-1",
-    partition="aws",
-)
+REFS = local_references("beekeeper-test")
 NOW_MS = 1_763_780_000_000
 CONDITION_FAILED = {"__type": "com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException"}
 

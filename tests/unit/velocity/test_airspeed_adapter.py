@@ -33,6 +33,7 @@ from beekeeper.apigateway.velocity.syntax import (
 from beekeeper.core.paths import PACKAGE_ROOT
 from beekeeper.core.routes import template_files
 from beekeeper.vtl import load_template, template_values
+from tests.support.packages import SOURCE_PACKAGES
 
 
 def test_response_overrides_are_read_from_dotted_sets() -> None:
@@ -155,22 +156,9 @@ def test_the_real_templates_parse() -> None:
 
 
 def test_only_the_adapter_imports_airspeed() -> None:
-    folders = (
-        "core",
-        "cli",
-        "stacks",
-        "lambdas",
-        "vtl",
-        "waiting_room_site",
-        "simulator",
-        "store",
-        "local",
-        "apigateway",
-        "charts",
-    )
     importing = sorted(
         str(path.relative_to(PACKAGE_ROOT))
-        for folder in folders
+        for folder in SOURCE_PACKAGES
         for path in (PACKAGE_ROOT / folder).glob("**/*.py")
         if re.search(r"^\s*(import airspeed|from airspeed\b)", path.read_text(), re.M)
     )

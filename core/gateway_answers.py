@@ -8,7 +8,6 @@ holds the two equal on a synthesized stack. The templated routes themselves are 
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from beekeeper.core.headers import cors_headers
@@ -36,10 +35,6 @@ def route_methods(mode: Mode) -> dict[str, tuple[str, ...]]:
     return methods
 
 
-MISSING_ROUTE_STATUS = 403
-MISSING_ROUTE_MESSAGE = "Missing Authentication Token"
-UNSUPPORTED_MEDIA_TYPE_MESSAGE = "Unsupported Media Type"
-INTERNAL_ERROR_MESSAGE = "Internal server error"
 # Seconds a client should wait after API Gateway itself throttles it.
 THROTTLED_RETRY_AFTER_SECONDS = 2
 
@@ -51,12 +46,6 @@ GATEWAY_ERROR_TEMPLATE = '{"error": $context.error.messageString}'
 def gateway_error_headers(origin_url: str) -> dict[str, str]:
     """JSON that is never cached, readable by the shop's front end."""
     return {"Cache-Control": "no-store", **cors_headers(origin_url)}
-
-
-def gateway_error(status: int, message: str, origin_url: str) -> tuple[int, dict[str, str], str]:
-    """API Gateway's own error answer, as the template above renders it."""
-    headers = {"Content-Type": "application/json", **gateway_error_headers(origin_url)}
-    return status, headers, json.dumps({"error": message})
 
 
 def gateway_responses(origin_url: str) -> dict[str, dict[str, Any]]:

@@ -25,9 +25,8 @@ from typing import Any
 from beekeeper.apigateway.dynamodb import DynamoDbTarget
 from beekeeper.apigateway.http import HttpRequest
 from beekeeper.apigateway.model import Method, load
-from beekeeper.apigateway.runtime import MISSING_ROUTE, gateway_response
+from beekeeper.apigateway.runtime import INTERNAL_ERROR, MISSING_ROUTE, gateway_response
 from beekeeper.core.datamodel import COOKIE_NAME
-from beekeeper.core.gateway_answers import INTERNAL_ERROR_MESSAGE
 from beekeeper.core.settings import RoomSettings
 from beekeeper.local.proxy_event import (
     proxy_result_headers,
@@ -123,7 +122,7 @@ class Gateway:
             # A failing Lambda is API Gateway's 502 in AWS; say why in the log, not to the
             # visitor.
             log.exception("%s %s failed", method, path)
-            response = gateway_response(self.api, "DEFAULT_5XX", INTERNAL_ERROR_MESSAGE, status=502)
+            response = gateway_response(self.api, "DEFAULT_5XX", INTERNAL_ERROR[1], status=502)
             status, headers = response.status, list(response.headers.items())
             body = response.body.encode("utf-8")
         headers.append(("Content-Length", str(len(body))))

@@ -29,10 +29,11 @@ import statistics
 import sys
 from collections.abc import Callable, Sequence
 
+from beekeeper.apigateway.velocity import RenderInput, render
 from beekeeper.core import polling
 from beekeeper.core.polling_load import standing_polls_per_second
-from beekeeper.local.velocity import RenderInput, render
-from beekeeper.vtl import ROUTES, load_template, template_values
+from beekeeper.core.routes import route
+from beekeeper.vtl import load_template, template_values
 
 API_GATEWAY_DEFAULT_LIMIT = 10_000  # requests per second, per account and region
 # The page waits poll_after * (1 + 0.25 * random()): never sooner than asked
@@ -80,7 +81,7 @@ def notice_latencies(
 def check_rule_against_template(rng: random.Random, checks: int = 200) -> None:
     """The Python rule must be the template's: render the real template and compare."""
     values = template_values(table_name="bench", origin="https://shop.example")
-    template = load_template(ROUTES["polling"][1], values)
+    template = load_template(route("polling").response_template, values)
     for _ in range(checks):
         rate = rng.choice([1, 7, 60, 1_000, 30_000, 300_000])
         ordinal = rng.randint(1, 5_000_000)

@@ -1,48 +1,42 @@
 """What API Gateway itself answers for a room, defined once for the stack and local mode.
 
-The stack configures API Gateway from these (stacks/api.py); local mode's gateway answers by
-them (local/gateway.py, local/integration.py); tests/stack/test_local_parity.py holds the two
-equal on a synthesized stack. Standard library only.
+The stack configures API Gateway from these (stacks/rest_api.py, stacks/api.py); local mode's
+gateway is built from the same definition (beekeeper.apigateway); tests/stack/test_local_parity.py
+holds the two equal on a synthesized stack. The templated routes themselves are the registry's
+(core/routes.py). Standard library only.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable
+from typing import Any
 
 from beekeeper.core.headers import cors_headers
-from beekeeper.core.tickets import JWKS_ROUTE
+from beekeeper.core.routes import REGISTRY, Mode, route, routes
 
-# The method each templated route answers (vtl.ROUTES, vtl.CAPACITY_ROUTES), GET unless named:
-# /leave is a POST, so that a page's sendBeacon and a shop's server can call it.
-TEMPLATE_ROUTE_METHODS: dict[str, str] = {"leave": "POST"}
-# Routes the shop's own pages may call with the visitor's cookie: CORS for the origin only, and
-# an OPTIONS preflight.
-CORS_ROUTES = ("client", "leave")
 # The routes answered by a Lambda or a static page rather than a template.
 OTHER_ROUTES = ("beekeeper", "room")
+# Routes the shop's own pages may call with the visitor's cookie: CORS for the origin only, and
+# an OPTIONS preflight (the registry's `cors` routes).
+CORS_ROUTES = tuple(found.name for found in REGISTRY if found.cors)
 
 
-def route_method(route: str) -> str:
-    """The method a templated route answers (its preflight aside)."""
-    return TEMPLATE_ROUTE_METHODS.get(route, "GET")
+def route_method(name: str) -> str:
+    """The method a templated route answers (its preflight aside): the registry's."""
+    return route(name).method
 
 
-def route_methods(template_routes: Iterable[str]) -> dict[str, tuple[str, ...]]:
-    """Every path of a room's API and the methods it has, given its templated routes.
-    Anything else (another path, another method, HEAD included) is API Gateway's "Missing
-    Authentication Token": 403."""
-    methods: dict[str, tuple[str, ...]] = {f"/{route}": ("GET",) for route in OTHER_ROUTES}
-    for route in template_routes:
-        preflight = ("OPTIONS",) if route in CORS_ROUTES else ()
-        methods[f"/{route}"] = (route_method(route), *preflight)
+def route_methods(mode: Mode) -> dict[str, tuple[str, ...]]:
+    """Every path of a room's API in `mode` and the methods it has. Anything else (another
+    path, another method, HEAD included) is API Gateway's "Missing Authentication Token": 403."""
+    methods: dict[str, tuple[str, ...]] = {f"/{name}": ("GET",) for name in OTHER_ROUTES}
+    for found in routes(mode).values():
+        preflight = ("OPTIONS",) if found.cors else ()
+        methods[f"/{found.name}"] = (found.method, *preflight)
     return methods
 
 
-# A rate-mode room's (vtl.ROUTES).
-ROUTE_METHODS = route_methods(("polling", "client", JWKS_ROUTE))
-MISSING_ROUTE_STATUS = 403
-MISSING_ROUTE_MESSAGE = "Missing Authentication Token"
+# Seconds a client should wait after API Gateway itself throttles it.
+THROTTLED_RETRY_AFTER_SECONDS = 2
 
 # The body template of API Gateway's own error answers (throttled, WAF-blocked, missing route,
 # unsupported media type, a failed integration), and the headers they carry.
@@ -54,10 +48,27 @@ def gateway_error_headers(origin_url: str) -> dict[str, str]:
     return {"Cache-Control": "no-store", **cors_headers(origin_url)}
 
 
-def gateway_error(status: int, message: str, origin_url: str) -> tuple[int, dict[str, str], str]:
-    """API Gateway's own error answer, as the template above renders it."""
-    headers = {"Content-Type": "application/json", **gateway_error_headers(origin_url)}
-    return status, headers, json.dumps({"error": message})
+def gateway_responses(origin_url: str) -> dict[str, dict[str, Any]]:
+    """The room's gateway responses as CloudFormation's AWS::ApiGateway::GatewayResponse
+    properties (RestApiId aside), by response type: what the stack deploys and local mode's
+    gateway answers by. A type without its own (a missing route's 403, a 415) takes
+    DEFAULT_4XX's or DEFAULT_5XX's, with its own status code."""
+    headers = gateway_error_headers(origin_url)
+    throttled = {**headers, "Retry-After": str(THROTTLED_RETRY_AFTER_SECONDS)}
+    return {
+        kind: {
+            "ResponseType": kind,
+            "ResponseParameters": {
+                f"gatewayresponse.header.{name}": f"'{value}'" for name, value in carried.items()
+            },
+            "ResponseTemplates": {"application/json": GATEWAY_ERROR_TEMPLATE},
+        }
+        for kind, carried in (
+            ("DEFAULT_4XX", headers),
+            ("DEFAULT_5XX", headers),
+            ("THROTTLED", throttled),
+        )
+    }
 
 
 # The CORS preflight of the CORS_ROUTES, for the shop's pages.

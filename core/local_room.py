@@ -1,5 +1,6 @@
 """What a local room (`beekeeper local`) and the operator CLI agree on without importing each
-other: the emulator's region and the placeholder credentials requests to it are signed with.
+other: the emulator's region, account and the placeholder credentials requests to it are
+signed with, and what its API names where a deployed room's has AWS resources.
 
 The emulator accepts any credentials, boto3 needs some to sign with, and a local room must
 never pick up (or send anywhere) the operator's real ones. Standard library only.
@@ -10,6 +11,12 @@ from __future__ import annotations
 import os
 
 LOCAL_REGION = "us-east-1"
+LOCAL_PARTITION = "aws"
+LOCAL_ACCOUNT = "000000000000"
+# What a local room's API names where the deployed one has an IAM role and a Lambda function
+# (stacks/rest_api.py's references; local mode's gateway calls the producer's handler).
+LOCAL_INTEGRATION_ROLE = f"arn:aws:iam::{LOCAL_ACCOUNT}:role/beekeeper-local-api"
+LOCAL_PRODUCER = f"arn:aws:lambda:{LOCAL_REGION}:{LOCAL_ACCOUNT}:function:beekeeper-local-producer"
 PLACEHOLDER_CREDENTIALS = {
     "aws_access_key_id": "beekeeper-local",
     "aws_secret_access_key": "beekeeper-local",

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from beekeeper.core import datamodel
-from beekeeper.core.local_room import LOCAL_REGION
+from beekeeper.core.local_room import LOCAL_ACCOUNT, LOCAL_REGION
 from beekeeper.core.names import ResourceNames
 from beekeeper.core.tickets import EMPTY_KEY_RING
 from beekeeper.local.http_server import ServerThread
@@ -31,7 +31,6 @@ from beekeeper.store.timing import RealTime
 from beekeeper.store.wire import JsonProtocol, TemplateTarget
 
 # The account id in the room's queue URLs and ARNs (a local room has no AWS account).
-LOCAL_ACCOUNT = "000000000000"
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,15 @@
-"""The local gateway: the deployed stage's routes at the same paths, as a WSGI app.
+"""The local gateway: the deployed stage's API at the same paths, as a WSGI app.
 
-| route | answered by (as in AWS) |
+It is built from the very definition the stack deploys (stacks/rest_api.py), loaded as API
+Gateway stores it and checked by the same rules (beekeeper.apigateway.model); what it answers
+is what that definition makes API Gateway answer:
+
+| method: integration | answered by (as in AWS) |
 |---|---|
-| /beekeeper | the producer Lambda's handler, with a REST proxy event |
-| /polling, /client, /jwks.json | the VTL templates through `run_integration`, on the store |
-| /enter, /leave | the same, in a capacity-mode room (max_inside > 0) |
-| /room | the waiting room page of the room's settings, with the stack's headers |
+| /beekeeper: AWS_PROXY | the producer Lambda's handler, with a REST proxy event |
+| the registry's routes: AWS | their templates run as API Gateway runs them, on the store |
+| /room, the preflights: MOCK | the same runtime (beekeeper.apigateway.runtime) |
+| no such method | the MISSING_AUTHENTICATION_TOKEN gateway response (403) |
 
 Served by waitress (a real, multi-threaded WSGI server) in `beekeeper.local.room`.
 """
@@ -18,19 +22,12 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from beekeeper.apigateway.dynamodb import DynamoDbTarget
+from beekeeper.apigateway.http import HttpRequest
+from beekeeper.apigateway.model import Method, load
+from beekeeper.apigateway.runtime import INTERNAL_ERROR, MISSING_ROUTE, gateway_response
 from beekeeper.core.datamodel import COOKIE_NAME
-from beekeeper.core.gateway_answers import (
-    MISSING_ROUTE_MESSAGE,
-    MISSING_ROUTE_STATUS,
-    PREFLIGHT_STATUS,
-    gateway_error,
-    preflight_headers,
-    route_method,
-    route_methods,
-)
-from beekeeper.core.headers import PAGE_HEADERS
 from beekeeper.core.settings import RoomSettings
-from beekeeper.local.integration import DynamoDbTarget
 from beekeeper.local.proxy_event import (
     proxy_result_headers,
     query_pairs,
@@ -38,9 +35,10 @@ from beekeeper.local.proxy_event import (
     rest_proxy_event,
 )
 from beekeeper.local.room_code import RoomCode
-from beekeeper.vtl import routes
+from beekeeper.stacks.rest_api import definition, local_references
 
 log = logging.getLogger("beekeeper.local")
+
 
 StartResponse = Callable[[str, list[tuple[str, str]]], Any]
 MAX_BODY_BYTES = 64 * 1024
@@ -59,6 +57,7 @@ _REASONS = {
     404: "Not Found",
     405: "Method Not Allowed",
     413: "Content Too Large",
+    415: "Unsupported Media Type",
     429: "Too Many Requests",
     500: "Internal Server Error",
     502: "Bad Gateway",
@@ -101,35 +100,31 @@ class Gateway:
         self._host = host
         self._clock = clock
         self.arrivals = arrivals or ArrivalCounter()
-        self._page = code.page(settings).encode("utf-8")
-        capacity = settings.max_inside > 0
-        self._routes = routes(capacity=capacity)
-        self._route_methods = route_methods(self._routes)
-        self._session_seconds = settings.session_seconds if capacity else 0
+        api = definition(settings, local_references(table_name), page_html=code.page(settings))
+        # Loaded as API Gateway stores it, refused on the rules the stack's synth holds.
+        self.api = load(api.methods, api.gateway_responses)
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         path = str(environ.get("PATH_INFO", "/"))
         method = str(environ.get("REQUEST_METHOD", "GET"))
         try:
-            if method not in self._route_methods.get(path, ()):
+            found = self.api.method(path, method)
+            if found is None:
                 # API Gateway has no such method: its own answer, as the stack configures it.
-                status, headers, body = self._gateway_error(
-                    MISSING_ROUTE_STATUS, MISSING_ROUTE_MESSAGE
-                )
-            elif method == "OPTIONS":
-                preflight = preflight_headers(self._settings.origin, route_method(path[1:]))
-                status, headers, body = PREFLIGHT_STATUS, list(preflight.items()), b""
-            elif path == "/beekeeper":
+                response = gateway_response(self.api, *MISSING_ROUTE)
+                status, headers = response.status, list(response.headers.items())
+                body = response.body.encode("utf-8")
+            elif found.integration.type == "AWS_PROXY":
                 status, headers, body = self._producer(environ)
-            elif path[1:] in self._routes:
-                status, headers, body = self._integration(path[1:], environ)
             else:
-                status, headers, body = 200, list(PAGE_HEADERS.items()), self._page
+                status, headers, body = self._integration(found, environ)
         except Exception:
             # A failing Lambda is API Gateway's 502 in AWS; say why in the log, not to the
             # visitor.
             log.exception("%s %s failed", method, path)
-            status, headers, body = self._gateway_error(502, "Internal server error")
+            response = gateway_response(self.api, "DEFAULT_5XX", INTERNAL_ERROR[1], status=502)
+            status, headers = response.status, list(response.headers.items())
+            body = response.body.encode("utf-8")
         headers.append(("Content-Length", str(len(body))))
         start_response(status_line(status), headers)
         return [body]
@@ -157,34 +152,34 @@ class Gateway:
         return int(result.get("statusCode", 200)), headers, str(text).encode("utf-8")
 
     def _integration(
-        self, route: str, environ: dict[str, Any]
+        self, method: Method, environ: dict[str, Any]
     ) -> tuple[int, list[tuple[str, str]], bytes]:
-        _read_body(environ)  # never read by the templates (a beacon's body), only consumed
-        request = self._code.http_request(
-            method=str(environ.get("REQUEST_METHOD", "GET")),
-            path=f"/{route}",
+        request = HttpRequest(
+            method=method.http_method,
+            path=method.path,
             query=dict(query_pairs(environ)),
-            headers=dict(request_headers(environ)),
+            headers=single_valued(request_headers(environ)),
+            body=_read_body(environ) or "",
         )
         now_ms = int(self._clock() * 1000)
         response = self._code.integration(
-            route,
+            self.api,
+            method,
             request,
             dynamodb=self._dynamodb,
-            table_name=self._table_name,
-            origin=self._settings.origin,
             request_time_ms=now_ms,
             request_id=f"local-{now_ms}",
-            session_seconds=self._session_seconds,
         )
         headers = [(str(k), str(v)) for k, v in dict(response.headers).items()]
-        body = response.body
-        raw = body if isinstance(body, bytes) else str(body).encode("utf-8")
-        return int(response.status), headers, raw
+        return int(response.status), headers, str(response.body).encode("utf-8")
 
-    def _gateway_error(self, status: int, message: str) -> tuple[int, list[tuple[str, str]], bytes]:
-        code, headers, body = gateway_error(status, message, self._settings.origin)
-        return code, list(headers.items()), body.encode("utf-8")
+
+def single_valued(pairs: list[tuple[str, str]]) -> dict[str, str]:
+    """The request's headers as a mapping template's `$input.params()` holds them: one value
+    per name. AWS does not document which of several same-named headers a mapping template
+    sees; the last is kept, as the proxy integration's `headers` keeps it for the same
+    request (its `multiValueHeaders` holds them all). docs/vtl.md: several Cookie headers."""
+    return dict(pairs)
 
 
 def _read_body(environ: dict[str, Any]) -> str | None:

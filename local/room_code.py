@@ -1,12 +1,13 @@
 """The room's real code, bound for a local room: the one place local mode names the modules.
 
 Local mode runs exactly what AWS runs: the producer, trigger, consumer and governor of
-`beekeeper.lambdas`, the /polling and /client templates through `beekeeper.local.integration`,
-and the waiting room page of `beekeeper.waiting_room_site`. `RoomCode` is the interface the
-gateway and the scheduler use; `load_room_code` fills it with those modules' plain functions,
-bound to the room's settings and to clients of the emulator by injection, as the simulator
-binds them. (In AWS the handlers bind the same functions to their environment, which the stack
-sets.) Nothing travels through the process environment, so rooms in one process stay apart.
+`beekeeper.lambdas`, the templated routes through API Gateway's emulation
+(`beekeeper.apigateway.runtime`), and the waiting room page of `beekeeper.waiting_room_site`.
+`RoomCode` is the interface the gateway and the scheduler use; `load_room_code` fills it with
+those modules' plain functions, bound to the room's settings and to clients of the emulator by
+injection, as the simulator binds them. (In AWS the handlers bind the same functions to their
+environment, which the stack sets.) Nothing travels through the process environment, so rooms
+in one process stay apart.
 """
 
 from __future__ import annotations
@@ -14,17 +15,34 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
+from beekeeper.apigateway.dynamodb import DynamoDbTarget
+from beekeeper.apigateway.http import HttpRequest, HttpResponse
+from beekeeper.apigateway.model import Method, RestApi
 from beekeeper.core.settings import MIN_CONSUMER_CAPACITY, RoomSettings
 from beekeeper.lambdas.pacing import MINUTE_SECONDS
 from beekeeper.local.emulator import RoomResources
-from beekeeper.local.integration import DynamoDbTarget, IntegrationRunner
 
 Payload = Mapping[str, Any]
 InvokeConsumer = Callable[[Payload], None]
 # service name ("dynamodb", "sqs") -> a boto3 client of the room's emulator
 ClientFactory = Callable[[str], Any]
+
+
+class IntegrationRunner(Protocol):
+    """`beekeeper.apigateway.runtime.invoke`'s shape."""
+
+    def __call__(
+        self,
+        api: RestApi,
+        method: Method,
+        request: HttpRequest,
+        *,
+        request_time_ms: int,
+        dynamodb: DynamoDbTarget | None = None,
+        request_id: str = "local",
+    ) -> HttpResponse: ...
 
 
 @dataclass(frozen=True)
@@ -37,11 +55,9 @@ class RoomCode:
     consumer: Callable[[Payload], Any]
     # One scheduled run of the governor (only used with dynamic rate throttling).
     governor: Callable[[], Any]
+    # One request to a method of the room's API (an AWS or MOCK integration), answered as API
+    # Gateway answers it (beekeeper.apigateway.runtime.invoke).
     integration: IntegrationRunner
-    # HttpRequest(method, path, query, headers), the integration's request type.
-    http_request: Callable[..., Any]
-    # A boto3 DynamoDB client -> the integration's DynamoDB target (Boto3DynamoDb).
-    dynamodb_target: Callable[[Any], DynamoDbTarget]
     page: Callable[[RoomSettings], str]
     # Hands the producer the scheduler's way of starting a consumer (Lambda's async invoke in
     # AWS), so a visitor who joins a quiet minute wakes one; until then nobody is woken.
@@ -72,12 +88,12 @@ def load_room_code(
 ) -> RoomCode:
     """The real modules' functions, bound to this room's settings, resources and clients."""
     # Imported here: the room code (and the Velocity engine) load when a room starts.
+    from beekeeper.apigateway.runtime import invoke
     from beekeeper.lambdas.consumer import run_consumer
     from beekeeper.lambdas.governor import fetch_once, run_governor
     from beekeeper.lambdas.producer import Producer
     from beekeeper.lambdas.tickets import NO_TICKETS, TicketHook, TicketIssuer, secret_reader
     from beekeeper.lambdas.trigger import run_trigger
-    from beekeeper.local.integration import Boto3DynamoDb, HttpRequest, run_integration
     from beekeeper.waiting_room_site import render_page
 
     # One client per service, shared by the room's threads, as one per container in AWS.
@@ -157,9 +173,7 @@ def load_room_code(
         trigger=run_trigger_once,
         consumer=run_consumer_once,
         governor=run_governor_once,
-        integration=run_integration,
-        http_request=HttpRequest,
-        dynamodb_target=Boto3DynamoDb,
+        integration=invoke,
         page=render_page,
         connect_consumers=starter.connect,
     )

@@ -2,7 +2,7 @@
 
 Every visitor of a capacity-mode simulation (simulator/run.py with `max_inside` > 0) has a page
 and, once let in, a visit, and everything they send the room goes through the room's real
-mapping templates (`local.integration.run_integration` against the simulated table, as local
+mapping templates (`apigateway.room.run_integration` against the simulated table, as local
 mode answers them):
 
 - **waiting**: the page polls as the waiting room page does (first a second after joining,
@@ -57,10 +57,10 @@ class TemplatesUnavailable(RuntimeError):
 
 
 def _integration() -> Any:
-    """local/integration.py, imported when a capacity simulation starts: the base install
-    (what deploys a room) has no Velocity renderer."""
+    """API Gateway's emulation (beekeeper.apigateway.room), imported when a capacity
+    simulation starts: the base install (what deploys a room) has no Velocity renderer."""
     try:
-        from beekeeper.local import integration
+        from beekeeper.apigateway import room as integration
     except ImportError as error:
         raise TemplatesUnavailable(
             "capacity mode's simulation sends the visitors' requests through the room's "

@@ -1,23 +1,22 @@
-"""The room's REST API: the marketing link, the page, /polling and /client on one origin.
+"""The room's REST API: the marketing link, the page and the templated routes on one origin.
 
 Regional REST API (VTL mapping templates need the REST flavour). One stage, named after the
 room, so the visitor's URLs read https://<api>/<room>/beekeeper and .../room.
 
-- GET /beekeeper  producer Lambda, proxy integration.
-- GET /room       the waiting room page from a MOCK integration (stacks/page.py).
-- GET /polling    DynamoDB BatchGetItem, templates from beekeeper.vtl.
-- GET /client     DynamoDB GetItem, templates from beekeeper.vtl, CORS for the shop's origin.
-
-A DynamoDB error never reaches the visitor as an AWS error document: the integration responses
-come from beekeeper.vtl.integration.integration_settings, the same table local mode answers
-with (a 503 JSON answer with Retry-After that the page retries, and the API 5xx alarm).
+Every method and gateway response is deployed from the one definition (stacks/rest_api.py: the
+producer's proxy, the page's MOCK, the registry's DynamoDB routes and their preflights), which
+local mode's gateway loads too. The definition is checked first (beekeeper.apigateway.model):
+a method API Gateway would not keep as written (two integration responses of one status, a
+status without a method response, a header the method response does not declare) stops the
+synth with a sentence that names the route.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable
+from typing import Any
 
-from aws_cdk import RemovalPolicy, Size
+from aws_cdk import RemovalPolicy, Size, Stack
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
@@ -26,28 +25,18 @@ from aws_cdk import aws_wafv2 as wafv2
 from aws_cdk.aws_dynamodb import ITable
 from constructs import Construct
 
-from beekeeper import vtl
-from beekeeper.core.gateway_answers import (
-    CORS_ROUTES,
-    GATEWAY_ERROR_TEMPLATE,
-    PREFLIGHT_STATUS,
-    gateway_error_headers,
-    preflight_headers,
-    route_method,
-)
-from beekeeper.core.headers import PAGE_HEADERS
+from beekeeper.apigateway.model import InvalidApi, check
 from beekeeper.core.settings import RoomSettings
-from beekeeper.stacks import capacity, page, permissions
+from beekeeper.stacks import capacity, permissions, rest_api
 from beekeeper.stacks.functions import RETENTION
-from beekeeper.vtl.integration import (
-    IntegrationResponseSetting,
-    integration_settings,
-    request_content_types,
-)
 from beekeeper.waiting_room_site import render_page
 
-# Seconds a client should wait after API Gateway itself throttles it.
-RETRY_AFTER_SECONDS = 2
+# The construct id of each gateway response (kept: they name the CloudFormation resources).
+GATEWAY_RESPONSE_IDS = {
+    "DEFAULT_4XX": "Default4xx",
+    "DEFAULT_5XX": "Default5xx",
+    "THROTTLED": "Throttled",
+}
 
 # The access log: one JSON line per request. No query string and no headers: /client?token=
 # and the cookie carry a visitor's admission secret.
@@ -64,15 +53,6 @@ ACCESS_LOG_FORMAT = (
 )
 
 
-def _quoted(headers: dict[str, str]) -> dict[str, str]:
-    """Static header mappings, as API Gateway writes them: 'value'."""
-    return {f"method.response.header.{name}": f"'{value}'" for name, value in headers.items()}
-
-
-def _declared(*header_sets: Iterable[str]) -> dict[str, bool]:
-    return {f"method.response.header.{name}": True for headers in header_sets for name in headers}
-
-
 class RoomApi(Construct):
     def __init__(
         self,
@@ -83,7 +63,10 @@ class RoomApi(Construct):
         table: ITable,
         producer: lambda_.IFunction,
         logging_enabled: bool,
+        define: Callable[..., rest_api.RestApiDefinition] = rest_api.definition,
     ) -> None:
+        """`define` is stacks/rest_api.definition (a test hands in another to see a broken
+        definition refused)."""
         super().__init__(scope, construct_id)
         self.settings = settings
         self.stage_name = settings.name
@@ -141,8 +124,6 @@ class RoomApi(Construct):
         if logging_enabled:
             self._own_execution_log_group()
 
-        self._marketing_link(producer)
-        self._page()
         integration_role = iam.Role(
             self,
             "TableReadRole",
@@ -150,171 +131,77 @@ class RoomApi(Construct):
             description="API Gateway reads visitors and status for /polling and /client",
         )
         capacity_mode = settings.max_inside > 0
-        session_seconds = settings.session_seconds if capacity_mode else 0
         integration_role.add_to_policy(
             iam.PolicyStatement(
                 actions=list(permissions.api_table_actions(capacity=capacity_mode)),
                 resources=[table.table_arn],
             )
         )
-        values = vtl.template_values(
-            table_name=table.table_name, origin=settings.origin, session_seconds=session_seconds
+        refs = rest_api.ApiReferences(
+            table_name=table.table_name,
+            integration_role_arn=integration_role.role_arn,
+            producer_arn=producer.function_arn,
+            region=Stack.of(self).region,
+            partition=Stack.of(self).partition,
         )
-        for route, (request_template, _response, action) in vtl.routes(
-            capacity=capacity_mode
-        ).items():
-            resource = self.api.root.add_resource(route)
-            method = route_method(route)
-            self._dynamodb_route(
-                resource,
-                method=method,
-                action=action,
-                role=integration_role,
-                request_templates=dict.fromkeys(
-                    request_content_types(route), vtl.load_template(request_template, values)
-                ),
-                responses=integration_settings(
-                    route,
-                    table_name=table.table_name,
-                    origin=settings.origin,
-                    session_seconds=session_seconds,
-                ),
-            )
-            if route in CORS_ROUTES:
-                # The shop's own pages may call these with the visitor's cookie.
-                self._preflight(resource, method)
-        self._gateway_responses()
+        self.definition = define(settings, refs, page_html=render_page(settings))
+        try:
+            check(self.definition.methods, self.definition.gateway_responses)
+        except InvalidApi as error:
+            raise InvalidApi(f"The room's API can not be synthesized: {error}") from None
+        self._methods(self.definition, producer, integration_role)
+        self._gateway_responses(self.definition)
         self.web_acl = (
             self._waf(settings.waf_requests_per_5_minutes)
             if settings.waf_requests_per_5_minutes
             else None
         )
 
-    # -- routes --------------------------------------------------------------------------
+    # -- routes ------------------------------------------------------------------------
 
-    def _marketing_link(self, producer: lambda_.IFunction) -> None:
-        self.api.root.add_resource("beekeeper").add_method(
-            "GET", apigw.LambdaIntegration(producer, proxy=True, allow_test_invoke=False)
-        )
-
-    def _page(self) -> None:
-        html = render_page(self.settings)
-        static, overridden = page.split_headers(PAGE_HEADERS)
-        template = page.page_response_template(html, overridden)
-        integration = apigw.MockIntegration(
-            passthrough_behavior=apigw.PassthroughBehavior.NEVER,
-            request_templates={"application/json": '{"statusCode": 200}'},
-            integration_responses=[
-                apigw.IntegrationResponse(
-                    status_code="200",
-                    response_parameters=_quoted(static),
-                    # Chosen by the Accept header; a browser asks for text/html, a script
-                    # may ask for anything: both get the page.
-                    response_templates={"text/html": template, "application/json": template},
-                )
-            ],
-        )
-        self.api.root.add_resource("room").add_method(
-            "GET",
-            integration,
-            method_responses=[
-                apigw.MethodResponse(
-                    status_code="200", response_parameters=_declared(static, overridden)
-                )
-            ],
-        )
-
-    def _dynamodb_route(
+    def _methods(
         self,
-        resource: apigw.Resource,
-        *,
-        method: str,
-        action: str,
+        definition: rest_api.RestApiDefinition,
+        producer: lambda_.IFunction,
         role: iam.IRole,
-        request_templates: dict[str, str],
-        responses: tuple[IntegrationResponseSetting, ...],
     ) -> None:
-        integration = apigw.AwsIntegration(
-            service="dynamodb",
-            action=action,
-            integration_http_method="POST",
-            options=apigw.IntegrationOptions(
-                credentials_role=role,
-                # Never forward a request the templates do not shape (an unexpected
-                # Content-Type gets 415, not a raw body sent to DynamoDB).
-                passthrough_behavior=apigw.PassthroughBehavior.NEVER,
-                request_templates=request_templates,
-                integration_responses=[
-                    apigw.IntegrationResponse(
-                        status_code=str(response.status_code),
-                        selection_pattern=response.selection_pattern,
-                        response_parameters=_quoted(dict(response.header_values)),
-                        response_templates={"application/json": response.response_template},
-                    )
-                    for response in responses
-                ],
-            ),
-        )
-        # One method response per status code (a code may serve several integration
-        # responses), declaring every header any of them sets.
-        declared: dict[str, dict[str, bool]] = {}
-        for response in responses:
-            headers = declared.setdefault(str(response.status_code), {})
-            headers |= _declared(dict(response.header_values), response.overridden_headers)
-        resource.add_method(
-            method,
-            integration,
-            method_responses=[
-                apigw.MethodResponse(status_code=code, response_parameters=parameters)
-                for code, parameters in declared.items()
-            ],
-        )
-
-    def _preflight(self, resource: apigw.Resource, method: str) -> None:
-        """OPTIONS: the CORS preflight the shop's pages may send, answered by API Gateway."""
-        headers = preflight_headers(self.settings.origin, method)
-        resource.add_method(
-            "OPTIONS",
-            apigw.MockIntegration(
-                passthrough_behavior=apigw.PassthroughBehavior.NEVER,
-                request_templates={"application/json": f'{{"statusCode": {PREFLIGHT_STATUS}}}'},
-                integration_responses=[
-                    apigw.IntegrationResponse(
-                        status_code=str(PREFLIGHT_STATUS), response_parameters=_quoted(headers)
-                    )
-                ],
-            ),
-            method_responses=[
-                apigw.MethodResponse(
-                    status_code=str(PREFLIGHT_STATUS), response_parameters=_declared(headers)
+        """Each method of the definition, with exactly its properties."""
+        resources: dict[str, apigw.IResource] = {}
+        for (path, verb), properties in definition.methods.items():
+            if path not in resources:
+                resources[path] = self.api.root.add_resource(path.removeprefix("/"))
+            integration = properties["Integration"]
+            if integration["Type"] == "AWS_PROXY":
+                # The producer: LambdaIntegration also grants API Gateway the invoke.
+                resources[path].add_method(
+                    verb, apigw.LambdaIntegration(producer, proxy=True, allow_test_invoke=False)
                 )
-            ],
-        )
+                continue
+            resources[path].add_method(
+                verb,
+                _integration(integration, role),
+                method_responses=[
+                    apigw.MethodResponse(
+                        status_code=response["StatusCode"],
+                        response_parameters=response.get("ResponseParameters"),
+                    )
+                    for response in properties.get("MethodResponses", [])
+                ],
+            )
 
-    def _gateway_responses(self) -> None:
+    def _gateway_responses(self, definition: rest_api.RestApiDefinition) -> None:
         """API Gateway's own errors (throttled, WAF-blocked, missing route): JSON, not cached,
-        readable by the shop's front end."""
-        headers = gateway_error_headers(self.settings.origin)
-        quoted = {name: f"'{value}'" for name, value in headers.items()}
-        body = {"application/json": GATEWAY_ERROR_TEMPLATE}
-        self.api.add_gateway_response(
-            "Default4xx",
-            type=apigw.ResponseType.DEFAULT_4_XX,
-            response_headers=quoted,
-            templates=body,
-        )
-        self.api.add_gateway_response(
-            "Default5xx",
-            type=apigw.ResponseType.DEFAULT_5_XX,
-            response_headers=quoted,
-            templates=body,
-        )
-        self.api.add_gateway_response(
-            "Throttled",
-            type=apigw.ResponseType.THROTTLED,
-            response_headers={**quoted, "Retry-After": f"'{RETRY_AFTER_SECONDS}'"},
-            templates=body,
-        )
+        readable by the shop's front end (core/gateway_answers.py)."""
+        for kind, properties in definition.gateway_responses.items():
+            self.api.add_gateway_response(
+                GATEWAY_RESPONSE_IDS[kind],
+                type=apigw.ResponseType.of(kind),
+                response_headers={
+                    name.removeprefix("gatewayresponse.header."): value
+                    for name, value in properties["ResponseParameters"].items()
+                },
+                templates=properties["ResponseTemplates"],
+            )
 
     # -- logging and protection ----------------------------------------------------------
 
@@ -391,3 +278,31 @@ class RoomApi(Construct):
 
     def url_for(self, path: str) -> str:
         return self.stage.url_for_path(path)
+
+
+def _integration(properties: dict[str, Any], role: iam.IRole) -> apigw.Integration:
+    """The CDK integration whose CloudFormation is exactly `properties` (an AWS or MOCK
+    integration of the definition; its Credentials are `role`'s ARN)."""
+    if properties.get("Credentials") not in (None, role.role_arn):
+        raise ValueError("an integration's credentials must be the API's integration role")
+    passthrough = properties.get("PassthroughBehavior")
+    return apigw.Integration(
+        type=apigw.IntegrationType(properties["Type"]),
+        integration_http_method=properties.get("IntegrationHttpMethod"),
+        uri=properties.get("Uri"),
+        options=apigw.IntegrationOptions(
+            credentials_role=role if properties.get("Credentials") else None,
+            passthrough_behavior=apigw.PassthroughBehavior(passthrough) if passthrough else None,
+            request_parameters=properties.get("RequestParameters"),
+            request_templates=properties.get("RequestTemplates"),
+            integration_responses=[
+                apigw.IntegrationResponse(
+                    status_code=response["StatusCode"],
+                    selection_pattern=response.get("SelectionPattern"),
+                    response_parameters=response.get("ResponseParameters"),
+                    response_templates=response.get("ResponseTemplates"),
+                )
+                for response in properties.get("IntegrationResponses", [])
+            ],
+        ),
+    )

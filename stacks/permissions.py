@@ -8,7 +8,7 @@ wildcard actions: a test fails on any.
 from __future__ import annotations
 
 from beekeeper.core.datamodel import LEAVING_INDEX
-from beekeeper.vtl import routes
+from beekeeper.core.routes import mode_of, routes
 
 TABLE_ACTIONS: dict[str, tuple[str, ...]] = {
     # UpdateItem: count an arrival on a shard (ADD, or a conditional SET for an exact place)
@@ -95,9 +95,9 @@ LOG_ACTIONS = ("logs:CreateLogStream", "logs:PutLogEvents")
 
 def api_table_actions(*, capacity: bool) -> tuple[str, ...]:
     """The API's DynamoDB integration role: exactly the actions the request templates target
-    (beekeeper.vtl.routes), on the room's table only."""
-    targets = routes(capacity=capacity).values()
-    return tuple(sorted({f"dynamodb:{action}" for _request, _response, action in targets}))
+    (the route registry, beekeeper.core.routes), on the room's table only."""
+    targets = routes(mode_of(capacity=capacity)).values()
+    return tuple(sorted({f"dynamodb:{route.action}" for route in targets}))
 
 
 FUNCTION_ROLES = tuple(TABLE_ACTIONS)

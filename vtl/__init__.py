@@ -1,5 +1,6 @@
-"""API Gateway mapping templates for /polling and /client (and, in capacity mode, /enter and
-/leave).
+"""API Gateway mapping templates for /polling, /client and /jwks.json (and, in capacity mode,
+/enter and /leave): which route uses which template is the route registry's
+(beekeeper.core.routes); what the stack configures around them is beekeeper.vtl.methods.
 
 The templates (*.vtl beside this file) hold synth-time placeholders written `{{NAME}}`; the
 stack and local mode fill them with the same function, so both run the very same template.
@@ -38,6 +39,8 @@ NO_VISITOR_KEY = "v#!"
 
 
 def template_names() -> list[str]:
+    """The template files beside this module (fragments aside); the registry's routes name
+    every one of them (a test holds that)."""
     return sorted(path.name for path in VTL_DIR.glob("*.vtl") if not path.name.startswith("_"))
 
 
@@ -60,33 +63,11 @@ def _filled(name: str, values: Mapping[str, str]) -> str:
     return _PLACEHOLDER.sub(substitute, text)
 
 
-# The contract between the templates, the stack and local mode: for each route, its request
-# template, its response template and the DynamoDB action the request template targets.
-# ROUTES are a rate-mode room's; a capacity-mode room (max_inside > 0) has CAPACITY_ROUTES.
-ROUTES: dict[str, tuple[str, str, str]] = {
-    "polling": ("polling-request.vtl", "polling-response.vtl", "BatchGetItem"),
-    # A check, or with redeem=1 a redeem: one conditional write either way (core/client_check).
-    "client": ("client-request.vtl", "client-response.vtl", "UpdateItem"),
-    tickets.JWKS_ROUTE: ("jwks-request.vtl", "jwks-response.vtl", "GetItem"),
-}
-# The routes that answer about a visitor: their templates read the token (READ_TOKEN).
-VISITOR_ROUTES = ("polling", "client")
-CAPACITY_ROUTES: dict[str, tuple[str, str, str]] = {
-    "polling": ROUTES["polling"],
-    # A /client check renews the session; following the admission through /enter starts it.
-    "client": ("client-session-request.vtl", "client-response.vtl", "UpdateItem"),
-    "enter": ("enter-request.vtl", "enter-response.vtl", "UpdateItem"),
-    "leave": ("leave-request.vtl", "leave-response.vtl", "UpdateItem"),
-    tickets.JWKS_ROUTE: ROUTES[tickets.JWKS_ROUTE],
-}
-# The routes that write on a condition (/client in both modes, capacity mode's /enter and
-# /leave) answer a refusal (DynamoDB's 400: a failed condition, or throttling) with these
-# templates; every other route's 4xx is the room's trouble (vtl.integration).
-REFUSAL_TEMPLATES: dict[str, str] = {
-    "client": "client-refused.vtl",
-    "enter": "enter-response.vtl",
-    "leave": "leave-refused.vtl",
-}
+# The status of a refusal a template answers the visitor with ({"allow": false}, {"left":
+# false}): an answer, not an error. DynamoDB's 400 reaches the refusal template through an
+# integration response of its own status (400, vtl.methods); the template sets the status the
+# visitor sees with $context.responseOverride.status.
+REFUSED_STATUS = 200
 # The status a refusal template gives an answer that is the room's trouble (throttling).
 ERROR_STATUS = 503
 # The status of /client's answer to a redeem parameter other than CLIENT_REDEEM_VALUE.
@@ -99,11 +80,6 @@ MALFORMED_REDEEM_ANSWER = {
         f"{CLIENT_REDEEM_PARAMETER} out to check it"
     ),
 }
-
-
-def routes(*, capacity: bool) -> dict[str, tuple[str, str, str]]:
-    """The routes of a room in capacity mode (max_inside > 0) or rate mode."""
-    return CAPACITY_ROUTES if capacity else ROUTES
 
 
 @functools.cache
@@ -156,6 +132,7 @@ def template_values(*, table_name: str, origin: str, session_seconds: int = 0) -
         "SESSION_SECONDS": str(session_seconds),
         "STATE_ENDED": STATE_ENDED,
         "ERROR_STATUS": str(ERROR_STATUS),
+        "REFUSED_STATUS": str(REFUSED_STATUS),
         "BAD_REQUEST_STATUS": str(BAD_REQUEST_STATUS),
         "MALFORMED_REDEEM_ANSWER": json.dumps(MALFORMED_REDEEM_ANSWER),
         **sessions.template_values(),

@@ -35,7 +35,7 @@ MAX_PAGE_BYTES = 50_000
 # Relative to the page's own URL, so /prod/room polls /prod/polling and local /room polls /polling.
 POLL_URL = "polling"
 JOIN_URL = "beekeeper"
-# Capacity mode's routes (vtl.CAPACITY_ROUTES): an admission names "enter" in `via` and the page
+# Capacity mode's routes (core/routes.py): an admission names "enter" in `via` and the page
 # goes there instead of straight to the shop; the "Leave the line" button posts to leave.
 ENTER_URL = "enter"
 LEAVE_URL = "leave"

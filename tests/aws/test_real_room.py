@@ -12,11 +12,17 @@ PATH), as a shop would:
 2. the journey of tests/realroom/journey.py: the marketing link's cookie and redirect, the page
    and its Content-Security-Policy, positions on /polling, several visitors admitted exactly
    once and in order as far as a standard queue allows, /client true for them and false for a
-   forged token, `off` sending new visitors to the shop within 10 s, `rate` changing `status`;
+   forged token, a check, a redeem and a second redeem of one admission (each answer in the
+   report), `off` sending new visitors to the shop within 10 s, `rate` changing `status`;
 3. the room's custom metrics readable in CloudWatch within a few minutes, and an alarm's
    notice reaching the room's SNS topic (its history says the action succeeded);
 4. `destroy --yes`, then nothing of the room left: every resource tagged with the room, its
    dashboard and its IAM roles, looked up until gone (deletion is eventual) or 5 minutes pass.
+
+A second room in capacity mode (`--max-inside`) is deployed the same way: two visitors are
+admitted, one follows its admission through /enter (302 to the shop), is seen inside by /client
+and leaves with a beacon's POST /leave (then again: `{"left": false}`), the other is redeemed
+twice; each answer goes into the report.
 
 A short report is printed at the end (with -s), whether the run passed or not. Set
 BEEKEEPER_TEST_ALERT_EMAIL to subscribe an address and receive the alarm notice.
@@ -132,28 +138,51 @@ def real_room(installed_beekeeper: Path, tmp_path: Path) -> Iterator[Run]:
         assert left == [], f"destroy left {left}"
 
 
-def test_a_room_in_aws_does_what_a_shop_relies_on(real_room: Run) -> None:
-    run = real_room
-    alert_email = os.environ.get("BEEKEEPER_TEST_ALERT_EMAIL", "")
-    run.must(
-        "init", "--yes", "--name", run.name, "--display-name", "Beekeeper end-to-end test",
-        "--region", run.region, "--origin", "https://example.com/shop", "--rate", "60",
-        *(["--alert-email", alert_email] if alert_email else []),
-    )  # fmt: skip
+ORIGIN = "https://example.com/shop"
+DISPLAY_NAME = "Beekeeper end-to-end test"
+
+
+def deployed(run: Run) -> journey.JourneyRoom:
+    """`deploy` the room `init` wrote, timed, and the journey's view of it."""
     run.timed("deploy", "deploy", run.name, "--yes")
     outputs = json.loads((run.config_dir / "rooms" / f"{run.name}.deployed.json").read_text())
-    room = journey.JourneyRoom(
+    return journey.JourneyRoom(
         name=run.name,
         marketing_url=outputs["MarketingUrl"],
         page_url=outputs["PageUrl"],
         client_check_url=outputs["ClientCheckUrl"],
-        origin="https://example.com/shop",
-        display_name="Beekeeper end-to-end test",
+        origin=ORIGIN,
+        display_name=DISPLAY_NAME,
         beekeeper=run.beekeeper,
         dynamodb=run.client("dynamodb"),
         table=outputs["TableName"],
         report=run.report,
     )
+
+
+def test_a_capacity_room_in_aws_enters_leaves_and_redeems(real_room: Run) -> None:
+    run = real_room
+    run.must(
+        "init", "--yes", "--name", run.name, "--display-name", DISPLAY_NAME,
+        "--region", run.region, "--origin", ORIGIN, "--rate", "60",
+        "--max-inside", "5", "--session-minutes", "5", "--claim-minutes", "5",
+    )  # fmt: skip
+    room = deployed(run)
+    tokens = journey.join(room, 2)
+    journey.admitted_once_and_in_order(room, tokens, timeout=6 * 60)
+    journey.enter_then_leave(room, tokens[0])
+    journey.client_redeems_once(room, tokens[1])
+
+
+def test_a_room_in_aws_does_what_a_shop_relies_on(real_room: Run) -> None:
+    run = real_room
+    alert_email = os.environ.get("BEEKEEPER_TEST_ALERT_EMAIL", "")
+    run.must(
+        "init", "--yes", "--name", run.name, "--display-name", DISPLAY_NAME,
+        "--region", run.region, "--origin", ORIGIN, "--rate", "60",
+        *(["--alert-email", alert_email] if alert_email else []),
+    )  # fmt: skip
+    room = deployed(run)
     since, _ = aws_checks.recent(1)
 
     tokens = journey.join(room, VISITORS)
@@ -162,6 +191,7 @@ def test_a_room_in_aws_does_what_a_shop_relies_on(real_room: Run) -> None:
     # The consumer's ARM64 crypto wheels sign in Lambda itself.
     journey.tickets_verify_offline(room, tokens)
     journey.client_says_who_came_through(room, tokens)
+    journey.client_redeems_once(room, tokens[0])
     journey.off_sends_new_visitors_to_the_shop(room)
     journey.rate_changes_the_status(room, 120)
 

@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from moto import mock_aws
 
+from beekeeper.apigateway.room import Boto3DynamoDb, HttpRequest, HttpResponse, run_integration
 from beekeeper.core.datamodel import (
     CLIENT_REDEEM_PARAMETER,
     CLIENT_REDEEM_VALUE,
@@ -23,28 +24,15 @@ from beekeeper.core.datamodel import (
     visitor_key,
 )
 from beekeeper.core.headers import browser_origin
-from beekeeper.local.integration import Boto3DynamoDb, HttpRequest, HttpResponse, run_integration
-from beekeeper.vtl import (
-    BAD_REQUEST_STATUS,
-    MALFORMED_REDEEM_ANSWER,
-    REFUSAL_TEMPLATES,
-    ROUTES,
-    VISITOR_ROUTES,
-    load_template,
-    template_values,
-)
-from beekeeper.vtl.integration import (
-    ERROR_BODIES,
-    ERROR_SELECTION_PATTERN,
-    OTHER_ERROR_SELECTION_PATTERN,
-    REFUSAL_SELECTION_PATTERN,
-    integration_settings,
-    response_headers,
-)
+from beekeeper.core.routes import RATE, routes, visitor_routes
+from beekeeper.vtl import BAD_REQUEST_STATUS, MALFORMED_REDEEM_ANSWER
+from beekeeper.vtl.methods import response_headers
 
 TABLE = "beekeeper-functional"
 ORIGIN = "https://Shop.Example:443/sale?ref=queue"
 TOKEN_ID = "Qw3_-" + "k" * 17
+ROUTES = routes(RATE)
+VISITOR_ROUTES = visitor_routes(RATE)
 NOW_S = 1_763_780_000
 NOW_MS = NOW_S * 1000 + 250
 
@@ -199,11 +187,11 @@ def test_headers_of_each_route() -> None:
     assert browser_origin(ORIGIN) == "https://shop.example"
     assert browser_origin("http://127.0.0.1:8080/x") == "http://127.0.0.1:8080"
     assert browser_origin("https://bücher.example:8443") == "https://xn--bcher-kva.example:8443"
-    assert response_headers("polling", ORIGIN) == {
+    assert response_headers(ROUTES["polling"], ORIGIN) == {
         "Content-Type": "application/json",
         "Cache-Control": "no-store",
     }
-    assert response_headers("client", ORIGIN) == {
+    assert response_headers(ROUTES["client"], ORIGIN) == {
         "Content-Type": "application/json",
         "Cache-Control": "no-store",
         "Access-Control-Allow-Origin": "https://shop.example",
@@ -215,19 +203,19 @@ def test_headers_of_each_route() -> None:
 def test_answers_carry_the_route_headers(dynamodb: Any) -> None:
     for route in ROUTES:
         response = call(dynamodb, route)
-        assert dict(response.headers) == response_headers(route, ORIGIN)
+        assert dict(response.headers) == response_headers(ROUTES[route], ORIGIN)
 
 
 def test_dynamodb_failure_is_the_static_unavailable_answer(dynamodb: Any) -> None:
     for route in ROUTES:
         response = call(dynamodb, route, headers=cookie("M" * 22 + ".3"), table="no-such-table")
         assert response.status == 503
-        assert json.loads(response.body) == json.loads(ERROR_BODIES[route])
+        assert json.loads(response.body) == json.loads(ROUTES[route].error_body or "")
         assert response.headers["Content-Type"] == "application/json"
-        if route in REFUSAL_TEMPLATES:
+        if ROUTES[route].refusal_template:
             # DynamoDB's 400 (here: no such table) reaches the refusal template, which says
             # 503 for anything but a failed condition, with the route's headers.
-            assert dict(response.headers) == response_headers(route, ORIGIN)
+            assert dict(response.headers) == response_headers(ROUTES[route], ORIGIN)
         else:
             assert response.headers["Retry-After"] == "5"
 
@@ -247,25 +235,6 @@ def test_other_methods_and_media_types_are_refused_with_4xx(dynamodb: Any) -> No
     assert call(dynamodb, "client", headers=json_type).status == 200
 
 
-def test_integration_settings_describe_what_run_integration_does() -> None:
-    values = template_values(table_name=TABLE, origin=ORIGIN)
-    for route in ROUTES:
-        default, *refused, error = integration_settings(route, table_name=TABLE, origin=ORIGIN)
-        assert default.selection_pattern is None and default.status_code == 200
-        assert default.response_template == load_template(ROUTES[route][1], values)
-        assert error.status_code == 503
-        assert error.response_template == ERROR_BODIES[route]
-        assert default.header_values == response_headers(route, ORIGIN)
-        if route in REFUSAL_TEMPLATES:
-            # /client writes on a condition: DynamoDB's 400 is the refusal template's.
-            (refusal,) = refused
-            assert refusal.selection_pattern == REFUSAL_SELECTION_PATTERN
-            assert refusal.response_template == load_template(REFUSAL_TEMPLATES[route], values)
-            assert error.selection_pattern == OTHER_ERROR_SELECTION_PATTERN
-        else:
-            assert refused == [] and error.selection_pattern == ERROR_SELECTION_PATTERN
-
-
 def test_a_redeem_admits_once_and_leaves_checks_as_they_were(dynamodb: Any) -> None:
     token_id = "Rd" + "e" * 20
     admit(dynamodb, token_id, expires_at=NOW_S + 600)
@@ -277,7 +246,7 @@ def test_a_redeem_admits_once_and_leaves_checks_as_they_were(dynamodb: Any) -> N
     assert answer(call(dynamodb, "client", headers=cookie(token))) == {"allow": True}
     bad = call(dynamodb, "client", query={"token": token, CLIENT_REDEEM_PARAMETER: "true"})
     assert (bad.status, json.loads(bad.body)) == (BAD_REQUEST_STATUS, MALFORMED_REDEEM_ANSWER)
-    assert dict(bad.headers) == response_headers("client", ORIGIN)
+    assert dict(bad.headers) == response_headers(ROUTES["client"], ORIGIN)
     gone = {"token": "Un" + "k" * 20 + ".1", CLIENT_REDEEM_PARAMETER: CLIENT_REDEEM_VALUE}
     assert answer(call(dynamodb, "client", query=gone)) == {"allow": False}
 

@@ -14,6 +14,7 @@ from typing import Any
 import jwt
 import pytest
 
+from beekeeper.apigateway.room import HttpRequest, run_integration
 from beekeeper.core import tickets as facts
 from beekeeper.core.datamodel import Token
 from beekeeper.core.headers import browser_origin
@@ -22,7 +23,6 @@ from beekeeper.core.names import ResourceNames
 from beekeeper.lambdas.ticket_keys import TicketKeyStore
 from beekeeper.lambdas.tickets import KeyRing, TicketIssuer, secret_reader
 from beekeeper.local.emulator import Emulator
-from beekeeper.local.integration import HttpRequest, run_integration
 from beekeeper.local.saved_state import Restored, SavedState
 from tests.support.sample_room import sample_room
 

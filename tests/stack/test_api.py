@@ -11,12 +11,13 @@ from aws_cdk.assertions import Match
 
 from beekeeper import vtl
 from beekeeper.core.headers import PAGE_HEADERS, browser_origin
+from beekeeper.core.routes import RATE, routes
 from beekeeper.core.tickets import JWKS_ROUTE
 from beekeeper.stacks import capacity
-from beekeeper.vtl.integration import (
+from beekeeper.vtl.methods import (
+    DYNAMODB_CONTENT_TYPE,
     OTHER_ERROR_SELECTION_PATTERN,
     REFUSAL_SELECTION_PATTERN,
-    integration_settings,
 )
 from beekeeper.waiting_room_site import render_page
 from tests.support.stack_testkit import Synthesized, flatten
@@ -66,11 +67,16 @@ def test_marketing_link_is_the_producer_through_a_proxy_integration(
     assert f"<GetAtt:{producer_id}.Arn>" in flatten(method["Integration"]["Uri"])
 
 
-@pytest.mark.parametrize("route", sorted(vtl.ROUTES))
+@pytest.mark.parametrize("route", sorted(routes(RATE)))
 def test_dynamodb_routes_use_the_vtl_templates_with_the_room_values(
     synthesized: Synthesized, route: str
 ) -> None:
-    request_name, response_name, action = vtl.ROUTES[route]
+    found = routes(RATE)[route]
+    request_name, response_name, action = (
+        found.request_template(RATE),
+        found.response_template,
+        found.action,
+    )
     table_id, _ = synthesized.only("AWS::DynamoDB::Table")
     values = vtl.template_values(table_name=f"<Ref:{table_id}>", origin=synthesized.settings.origin)
     integration = _method(synthesized, route)["Integration"]
@@ -78,6 +84,10 @@ def test_dynamodb_routes_use_the_vtl_templates_with_the_room_values(
     assert integration["IntegrationHttpMethod"] == "POST"
     assert integration["PassthroughBehavior"] == "NEVER"
     assert flatten(integration["Uri"]).endswith(f":dynamodb:action/{action}")
+    # DynamoDB gets its JSON protocol's media type, whatever the client sent.
+    assert integration["RequestParameters"] == {
+        "integration.request.header.Content-Type": f"'{DYNAMODB_CONTENT_TYPE}'"
+    }
     assert flatten(integration["RequestTemplates"]["application/json"]) == vtl.load_template(
         request_name, values
     )
@@ -100,7 +110,8 @@ def test_client_writes_on_a_condition_and_its_refusals_take_the_refusal_template
     synthesized: Synthesized,
 ) -> None:
     """/client is an UpdateItem (a check or a one-time redeem): DynamoDB's 400 (a failed
-    condition) is answered by the refusal template, any other error by the static 503."""
+    condition) is answered by the refusal template through an integration response of its own
+    status, any other error by the static 503."""
     table_id, _ = synthesized.only("AWS::DynamoDB::Table")
     values = vtl.template_values(table_name=f"<Ref:{table_id}>", origin=synthesized.settings.origin)
     integration = _method(synthesized, "client")["Integration"]
@@ -108,9 +119,9 @@ def test_client_writes_on_a_condition_and_its_refusals_take_the_refusal_template
     by_pattern = {r.get("SelectionPattern"): r for r in integration["IntegrationResponses"]}
     assert set(by_pattern) == {None, REFUSAL_SELECTION_PATTERN, OTHER_ERROR_SELECTION_PATTERN}
     refused = by_pattern[REFUSAL_SELECTION_PATTERN]
-    assert refused["StatusCode"] == "200"
+    assert refused["StatusCode"] == "400"
     assert flatten(refused["ResponseTemplates"]["application/json"]) == vtl.load_template(
-        vtl.REFUSAL_TEMPLATES["client"], values
+        "client-refused.vtl", values
     )
     assert by_pattern[OTHER_ERROR_SELECTION_PATTERN]["StatusCode"] == "503"
 
@@ -142,30 +153,23 @@ def test_client_preflight_allows_the_shop_origin_with_credentials(
     assert "GET" in headers["method.response.header.Access-Control-Allow-Methods"]
 
 
-@pytest.mark.parametrize("route", sorted(vtl.ROUTES))
-def test_dynamodb_answers_are_mapped_exactly_as_local_mode_maps_them(
+@pytest.mark.parametrize("route", sorted(routes(RATE)))
+def test_each_integration_response_has_a_status_and_a_method_response_of_its_own(
     synthesized: Synthesized, route: str
 ) -> None:
-    """One table of integration responses (beekeeper.vtl.integration) serves AWS and local."""
+    """API Gateway keeps one integration response per status code (PutIntegrationResponse
+    takes the status in its path): no two of a method share one, and each status has a
+    method response declaring every header it maps."""
     method = _method(synthesized, route)
-    deployed = {
-        r.get("SelectionPattern"): (r["StatusCode"], r["ResponseParameters"])
-        for r in method["Integration"]["IntegrationResponses"]
-    }
-    expected = integration_settings(route, table_name="T", origin=SHOP_ORIGIN)
-    assert set(deployed) == {setting.selection_pattern for setting in expected}
-    for setting in expected:
-        status, parameters = deployed[setting.selection_pattern]
-        assert status == str(setting.status_code)
-        assert parameters == {
-            f"method.response.header.{name}": f"'{value}'"
-            for name, value in setting.header_values.items()
-        }
-    error = expected[-1]  # the "unavailable" answer, after any refusal
-    assert error.selection_pattern and error.status_code == 503
-    assert error.header_values["Retry-After"]
-    declared = {r["StatusCode"] for r in method["MethodResponses"]}
-    assert declared == {str(setting.status_code) for setting in expected}
+    responses = method["Integration"]["IntegrationResponses"]
+    statuses = [r["StatusCode"] for r in responses]
+    assert len(statuses) == len(set(statuses))
+    declared = {r["StatusCode"]: set(r["ResponseParameters"]) for r in method["MethodResponses"]}
+    for response in responses:
+        assert set(response["ResponseParameters"]) <= declared[response["StatusCode"]]
+    error = responses[-1]  # the "unavailable" answer, after any refusal
+    assert error["SelectionPattern"] and error["StatusCode"] == "503"
+    assert error["ResponseParameters"]["method.response.header.Retry-After"] == "'5'"
 
 
 def test_page_is_served_from_the_api_with_the_room_settings(synthesized: Synthesized) -> None:

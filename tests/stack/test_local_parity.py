@@ -2,8 +2,9 @@
 
 Each test reads what the synthesized stack configures (the very template CloudFormation gets)
 and asks local mode's gateway, running the real room code against its store, the same
-question. The definitions both come from are core/headers.py, core/gateway_answers.py and
-vtl/integration.py; this holds that neither side drifts from them.
+question. Both sides are built from one definition, stacks/rest_api.py (from core/headers.py,
+core/gateway_answers.py, core/routes.py and vtl/methods.py); this holds that what local mode
+answers is what that definition makes API Gateway answer.
 """
 
 from __future__ import annotations
@@ -193,3 +194,24 @@ def test_two_cookie_headers_stay_two_and_a_returning_visitor_keeps_the_place(
     assert again[0] == 302
     assert again[1]["Location"] == ["room"]
     assert "Set-Cookie" not in again[1] or all(token in value for value in again[1]["Set-Cookie"])
+
+
+def test_of_several_cookie_headers_the_templates_read_the_last(local: LocalGateway) -> None:
+    """A mapping template's $input.params() holds one value per header name; which one of
+    several AWS does not document, so local mode keeps only the last (as the proxy event's
+    `headers` does for the same request; docs/vtl.md), never more than API Gateway could."""
+    first = local.ask("GET", "/beekeeper")
+    (set_cookie,) = first[1]["Set-Cookie"]
+    token = set_cookie.split(";", 1)[0].split("=", 1)[1]
+
+    def polling_state(cookie_headers: str) -> str:
+        answer = local.ask("GET", "/polling", {"Cookie": cookie_headers})
+        assert answer[0] == 200
+        return str(json.loads(answer[2])["state"])
+
+    # Two Cookie headers (waitress joins them with ", "): the token in the last one is read.
+    assert polling_state(f"theme=dark, {COOKIE_NAME}={token}") == "waiting"
+    # In the first one only, it is not: the visitor has no token as far as the template sees.
+    assert polling_state(f"{COOKIE_NAME}={token}, theme=dark") == "no_token"
+    # One Cookie header with several cookies is read whole.
+    assert polling_state(f"theme=dark; {COOKIE_NAME}={token}") == "waiting"

@@ -20,7 +20,9 @@ import aws_cdk as cdk
 from aws_cdk.assertions import Template
 from cdk_nag import AwsSolutionsChecks
 
+from beekeeper.apigateway.model import InvalidApi, cfn_text
 from beekeeper.core.settings import RoomSettings
+from beekeeper.stacks.rest_api import ApiReferences
 from beekeeper.stacks.room_stack import RoomStack
 
 FULL_ROOM = RoomSettings(
@@ -152,17 +154,54 @@ class Synthesized:
 
 def flatten(value: Any) -> str:
     """A CloudFormation string value as text, with {"Ref": X} written <Ref:X> and
-    {"Fn::GetAtt": [X, A]} written <GetAtt:X.A>, so a test can compare whole strings."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, dict) and "Fn::Join" in value:
-        separator, parts = value["Fn::Join"]
-        return separator.join(flatten(part) for part in parts)
-    if isinstance(value, dict) and "Ref" in value:
-        return f"<Ref:{value['Ref']}>"
-    if isinstance(value, dict) and "Fn::GetAtt" in value:
-        return "<GetAtt:{}.{}>".format(*value["Fn::GetAtt"])
-    raise AssertionError(f"not a string value: {value!r}")
+    {"Fn::GetAtt": [X, A]} written <GetAtt:X.A>, so a test can compare whole strings (the
+    loader's own reading, beekeeper.apigateway.model.cfn_text)."""
+    try:
+        return cfn_text(value)
+    except InvalidApi as error:
+        raise AssertionError(f"not a string value: {value!r}") from error
+
+
+def api_references(raw: dict[str, Any], settings: RoomSettings) -> ApiReferences:
+    """What stacks/rest_api.definition names, as a synthesized template writes it (flatten)."""
+    resources = raw["Resources"]
+
+    def only(kind: str, test: Any = lambda _properties: True) -> str:
+        (found,) = (
+            logical_id
+            for logical_id, resource in resources.items()
+            if resource["Type"] == kind and test(resource["Properties"])
+        )
+        return found
+
+    role = only(
+        "AWS::IAM::Role",
+        lambda p: (
+            p["AssumeRolePolicyDocument"]["Statement"][0]["Principal"]
+            == {"Service": "apigateway.amazonaws.com"}
+        ),
+    )
+    producer = only(
+        "AWS::Lambda::Function",
+        lambda p: p.get("FunctionName") == f"{settings.stack_name}-producer",
+    )
+    return ApiReferences(
+        table_name=f"<Ref:{only('AWS::DynamoDB::Table')}>",
+        integration_role_arn=f"<GetAtt:{role}.Arn>",
+        producer_arn=f"<GetAtt:{producer}.Arn>",
+        region=settings.region,
+        partition="<Ref:AWS::Partition>",
+    )
+
+
+def synthesize_template(
+    outdir: Path, settings: RoomSettings, *, api_logging: bool = False
+) -> dict[str, Any]:
+    """Only the template of a room (no cdk-nag): for the tests that compare several rooms."""
+    app = cdk.App(outdir=str(outdir))
+    stack = RoomStack(app, settings=settings, api_logging=api_logging)
+    template: dict[str, Any] = app.synth().get_stack_by_name(stack.stack_name).template
+    return template
 
 
 def synthesize(

@@ -11,12 +11,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from beekeeper.apigateway.velocity.renderer import RenderInput, render
 from beekeeper.core import schedule
 from beekeeper.core.datamodel import COOKIE_NAME, DRAW_DRAWN, prequeue_key
+from beekeeper.core.routes import RATE, route
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas.room_state import DrawStatus, RoomConfig, RoomSnapshot, status_item
-from beekeeper.local.velocity.renderer import RenderInput, render
-from beekeeper.vtl import ROUTES, load_template, template_values
+from beekeeper.vtl import load_template, template_values
 from tests.support.hostile_requests import HEADERS
 
 ORIGIN = "https://shop.example/sale"
@@ -70,12 +71,12 @@ def poll(items: list[dict[str, Any]], headers: dict[str, str] | None = None) -> 
         headers={"Cookie": f"{COOKIE_NAME}={TOKEN}"} if headers is None else headers,
         context={"requestTimeEpoch": NOW_MS},
     )
-    return json.loads(render(load_template(ROUTES["polling"][1], VALUES), data))
+    return json.loads(render(load_template(route("polling").response_template, VALUES), data))
 
 
 def test_the_request_reads_the_visitors_pre_queue_place_too() -> None:
     text = render(
-        load_template(ROUTES["polling"][0], VALUES),
+        load_template(route("polling").request_template(RATE), VALUES),
         RenderInput(headers={"Cookie": f"{COOKIE_NAME}={TOKEN}"}),
     )
     keys = [k["pk"]["S"] for k in json.loads(text)["RequestItems"][TABLE]["Keys"]]

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from beekeeper import vtl
 from beekeeper.core.gateway_answers import route_method
 from beekeeper.core.paths import SITE_DIR
+from beekeeper.core.routes import CAPACITY, RATE, routes
 from beekeeper.core.settings import SettingsError
 from beekeeper.waiting_room_site import (
     ENTER_URL,
@@ -117,10 +117,10 @@ def test_config_carries_relative_urls_and_every_language() -> None:
 def test_the_pages_room_urls_are_the_rooms_routes() -> None:
     # The page resolves these relative to itself, as the routes are served beside /room;
     # tests/browser/test_local_capacity_browser.py follows a real admission's "via" to enter.
-    assert POLL_URL in vtl.ROUTES
-    assert POLL_URL in vtl.CAPACITY_ROUTES
-    assert ENTER_URL in vtl.CAPACITY_ROUTES
-    assert LEAVE_URL in vtl.CAPACITY_ROUTES
+    assert POLL_URL in routes(RATE)
+    assert POLL_URL in routes(CAPACITY)
+    assert ENTER_URL in routes(CAPACITY)
+    assert LEAVE_URL in routes(CAPACITY)
     assert route_method(LEAVE_URL) == "POST"
     assert route_method(ENTER_URL) == "GET"
 

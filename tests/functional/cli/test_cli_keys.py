@@ -9,11 +9,11 @@ from typing import Any
 import jwt
 import pytest
 
+from beekeeper.apigateway.room import Boto3DynamoDb, HttpRequest, run_integration
 from beekeeper.core import tickets as facts
 from beekeeper.core.datamodel import Token
 from beekeeper.lambdas.ticket_keys import KeysChangedError, TicketKeyStore, first_key
 from beekeeper.lambdas.tickets import KeyRing, TicketIssuer, secret_reader
-from beekeeper.local.integration import Boto3DynamoDb, HttpRequest, run_integration
 from tests.support.cli_testkit import (
     NOW,
     Clock,

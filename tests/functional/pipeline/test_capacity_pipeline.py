@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from beekeeper.apigateway.room import Boto3DynamoDb, HttpRequest, run_integration
 from beekeeper.core.datamodel import ADMITTED_COUNTER_KEY, Token
 from beekeeper.lambdas.consumer import run_consumer
 from beekeeper.lambdas.pacing import minute_span
 from beekeeper.lambdas.places import read_inside
 from beekeeper.lambdas.room_state import write_config
 from beekeeper.lambdas.trigger import run_trigger
-from beekeeper.local.integration import Boto3DynamoDb, HttpRequest, run_integration
 from tests.support.pipeline import Aws, FakeClock, LongPollsOnTheClock, room
 
 CAPACITY = {"rate": 600, "max_inside": 3, "session_minutes": 5.0, "claim_minutes": 2.0}

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from beekeeper.apigateway.room import Boto3DynamoDb, HttpRequest, HttpResponse, run_integration
 from beekeeper.core.datamodel import (
     INSIDE_KEY,
     LEAVING_ATTRIBUTE,
@@ -20,7 +21,6 @@ from beekeeper.core.datamodel import (
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas import places
 from beekeeper.lambdas.places import Warden, read_inside
-from beekeeper.local.integration import Boto3DynamoDb, HttpRequest, HttpResponse, run_integration
 from tests.support.pipeline import Aws, FakeClock, room
 
 ORIGIN = "https://shop.example.com/sale"

@@ -8,7 +8,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-import beekeeper.local
+import beekeeper.apigateway
 from beekeeper.cli.commands.simulate import command_line
 from beekeeper.cli.main import cli
 from beekeeper.simulator.capacity import CapacityPlan
@@ -116,8 +116,8 @@ def test_without_the_local_extra_capacity_mode_says_what_to_install(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # The base install has no Velocity renderer; rate mode does not need it.
-    monkeypatch.setitem(sys.modules, "beekeeper.local.integration", None)
-    monkeypatch.delattr(beekeeper.local, "integration", raising=False)
+    monkeypatch.setitem(sys.modules, "beekeeper.apigateway.room", None)
+    monkeypatch.delattr(beekeeper.apigateway, "room", raising=False)
     code, output = run("--rate", "60", "--visitors", "5", "--max-inside", "2")
     assert code == 1
     assert "pip install 'beekeeper-waiting-room[local]'" in output and "Traceback" not in output

@@ -12,6 +12,7 @@ import boto3
 import jwt
 import pytest
 
+from beekeeper.apigateway.room import Boto3DynamoDb, HttpRequest, run_integration
 from beekeeper.core import tickets as facts
 from beekeeper.core.datamodel import TICKET_ATTRIBUTE, Token, visitor_key
 from beekeeper.core.headers import browser_origin
@@ -19,7 +20,6 @@ from beekeeper.lambdas.consumer import ConsumerReport, run_consumer
 from beekeeper.lambdas.pacing import minute_span
 from beekeeper.lambdas.ticket_keys import TicketKeyStore
 from beekeeper.lambdas.tickets import TicketIssuer, secret_reader
-from beekeeper.local.integration import Boto3DynamoDb, HttpRequest, run_integration
 from tests.support.pipeline import Aws, FakeClock, LongPollsOnTheClock, producer, room
 
 ISSUER = "https://abc123.execute-api.us-east-1.amazonaws.com/shop"

@@ -1,8 +1,9 @@
 """A double of `RoomCode` (our own interface), following docs/data-model.md in a few lines.
 
 It lets the local room's own wiring (gateway, proxy events, scheduler, record, CLI) be tested
-without the pipeline's and the templates' modules; the tests that need the real room code use
-`load_room_code` instead.
+without the pipeline's and the templates' modules (the page and the preflights, MOCK
+integrations, still go through API Gateway's emulation); the tests that need the real room code
+use `load_room_code` instead.
 """
 
 from __future__ import annotations
@@ -10,29 +11,15 @@ from __future__ import annotations
 import json
 import secrets
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
+from beekeeper.apigateway.http import HttpRequest, HttpResponse
+from beekeeper.apigateway.model import Method, RestApi
+from beekeeper.apigateway.runtime import invoke
 from beekeeper.core import datamodel
 from beekeeper.core.settings import RoomSettings
 from beekeeper.local.emulator import RoomResources
 from beekeeper.local.room_code import ClientFactory, InvokeConsumer, Payload, RoomCode
-
-
-@dataclass
-class HttpRequest:
-    method: str
-    path: str
-    query: dict[str, str] = field(default_factory=dict)
-    headers: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass
-class HttpResponse:
-    status: int
-    headers: dict[str, str]
-    body: str
 
 
 def _cookie_token(headers: dict[str, str]) -> str | None:
@@ -42,18 +29,6 @@ def _cookie_token(headers: dict[str, str]) -> str | None:
         if name == datamodel.COOKIE_NAME:
             return value
     return None
-
-
-def _dynamodb_target(client: Any) -> Callable[[str, str], tuple[int, str]]:
-    """The integration's DynamoDB target: the JSON request through boto3 (reads only)."""
-
-    def call(action: str, body: str) -> tuple[int, str]:
-        method = {"GetItem": client.get_item, "BatchGetItem": client.batch_get_item}[action]
-        answer = method(**json.loads(body))
-        answer.pop("ResponseMetadata", None)
-        return 200, json.dumps(answer)
-
-    return call
 
 
 def double_code(
@@ -131,22 +106,23 @@ def double_code(
                 )
                 left -= 1
 
-    def integration(route: str, request: HttpRequest, **kw: Any) -> HttpResponse:
+    def integration(api: RestApi, method: Method, request: HttpRequest, **kw: Any) -> HttpResponse:
+        if method.integration.type == "MOCK":
+            return invoke(api, method, request, **kw)
+        route = method.path.removeprefix("/")
         token = datamodel.Token.parse(
             request.query.get("token") if route == "client" else _cookie_token(request.headers)
         )
         item = None
         if token is not None:
             key = {"pk": {"S": datamodel.visitor_key(token.id)}}
-            status, body = kw["dynamodb"](
-                "GetItem", json.dumps({"TableName": kw["table_name"], "Key": key})
-            )
+            status, body = kw["dynamodb"]("GetItem", json.dumps({"TableName": table, "Key": key}))
             assert status == 200, body
             item = json.loads(body).get("Item")
         allowed = item is not None and int(item["expires_at"]["N"]) * 1000 > kw["request_time_ms"]
         answer: dict[str, Any] = {"allow": allowed}
         if allowed and route == "polling" and token is not None:
-            answer["origin"] = datamodel.origin_url_with_token(kw["origin"], str(token))
+            answer["origin"] = datamodel.origin_url_with_token(settings.origin, str(token))
         elif route == "polling":
             answer.update(state="waiting" if token else "no_token", position=1, eta_seconds=0)
         return HttpResponse(200, {"Content-Type": "application/json"}, json.dumps(answer))
@@ -157,7 +133,5 @@ def double_code(
         consumer=consumer,
         governor=lambda: None,
         integration=integration,
-        http_request=HttpRequest,
-        dynamodb_target=_dynamodb_target,
         page=lambda s: f"<!doctype html><title>{s.display_name}</title><p>in line</p>",
     )

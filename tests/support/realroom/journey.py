@@ -8,6 +8,7 @@ command, as a shop and its operator would; the room's table is read to count adm
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import subprocess
 import time
@@ -20,6 +21,8 @@ from urllib.parse import quote
 
 from beekeeper.core.datamodel import (
     ADMITTED_COUNTER_KEY,
+    CLIENT_REDEEM_PARAMETER,
+    CLIENT_REDEEM_VALUE,
     COOKIE_NAME,
     TICKET_ATTRIBUTE,
     Token,
@@ -49,7 +52,11 @@ class JourneyRoom:
 
     @property
     def polling_url(self) -> str:
-        return self.page_url.removesuffix("room") + "polling"
+        return self.route_url("polling")
+
+    def route_url(self, name: str) -> str:
+        """A route beside the page (/polling, /enter, /leave: one stage, one origin)."""
+        return self.page_url.removesuffix("room") + name
 
     def note(self, line: str) -> None:
         self.report.append(line)
@@ -68,6 +75,23 @@ class Answer:
     def json(self) -> Any:
         return json.loads(self.body)
 
+    def shown(self) -> str:
+        """The answer as the report prints it: status, and the body or the redirect."""
+        location = self.header("location")
+        if location is not None:
+            return f"{self.status} Location {_without_secrets(location)}"
+        text = self.body.decode("utf-8", "replace")
+        try:
+            text = json.dumps(json.loads(text))  # one line, whatever the template's spacing
+        except ValueError:
+            text = " ".join(text.split())
+        return f"{self.status} {text[:200]}"
+
+
+def _without_secrets(url: str) -> str:
+    """A redirect URL with its token and ticket shortened: the report may be pasted anywhere."""
+    return re.sub(r"(beekeeper_(?:token|ticket)=)([^&]{6})[^&]*", r"\1\2...", url)
+
 
 class _NoRedirects(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, *args: Any, **kwargs: Any) -> None:
@@ -79,9 +103,24 @@ _OPENER = urllib.request.build_opener(_NoRedirects)
 
 def get(url: str, cookie: str | None = None) -> Answer:
     """One GET; a redirect is returned, not followed."""
+    return _send(url, cookie=cookie)
+
+
+def post(url: str, body: str, content_type: str, cookie: str | None = None) -> Answer:
+    """One POST, as a page's sendBeacon (text/plain;charset=UTF-8) or a shop's server sends."""
+    return _send(url, cookie=cookie, body=body.encode("utf-8"), content_type=content_type)
+
+
+def _send(
+    url: str, *, cookie: str | None, body: bytes | None = None, content_type: str | None = None
+) -> Answer:
     assert url.startswith(("http://", "https://")), url
     headers = {"Cookie": cookie} if cookie else {}
-    request = urllib.request.Request(url, headers=headers)  # noqa: S310 - http(s) only
+    if content_type:
+        headers["Content-Type"] = content_type
+    request = urllib.request.Request(  # noqa: S310 - http(s) only
+        url, data=body, headers=headers, method="POST" if body is not None else "GET"
+    )
     try:
         with _OPENER.open(request, timeout=30) as response:
             status, raw_headers, body = response.status, response.headers, response.read()
@@ -300,3 +339,52 @@ def rate_changes_the_status(room: JourneyRoom, rate: int) -> None:
     status = json.loads(run(room, "status", room.name, "--json"))
     assert (status["rate"], status["operator_rate"], status["enabled"]) == (rate, rate, True)
     room.note(f"rate: `beekeeper status` shows {rate}/min right after `beekeeper rate`")
+
+
+# -- the shop's writes: /client's redeem, capacity mode's /enter and /leave ---------------------
+
+
+def client_redeems_once(room: JourneyRoom, token: str) -> None:
+    """An admitted visitor's check, redeem and second redeem: the three answers a shop acts
+    on (each a conditional write, docs/shop-integration.md), printed in the report."""
+    url = f"{room.client_check_url}?token={quote(token, safe='')}"
+    answers = {
+        "check": get(url),
+        "redeem": get(f"{url}&{CLIENT_REDEEM_PARAMETER}={CLIENT_REDEEM_VALUE}"),
+        "second redeem": get(f"{url}&{CLIENT_REDEEM_PARAMETER}={CLIENT_REDEEM_VALUE}"),
+    }
+    room.note("/client writes: " + "; ".join(f"{what} {a.shown()}" for what, a in answers.items()))
+    assert [(a.status, a.json()) for a in answers.values()] == [
+        (200, {"allow": True}),
+        (200, {"allow": True}),
+        (200, {"allow": False, "state": "redeemed"}),
+    ]
+    for answer in answers.values():
+        assert answer.header("access-control-allow-origin") == browser_origin(room.origin)
+        assert answer.header("cache-control") == "no-store"
+
+
+def enter_then_leave(room: JourneyRoom, token: str) -> None:
+    """Capacity mode: the admitted visitor follows the admission through /enter (302 to the
+    shop with the token and ticket), the shop's check says the session is live, a beacon's
+    /leave ends the visit once; each answer printed in the report."""
+    cookie = f"{COOKIE_NAME}={token}"
+    leave_url = f"{room.route_url('leave')}?token={quote(token, safe='')}"
+    entered = get(room.route_url("enter"), cookie=cookie)
+    inside = get(f"{room.client_check_url}?token={quote(token, safe='')}")
+    beacon = "text/plain;charset=UTF-8"
+    left = post(leave_url, "", beacon)
+    again = post(leave_url, "", beacon)
+    after = get(f"{room.client_check_url}?token={quote(token, safe='')}")
+    room.note(
+        f"/enter and /leave: enter {entered.shown()}; check {inside.shown()}; "
+        f"leave {left.shown()}; leave again {again.shown()}; check {after.shown()}"
+    )
+    assert entered.status == 302, entered.shown()
+    location = entered.header("location") or ""
+    assert location.startswith(origin_url_with_token(room.origin, token)), location
+    assert entered.header("cache-control") == "no-store"
+    assert (inside.status, inside.json()) == (200, {"allow": True})
+    assert (left.status, left.json()) == (200, {"left": True})
+    assert (again.status, again.json()) == (200, {"left": False})
+    assert (after.status, after.json()) == (200, {"allow": False})

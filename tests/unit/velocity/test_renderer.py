@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from beekeeper.local.velocity.java import java_length, java_split
-from beekeeper.local.velocity.renderer import (
+from beekeeper.apigateway.velocity.java import java_length, java_split
+from beekeeper.apigateway.velocity.renderer import (
     MAX_FOREACH_ITERATIONS,
     Rendered,
     RenderInput,

@@ -8,8 +8,8 @@ touches airspeed), compiler.py and java.py give the parsed template Java's seman
 renderer.py provides API Gateway's `$input`, `$util` and `$context`.
 """
 
-from beekeeper.local.velocity.java import UnsupportedVtl, VelocityRuntimeError, VtlRenderError
-from beekeeper.local.velocity.renderer import Rendered, RenderInput, render, render_response
+from beekeeper.apigateway.velocity.java import UnsupportedVtl, VelocityRuntimeError, VtlRenderError
+from beekeeper.apigateway.velocity.renderer import Rendered, RenderInput, render, render_response
 
 __all__ = [
     "RenderInput",

@@ -22,14 +22,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from beekeeper.local.velocity.airspeed_adapter import parse
-from beekeeper.local.velocity.compiler import (
+from beekeeper.apigateway.velocity.airspeed_adapter import parse
+from beekeeper.apigateway.velocity.compiler import (
     MAX_FOREACH_ITERATIONS,
     OVERRIDES,
     Stmt,
     compile_template,
 )
-from beekeeper.local.velocity.java import UnsupportedVtl, VelocityRuntimeError, VtlRenderError
+from beekeeper.apigateway.velocity.java import UnsupportedVtl, VelocityRuntimeError, VtlRenderError
 
 __all__ = [
     "MAX_FOREACH_ITERATIONS",

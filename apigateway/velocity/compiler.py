@@ -25,8 +25,8 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from beekeeper.local.velocity import java, syntax
-from beekeeper.local.velocity.java import UnsupportedVtl, VelocityRuntimeError
+from beekeeper.apigateway.velocity import java, syntax
+from beekeeper.apigateway.velocity.java import UnsupportedVtl, VelocityRuntimeError
 
 # API Gateway allows a #foreach 1,000 iterations (a documented quota). Whether it then stops
 # or fails is not documented, so a loop that would go further fails the render: templates

@@ -1,11 +1,12 @@
 """airspeed's parser, read into our own syntax (syntax.py): the one module that imports airspeed.
 
-airspeed (the airspeed-ext distribution, pinned in pyproject.toml) has no public syntax tree:
-its parse tree is made of classes it keeps for its own evaluation. Everything this package
-reads from that tree is read here, and tests/unit/velocity/test_airspeed_adapter.py holds each
-piece (the element classes and their attributes, `_Element.my_text`, `_EmptyValues`, the
-expression a parenthesis keeps only as the owner of its bound `calculate`) to what this module
-expects, so a release that changes them fails a test instead of rendering differently.
+airspeed (the airspeed-ext distribution) has no public syntax tree: its parse tree is made of
+classes it keeps for its own evaluation. Everything this package reads from that tree is read
+here, and tests/unit/velocity/test_airspeed_adapter.py holds each piece (the element classes,
+their attributes and `my_text()`) to what this module expects, so a release that changes them
+fails a test instead of rendering differently. One piece is private (`_parenthesized`: the
+expression inside parentheses, which airspeed keeps only as the owner of its bound
+`calculate`); that is why pyproject.toml pins airspeed-ext to the tested range (>=0.6.9,<0.7).
 
 Whatever the syntax has no node for (#macro, #parse, a map literal, `$x[0]`, two operators in
 one expression, a literal `$` in text, ...) is refused here, when the template is parsed,
@@ -20,8 +21,8 @@ from typing import Any
 import airspeed
 from airspeed import operators as parsed
 
-from beekeeper.local.velocity import syntax
-from beekeeper.local.velocity.java import UnsupportedVtl, VtlRenderError
+from beekeeper.apigateway.velocity import syntax
+from beekeeper.apigateway.velocity.java import UnsupportedVtl, VtlRenderError
 
 
 def parse(template: str) -> syntax.Block:
@@ -38,8 +39,8 @@ def parse(template: str) -> syntax.Block:
 
 
 def source_text(element: Any) -> str:
-    """The template text an element was parsed from (airspeed keeps it as a private method)."""
-    return str(parsed._Element.my_text(element))
+    """The template text an element was parsed from."""
+    return str(element.my_text())
 
 
 def _refuse(element: Any, why: str = "is outside the supported subset") -> UnsupportedVtl:
@@ -137,7 +138,10 @@ def _set(directive: Any) -> syntax.Set | syntax.ResponseOverride:
 
 
 def _parenthesized(element: Any) -> Any:
-    """The Expression inside `( ... )`: airspeed keeps it only as its bound `calculate`."""
+    """The Expression inside `( ... )`: airspeed keeps it only as its bound `calculate`.
+
+    The one private reading of airspeed's tree (a bound method's owner): held by
+    tests/unit/velocity/test_airspeed_adapter.py on the pinned range of airspeed-ext."""
     return element.calculate.__self__
 
 
@@ -168,15 +172,19 @@ def _value(value: Any) -> syntax.Expr:
     if isinstance(node, parsed.UnaryOperatorValue):
         return syntax.Not(_value(node.value))
     if isinstance(node, parsed.ArrayLiteral):
-        if not isinstance(node.values, parsed.ValueList | parsed._EmptyValues):
-            raise _refuse(node.values)  # a range [1..3]
+        if isinstance(node.values, parsed.Range):
+            raise _refuse(node.values)  # [1..3]
         return syntax.ListLiteral(tuple(_value(item) for item in _listed(node.values)))
     raise _refuse(node)
 
 
 def _listed(values: Any) -> list[Any]:
-    """The values of a ValueList; an empty list or parameter list is an `_EmptyValues`."""
-    return list(getattr(values, "values", []))
+    """The values of a ValueList; an empty list or parameter list has no `values`."""
+    if isinstance(values, parsed.ValueList):
+        return list(values.values)
+    if hasattr(values, "values"):
+        raise _refuse(values)
+    return []
 
 
 def _reference(reference: Any) -> syntax.Variable:

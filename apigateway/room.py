@@ -1,0 +1,83 @@
+"""A room's templated route answered as API Gateway answers it: the route's method as the
+stack defines it (beekeeper.vtl.methods), loaded as API Gateway stores it and run by the
+emulation. For the simulator (capacity mode's crowd) and the tests; local mode's gateway loads
+the room's whole API the same way (beekeeper.local.gateway)."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from beekeeper.apigateway.dynamodb import Boto3DynamoDb, DynamoDbTarget
+from beekeeper.apigateway.http import HttpRequest, HttpResponse
+from beekeeper.apigateway.model import RestApi, load
+from beekeeper.apigateway.runtime import MISSING_ROUTE, gateway_response, invoke
+from beekeeper.core.gateway_answers import gateway_responses
+from beekeeper.core.local_room import LOCAL_INTEGRATION_ROLE, LOCAL_PARTITION, LOCAL_REGION
+from beekeeper.core.routes import mode_of, routes
+from beekeeper.vtl.methods import preflight_method, route_method
+
+
+@functools.lru_cache(maxsize=32)
+def route_api(route: str, table_name: str, origin: str, session_seconds: int = 0) -> RestApi:
+    """The API of one templated route (its preflight too) and the room's gateway responses,
+    as API Gateway stores them; once per room: the same template strings keep the renderer's
+    cache of parsed templates a dictionary hit."""
+    mode = mode_of(capacity=session_seconds > 0)
+    found = routes(mode)[route]
+    methods: dict[tuple[str, str], dict[str, Any]] = {
+        (f"/{route}", found.method): route_method(
+            found,
+            mode=mode,
+            table_name=table_name,
+            origin=origin,
+            session_seconds=session_seconds,
+            credentials=LOCAL_INTEGRATION_ROLE,
+            region=LOCAL_REGION,
+            partition=LOCAL_PARTITION,
+        )
+    }
+    if found.cors:
+        methods[(f"/{route}", "OPTIONS")] = preflight_method(found, origin)
+    return load(methods, gateway_responses(origin))
+
+
+def run_integration(
+    route: str,
+    request: HttpRequest,
+    *,
+    dynamodb: DynamoDbTarget,
+    table_name: str,
+    origin: str,
+    request_time_ms: int,
+    request_id: str = "local",
+    session_seconds: int = 0,
+) -> HttpResponse:
+    """Answer `request` on `route` as API Gateway would: 'polling', 'client', 'jwks.json', and
+    in a capacity-mode room (`session_seconds` > 0, vtl.template_values) also 'enter' and
+    'leave'. `dynamodb` receives the rendered request (`Boto3DynamoDb(client)` for boto3).
+
+    Raises UnsupportedVtl when a template steps outside what the renderer can render
+    faithfully: that is a bug to fix, not an answer to give."""
+    api = route_api(route, table_name, origin, session_seconds)
+    method = api.method(f"/{route}", request.method.upper())
+    if method is None:
+        return gateway_response(api, *MISSING_ROUTE)
+    return invoke(
+        api,
+        method,
+        request,
+        dynamodb=dynamodb,
+        request_time_ms=request_time_ms,
+        request_id=request_id,
+    )
+
+
+__all__ = [
+    "Boto3DynamoDb",
+    "DynamoDbTarget",
+    "HttpRequest",
+    "HttpResponse",
+    "route_api",
+    "run_integration",
+]

@@ -390,6 +390,8 @@ class PlaceKeeper:
     free: int = 0
     read_at: float = -math.inf
     warden_at: float = -math.inf
+    # The places the warden freed in this run, by why (the room's metrics count them).
+    freed: WardenReport = field(default_factory=WardenReport)
     _warden: Warden = field(init=False)
 
     def __post_init__(self) -> None:
@@ -403,6 +405,9 @@ class PlaceKeeper:
             except Exception:
                 log.exception("the warden's round failed; the next one tries again")
                 return
+            self.freed.left += report.left
+            self.freed.ended += report.ended
+            self.freed.no_shows += report.no_shows
             if report.left or report.ended:
                 self.read_at = -math.inf  # places freed: look at once
 

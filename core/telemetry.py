@@ -150,3 +150,30 @@ CLOUDFRONT_REQUESTS = "Requests"
 CLOUDFRONT_METRICS_REGION = "us-east-1"
 DISTRIBUTION_DIMENSION = "DistributionId"
 CLOUDFRONT_REGION_DIMENSION = ("Region", "Global")
+
+# How long CloudWatch keeps data at each period ("Amazon CloudWatch retains metric data as
+# follows", GetMetricStatistics; MetricStat's Period, Amazon CloudWatch API Reference): a query
+# whose start is older than a resolution is kept must ask for a coarser period, or it gets no
+# data points. High-resolution data (StorageResolution 1) can be read by the second for 3 hours.
+RETENTION: tuple[tuple[int, int], ...] = (
+    (3 * 3600, 1),  # (start at most this many seconds ago, shortest period)
+    (15 * 86_400, 60),
+    (63 * 86_400, 300),
+    (455 * 86_400, 3600),
+)
+HIGH_RESOLUTION_PERIODS = (1, 5, 10, 20, 30)
+REGULAR_PERIOD = 60
+
+
+def shortest_period(age_seconds: float, *, high_resolution: bool = False) -> int | None:
+    """The shortest period CloudWatch answers for data whose start is `age_seconds` old (None:
+    the data is gone)."""
+    for within, period in RETENTION:
+        if age_seconds <= within:
+            return period if high_resolution or period >= REGULAR_PERIOD else REGULAR_PERIOD
+    return None
+
+
+def valid_period(period: int) -> bool:
+    """1, 5, 10, 20, 30 (high-resolution data) or a multiple of 60 seconds."""
+    return period in HIGH_RESOLUTION_PERIODS or (period > 0 and period % REGULAR_PERIOD == 0)

@@ -7,19 +7,29 @@ gateway and the scheduler use; `load_room_code` fills it with those modules' pla
 bound to the room's settings and to clients of the emulator by injection, as the simulator
 binds them. (In AWS the handlers bind the same functions to their environment, which the stack
 sets.) Nothing travels through the process environment, so rooms in one process stay apart.
+
+The functions write the room's metrics as in Lambda (lambdas/emf.py), one sink per run and
+one for the producer (the room's one producer "container"), in the room's own minutes; each
+line goes to the emulator's CloudWatch as CloudWatch Logs would put it there, so
+`beekeeper report` reads a local room as it reads a deployed one.
 """
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from beekeeper.core.settings import MIN_CONSUMER_CAPACITY, RoomSettings
+from beekeeper.lambdas.emf import MetricSink, MinuteMetrics
 from beekeeper.lambdas.pacing import MINUTE_SECONDS
 from beekeeper.local.emulator import RoomResources
 from beekeeper.local.integration import DynamoDbTarget, IntegrationRunner
+
+log = logging.getLogger("beekeeper.local")
 
 Payload = Mapping[str, Any]
 InvokeConsumer = Callable[[Payload], None]
@@ -46,6 +56,60 @@ class RoomCode:
     # Hands the producer the scheduler's way of starting a consumer (Lambda's async invoke in
     # AWS), so a visitor who joins a quiet minute wakes one; until then nobody is woken.
     connect_consumers: Callable[[InvokeConsumer], None] = lambda _invoke: None
+
+
+class _Metrics:
+    """The room's metric lines into the emulator's CloudWatch, as CloudWatch Logs extracts a
+    function's EMF lines; a line that can not be stored is logged, never raised (metrics never
+    stop an admission)."""
+
+    def __init__(self, room: str, cloudwatch: Any, minute_seconds: float) -> None:
+        self._room = room
+        self._cloudwatch = cloudwatch
+        self._minute_seconds = minute_seconds
+
+    def write(self, line: str) -> None:
+        from beekeeper.store.cloudwatch import metric_data_from_emf
+
+        try:
+            for namespace, data in metric_data_from_emf(line):
+                self._cloudwatch.put_metric_data(Namespace=namespace, MetricData=data)
+        except Exception as error:
+            log.warning("a metric line was not stored: %s", error)
+
+    def run(self) -> MinuteMetrics:
+        """One run's sink (the trigger's, a consumer's, the governor's)."""
+        return MinuteMetrics(
+            self._room, clock=time.time, write=self.write, minute_seconds=self._minute_seconds
+        )
+
+
+class _Shared:
+    """One sink for the room's producer, whose requests come on many threads."""
+
+    def __init__(self, sink: MetricSink) -> None:
+        self._sink = sink
+        self._lock = threading.Lock()
+
+    def count(self, metric: Any, value: int = 1) -> None:
+        with self._lock:
+            self._sink.count(metric, value)
+
+    def level(self, metric: Any, value: float) -> None:
+        with self._lock:
+            self._sink.level(metric, value)
+
+    def sample(self, metric: Any, value: float) -> None:
+        with self._lock:
+            self._sink.sample(metric, value)
+
+    def flush_ended(self) -> None:
+        with self._lock:
+            self._sink.flush_ended()
+
+    def flush(self) -> None:
+        with self._lock:
+            self._sink.flush()
 
 
 class _ConsumerStarter:
@@ -82,6 +146,7 @@ def load_room_code(
 
     # One client per service, shared by the room's threads, as one per container in AWS.
     dynamodb, sqs = client("dynamodb"), client("sqs")
+    metrics = _Metrics(settings.name, client("cloudwatch"), minute_seconds)
     table, queue_url = resources.table_name, resources.queue_url
     starter = _ConsumerStarter()
     # One issuer for the room's consumers, as one per container in AWS: the key ring is read
@@ -101,7 +166,13 @@ def load_room_code(
         sqs=sqs,
         invoke_consumer=starter,
         minute_seconds=minute_seconds,
+        metrics=_Shared(metrics.run()),
     )
+
+    def produce(event: dict[str, Any]) -> Mapping[str, Any]:
+        response = producer.handle(event)
+        producer.metrics.flush_ended()  # what the handler does after every request
+        return response
 
     # A shortened minute asks each consumer for its minute's work in less time: the trigger
     # plans consumers for the same real-time pace per consumer as a minute in AWS does.
@@ -113,47 +184,62 @@ def load_room_code(
     )
 
     def run_trigger_once(invoke_consumer: InvokeConsumer) -> Any:
-        return run_trigger(
+        sink = metrics.run()
+        try:
+            return run_trigger(
             settings=planning,
             table=table,
             queue_url=queue_url,
             dynamodb=dynamodb,
             sqs=sqs,
-            invoke_consumer=lambda payload: invoke_consumer(dict(payload)),
-            clock=time.time,
-            minute_seconds=minute_seconds,
-        )
+                invoke_consumer=lambda payload: invoke_consumer(dict(payload)),
+                clock=time.time,
+                minute_seconds=minute_seconds,
+                metrics=sink,
+            )
+        finally:
+            sink.flush()  # the handler's end of run
 
     def run_consumer_once(payload: Payload) -> Any:
-        # The payload is JSON in AWS's async invoke: the consumer gets a copy, as it would.
-        return run_consumer(
-            dict(payload),
-            settings=settings,
-            table=table,
-            queue_url=queue_url,
-            dynamodb=dynamodb,
-            sqs=sqs,
-            clock=time.time,
-            sleep=time.sleep,
-            tickets=tickets,
-        )
+        sink = metrics.run()
+        try:
+            # The payload is JSON in AWS's async invoke: the consumer gets a copy, as it would.
+            return run_consumer(
+                dict(payload),
+                settings=settings,
+                table=table,
+                queue_url=queue_url,
+                dynamodb=dynamodb,
+                sqs=sqs,
+                clock=time.time,
+                sleep=time.sleep,
+                metrics=sink,
+                tickets=tickets,
+            )
+        finally:
+            sink.flush()
 
     # The governor's minute is shortened with the scheduler's, as the trigger's is.
     def run_governor_once() -> Any:
         if not settings.dynamic_rate_throttling:
             return "disabled"
-        return run_governor(
-            settings=settings,
-            table=table,
-            dynamodb=dynamodb,
-            fetch=fetch_once,
-            clock=time.time,
-            sleep=time.sleep,
-            minute_seconds=minute_seconds,
-        )
+        sink = metrics.run()
+        try:
+            return run_governor(
+                settings=settings,
+                table=table,
+                dynamodb=dynamodb,
+                fetch=fetch_once,
+                clock=time.time,
+                sleep=time.sleep,
+                minute_seconds=minute_seconds,
+                metrics=sink,
+            )
+        finally:
+            sink.flush()
 
     return RoomCode(
-        producer=lambda event, _context: producer.handle(event),
+        producer=lambda event, _context: produce(event),
         trigger=run_trigger_once,
         consumer=run_consumer_once,
         governor=run_governor_once,

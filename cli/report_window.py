@@ -71,9 +71,7 @@ def given_window(
         return None
     end = parse_time(until, now=now, option="--until") if until is not None else now
     start = (
-        parse_time(since, now=now, option="--since")
-        if since is not None
-        else end - DEFAULT_SECONDS
+        parse_time(since, now=now, option="--since") if since is not None else end - DEFAULT_SECONDS
     )
     if end > now:
         end = now

@@ -187,11 +187,11 @@ def load_room_code(
         sink = metrics.run()
         try:
             return run_trigger(
-            settings=planning,
-            table=table,
-            queue_url=queue_url,
-            dynamodb=dynamodb,
-            sqs=sqs,
+                settings=planning,
+                table=table,
+                queue_url=queue_url,
+                dynamodb=dynamodb,
+                sqs=sqs,
                 invoke_consumer=lambda payload: invoke_consumer(dict(payload)),
                 clock=time.time,
                 minute_seconds=minute_seconds,

@@ -255,6 +255,7 @@ def simulate(
 
     def new_sink() -> MetricSink:
         return metrics(scheduler.clock) if metrics is not None else DISCARD
+
     queue = FakeQueue(scheduler, rng, faults, QUEUE_URL)
     table = FakeTable(scheduler, rng, faults, TABLE)
     calls_by_role: Counter[str] = Counter()

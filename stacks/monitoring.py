@@ -96,7 +96,7 @@ class RoomMonitoring(Construct):
         raised = ours(telemetry.GOVERNOR_RAISED, "Governor: raised")
         shop_median = ours(telemetry.GOVERNOR_MEDIAN_MS, "Shop's median answer time (ms)")
         shop_p90 = ours(telemetry.GOVERNOR_P90_MS, "Shop's p90 answer time (ms)")
-        waits = [
+        waits: list[cw.IMetric] = [
             room_metric(settings, telemetry.WAIT, f"Wait, {p} (s)", statistic=p)
             for p in telemetry.PERCENTILES
         ]

@@ -174,7 +174,7 @@ class CloudWatch(Api):
                     f"The parameter MetricDataQueries.member.{query['Id']}.MetricStat.Period "
                     "must be 1, 5, 10, 20, 30 or a multiple of 60."
                 )
-            statistic = _statistic(stat["Stat"])
+            statistic = parse_statistic(stat["Stat"])
             metric = stat["Metric"]
             dimensions = _dimensions(metric.get("Dimensions") or [])
             wanted = (metric["Namespace"], metric["MetricName"], dimensions)
@@ -273,7 +273,8 @@ def percentile_rank(
     return 100.0 * inside / total
 
 
-def _statistic(text: str) -> Statistic:
+def parse_statistic(text: str) -> Statistic:
+    """A GetMetricData `Stat` as the store computes it."""
     if text in _SIMPLE:
         return Statistic(text)
     if match := _PERCENTILE.match(text):

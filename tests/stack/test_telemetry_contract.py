@@ -29,10 +29,10 @@ from beekeeper.lambdas.governor import SAMPLES as GOVERNOR_SAMPLES
 from beekeeper.lambdas.governor_sampling import Sample
 from beekeeper.lambdas.producer import Producer
 from beekeeper.lambdas.trigger import queue_backlog, run_trigger
+from beekeeper.local.integration import Boto3DynamoDb, HttpRequest, run_integration
 from tests.support.metric_math import alarm_fires, evaluate
 from tests.support.pipeline import Aws, FakeClock, LongPollsOnTheClock
 from tests.support.pipeline import aws as aws
-from beekeeper.local.integration import Boto3DynamoDb, HttpRequest, run_integration
 from tests.support.stack_testkit import CHANGED_ROOM, FULL_ROOM, MetricReference, Synthesized
 
 # The template's room, at a rate a simulated minute runs quickly.

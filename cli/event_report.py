@@ -357,6 +357,14 @@ def missing_notes(report: EventReport, series: dict[str, Values]) -> list[str]:
         )
     elif not series["arrivals"]:
         notes.append("No arrival was counted in this window: the arrivals are not known.")
+    counted = sum(a for a in report.arrivals_per_minute if a)
+    if report.arrivals_total > counted:
+        notes.append(
+            f"The room's counters hold {report.arrivals_total:,} arrivals since its last "
+            f"reset, {report.arrivals_total - counted:,} more than its metrics show here: a "
+            "producer writes a minute's count when it next answers, so an event's last minute "
+            "may be missing, and arrivals outside this window are not shown."
+        )
     if not series["rate"]:
         notes.append(
             "No rate was recorded in this window: the trigger did not run (the room was not "

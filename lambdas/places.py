@@ -52,6 +52,7 @@ from beekeeper.core.datamodel import (
     STATE_LEFT,
     TTL_ATTRIBUTE,
     VISITOR_TTL_GRACE_SECONDS,
+    WARDEN_KEY,
     Token,
     deadline_key,
     visitor_key,
@@ -62,8 +63,6 @@ from beekeeper.lambdas.tickets import NO_TICKETS, TicketHook
 
 log = logging.getLogger("beekeeper.places")
 
-# The warden's progress through the deadline buckets (shared by every warden of the room).
-WARDEN_KEY = "warden"
 # Deadline seconds one warden run reads at most (a BatchGetItem takes 100 keys), and how far
 # back the room's first run looks: every deadline lies a claim window after an admission, and
 # the first run comes with the room's first trigger, before anyone can have been admitted.

@@ -85,3 +85,34 @@ def test_a_rehearsal_is_reported_from_the_rooms_own_metrics(
     assert {"per-minute", "waiting", "waits"} <= set(Page(document).ids())
     assert "were let in, at 10 a minute" in document
     print(f"local report: {len(document.encode()):,} bytes in {took:.1f} s")
+
+
+def test_a_local_room_is_reset_for_its_next_event(room: LocalProcess) -> None:
+    admitted = [join(room) for _ in range(5)]
+    assert wait_until(lambda: all(allowed(room, t) for t in admitted), timeout=30)
+    keys_before = get(room.urls["JWKS URL"]).json()
+    assert operator(room.config_dir, "off", "local").returncode == 0
+
+    refused = operator(room.config_dir, "reset", "local")  # no answer given: nothing happens
+    assert refused.returncode == 1
+    assert all(allowed(room, t) for t in admitted)
+    started = time.monotonic()
+    reset = operator(room.config_dir, "reset", "local", "--yes")
+    assert reset.returncode == 0, reset.stderr
+    assert time.monotonic() - started < 30  # the local store purges at once: no minute's wait
+    assert "Room local (local) is off. A reset empties it for the next event:" in reset.stderr
+    assert "the admissions: 5 let in since the last reset" in reset.stderr
+    assert reset.stdout.startswith("Room local is reset: the line purged, ")
+
+    # Tickets issued before the reset no longer redeem; the keys that signed them stay.
+    assert not any(allowed(room, t) for t in admitted)
+    assert get(room.urls["JWKS URL"]).json() == keys_before
+    status = json.loads(operator(room.config_dir, "status", "local", "--json").stdout)
+    assert (status["arrivals_total"], status["admitted_total"], status["waiting"]) == (0, 0, 0)
+    assert status["rate"] == RATE and status["enabled"] is False
+
+    # The next event: places count from one again, and visitors are let in.
+    assert operator(room.config_dir, "on", "local").returncode == 0
+    newcomer = join(room)
+    assert newcomer.endswith(".1")
+    assert wait_until(lambda: allowed(room, newcomer), timeout=30)

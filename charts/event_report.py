@@ -411,7 +411,7 @@ def _decisions(report: EventReport) -> str:
         "the window."
     )
     return (
-        '<section class="chart" id="decisions" aria-labelledby="decisions-heading">'
+        '<section class="chart words" id="decisions" aria-labelledby="decisions-heading">'
         '<h2 id="decisions-heading">The governor\'s last decisions</h2>'
         f"<p>{html.escape(said)}</p>{table.to_html()}</section>"
     )

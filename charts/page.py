@@ -26,6 +26,7 @@ STYLE = (
            margin: 1rem 0 1.5rem; }
 .summary li { margin: .25rem 0; }
 .notes { color: #374151; font-size: .9rem; }
+.words td { text-align: left; }
 """
 )
 

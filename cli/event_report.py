@@ -125,6 +125,11 @@ def read_event(
         reader, room, now=now, bucket_seconds=minute
     )
     notes: list[str] = []
+    if deployment.minute_seconds < minute:
+        notes.append(
+            f"This room's minutes last {deployment.minute_seconds:g} s; CloudWatch keeps its "
+            "figures by the second, so each point here is one second."
+        )
     bucket, period = _resolution(window.since, now, minute)
     if bucket != minute:
         window = aligned(window.since, window.until, bucket, how=window.how, said=window.said)

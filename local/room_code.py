@@ -19,7 +19,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,11 +78,20 @@ class _Metrics:
         except Exception as error:
             log.warning("a metric line was not stored: %s", error)
 
-    def run(self) -> MinuteMetrics:
-        """One run's sink (the trigger's, a consumer's, the governor's)."""
+    def sink(self) -> MinuteMetrics:
         return MinuteMetrics(
             self._room, clock=time.time, write=self.write, minute_seconds=self._minute_seconds
         )
+
+    @contextmanager
+    def run(self) -> Iterator[MinuteMetrics]:
+        """One run's sink (the trigger's, a consumer's, the governor's), written as the run
+        ends, as the handler does."""
+        sink = self.sink()
+        try:
+            yield sink
+        finally:
+            sink.flush()
 
 
 class _Shared:
@@ -166,7 +176,7 @@ def load_room_code(
         sqs=sqs,
         invoke_consumer=starter,
         minute_seconds=minute_seconds,
-        metrics=_Shared(metrics.run()),
+        metrics=_Shared(metrics.sink()),
     )
 
     def produce(event: dict[str, Any]) -> Mapping[str, Any]:
@@ -184,8 +194,7 @@ def load_room_code(
     )
 
     def run_trigger_once(invoke_consumer: InvokeConsumer) -> Any:
-        sink = metrics.run()
-        try:
+        with metrics.run() as sink:
             return run_trigger(
                 settings=planning,
                 table=table,
@@ -197,12 +206,9 @@ def load_room_code(
                 minute_seconds=minute_seconds,
                 metrics=sink,
             )
-        finally:
-            sink.flush()  # the handler's end of run
 
     def run_consumer_once(payload: Payload) -> Any:
-        sink = metrics.run()
-        try:
+        with metrics.run() as sink:
             # The payload is JSON in AWS's async invoke: the consumer gets a copy, as it would.
             return run_consumer(
                 dict(payload),
@@ -216,15 +222,12 @@ def load_room_code(
                 metrics=sink,
                 tickets=tickets,
             )
-        finally:
-            sink.flush()
 
     # The governor's minute is shortened with the scheduler's, as the trigger's is.
     def run_governor_once() -> Any:
         if not settings.dynamic_rate_throttling:
             return "disabled"
-        sink = metrics.run()
-        try:
+        with metrics.run() as sink:
             return run_governor(
                 settings=settings,
                 table=table,
@@ -235,8 +238,6 @@ def load_room_code(
                 minute_seconds=minute_seconds,
                 metrics=sink,
             )
-        finally:
-            sink.flush()
 
     return RoomCode(
         producer=lambda event, _context: produce(event),

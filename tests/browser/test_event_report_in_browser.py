@@ -13,29 +13,13 @@ from typing import Any
 import pytest
 
 from beekeeper.charts.event_report import event_report
-from tests.support.chromium import watch
+from tests.support.chromium import DRAWN_CHARTS, watch
 from tests.support.event_reports import spring_sale
 
 pytestmark = pytest.mark.browser
 
 REPO = Path(__file__).resolve().parents[2]
 SCREENSHOT = REPO / "docs" / "screenshots" / "event-report.png"
-
-# Per chart: its size on the page and how many shapes matplotlib drew in it.
-DRAWN = """
-() => [...document.querySelectorAll("figure.chart")].map((figure) => {
-  const svg = figure.querySelector("svg");
-  const box = svg ? svg.getBoundingClientRect() : { width: 0, height: 0 };
-  return {
-    id: figure.id,
-    width: box.width,
-    height: box.height,
-    shapes: svg ? svg.querySelectorAll("path, use, text").length : 0,
-    alternative: figure.querySelector("figcaption")?.textContent ?? "",
-    rows: figure.querySelectorAll("table tbody tr").length,
-  };
-})
-"""
 
 
 def test_the_event_report_draws_every_chart_without_a_request_or_an_error(
@@ -53,7 +37,7 @@ def test_the_event_report_draws_every_chart_without_a_request_or_an_error(
         seen = watch(page)
         page.goto(report.as_uri())
         page.wait_for_load_state("load")
-        charts = page.evaluate(DRAWN)
+        charts = page.evaluate(DRAWN_CHARTS)
         assert [c["id"] for c in charts] == [
             "per-minute", "waiting", "waits", "waits-by-minute", "governor", "requests",
         ]  # fmt: skip

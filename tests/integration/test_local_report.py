@@ -5,8 +5,6 @@ endpoint as it reads a deployed room's."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,22 +13,13 @@ import pytest
 
 from tests.support.html_page import Page, fetches_nothing
 from tests.support.localroom.http import get
-from tests.support.localroom.process import BEEKEEPER, LocalProcess, start_local, wait_until
+from tests.support.localroom.process import LocalProcess, operator, start_local, wait_until
 from tests.support.localroom.visitor import join
 
 pytestmark = pytest.mark.slow
 
 MINUTE_SECONDS = 2
 RATE = 10  # a room minute: 10 visitors in 2 s, so 30 make a line of three minutes
-
-
-def operator(config_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """The operator CLI on a machine with no AWS credentials."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
-    env["BEEKEEPER_CONFIG_DIR"] = str(config_dir)
-    env["AWS_CONFIG_FILE"] = env["AWS_SHARED_CREDENTIALS_FILE"] = os.devnull
-    env["AWS_EC2_METADATA_DISABLED"] = "true"
-    return subprocess.run([BEEKEEPER, *args], env=env, capture_output=True, text=True, timeout=120)
 
 
 @pytest.fixture()
@@ -69,15 +58,17 @@ def test_a_rehearsal_is_reported_from_the_rooms_own_metrics(
     assert data["local"] is True and data["window"] == "last event"
     assert data["minute_seconds"] == MINUTE_SECONDS  # the room's own minutes
     assert sum(data["admitted_per_minute"]) == 30
-    assert max(data["admitted_per_minute"]) <= RATE
+    # A minute admits its rate, and a lane may carry one batch of unused slots into it.
+    assert max(data["admitted_per_minute"]) <= RATE + 10
     assert sum(a or 0 for a in data["arrivals_per_minute"]) >= 24
     assert set(r for r in data["rate_per_minute"] if r is not None) == {RATE}
     assert max(w or 0 for w in data["waiting_per_minute"]) >= RATE  # a line built up
     waits = data["waits"]
     assert waits["timed"] == 30 and sum(waits["counts"]) == 30
-    # 30 visitors at 10 a room minute: the last ones waited about two room minutes or more.
+    # 30 visitors at 10 a room minute (and a batch of 10 carried): the last waited a minute
+    # or more.
     assert 0 <= waits["p50"] <= waits["p90"] <= waits["p99"] <= waits["longest"]
-    assert waits["longest"] >= 2 * MINUTE_SECONDS
+    assert waits["longest"] >= MINUTE_SECONDS
     assert any("no API Gateway" in note for note in data["notes"])
 
     document = out.read_text(encoding="utf-8")

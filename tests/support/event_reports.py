@@ -144,8 +144,8 @@ def spring_sale() -> tuple[SimulatedRoom, SimulationResult]:
         arrival=Arrival.parse("uniform:6"),
         minutes=16,
         seed=7,
-        rate_changes=[(4 * 60 + 31.5, 500), (6 * 60 + 31.5, 625), (7 * 60 + 31.5, 719),
-                      (8 * 60 + 31.5, 790)],  # fmt: skip
+        # The governor's decisions below, as the operator's rate changes the simulator knows.
+        rate_changes=[(m * 60 + 31.5, r) for m, r in ((4, 500), (6, 625), (7, 719), (8, 790))],
     )
     room.governed(
         [

@@ -8,7 +8,8 @@ of a local room draw the same charts from their own series.
 from __future__ import annotations
 
 import html
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -113,9 +114,10 @@ def per_minute(
     *,
     arrivals: Sequence[int | None],
     admitted: Sequence[int],
-    rate: Sequence[int],
+    rate: Sequence[int | None],
 ) -> Chart:
-    """Arrivals and admissions per minute as bars side by side, the rate as a line above."""
+    """Arrivals and admissions per minute as bars side by side, the rate as a line above (a
+    minute whose arrivals or rate are not known: "-" in the table, a gap in the line)."""
     minutes = len(admitted)
     known_arrivals = [a or 0 for a in arrivals]
     title = "Arrivals and admissions per minute, against the rate"
@@ -133,19 +135,26 @@ def per_minute(
                  label="admitted")  # fmt: skip
         edges = [m - 0.5 for m in positions] + [minutes - 0.5]
         axes.stairs(
-            rate, edges, baseline=None, color=svg.RATE, linewidth=2, linestyle="--", label="rate"
+            [math.nan if r is None else r for r in rate],
+            edges,
+            baseline=None,
+            color=svg.RATE,
+            linewidth=2,
+            linestyle="--",
+            label="rate",
         )
         _numbers(axes)
         _time_axis(axes, timeline, -0.5, minutes - 0.5)
         axes.set_ylabel("visitors per minute")
         _legend_above(axes, columns=3)
 
-    rates = sorted(set(rate))
-    rate_words = (
-        f"the rate was {rates[0]:,} a minute throughout"
-        if len(rates) == 1
-        else f"the rate was between {rates[0]:,} and {rates[-1]:,} a minute"
-    )
+    rates = sorted({r for r in rate if r is not None})
+    if not rates:
+        rate_words = "the rate is not known"
+    elif len(rates) == 1:
+        rate_words = f"the rate was {rates[0]:,} a minute throughout"
+    else:
+        rate_words = f"the rate was between {rates[0]:,} and {rates[-1]:,} a minute"
     span = f"{timeline.at(0)} to {timeline.at(minutes)}"
     text = (
         f"From {span}: {count(sum(known_arrivals), 'visitor')} arrived (the most in one minute "
@@ -153,7 +162,12 @@ def per_minute(
         f"in one minute {_busiest(admitted, timeline)}); {rate_words}."
     )
     rows = [
-        (timeline.at(m), "-" if a is None else f"{a:,}", f"{admitted[m]:,}", f"{rate[m]:,}")
+        (
+            timeline.at(m),
+            "-" if a is None else f"{a:,}",
+            f"{admitted[m]:,}",
+            "-" if rate[m] is None else f"{rate[m]:,}",
+        )
         for m, a in enumerate(arrivals)
     ]
     table = Table("Per minute", ("minute starting", "arrived", "admitted", "rate"), rows)
@@ -166,21 +180,23 @@ def waiting(
     timeline: Timeline,
     *,
     step_seconds: float,
-    waiting: Sequence[int],
+    waiting: Sequence[int | None],
 ) -> Chart:
-    """Visitors in line over time: a filled line, one point every `step_seconds`."""
+    """Visitors in line over time: a filled line, one point every `step_seconds` (a point not
+    known: a gap, "-" in the table)."""
     title = "Visitors waiting in line"
     times = [i * step_seconds / timeline.minute_seconds for i in range(len(waiting))]
     end = times[-1] if times else 0.0
+    known = [w if w is not None else math.nan for w in waiting]
 
     def paint(axes: Any) -> None:
-        axes.fill_between(times, waiting, step=None, color=svg.WAITING, alpha=0.18, linewidth=0)
-        axes.plot(times, waiting, color=svg.WAITING, linewidth=2, label="waiting")
+        axes.fill_between(times, known, step=None, color=svg.WAITING, alpha=0.18, linewidth=0)
+        axes.plot(times, known, color=svg.WAITING, linewidth=2, label="waiting")
         _numbers(axes)
         _time_axis(axes, timeline, 0, max(end, 1 / 60))
         axes.set_ylabel("visitors in line")
 
-    longest = max(waiting, default=0)
+    longest = max((w for w in waiting if w is not None), default=0)
     if longest == 0:
         text = f"Nobody waited in line from {timeline.at(0)} to {timeline.at(end)}."
     else:
@@ -190,11 +206,14 @@ def waiting(
         if last == 0:
             last_busy = max(i for i, w in enumerate(waiting) if w)
             text += f", and empty from {timeline.at(times[last_busy + 1])} on."
+        elif last is None:
+            text += "."
         else:
             text += f"; {count(last, 'visitor')} still waited at {timeline.at(end)}."
-    per_minute_step = max(1, round(60 / step_seconds))
+    per_minute_step = max(1, round(timeline.minute_seconds / step_seconds))
     rows = [
-        (timeline.at(times[i]), f"{waiting[i]:,}") for i in range(0, len(waiting), per_minute_step)
+        (timeline.at(times[i]), "-" if waiting[i] is None else f"{waiting[i]:,}")
+        for i in range(0, len(waiting), per_minute_step)
     ]
     table = Table("In line at each minute", ("time", "visitors waiting"), rows)
     return Chart(chart_id, title, _draw(what, chart_id, title, paint), text, table)
@@ -271,26 +290,6 @@ def faults(
     chart_id: str, what: str, timeline: Timeline, *, per_minute: Mapping[str, Sequence[int]]
 ) -> Chart:
     """The faults that struck, per minute, stacked by kind."""
-    title = "Faults injected per minute"
-    minutes = len(next(iter(per_minute.values()), []))
-
-    def paint(axes: Any) -> None:
-        bottom = [0] * minutes
-        for kind, counts in per_minute.items():
-            axes.bar(
-                range(minutes),
-                counts,
-                bottom=bottom,
-                width=0.8,
-                color=svg.FAULT_COLOURS.get(kind, svg.MARKERS),
-                label=FAULT_WORDS.get(kind, (kind, kind))[1],
-            )
-            bottom = [b + c for b, c in zip(bottom, counts, strict=True)]
-        _numbers(axes)
-        _time_axis(axes, timeline, -0.5, minutes - 0.5)
-        axes.set_ylabel("faults")
-        _legend_above(axes, columns=2)
-
     totals = {kind: sum(counts) for kind, counts in per_minute.items()}
     if not any(totals.values()):
         text = "The faults were switched on but none struck."
@@ -300,13 +299,93 @@ def faults(
             + ", ".join(fault_words(kind, n) for kind, n in totals.items() if n)
             + "."
         )
-    kinds = list(per_minute)
-    rows = [
-        (timeline.at(m), *(f"{per_minute[kind][m]:,}" for kind in kinds)) for m in range(minutes)
-    ]
-    table = Table(
-        "Faults per minute",
-        ("minute starting", *(FAULT_WORDS.get(k, (k, k))[1] for k in kinds)),
-        rows,
+    return stacked_per_minute(
+        chart_id,
+        what,
+        timeline,
+        title="Faults injected per minute",
+        per_minute={FAULT_WORDS.get(k, (k, k))[1]: v for k, v in per_minute.items()},
+        colours=[svg.FAULT_COLOURS.get(kind, svg.MARKERS) for kind in per_minute],
+        ylabel="faults",
+        caption="Faults per minute",
+        text=text,
     )
+
+
+def stacked_per_minute(
+    chart_id: str,
+    what: str,
+    timeline: Timeline,
+    *,
+    title: str,
+    per_minute: Mapping[str, Sequence[int]],
+    colours: Sequence[str],
+    ylabel: str,
+    caption: str,
+    text: str,
+) -> Chart:
+    """Counts per minute as bars stacked by kind (`per_minute`: label -> counts)."""
+    minutes = len(next(iter(per_minute.values()), []))
+
+    def paint(axes: Any) -> None:
+        bottom = [0] * minutes
+        for (label, counts), colour in zip(per_minute.items(), colours, strict=True):
+            axes.bar(range(minutes), counts, bottom=bottom, width=0.8, color=colour, label=label)
+            bottom = [b + c for b, c in zip(bottom, counts, strict=True)]
+        _numbers(axes)
+        _time_axis(axes, timeline, -0.5, minutes - 0.5)
+        axes.set_ylabel(ylabel)
+        _legend_above(axes, columns=2)
+
+    labels = list(per_minute)
+    rows = [
+        (timeline.at(m), *(f"{per_minute[label][m]:,}" for label in labels)) for m in range(minutes)
+    ]
+    table = Table(caption, ("minute starting", *labels), rows)
+    return Chart(chart_id, title, _draw(what, chart_id, title, paint), text, table)
+
+
+def lines_per_minute(
+    chart_id: str,
+    what: str,
+    timeline: Timeline,
+    *,
+    title: str,
+    per_minute: Mapping[str, Sequence[float | None]],
+    colours: Sequence[str],
+    ylabel: str,
+    caption: str,
+    text: str,
+    value: Callable[[float], str] = lambda v: f"{v:,.0f}",
+    stairs: str | None = None,
+) -> Chart:
+    """Values per minute as lines (a minute without a value: a gap); the series named by
+    `stairs` as a dashed step (a limit, such as the shop's cap)."""
+    minutes = len(next(iter(per_minute.values()), []))
+
+    def paint(axes: Any) -> None:
+        for (label, values), colour in zip(per_minute.items(), colours, strict=True):
+            points = [math.nan if v is None else v for v in values]
+            if label == stairs:
+                edges = [m - 0.5 for m in range(minutes)] + [minutes - 0.5]
+                axes.stairs(points, edges, baseline=None, color=colour, linewidth=2,
+                            linestyle="--", label=label)  # fmt: skip
+            else:
+                axes.plot(range(minutes), points, color=colour, linewidth=2, marker=".",
+                          label=label)  # fmt: skip
+        _numbers(axes)
+        _time_axis(axes, timeline, -0.5, minutes - 0.5)
+        axes.set_ylabel(ylabel)
+        _legend_above(axes, columns=min(3, len(per_minute)))
+
+    labels = list(per_minute)
+    rows = [
+        (
+            timeline.at(m),
+            *("-" if per_minute[label][m] is None else value(per_minute[label][m] or 0)
+              for label in labels),
+        )
+        for m in range(minutes)
+    ]  # fmt: skip
+    table = Table(caption, ("minute starting", *labels), rows)
     return Chart(chart_id, title, _draw(what, chart_id, title, paint), text, table)

@@ -1,36 +1,18 @@
-"""`beekeeper simulate --report FILE.html`: one self-contained page of charts and a summary.
-
-The page holds everything it shows: inline SVG drawn by matplotlib, inline CSS, no script, no
-font, no image to fetch, and a Content-Security-Policy that forbids fetching anything should a
-future change try to. The summary on top says the figures in words, for the operator who reads
-one paragraph and for the one who reads none.
-"""
+"""`beekeeper simulate --report FILE.html`: one self-contained page of charts and a summary
+(charts/page.py: no script, nothing fetched when opened)."""
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable
 from datetime import datetime
 
 from beekeeper.charts import figures
 from beekeeper.charts.figures import Chart
+from beekeeper.charts.page import report_page
 from beekeeper.charts.words import Timeline, about, count, duration, within
 from beekeeper.simulator.run import Arrival, SimulationResult
 
 WHAT = "The simulation report"
-# What the page may load: nothing. Inline styles only (matplotlib's SVG carries a <style>).
-CONTENT_SECURITY_POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
-
-STYLE = (
-    figures.PAGE_STYLE
-    + """
-.command { font-family: ui-monospace, monospace; font-size: .85rem; color: #374151;
-           overflow-wrap: anywhere; }
-.summary { background: #fff; border-left: 4px solid #1f5f99; padding: .75rem 1.25rem;
-           margin: 1rem 0 1.5rem; }
-.summary li { margin: .25rem 0; }
-"""
-)
 
 ChartBuilder = Callable[[SimulationResult, Timeline], Chart | None]
 
@@ -89,33 +71,14 @@ def simulation_report(result: SimulationResult, *, start: datetime, command: str
     headline = (
         f"{count(result.visitors, 'visitor')} at {result.rate:,} a minute: how long they wait"
     )
-    summary = "".join(f"<li>{html.escape(line)}</li>" for line in summary_lines(result, timeline))
-    warnings = "".join(
-        f'<p class="warning">{html.escape(line)}</p>' for line in warning_lines(result)
+    return report_page(
+        title=f"Beekeeper simulation: {headline}",
+        headline=headline,
+        command=command,
+        summary=summary_lines(result, timeline),
+        warnings=warning_lines(result),
+        sections=[chart.to_html() for chart in charts],
     )
-    return f"""<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="{CONTENT_SECURITY_POLICY}">
-<title>Beekeeper simulation: {html.escape(headline)}</title>
-<style>{STYLE}</style>
-</head>
-<body>
-<main>
-<h1>{html.escape(headline)}</h1>
-<p class="command">{html.escape(command)}</p>
-<section class="summary" aria-labelledby="summary-heading">
-<h2 id="summary-heading">In short</h2>
-<ul>{summary}</ul>
-{warnings}
-</section>
-{"".join(chart.to_html() for chart in charts)}
-</main>
-</body>
-</html>
-"""
 
 
 def summary_lines(result: SimulationResult, timeline: Timeline) -> list[str]:

@@ -64,3 +64,10 @@ class Timeline:
 
     def at(self, minutes: float) -> str:
         return clock(self.start + timedelta(seconds=round(minutes * self.minute_seconds)))
+
+
+def listed(parts: list[str]) -> str:
+    """ "a", "a and b", "a, b and c"."""
+    if len(parts) <= 1:
+        return "".join(parts)
+    return ", ".join(parts[:-1]) + " and " + parts[-1]

@@ -26,6 +26,8 @@ from beekeeper.cli.commands.local import local
 from beekeeper.cli.commands.off import off
 from beekeeper.cli.commands.on import on
 from beekeeper.cli.commands.rate import rate
+from beekeeper.cli.commands.report import report
+from beekeeper.cli.commands.reset import reset
 from beekeeper.cli.commands.schedule import close, hold, resume, schedule
 from beekeeper.cli.commands.simulate import simulate_command
 from beekeeper.cli.commands.status import status
@@ -80,6 +82,8 @@ cli.add_command(local)
 cli.add_command(off)
 cli.add_command(on)
 cli.add_command(rate)
+cli.add_command(report)
+cli.add_command(reset)
 cli.add_command(resume)
 cli.add_command(schedule)
 cli.add_command(simulate_command)

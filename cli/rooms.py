@@ -106,6 +106,20 @@ class Deployment:
     def is_local(self) -> bool:
         return self.endpoint_url is not None
 
+    @property
+    def minute_seconds(self) -> float:
+        """The room's minute: 60 s, or a local room's shortened one (`--minute-seconds`)."""
+        try:
+            seconds = float(self.outputs.get(names.MINUTE_SECONDS_OUTPUT, "60"))
+        except ValueError:
+            return 60.0
+        return seconds if 0 < seconds <= 60 else 60.0
+
+    @property
+    def distribution_id(self) -> str | None:
+        """The CloudFront distribution in front of the room (an edge), if it has one."""
+        return self.outputs.get(names.DISTRIBUTION_ID_OUTPUT) or None
+
 
 @dataclass(frozen=True)
 class LocalRoom:

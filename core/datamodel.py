@@ -152,6 +152,38 @@ GOVERNOR_KEY = "governor"
 # The governor's last few decisions with their reasons. Apart from `governor`, which the CLI's
 # `rate` deletes to start the governor over, so the history survives an operator's change.
 GOVERNOR_LOG_KEY = "governor-log"
+# Capacity mode: the warden's progress through the deadline buckets (shared by every warden of
+# the room).
+WARDEN_KEY = "warden"
+
+# What `beekeeper reset` empties for a room's next event (docs/data-model.md, "Reset"): every
+# visitor's item (so a ticket issued before no longer redeems: /client and /polling find no
+# admission), the pre-queue and its draw, the counters, minutes, status copies and the
+# governor's state and history. It keeps the config item (the settings live there; the last
+# event's hold, close and past start are cleared) and the published ticket keys; a minute's
+# claim from the current minute on stays, so a late trigger delivery still finds its minute
+# taken.
+RESET_KEEPS = (CONFIG_KEY, TICKET_KEYS_KEY)
+RESET_EMPTIES_PREFIXES = ("v#", "p#", "arrivals#", "deadlines#", "draw#", "minute#", "status#")
+RESET_EMPTIES_KEYS = (
+    DRAW_KEY,
+    ADMITTED_COUNTER_KEY,
+    INSIDE_KEY,
+    GOVERNOR_KEY,
+    GOVERNOR_LOG_KEY,
+    WARDEN_KEY,
+)
+
+
+def emptied_by_reset(pk: str, *, current_minute: int) -> bool:
+    """Whether `beekeeper reset` deletes the item `pk` (an unknown key is kept)."""
+    if pk in RESET_EMPTIES_KEYS:
+        return True
+    if pk.startswith("minute#"):
+        minute = pk.removeprefix("minute#")
+        return not (minute.lstrip("-").isdigit() and int(minute) >= current_minute)
+    return pk.startswith(RESET_EMPTIES_PREFIXES)
+
 
 # How long bookkeeping items (minutes) stay before TTL removes them.
 BOOKKEEPING_TTL_SECONDS = 7 * 24 * 3600

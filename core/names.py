@@ -70,8 +70,12 @@ DASHBOARD_NAME_OUTPUT = "DashboardName"
 # keys (which `beekeeper keys` writes).
 JWKS_URL_OUTPUT = "JwksUrl"
 TICKET_KEYS_SECRET_OUTPUT = "TicketKeysSecret"
-# Recorded for a local room only: the address of its AWS API emulator.
+# Recorded for a local room only: the address of its AWS API emulator, and the length of its
+# minute in seconds (`beekeeper local --minute-seconds`), which its metrics are written in.
 ENDPOINT_URL_OUTPUT = "EndpointUrl"
+MINUTE_SECONDS_OUTPUT = "MinuteSeconds"
+# Recorded for a room deployed behind a CloudFront distribution (an edge): its id.
+DISTRIBUTION_ID_OUTPUT = "DistributionId"
 
 
 def function_output(role: str) -> str:

@@ -159,6 +159,9 @@ class ConsumerReport:
     forfeited: int = 0  # slots that fell due with nobody to admit (or while the lane stalled)
     skipped: int = 0  # visitors who left the line before their turn (capacity mode)
     write_retries: int = 0
+    # Seconds each admitted visitor waited: from joining the line (the message's SentTimestamp)
+    # or, drawn from a scheduled event's pre-queue, from the start.
+    waits: list[float] = field(default_factory=list)
 
 
 @dataclass
@@ -190,6 +193,10 @@ class Consumer:
     tickets: TicketHook = NO_TICKETS
     # A scheduled event's drawn pre-queue, admitted ahead of the queue (lambdas/prequeue.py).
     source: PrequeueSource | None = None
+    # When each visitor received and not admitted yet joined the line (epoch s), and the
+    # scheduled start the drawn pre-queue's waits count from (0: none).
+    joined_at: dict[str, float] = field(default_factory=dict)
+    event_start: int = 0
 
     def run(self, assignment: Assignment) -> ConsumerReport:
         deadline = assignment.deadline
@@ -272,6 +279,7 @@ class Consumer:
         if self.source is not None:
             self.source.release()
         self.carry.clear()
+        self.joined_at.clear()
         publisher.final(self.clock(), self.admitted_total)
         self.report.forfeited = pacer.forfeited
         log.info(
@@ -299,6 +307,7 @@ class Consumer:
             return enabled
         config = RoomConfig.from_item(items.get(CONFIG_KEY), self.settings)
         draw = DrawStatus.from_item(items.get(DRAW_KEY))
+        self.event_start = config.starts_at
         pacer.change_rate(now, config.rate)
         self.max_inside = config.max_inside
         if draw.drawn:
@@ -335,6 +344,9 @@ class Consumer:
         self.report.admitted += len(written)
         self.report.duplicates += len(found)
         self.seen.update(written)
+        if self.event_start:
+            admitted_at = self.clock()
+            self.report.waits.extend(admitted_at - self.event_start for _ in written)
         self.source.settled([*known, *found, *written])
         done = set(written)
         self.source.put_back([t for t in tokens if t.id in fresh and t.id not in done])
@@ -376,6 +388,9 @@ class Consumer:
                     "malformed message %s left for the dead-letter queue", message.get("MessageId")
                 )
                 continue
+            sent = message.get("Attributes", {}).get("SentTimestamp")
+            if sent is not None:
+                self.joined_at.setdefault(token.id, int(sent) / 1000)
             if token.id in self.seen:
                 done.append(handle)
             elif token.id in fresh or token.id in self.carry:
@@ -399,9 +414,13 @@ class Consumer:
         self.report.admitted += len(written)
         self.report.duplicates += duplicates
         self.seen.update(written)
+        admitted_at = self.clock()
         for token_id in written:
             self.carry.pop(token_id, None)
             done += batch.pop(token_id)[1]
+            joined = self.joined_at.pop(token_id, None)
+            if joined is not None:
+                self.report.waits.append(admitted_at - joined)
         if keep:
             # Kept in flight and written with the next batch: handing them back would count a
             # receive towards the dead-letter queue each time the table refuses (or, in
@@ -449,6 +468,8 @@ class Consumer:
             QueueUrl=self.queue_url,
             MaxNumberOfMessages=wanted,
             WaitTimeSeconds=wait,
+            # When the visitor joined: their wait is measured from it.
+            MessageSystemAttributeNames=["SentTimestamp"],
         )
         self.report.receives += 1
         return list(response.get("Messages") or [])
@@ -687,6 +708,14 @@ def run_consumer(
     metrics.count(telemetry.DUPLICATES, report.duplicates)
     metrics.count(telemetry.WRITE_RETRIES, report.write_retries)
     metrics.count(telemetry.ABANDONED_BATCHES, report.abandoned_batches)
+    for wait in report.waits:
+        metrics.sample(telemetry.WAIT, wait)
+    if consumer.places is not None:  # capacity mode: who left, and who never came
+        freed = consumer.places.freed
+        metrics.count(telemetry.LEFT_LINE, report.skipped)
+        metrics.count(telemetry.LEFT_SHOP, freed.left)
+        metrics.count(telemetry.NO_SHOWS, freed.no_shows)
+        metrics.count(telemetry.SESSIONS_ENDED, freed.ended - freed.no_shows)
     return report
 
 

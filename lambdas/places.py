@@ -52,6 +52,7 @@ from beekeeper.core.datamodel import (
     STATE_LEFT,
     TTL_ATTRIBUTE,
     VISITOR_TTL_GRACE_SECONDS,
+    WARDEN_KEY,
     Token,
     deadline_key,
     visitor_key,
@@ -62,8 +63,6 @@ from beekeeper.lambdas.tickets import NO_TICKETS, TicketHook
 
 log = logging.getLogger("beekeeper.places")
 
-# The warden's progress through the deadline buckets (shared by every warden of the room).
-WARDEN_KEY = "warden"
 # Deadline seconds one warden run reads at most (a BatchGetItem takes 100 keys), and how far
 # back the room's first run looks: every deadline lies a claim window after an admission, and
 # the first run comes with the room's first trigger, before anyone can have been admitted.
@@ -390,6 +389,8 @@ class PlaceKeeper:
     free: int = 0
     read_at: float = -math.inf
     warden_at: float = -math.inf
+    # The places the warden freed in this run, by why (the room's metrics count them).
+    freed: WardenReport = field(default_factory=WardenReport)
     _warden: Warden = field(init=False)
 
     def __post_init__(self) -> None:
@@ -403,6 +404,9 @@ class PlaceKeeper:
             except Exception:
                 log.exception("the warden's round failed; the next one tries again")
                 return
+            self.freed.left += report.left
+            self.freed.ended += report.ended
+            self.freed.no_shows += report.no_shows
             if report.left or report.ended:
                 self.read_at = -math.inf  # places freed: look at once
 

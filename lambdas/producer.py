@@ -164,7 +164,6 @@ class Producer:
             if snapshot.config.closed:
                 return closed_page(snapshot.config.message, event)
             token = self.join_line(snapshot)
-            self.metrics.count(telemetry.ARRIVALS)
             if visit.rejoins:
                 self.metrics.count(telemetry.REJOINED)
         except Exception:
@@ -205,6 +204,11 @@ class Producer:
 
     def join_line(self, snapshot: RoomSnapshot) -> Token:
         """A new visitor's place: counted, queued, and a consumer woken if the minute has none."""
+        token = self._place(snapshot)
+        self.metrics.count(telemetry.ARRIVALS)
+        return token
+
+    def _place(self, snapshot: RoomSnapshot) -> Token:
         now = self.clock()
         token = Token.issue(self._ordinal(snapshot, exact=self._quiet(now)), self.token_bytes)
         config, draw = snapshot.config, snapshot.draw

@@ -181,6 +181,9 @@ def run_trigger(
     metrics.level(telemetry.OPERATOR_RATE, config.operator_rate)
     metrics.level(telemetry.BACKLOG, backlog)
     metrics.level(telemetry.PLANNED, planned)
+    if settings.max_inside:
+        metrics.level(telemetry.INSIDE, snapshot.inside)
+        metrics.level(telemetry.MAX_INSIDE, config.max_inside)
     start, deadline = minute_span(minute, minute_seconds)
     for index in range(consumers):
         assignment = Assignment(

@@ -1,7 +1,8 @@
 """The AWS services behind a local room: the room's store, in this process.
 
 It holds the room's real queue (with its dead-letter queue), table and ticket keys' secret,
-with the settings and under the names the stack deploys (`core/datamodel.py`,
+and the CloudWatch metrics its functions write (as EMF lines, extracted as CloudWatch Logs
+extracts them), with the settings and under the names the stack deploys (`core/datamodel.py`,
 `core/names.py`), in the in-memory store the simulator uses too (store/). The room's own code
 reaches it through real boto3 clients answered in process (`StoreTransport`), the templates
 through their rendered requests (`TemplateTarget`), and the operator CLI, from another
@@ -24,6 +25,7 @@ from beekeeper.core.tickets import EMPTY_KEY_RING
 from beekeeper.local.http_server import ServerThread
 from beekeeper.local.operator_endpoint import OperatorEndpoint
 from beekeeper.local.store_transport import StoreTransport
+from beekeeper.store.cloudwatch import CloudWatch
 from beekeeper.store.dynamodb import DynamoDb
 from beekeeper.store.secretsmanager import SecretsManager
 from beekeeper.store.sqs import Sqs
@@ -49,7 +51,10 @@ class Emulator:
         self.dynamodb = DynamoDb(timing)
         self.sqs = Sqs(timing)
         self.secretsmanager = SecretsManager(timing, region=LOCAL_REGION, account=LOCAL_ACCOUNT)
-        self._protocol = JsonProtocol(self.dynamodb, self.sqs, self.secretsmanager)
+        self.cloudwatch = CloudWatch(timing)
+        self._protocol = JsonProtocol(
+            self.dynamodb, self.sqs, self.secretsmanager, cloudwatch=self.cloudwatch
+        )
         secret = secrets.token_urlsafe(24)
         self._endpoint = OperatorEndpoint(self._protocol, secret)
         self._server = ServerThread(self._endpoint, port=port, threads=4, what="operator endpoint")

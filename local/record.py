@@ -55,7 +55,11 @@ def room_urls(gateway_base: str) -> RoomUrls:
 
 
 def stack_outputs(
-    settings: RoomSettings, urls: RoomUrls, resources: RoomResources, endpoint_url: str
+    settings: RoomSettings,
+    urls: RoomUrls,
+    resources: RoomResources,
+    endpoint_url: str,
+    minute_seconds: float = 60.0,
 ) -> dict[str, str]:
     """The deployed stack's outputs (core/names.py), a local room's values, and its endpoint."""
     return {
@@ -73,6 +77,7 @@ def stack_outputs(
         names.JWKS_URL_OUTPUT: urls.jwks_url,
         names.TICKET_KEYS_SECRET_OUTPUT: resources.ticket_keys_secret,
         names.ENDPOINT_URL_OUTPUT: endpoint_url,
+        names.MINUTE_SECONDS_OUTPUT: f"{minute_seconds:g}",
     }
 
 

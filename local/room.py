@@ -254,7 +254,10 @@ class LocalRoom:
                 ),
             )
 
-        record.write(settings, stack_outputs(settings, urls, resources, self.endpoint_url))
+        record.write(
+            settings,
+            stack_outputs(settings, urls, resources, self.endpoint_url, options.minute_seconds),
+        )
         self.record = record
         self._stack.append(record.remove)
 

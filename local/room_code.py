@@ -8,12 +8,20 @@ those modules' plain functions, bound to the room's settings and to clients of t
 injection, as the simulator binds them. (In AWS the handlers bind the same functions to their
 environment, which the stack sets.) Nothing travels through the process environment, so rooms
 in one process stay apart.
+
+The functions write the room's metrics as in Lambda (lambdas/emf.py), one sink per run and
+one for the producer (the room's one producer "container"), in the room's own minutes; each
+line goes to the emulator's CloudWatch as CloudWatch Logs would put it there, so
+`beekeeper report` reads a local room as it reads a deployed one.
 """
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -21,8 +29,11 @@ from beekeeper.apigateway.dynamodb import DynamoDbTarget
 from beekeeper.apigateway.http import HttpRequest, HttpResponse
 from beekeeper.apigateway.model import Method, RestApi
 from beekeeper.core.settings import MIN_CONSUMER_CAPACITY, RoomSettings
+from beekeeper.lambdas.emf import MetricSink, MinuteMetrics
 from beekeeper.lambdas.pacing import MINUTE_SECONDS
 from beekeeper.local.emulator import RoomResources
+
+log = logging.getLogger("beekeeper.local")
 
 Payload = Mapping[str, Any]
 InvokeConsumer = Callable[[Payload], None]
@@ -64,6 +75,69 @@ class RoomCode:
     connect_consumers: Callable[[InvokeConsumer], None] = lambda _invoke: None
 
 
+class _Metrics:
+    """The room's metric lines into the emulator's CloudWatch, as CloudWatch Logs extracts a
+    function's EMF lines; a line that can not be stored is logged, never raised (metrics never
+    stop an admission)."""
+
+    def __init__(self, room: str, cloudwatch: Any, minute_seconds: float) -> None:
+        self._room = room
+        self._cloudwatch = cloudwatch
+        self._minute_seconds = minute_seconds
+
+    def write(self, line: str) -> None:
+        from beekeeper.store.cloudwatch import metric_data_from_emf
+
+        try:
+            for namespace, data in metric_data_from_emf(line):
+                self._cloudwatch.put_metric_data(Namespace=namespace, MetricData=data)
+        except Exception as error:
+            log.warning("a metric line was not stored: %s", error)
+
+    def sink(self) -> MinuteMetrics:
+        return MinuteMetrics(
+            self._room, clock=time.time, write=self.write, minute_seconds=self._minute_seconds
+        )
+
+    @contextmanager
+    def run(self) -> Iterator[MinuteMetrics]:
+        """One run's sink (the trigger's, a consumer's, the governor's), written as the run
+        ends, as the handler does."""
+        sink = self.sink()
+        try:
+            yield sink
+        finally:
+            sink.flush()
+
+
+class _Shared:
+    """One sink for the room's producer, whose requests come on many threads."""
+
+    def __init__(self, sink: MetricSink) -> None:
+        self._sink = sink
+        self._lock = threading.Lock()
+
+    def count(self, metric: Any, value: int = 1) -> None:
+        with self._lock:
+            self._sink.count(metric, value)
+
+    def level(self, metric: Any, value: float) -> None:
+        with self._lock:
+            self._sink.level(metric, value)
+
+    def sample(self, metric: Any, value: float) -> None:
+        with self._lock:
+            self._sink.sample(metric, value)
+
+    def flush_ended(self) -> None:
+        with self._lock:
+            self._sink.flush_ended()
+
+    def flush(self) -> None:
+        with self._lock:
+            self._sink.flush()
+
+
 class _ConsumerStarter:
     """The producer's `invoke_consumer`, connected once the scheduler exists."""
 
@@ -98,6 +172,7 @@ def load_room_code(
 
     # One client per service, shared by the room's threads, as one per container in AWS.
     dynamodb, sqs = client("dynamodb"), client("sqs")
+    metrics = _Metrics(settings.name, client("cloudwatch"), minute_seconds)
     table, queue_url = resources.table_name, resources.queue_url
     starter = _ConsumerStarter()
     # One issuer for the room's consumers, as one per container in AWS: the key ring is read
@@ -117,7 +192,13 @@ def load_room_code(
         sqs=sqs,
         invoke_consumer=starter,
         minute_seconds=minute_seconds,
+        metrics=_Shared(metrics.sink()),
     )
+
+    def produce(event: dict[str, Any]) -> Mapping[str, Any]:
+        response = producer.handle(event)
+        producer.metrics.flush_ended()  # what the handler does after every request
+        return response
 
     # A shortened minute asks each consumer for its minute's work in less time: the trigger
     # plans consumers for the same real-time pace per consumer as a minute in AWS does.
@@ -129,47 +210,53 @@ def load_room_code(
     )
 
     def run_trigger_once(invoke_consumer: InvokeConsumer) -> Any:
-        return run_trigger(
-            settings=planning,
-            table=table,
-            queue_url=queue_url,
-            dynamodb=dynamodb,
-            sqs=sqs,
-            invoke_consumer=lambda payload: invoke_consumer(dict(payload)),
-            clock=time.time,
-            minute_seconds=minute_seconds,
-        )
+        with metrics.run() as sink:
+            return run_trigger(
+                settings=planning,
+                table=table,
+                queue_url=queue_url,
+                dynamodb=dynamodb,
+                sqs=sqs,
+                invoke_consumer=lambda payload: invoke_consumer(dict(payload)),
+                clock=time.time,
+                minute_seconds=minute_seconds,
+                metrics=sink,
+            )
 
     def run_consumer_once(payload: Payload) -> Any:
-        # The payload is JSON in AWS's async invoke: the consumer gets a copy, as it would.
-        return run_consumer(
-            dict(payload),
-            settings=settings,
-            table=table,
-            queue_url=queue_url,
-            dynamodb=dynamodb,
-            sqs=sqs,
-            clock=time.time,
-            sleep=time.sleep,
-            tickets=tickets,
-        )
+        with metrics.run() as sink:
+            # The payload is JSON in AWS's async invoke: the consumer gets a copy, as it would.
+            return run_consumer(
+                dict(payload),
+                settings=settings,
+                table=table,
+                queue_url=queue_url,
+                dynamodb=dynamodb,
+                sqs=sqs,
+                clock=time.time,
+                sleep=time.sleep,
+                metrics=sink,
+                tickets=tickets,
+            )
 
     # The governor's minute is shortened with the scheduler's, as the trigger's is.
     def run_governor_once() -> Any:
         if not settings.dynamic_rate_throttling:
             return "disabled"
-        return run_governor(
-            settings=settings,
-            table=table,
-            dynamodb=dynamodb,
-            fetch=fetch_once,
-            clock=time.time,
-            sleep=time.sleep,
-            minute_seconds=minute_seconds,
-        )
+        with metrics.run() as sink:
+            return run_governor(
+                settings=settings,
+                table=table,
+                dynamodb=dynamodb,
+                fetch=fetch_once,
+                clock=time.time,
+                sleep=time.sleep,
+                minute_seconds=minute_seconds,
+                metrics=sink,
+            )
 
     return RoomCode(
-        producer=lambda event, _context: producer.handle(event),
+        producer=lambda event, _context: produce(event),
         trigger=run_trigger_once,
         consumer=run_consumer_once,
         governor=run_governor_once,

@@ -64,6 +64,7 @@ class StoreTransport:
         session.events.register("before-send.dynamodb", self)
         session.events.register("before-send.sqs", self)
         session.events.register("before-send.secrets-manager", self)
+        session.events.register("before-send.cloudwatch", self)
         return session
 
     def client(self, service: str) -> Any:

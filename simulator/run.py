@@ -16,7 +16,7 @@ import logging
 import math
 import random
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -24,6 +24,7 @@ from beekeeper.core.datamodel import Token
 from beekeeper.core.schedule import format_starts_at
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas.consumer import run_consumer
+from beekeeper.lambdas.emf import DISCARD, MetricSink
 from beekeeper.lambdas.producer import Producer
 from beekeeper.lambdas.room_state import write_config
 from beekeeper.lambdas.trigger import run_trigger
@@ -226,11 +227,14 @@ def simulate(
     rate_changes: Sequence[tuple[float, int]] = (),
     capacity: CapacityPlan | None = None,
     starts_at_minute: int | None = None,
+    metrics: Callable[[Callable[[], float]], MetricSink] | None = None,
 ) -> SimulationResult:
     """`rate_changes`: (seconds after the first minute starts, new rate) for live changes;
     `capacity`: a cap on the visitors inside, and how visitors wait and shop (capacity mode).
     `starts_at_minute` K: a scheduled event starting at minute K; earlier arrivals join the
-    pre-queue and are drawn at the start."""
+    pre-queue and are drawn at the start. `metrics(clock)`: a new sink on the simulated clock for
+    each container, as Lambda gives one (the producer's, and each trigger's and consumer's run),
+    to record the room's metrics (none by default)."""
     faults = faults or Faults()
     settings = RoomSettings(
         name="simulated",
@@ -248,6 +252,10 @@ def simulate(
         settings = settings.replace(starts_at=format_starts_at(starts_at))
     rng = random.Random(seed)  # noqa: S311 - a reproducible simulation, not a secret
     scheduler = Scheduler(start=EPOCH - 2.0)
+
+    def new_sink() -> MetricSink:
+        return metrics(scheduler.clock) if metrics is not None else DISCARD
+
     queue = FakeQueue(scheduler, rng, faults, QUEUE_URL)
     table = FakeTable(scheduler, rng, faults, TABLE)
     calls_by_role: Counter[str] = Counter()
@@ -295,6 +303,7 @@ def simulate(
 
         def body() -> None:
             started = scheduler.now
+            sink = new_sink()
             try:
                 report = run_consumer(
                     payload,
@@ -305,9 +314,11 @@ def simulate(
                     sqs=Counted(queue, calls_by_role, "admission"),
                     clock=scheduler.clock,
                     sleep=scheduler.sleep,
+                    metrics=sink,
                 )
                 skipped[0] += report.duplicates
             finally:
+                sink.flush()  # the handler's end of run
                 lanes.append((started, scheduler.now))
 
         scheduler.spawn(scheduler.now + rng.uniform(*START_LATENCY_SECONDS), body)
@@ -322,6 +333,7 @@ def simulate(
         token_bytes=_token_bytes([0]),
         rng=random.Random(seed + 1),  # noqa: S311 - shard choice, not a secret
         invoke_consumer=start_consumer,
+        metrics=new_sink(),
     )
 
     def join(first: int, last: int) -> None:
@@ -336,8 +348,10 @@ def simulate(
                 probe.waiting_only(index)
             if crowd is not None:
                 crowd.joined(index, token)
+        producer.metrics.flush_ended()  # what the handler does after every request
 
     def trigger() -> None:
+        sink = new_sink()
         outcome = run_trigger(
             settings=settings,
             table=TABLE,
@@ -347,7 +361,9 @@ def simulate(
             invoke_consumer=start_consumer,
             clock=scheduler.clock,
             secret_bytes=rng.randbytes,
+            metrics=sink,
         )
+        sink.flush()
         if not outcome.claimed:
             refused[0] += 1
         else:
@@ -387,6 +403,7 @@ def simulate(
     finally:
         scheduler.stop()
         pipeline_log.setLevel(level)
+    producer.metrics.flush()
 
     # Visitors who left the line (capacity mode) are out of it: not waiting, not lost.
     left_the_line = crowd.left_the_line() if crowd is not None else set()

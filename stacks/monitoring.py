@@ -45,15 +45,18 @@ def alarm_topic_name(settings: RoomSettings) -> str:
     return f"{settings.stack_name}-alarms"
 
 
-def room_metric(settings: RoomSettings, metric: telemetry.Metric, label: str) -> cw.Metric:
-    """One of the room's own metrics, exactly as the functions emit it."""
+def room_metric(
+    settings: RoomSettings, metric: telemetry.Metric, label: str, statistic: str | None = None
+) -> cw.Metric:
+    """One of the room's own metrics, exactly as the functions emit it (a distribution's
+    percentile other than its median: `statistic`)."""
     (dimensions,) = telemetry.DIMENSION_SETS  # one set: the room
     assert dimensions == (telemetry.ROOM_DIMENSION,)
     return cw.Metric(
         namespace=telemetry.METRIC_NAMESPACE,
         metric_name=metric.name,
         dimensions_map={telemetry.ROOM_DIMENSION: settings.name},
-        statistic=metric.statistic,
+        statistic=statistic or metric.statistic,
         period=MINUTE,
         label=label,
     )
@@ -93,6 +96,10 @@ class RoomMonitoring(Construct):
         raised = ours(telemetry.GOVERNOR_RAISED, "Governor: raised")
         shop_median = ours(telemetry.GOVERNOR_MEDIAN_MS, "Shop's median answer time (ms)")
         shop_p90 = ours(telemetry.GOVERNOR_P90_MS, "Shop's p90 answer time (ms)")
+        waits: list[cw.IMetric] = [
+            room_metric(settings, telemetry.WAIT, f"Wait, {p} (s)", statistic=p)
+            for p in telemetry.PERCENTILES
+        ]
 
         depth = queue.metric_approximate_number_of_messages_visible(
             period=MINUTE, statistic="Maximum", label="Waiting in the queue"
@@ -256,8 +263,25 @@ class RoomMonitoring(Construct):
         )
         self.dashboard.add_widgets(
             graph("Shop's answer time (governor)", [shop_median, shop_p90]),
-            cw.AlarmStatusWidget(title="Alarms", alarms=list(self.alarms), width=16, height=6),
+            graph("Wait from joining to admission, by minute of admission", waits),
+            cw.AlarmStatusWidget(title="Alarms", alarms=list(self.alarms), width=8, height=6),
         )
+        if settings.max_inside:
+            self.dashboard.add_widgets(
+                graph(
+                    "Inside the shop (capacity mode)",
+                    [
+                        ours(telemetry.INSIDE, "Inside as the minute began"),
+                        ours(telemetry.MAX_INSIDE, "The cap (max_inside)"),
+                    ],
+                    [
+                        ours(telemetry.LEFT_LINE, "Left the line / min"),
+                        ours(telemetry.LEFT_SHOP, "Left the shop / min"),
+                        ours(telemetry.NO_SHOWS, "Never arrived / min"),
+                        ours(telemetry.SESSIONS_ENDED, "Sessions ran out / min"),
+                    ],
+                )
+            )
 
 
 def room_alarm_arns(scope: Construct, settings: RoomSettings) -> str:

@@ -56,6 +56,10 @@ class Message:
     first_received_at: float | None = None
 
 
+# One PurgeQueue a queue every this many seconds, the time SQS takes to finish one.
+PURGE_SECONDS = 60
+
+
 def _invalid(message: str) -> ServiceError:
     return ServiceError("InvalidParameterValue", message, query_code="InvalidParameterValue")
 
@@ -91,6 +95,7 @@ class Queue:
         self._order = itertools.count()
         self.deliveries = 0
         self.observers: list[QueueObserver] = []
+        self.purged_at: float | None = None
 
     # -- bookkeeping ----------------------------------------------------------------------
 
@@ -177,6 +182,31 @@ class Queue:
 
     def message_id(self, index: int) -> str:
         return str(uuid.UUID(int=index))
+
+    def purge(self) -> dict[str, Any]:
+        """PurgeQueue: every message sent until now is deleted, visible or in flight; one
+        purge a queue every PURGE_SECONDS ("Only one PurgeQueue operation ... is allowed every
+        60 seconds", PurgeQueue, Amazon SQS API Reference). SQS takes up to 60 s to finish and
+        may still deliver a purged message meanwhile; here the deletion is done at once, and
+        `beekeeper reset` waits the 60 s either way (docs/data-model.md)."""
+        with self._guard:
+            now = self._timing.now()
+            if self.purged_at is not None and now - self.purged_at < PURGE_SECONDS:
+                raise ServiceError(
+                    "PurgeQueueInProgress",
+                    f"Only one PurgeQueue operation on {self.name} is allowed every "
+                    f"{PURGE_SECONDS} seconds.",
+                    query_code="AWS.SimpleQueueService.PurgeQueueInProgress",
+                )
+            self.purged_at = now
+            for index, message in enumerate(self.messages):
+                if message.state in ("visible", "inflight", "delayed") and message.sent_at <= now:
+                    message.state = "deleted"
+                    message.generation += 1
+                    self._gone(index)
+            self._visible.clear()
+            self._visible_count = 0
+        return {}
 
     def receive(
         self, wanted: int, wait: int, visibility: int | None, attributes: Iterable[str]
@@ -389,6 +419,7 @@ class Sqs(Api):
             "ChangeMessageVisibilityBatch": self._change_message_visibility_batch,
             "GetQueueAttributes": self._get_queue_attributes,
             "GetQueueUrl": self._get_queue_url,
+            "PurgeQueue": lambda request: self._queue(request).purge(),
         }
 
     def create_queue(self, name: str, url: str, **options: Any) -> Queue:

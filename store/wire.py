@@ -26,27 +26,39 @@ log = logging.getLogger("beekeeper.store")
 DYNAMODB_TARGET_PREFIX = "DynamoDB_20120810."
 SQS_TARGET_PREFIX = "AmazonSQS."
 SECRETS_MANAGER_TARGET_PREFIX = "secretsmanager."
+# CloudWatch's JSON protocol (botocore prefers it to CBOR and query where a model offers it).
+CLOUDWATCH_TARGET_PREFIX = "GraniteServiceVersion20100801."
 _ERROR_NAMESPACES = {
     DYNAMODB_TARGET_PREFIX: "com.amazonaws.dynamodb.v20120810#",
     SQS_TARGET_PREFIX: "com.amazonaws.sqs#",
     SECRETS_MANAGER_TARGET_PREFIX: "",  # Secrets Manager names its errors bare
+    CLOUDWATCH_TARGET_PREFIX: "com.amazonaws.cloudwatch#",
 }
 _CONTENT_TYPES = {
     DYNAMODB_TARGET_PREFIX: "application/x-amz-json-1.0",
     SQS_TARGET_PREFIX: "application/x-amz-json-1.0",
     SECRETS_MANAGER_TARGET_PREFIX: "application/x-amz-json-1.1",
+    CLOUDWATCH_TARGET_PREFIX: "application/x-amz-json-1.0",
 }
+# Services whose JSON errors also carry their query protocol's code (awsQueryCompatible).
+_QUERY_COMPATIBLE = (SQS_TARGET_PREFIX, CLOUDWATCH_TARGET_PREFIX)
 
 Answer = tuple[int, dict[str, str], bytes]
 
 
 class JsonProtocol:
     def __init__(
-        self, dynamodb: Service, sqs: Service, secretsmanager: Service | None = None
+        self,
+        dynamodb: Service,
+        sqs: Service,
+        secretsmanager: Service | None = None,
+        cloudwatch: Service | None = None,
     ) -> None:
         self._services = {DYNAMODB_TARGET_PREFIX: dynamodb, SQS_TARGET_PREFIX: sqs}
         if secretsmanager is not None:
             self._services[SECRETS_MANAGER_TARGET_PREFIX] = secretsmanager
+        if cloudwatch is not None:
+            self._services[CLOUDWATCH_TARGET_PREFIX] = cloudwatch
 
     def answer(self, target: str, body: bytes) -> Answer:
         prefix = next((p for p in self._services if target.startswith(p)), None)
@@ -95,7 +107,7 @@ def _error_answer(prefix: str, error: ServiceError) -> Answer:
     }
     raw = json.dumps(document).encode("utf-8")
     headers = _headers(prefix, raw)
-    if error.query_code and prefix == SQS_TARGET_PREFIX:
+    if error.query_code and prefix in _QUERY_COMPATIBLE:
         fault = "Receiver" if error.status >= 500 else "Sender"
         headers["x-amzn-query-error"] = f"{error.query_code};{fault}"
     return error.status, headers, raw

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from beekeeper.cli.main import cli
-from tests.support.chromium import watch
+from tests.support.chromium import DRAWN_CHARTS, watch
 
 pytestmark = pytest.mark.browser
 
@@ -24,21 +24,6 @@ SIMULATION = [
     "simulate", "--rate", "1000", "--visitors", "12000", "--arrival", "uniform:6",
     "--minutes", "14", "--faults", "crash,throttle,duplicates,double-trigger", "--seed", "7",
 ]  # fmt: skip
-
-# Per chart: its size on the page and how many shapes matplotlib drew in it.
-DRAWN = """
-() => [...document.querySelectorAll("figure.chart")].map((figure) => {
-  const svg = figure.querySelector("svg");
-  const box = svg ? svg.getBoundingClientRect() : { width: 0, height: 0 };
-  return {
-    id: figure.id,
-    width: box.width,
-    height: box.height,
-    shapes: svg ? svg.querySelectorAll("path, use, text").length : 0,
-    alternative: figure.querySelector("figcaption")?.textContent ?? "",
-  };
-})
-"""
 
 
 def test_the_report_draws_every_chart_without_a_request_or_an_error(
@@ -53,7 +38,7 @@ def test_the_report_draws_every_chart_without_a_request_or_an_error(
         seen = watch(page)
         page.goto(report.as_uri())
         page.wait_for_load_state("load")
-        charts = page.evaluate(DRAWN)
+        charts = page.evaluate(DRAWN_CHARTS)
         assert [c["id"] for c in charts] == ["per-minute", "waiting", "waits", "faults"]
         for chart in charts:
             assert chart["width"] > 400 and chart["height"] > 100, chart

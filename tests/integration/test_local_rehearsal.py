@@ -9,9 +9,7 @@ when it starts again, and never suggests a deploy.
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,7 +19,7 @@ from beekeeper.core.datamodel import COOKIE_NAME
 from beekeeper.core.local_room import LOCAL_SETTINGS_KEY
 from beekeeper.core.settings import RoomSettings
 from tests.support.localroom.http import cookie_value, get
-from tests.support.localroom.process import BEEKEEPER, LocalProcess, start_local, wait_until
+from tests.support.localroom.process import LocalProcess, operator, start_local, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -49,15 +47,6 @@ def config_dir(tmp_path: Path) -> Path:
     (rooms / f"{NAME}.toml").write_text(ROOM_FILE.to_toml())
     (rooms / f"{NAME}.deployed.json").write_text(json.dumps(DEPLOYED))
     return tmp_path
-
-
-def operator(config_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """The operator CLI on a machine with no AWS credentials."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
-    env["BEEKEEPER_CONFIG_DIR"] = str(config_dir)
-    env["AWS_CONFIG_FILE"] = env["AWS_SHARED_CREDENTIALS_FILE"] = os.devnull
-    env["AWS_EC2_METADATA_DISABLED"] = "true"
-    return subprocess.run([BEEKEEPER, *args], env=env, capture_output=True, text=True, timeout=60)
 
 
 def join(room: LocalProcess) -> str:

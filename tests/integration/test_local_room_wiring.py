@@ -51,7 +51,11 @@ def test_the_room_is_recorded_for_the_operator_cli_and_removed_at_stop(config_di
         assert record_path.stat().st_mode & 0o077 == 0
         record = saved[LOCAL_OUTPUTS_KEY]
         # Recorded under the deployed stack's output keys, with the stack's resource names.
-        assert set(record) == {*names.STACK_OUTPUTS, names.ENDPOINT_URL_OUTPUT}
+        assert set(record) == {
+            *names.STACK_OUTPUTS,
+            names.ENDPOINT_URL_OUTPUT,
+            names.MINUTE_SECONDS_OUTPUT,
+        }
         expected = names.ResourceNames("recorded")
         assert record[names.TABLE_NAME_OUTPUT] == expected.table == "beekeeper-recorded"
         assert record[names.QUEUE_URL_OUTPUT].endswith(f"/{expected.queue}")

@@ -45,6 +45,17 @@ def test_outputs_are_exactly_the_data_model_keys(synthesized: Synthesized) -> No
     assert outputs["ProducerFunctionName"]["Value"] == {"Ref": producer_id}
 
 
+def test_a_capacity_rooms_dashboard_shows_who_is_inside_and_who_left(
+    synthesized_changed: Synthesized,
+) -> None:
+    assert synthesized_changed.settings.max_inside > 0
+    references = synthesized_changed.metric_references(telemetry.METRIC_NAMESPACE)
+    by_name = {metric.name: metric for metric in telemetry.CAPACITY_METRICS}
+    shown = {r.name: r for r in references if r.name in by_name}
+    assert set(shown) == set(by_name)
+    assert all(r.statistic == by_name[name].statistic for name, r in shown.items())
+
+
 def test_dashboard_shows_every_room_metric_as_the_functions_emit_it(
     synthesized: Synthesized,
 ) -> None:
@@ -56,9 +67,16 @@ def test_dashboard_shows_every_room_metric_as_the_functions_emit_it(
         # Only names the functions emit, with the room's one dimension and the metric's statistic.
         assert reference.name in by_name, reference
         assert reference.dimensions == ((telemetry.ROOM_DIMENSION, "test-room"),)
-        assert reference.statistic == by_name[reference.name].statistic
-    # ... and every metric the functions emit is on the dashboard.
-    assert {reference.name for reference in references} == set(by_name)
+        if reference.name == telemetry.WAIT.name:  # a distribution, by its percentiles
+            assert reference.statistic in telemetry.PERCENTILES
+        else:
+            assert reference.statistic == by_name[reference.name].statistic
+    # ... and every metric the functions emit is on the dashboard (capacity mode's only on a
+    # capacity-mode room's), the wait with its median, p90 and p99.
+    capacity = {metric.name for metric in telemetry.CAPACITY_METRICS}
+    assert {reference.name for reference in references} == set(by_name) - capacity
+    waits = {r.statistic for r in references if r.name == telemetry.WAIT.name}
+    assert waits == set(telemetry.PERCENTILES)
     body = flatten(dashboard["Properties"]["DashboardBody"])
     for aws_metric in (
         "ApproximateNumberOfMessagesVisible",

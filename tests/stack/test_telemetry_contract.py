@@ -19,8 +19,10 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
+from beekeeper.apigateway.room import Boto3DynamoDb, HttpRequest, run_integration
 from beekeeper.core import telemetry
-from beekeeper.core.datamodel import Token
+from beekeeper.core.datamodel import ADMITTED_COUNTER_KEY, Token
+from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas.consumer import run_consumer
 from beekeeper.lambdas.emf import MinuteMetrics
 from beekeeper.lambdas.governor import BASELINE_CHECKS, run_governor
@@ -31,7 +33,7 @@ from beekeeper.lambdas.trigger import queue_backlog, run_trigger
 from tests.support.metric_math import alarm_fires, evaluate
 from tests.support.pipeline import Aws, FakeClock, LongPollsOnTheClock
 from tests.support.pipeline import aws as aws
-from tests.support.stack_testkit import FULL_ROOM, MetricReference, Synthesized
+from tests.support.stack_testkit import CHANGED_ROOM, FULL_ROOM, MetricReference, Synthesized
 
 # The template's room, at a rate a simulated minute runs quickly.
 SETTINGS = FULL_ROOM.replace(rate=30, consumer_capacity=100)
@@ -46,6 +48,7 @@ class EmfLine:
     dimensions: dict[str, str]
     values: dict[str, float]
     units: dict[str, str]
+    arrays: dict[str, list[float]]  # a distribution's values (one per visitor)
 
 
 def parse_emf(line: str) -> EmfLine:
@@ -64,13 +67,25 @@ def parse_emf(line: str) -> EmfLine:
     assert 0 < len(directive["Metrics"]) <= 100
     values: dict[str, float] = {}
     units: dict[str, str] = {}
+    arrays: dict[str, list[float]] = {}
     for definition in directive["Metrics"]:
         value = document[definition["Name"]]
-        assert isinstance(value, int | float) and not isinstance(value, bool)
-        values[definition["Name"]] = value
+        if isinstance(value, list):  # a numeric array target: at most 100 members
+            assert 0 < len(value) <= 100
+            assert all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
+            arrays[definition["Name"]] = value
+        else:
+            assert isinstance(value, int | float) and not isinstance(value, bool)
+            values[definition["Name"]] = value
         units[definition["Name"]] = definition["Unit"]
     return EmfLine(
-        metadata["Timestamp"], directive["Namespace"], dimension_sets, dimensions, values, units
+        metadata["Timestamp"],
+        directive["Namespace"],
+        dimension_sets,
+        dimensions,
+        values,
+        units,
+        arrays,
     )
 
 
@@ -83,7 +98,7 @@ def emitted_references(lines: list[EmfLine]) -> set[tuple[str, str, tuple[tuple[
     for line in lines:
         for names in line.dimension_sets:
             pairs = tuple(sorted((name, line.dimensions[name]) for name in names))
-            for metric in line.values:
+            for metric in [*line.values, *line.arrays]:
                 found.add((line.namespace, metric, pairs))
     return found
 
@@ -132,6 +147,7 @@ class Room:
 
     aws: Aws
     clock: FakeClock
+    settings: RoomSettings = SETTINGS
     producer: Producer = field(init=False)
     started: list[dict[str, Any]] = field(default_factory=list)
     calls: Iterator[int] = field(default_factory=itertools.count)
@@ -139,7 +155,7 @@ class Room:
 
     def __post_init__(self) -> None:
         self.producer = Producer(
-            settings=SETTINGS,
+            settings=self.settings,
             table=self.aws.table,
             queue_url=self.aws.queue_url,
             dynamodb=self.aws.dynamodb,
@@ -149,7 +165,7 @@ class Room:
         )
 
     def metrics(self) -> MinuteMetrics:
-        return MinuteMetrics(SETTINGS.name, clock=self.clock)  # prints to stdout, as in Lambda
+        return MinuteMetrics(self.settings.name, clock=self.clock)  # prints to stdout, as in Lambda
 
     def visitor(self, cookie: str | None = None) -> dict[str, Any]:
         headers = {"Cookie": f"beekeeper_token={cookie}"} if cookie else {}
@@ -161,7 +177,7 @@ class Room:
     def trigger(self, invoke: Callable[[dict[str, Any]], None] | None = None) -> None:
         metrics = self.metrics()
         run_trigger(
-            settings=SETTINGS,
+            settings=self.settings,
             table=self.aws.table,
             queue_url=self.aws.queue_url,
             dynamodb=self.aws.dynamodb,
@@ -179,7 +195,7 @@ class Room:
             self.clock.now = max(self.clock.now, payload["start"])
             run_consumer(
                 payload,
-                settings=SETTINGS,
+                settings=self.settings,
                 table=self.aws.table,
                 queue_url=self.aws.queue_url,
                 dynamodb=dynamodb or self.aws.dynamodb,
@@ -199,7 +215,7 @@ class Room:
             return Sample(ok=n >= failed, ms=ms * (1 + 0.01 * (n % 7)), failure="HTTP 502")
 
         decision = run_governor(
-            settings=SETTINGS.replace(rate=1000),
+            settings=self.settings.replace(rate=1000),
             table=self.aws.table,
             dynamodb=self.aws.dynamodb,
             fetch=fetch,
@@ -250,13 +266,17 @@ def test_every_metric_the_dashboard_and_alarms_read_is_emitted(
     assert missing == set(), f"referenced but never emitted: {sorted(missing)}"
 
     totals: dict[str, float] = {}
+    waits: list[float] = []
     for line in lines:
         assert line.namespace == telemetry.METRIC_NAMESPACE
         assert line.dimensions == {telemetry.ROOM_DIMENSION: "test-room"}
         assert line.timestamp_ms % (MINUTE * 1000) == 0  # filed under its minute
-        for name, value in line.values.items():
+        for name in line.units:
             assert line.units[name] == next(m.unit for m in telemetry.METRICS if m.name == name)
+        for name, value in line.values.items():
             totals[name] = totals.get(name, 0) + value
+        waits += line.arrays.get(telemetry.WAIT.name, [])
+        assert set(line.arrays) <= {telemetry.WAIT.name}
     # The figures are the room's, not just present. The 20 arrivals of the first minute are
     # one line, written by the first request of a later minute; that request's own count is
     # held until its minute has ended.
@@ -265,6 +285,9 @@ def test_every_metric_the_dashboard_and_alarms_read_is_emitted(
     assert totals["Planned"] == totals["Backlog"] == 21  # 20 messages and one duplicate
     assert totals["Rate"] == totals["OperatorRate"] == SETTINGS.rate
     assert totals["Admitted"] == 20 and totals["Duplicates"] == 1
+    # One wait per visitor admitted, never below zero (percentiles would be lost). Their size
+    # is held by tests/functional/pipeline/test_wait_metric.py, whose queue shares the clock.
+    assert len(waits) == 20 and min(waits) >= 0
     assert totals["Rejoined"] == 1
     assert totals["WriteRetries"] >= 1 and totals["AbandonedBatches"] == 1
     assert totals["GovernorHalved"] == totals["GovernorHeld"] == totals["GovernorRaised"] == 1
@@ -273,6 +296,58 @@ def test_every_metric_the_dashboard_and_alarms_read_is_emitted(
     p90s = [line.values["GovernorP90"] for line in lines if "GovernorP90" in line.values]
     assert 5000 <= max(medians) <= max(p90s) <= 5000 * 1.06
     assert min(medians) >= 100
+
+
+def test_a_capacity_rooms_dashboard_reads_what_its_functions_emit(
+    synthesized_changed: Synthesized, aws: Aws, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The capacity room of the changed template, without its scheduled start: a cap of 3.
+    settings = CHANGED_ROOM.replace(starts_at="", rate=30, consumer_capacity=100, max_inside=3)
+    clock = FakeClock(1_800_000_000.0 - 30)
+    room = Room(aws, clock, settings)
+    tokens = []
+    for _ in range(5):
+        response = room.visitor()
+        tokens.append(response["headers"]["Set-Cookie"].split(";")[0].split("=", 1)[1])
+        clock.now += 1
+    left = run_integration(  # the second visitor leaves the line before their turn
+        "leave",
+        HttpRequest(method="POST", path="/leave", query={"token": tokens[1]}, headers={}),
+        dynamodb=Boto3DynamoDb(aws.dynamodb),
+        table_name=aws.table,
+        origin=settings.origin,
+        request_time_ms=int(clock.now * 1000),
+        session_seconds=settings.session_seconds,
+    )
+    assert left.body.strip() == '{"left": true}'
+    room.next_minute()
+    room.trigger()
+    room.consumers()
+    room.next_minute()
+    room.trigger()  # the shop is full as this minute begins
+    room.visitor()  # writes the producer's minute
+
+    lines = emf_lines(capsys.readouterr().out)
+    referenced = synthesized_changed.metric_references(telemetry.METRIC_NAMESPACE)
+    capacity_metrics = {m.name for m in telemetry.CAPACITY_METRICS}
+    assert capacity_metrics <= {reference.name for reference in referenced}
+    # (The rest of the dashboard is held by the test above, with a governor and a rejoin.)
+    ours = {key(r) for r in referenced if r.name in capacity_metrics | {telemetry.WAIT.name}}
+    missing = ours - emitted_references(lines)
+    assert missing == set(), f"referenced but never emitted: {sorted(missing)}"
+    by_minute: dict[int, dict[str, float]] = {}
+    for line in lines:
+        minute = by_minute.setdefault(line.timestamp_ms // 60_000, {})
+        for name, value in line.values.items():
+            minute[name] = minute.get(name, 0) + value
+    minutes = sorted(by_minute)
+    insides = [by_minute[m].get("Inside") for m in minutes if "Inside" in by_minute[m]]
+    assert insides == [0, 3]  # empty as the first minute began, full as the second did
+    assert {by_minute[m].get("MaxInside") for m in minutes} - {None} == {3}
+    assert sum(by_minute[m].get("LeftLine", 0) for m in minutes) == 1
+    assert sum(by_minute[m].get("Admitted", 0) for m in minutes) == 3
+    counter = aws.item(ADMITTED_COUNTER_KEY)
+    assert counter is not None and counter["skipped"] == {"N": "1"}
 
 
 def _minutes(

@@ -37,3 +37,21 @@ def watch(page: Any) -> PageWatch:
         lambda message: seen.errors.append(message.text) if message.type == "error" else None,
     )
     return seen
+
+
+# A report page's charts as the browser laid them out: each figure's id, its chart's size, how
+# many shapes matplotlib drew in it, its text alternative and the rows of its numbers.
+DRAWN_CHARTS = """
+() => [...document.querySelectorAll("figure.chart")].map((figure) => {
+  const svg = figure.querySelector("svg");
+  const box = svg ? svg.getBoundingClientRect() : { width: 0, height: 0 };
+  return {
+    id: figure.id,
+    width: box.width,
+    height: box.height,
+    shapes: svg ? svg.querySelectorAll("path, use, text").length : 0,
+    alternative: figure.querySelector("figcaption")?.textContent ?? "",
+    rows: figure.querySelectorAll("table tbody tr").length,
+  };
+})
+"""

@@ -6,6 +6,7 @@ import secrets
 
 import pytest
 
+from beekeeper.core import datamodel
 from beekeeper.core.datamodel import (
     TOKEN_PATTERN,
     Token,
@@ -71,3 +72,31 @@ def test_origin_url_carries_the_ticket_beside_the_token_when_there_is_one() -> N
     assert origin_url_with_token("https://s.example/a", "T.1", None) == (
         "https://s.example/a?beekeeper_token=T.1"
     )
+
+
+@pytest.mark.parametrize(
+    ("pk", "emptied"),
+    [
+        ("v#" + "A" * 22, True),
+        ("p#" + "A" * 22, True),
+        ("arrivals#3", True),
+        ("admitted", True),
+        ("inside", True),
+        ("deadlines#1800000000", True),
+        ("warden", True),
+        ("draw", True),
+        ("draw#12", True),
+        ("status#7", True),
+        ("governor", True),
+        ("governor-log", True),
+        ("minute#29999999", True),  # before the current minute
+        ("minute#30000000", False),  # the current minute's claim
+        ("minute#30000001", False),
+        ("config", False),
+        ("ticket-keys", False),
+        ("something-else", False),
+    ],
+)
+def test_a_reset_empties_the_event_and_keeps_the_room(pk: str, emptied: bool) -> None:
+    assert datamodel.emptied_by_reset(pk, current_minute=30_000_000) is emptied
+    assert (pk in datamodel.RESET_KEEPS) is (pk in ("config", "ticket-keys"))

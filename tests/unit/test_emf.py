@@ -106,3 +106,38 @@ def test_log_records_of_the_rooms_code_carry_the_room() -> None:
         "beekeeper.trigger", logging.INFO, __file__, 1, "x", (), None
     )
     assert not hasattr(plain, "room")
+
+
+def test_a_distribution_is_written_in_arrays_of_at_most_100_values() -> None:
+    metrics, lines = recorder(Clock(START + 5))
+    metrics.count(telemetry.ADMITTED, 250)
+    for n in range(250):
+        metrics.sample(telemetry.WAIT, n / 4)
+    metrics.sample(telemetry.WAIT, -0.2)  # another machine's clock a little ahead: no wait
+    metrics.flush()
+    documents = [json.loads(line) for line in lines]
+    assert [len(d["Wait"]) for d in documents] == [100, 100, 51]
+    # The minute's counts ride on its first line only; every line is filed under the minute.
+    assert [d.get("Admitted") for d in documents] == [250, None, None]
+    assert {d["_aws"]["Timestamp"] for d in documents} == {int(START * 1000)}
+    values = [v for d in documents for v in d["Wait"]]
+    assert values[:3] == [0, 0.25, 0.5] and values[-1] == 0
+    for document in documents:
+        (directive,) = document["_aws"]["CloudWatchMetrics"]
+        assert {"Name": "Wait", "Unit": "Seconds"} in directive["Metrics"]
+        assert {m["Name"] for m in directive["Metrics"]} == set(document) - {"_aws", "Room"}
+
+
+def test_a_shortened_minute_is_written_as_a_high_resolution_metric() -> None:
+    clock = Clock(START + 7)
+    lines: list[str] = []
+    metrics = MinuteMetrics("local", clock=clock, write=lines.append, minute_seconds=5)
+    metrics.count(telemetry.ARRIVALS, 3)
+    clock.now = START + 12  # the next 5-second minute
+    metrics.count(telemetry.ARRIVALS, 2)
+    metrics.flush()
+    first, second = (json.loads(line) for line in lines)
+    assert first["_aws"]["Timestamp"] == int((START + 5) * 1000)
+    assert second["_aws"]["Timestamp"] == int((START + 10) * 1000)
+    (directive,) = first["_aws"]["CloudWatchMetrics"]
+    assert directive["Metrics"] == [{"Name": "Arrivals", "Unit": "Count", "StorageResolution": 1}]

@@ -6,7 +6,6 @@ import re
 import subprocess
 import sys
 from datetime import datetime
-from html.parser import HTMLParser
 
 import pytest
 
@@ -16,6 +15,7 @@ from beekeeper.charts.svg import ChartsUnavailable, check_available
 from beekeeper.charts.words import Timeline
 from beekeeper.simulator.faults import FAULT_NAMES, Faults
 from beekeeper.simulator.run import Arrival, SimulationResult, simulate
+from tests.support.html_page import Page, fetches_nothing
 
 NINE = datetime(2000, 1, 1, 9, 0)
 MAX_BYTES = 1_500_000
@@ -36,24 +36,6 @@ def run(**overrides: object) -> SimulationResult:
 @pytest.fixture(scope="module")
 def burst() -> SimulationResult:
     return run()
-
-
-class Page(HTMLParser):
-    """What a browser would look at: every tag with its attributes, and the text."""
-
-    def __init__(self, document: str) -> None:
-        super().__init__()
-        self.tags: list[tuple[str, dict[str, str | None]]] = []
-        self.feed(document)
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.append((tag, dict(attrs)))
-
-    def all(self, tag: str) -> list[dict[str, str | None]]:
-        return [attrs for name, attrs in self.tags if name == tag]
-
-    def ids(self) -> list[str]:
-        return [str(attrs["id"]) for _, attrs in self.tags if "id" in attrs]
 
 
 def test_the_summary_says_the_burst_in_words(burst: SimulationResult) -> None:
@@ -107,15 +89,7 @@ def test_the_faults_are_counted_in_words() -> None:
 
 def test_the_page_fetches_nothing_and_forbids_fetching(burst: SimulationResult) -> None:
     document = simulation_report(burst, start=NINE, command="beekeeper simulate ...")
-    page = Page(document)
-    policy = [m for m in page.all("meta") if m.get("http-equiv") == "Content-Security-Policy"]
-    assert policy and str(policy[0]["content"]).startswith("default-src 'none'")
-    assert page.all("script") == [] and page.all("link") == [] and page.all("img") == []
-    assert page.all("iframe") == [] and page.all("object") == []
-    # References stay inside the document: url(#id) and href="#id" only.
-    assert re.findall(r"url\((?!#)", document) == []
-    assert re.findall(r'href="(?!#)', document) == []
-    assert "@import" not in document and "@font-face" not in document
+    assert fetches_nothing(document) == []
 
 
 def test_every_chart_has_a_title_and_a_text_alternative(burst: SimulationResult) -> None:

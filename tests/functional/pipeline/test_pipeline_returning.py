@@ -32,6 +32,9 @@ class Counted:
     def level(self, metric: telemetry.Metric, value: float) -> None:
         raise AssertionError("the producer records no levels")
 
+    def sample(self, metric: telemetry.Metric, value: float) -> None:
+        raise AssertionError("the producer records no distribution")
+
     def flush_ended(self) -> None:
         pass
 

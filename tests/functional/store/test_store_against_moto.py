@@ -11,8 +11,9 @@ Covered: the templates' reads (refusals included), every write the producer, tri
 consumer, governor and CLI make, and what capacity mode uses: TransactWriteItems with
 condition checks, string-set ADD and DELETE, DeleteItem, GetItem and UpdateItem with every
 ReturnValues, the warden's Query of the sparse `leaving` index, SQS's ChangeMessageVisibility
-with a timeout, and what local mode and `beekeeper keys` do with the ticket keys' secret
-(CreateSecret, GetSecretValue, PutSecretValue, DeleteSecret).
+with a timeout and PurgeQueue (once a minute, as `beekeeper reset` uses it), and what local
+mode and `beekeeper keys` do with the ticket keys' secret (CreateSecret, GetSecretValue,
+PutSecretValue, DeleteSecret).
 """
 
 from __future__ import annotations
@@ -652,6 +653,21 @@ def queue_calls(side: Side) -> None:
     side.call("sqs", "send_message", QueueUrl=side.queue_url + "-gone", MessageBody="x")
 
 
+def purge(side: Side) -> None:
+    """`beekeeper reset` empties the line: visible and in-flight messages go, once a minute."""
+    counts = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
+    for body in ("a.1", "b.2", "c.3"):
+        side.call("sqs", "send_message", QueueUrl=side.queue_url, MessageBody=body)
+    side.call("sqs", "receive_message", QueueUrl=side.queue_url, MaxNumberOfMessages=1)
+    side.call("sqs", "purge_queue", QueueUrl=side.queue_url)
+    side.call("sqs", "get_queue_attributes", QueueUrl=side.queue_url, AttributeNames=counts)
+    side.call("sqs", "receive_message", QueueUrl=side.queue_url, MaxNumberOfMessages=10)
+    side.call("sqs", "purge_queue", QueueUrl=side.queue_url)  # within 60 s: refused
+    side.call("sqs", "send_message", QueueUrl=side.queue_url, MessageBody="d.4")
+    side.call("sqs", "receive_message", QueueUrl=side.queue_url, MaxNumberOfMessages=10)
+    side.call("sqs", "purge_queue", QueueUrl=side.queue_url + "-gone")
+
+
 def dead_letters(side: Side) -> None:
     side.call("sqs", "send_message", QueueUrl=side.queue_url, MessageBody="poison")
     for _ in range(3):  # maxReceiveCount 2: the third receive finds it moved
@@ -786,6 +802,7 @@ SCENARIOS: dict[str, Callable[[Side], None]] = {
     "transactions": transactions,
     "refused expressions": refused_expressions,
     "queue calls": queue_calls,
+    "purge": purge,
     "dead letters": dead_letters,
     "the ticket keys' secret": ticket_keys_secret,
     "deleted secrets": deleted_secrets,

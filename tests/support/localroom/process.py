@@ -96,3 +96,16 @@ def wait_until(predicate: Any, timeout: float, interval: float = 0.2) -> Any:
         if value or time.monotonic() > deadline:
             return value
         time.sleep(interval)
+
+
+def operator(
+    config_dir: Path, *args: str, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """The operator CLI in a process of its own, on a machine with no AWS credentials."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env["BEEKEEPER_CONFIG_DIR"] = str(config_dir)
+    env["AWS_CONFIG_FILE"] = env["AWS_SHARED_CREDENTIALS_FILE"] = os.devnull
+    env["AWS_EC2_METADATA_DISABLED"] = "true"
+    return subprocess.run(
+        [BEEKEEPER, *args], env=env, capture_output=True, text=True, timeout=timeout
+    )

@@ -1,0 +1,221 @@
+"""`beekeeper reset`: a room made ready for its next event without a redeploy.
+
+What is emptied and what stays is the data model's (core/datamodel.py `RESET_*`,
+docs/data-model.md "Reset"): the line (the queue, purged), every visitor's item (admissions,
+places inside, the pre-queue), the draw, the counters, minutes, status copies and the
+governor's state and history go; the config item (the settings: on/off, the rate, the cap; the
+last event's hold, close and past start are cleared), the published ticket keys and the
+ticket keys' secret stay, and so do the stack, its URLs and its dashboard. A ticket issued
+before the reset no longer redeems: /client and /polling find no admission for it.
+
+SQS allows one PurgeQueue a queue every 60 seconds and takes up to 60 seconds to finish one,
+during which it may still deliver a message sent before ("PurgeQueue", Amazon SQS API
+Reference). So the table is emptied only once the purge has had its 60 seconds: a consumer
+that admitted a purged visitor meanwhile (a room reset while on, with --force) has its
+admission deleted with the rest. A purge already under way (a reset run twice within a
+minute) is waited for the same way. The local store finishes a purge at once.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from beekeeper.cli.errors import AwsError
+from beekeeper.cli.table import batch_get
+from beekeeper.core.datamodel import PARTITION_KEY, emptied_by_reset
+from beekeeper.core.settings import RoomSettings
+from beekeeper.lambdas import room_state
+from beekeeper.lambdas.room_state import RoomConfig, snapshot_from_items, snapshot_keys
+
+PURGE_SECONDS = 60  # SQS: one purge a minute, finished within a minute
+BATCH_DELETES = 25  # BatchWriteItem's limit
+_MAX_ROUNDS = 8  # unprocessed deletes retried, with pauses, before giving up
+_QUEUE_COUNTS = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
+
+
+@dataclass(frozen=True)
+class ResetLook:
+    """What a reset would throw away, said to the operator before they confirm."""
+
+    config: RoomConfig
+    waiting: int  # in line: arrived, neither admitted nor passed over
+    queued: int  # messages in the queue, visible or being admitted
+    admitted: int  # admitted since the last reset
+    inside: int  # capacity mode: places held now
+    prequeue: int  # a scheduled event's drawn pre-queue
+    dead_letters: int | None  # kept: an operator should look at them
+
+
+@dataclass
+class ResetDone:
+    purged: bool  # False: a purge was already under way (within the last minute)
+    deleted: Counter[str] = field(default_factory=Counter)  # items deleted, by kind
+    config: RoomConfig | None = None
+
+
+class RoomReset:
+    def __init__(
+        self,
+        *,
+        dynamodb: Any,
+        sqs: Any,
+        table: str,
+        queue_url: str,
+        dead_letter_queue_url: str | None,
+        settings: RoomSettings,
+        minute_seconds: float,
+        clock: Callable[[], float],
+        sleep: Callable[[float], None],
+        purge_seconds: float = PURGE_SECONDS,
+    ) -> None:
+        self._db = dynamodb
+        self._sqs = sqs
+        self._table = table
+        self._queue_url = queue_url
+        self._dead_letters = dead_letter_queue_url
+        self._settings = settings
+        self._minute_seconds = minute_seconds
+        self._clock = clock
+        self._sleep = sleep
+        self._purge_seconds = purge_seconds
+
+    def look(self) -> ResetLook:
+        items = batch_get(self._db, self._table, snapshot_keys(self._settings), self._sleep)
+        snapshot = snapshot_from_items(items, self._settings)
+        visible, in_flight = self._depth(self._queue_url)
+        dead = self._depth(self._dead_letters)[0] if self._dead_letters else None
+        return ResetLook(
+            config=snapshot.config,
+            waiting=snapshot.waiting,
+            queued=visible + in_flight,
+            admitted=snapshot.admitted_total,
+            inside=snapshot.inside,
+            prequeue=snapshot.draw.size,
+            dead_letters=dead,
+        )
+
+    def run(self, say: Callable[[str], None]) -> ResetDone:
+        """Purge, wait out the purge, empty the table, clear the last event from the config,
+        republish the status copies."""
+        done = ResetDone(purged=self._purge())
+        if self._purge_seconds > 0:
+            say(
+                f"Purging the line: SQS takes up to {self._purge_seconds:g} s to finish, and "
+                "the room's items are emptied after that ..."
+            )
+            self._sleep(self._purge_seconds)
+        batch: list[str] = []
+        for pk in self._doomed():
+            batch.append(pk)
+            done.deleted[kind_of(pk)] += 1
+            if len(batch) == BATCH_DELETES:
+                self._delete(batch)
+                batch = []
+        self._delete(batch)
+        now = self._clock()
+        config = room_state.read_config(self._db, self._table, self._settings)
+        done.config = room_state.write_config(
+            self._db,
+            self._table,
+            self._settings,
+            now=now,
+            # The governor's slowdown goes with its state: the operator's rate again.
+            operator_rate=config.operator_rate,
+            held=False,
+            closed=False,
+            message="",
+            # A start that has passed was the last event's; one ahead is the next event's.
+            starts_at=0 if 0 < config.starts_at <= now else None,
+        )
+        room_state.refresh_status(
+            self._db, self._table, self._settings, now=now, config=done.config
+        )
+        return done
+
+    # -- the queue ---------------------------------------------------------------------------
+
+    def _purge(self) -> bool:
+        try:
+            self._sqs.purge_queue(QueueUrl=self._queue_url)
+        except ClientError as error:
+            code = str(error.response.get("Error", {}).get("Code", ""))
+            if code.endswith("PurgeQueueInProgress"):
+                return False  # purged within the last minute: that purge empties the line
+            raise
+        return True
+
+    def _depth(self, url: str | None) -> tuple[int, int]:
+        if not url:
+            return 0, 0
+        found = self._sqs.get_queue_attributes(QueueUrl=url, AttributeNames=_QUEUE_COUNTS)
+        attributes = found.get("Attributes", {})
+        return (
+            int(attributes.get(_QUEUE_COUNTS[0], 0)),
+            int(attributes.get(_QUEUE_COUNTS[1], 0)),
+        )
+
+    # -- the table ---------------------------------------------------------------------------
+
+    def _doomed(self) -> Iterator[str]:
+        """Every key the reset deletes, page by page (a Scan of the keys alone)."""
+        current = math.floor(self._clock() / self._minute_seconds)
+        request: dict[str, Any] = {
+            "TableName": self._table,
+            "ProjectionExpression": "#pk",
+            "ExpressionAttributeNames": {"#pk": PARTITION_KEY},
+            "ConsistentRead": True,
+        }
+        while True:
+            page = self._db.scan(**request)
+            for item in page.get("Items", []):
+                pk = item[PARTITION_KEY]["S"]
+                if emptied_by_reset(pk, current_minute=current):
+                    yield pk
+            last = page.get("LastEvaluatedKey")
+            if not last:
+                return
+            request["ExclusiveStartKey"] = last
+
+    def _delete(self, keys: list[str]) -> None:
+        pending = [{"DeleteRequest": {"Key": room_state.key(pk)}} for pk in keys]
+        for attempt in range(_MAX_ROUNDS):
+            if not pending:
+                return
+            if attempt:
+                self._sleep(min(1.0, 0.05 * 2**attempt))
+            answer = self._db.batch_write_item(RequestItems={self._table: pending})
+            pending = (answer.get("UnprocessedItems") or {}).get(self._table, [])
+        if pending:
+            raise AwsError(
+                "DynamoDB kept refusing the reset's deletes (the table is throttled); wait a "
+                "moment and run `beekeeper reset` again: it carries on where it stopped."
+            )
+
+
+# What the operator is told was deleted, by the key's kind (docs/data-model.md).
+KINDS = {
+    "v#": "visitors",
+    "p#": "pre-queue places",
+    "draw": "draw",
+    "draw#": "draw",
+    "arrivals#": "counters",
+    "admitted": "counters",
+    "inside": "counters",
+    "minute#": "minutes",
+    "deadlines#": "capacity bookkeeping",
+    "warden": "capacity bookkeeping",
+    "status#": "status copies",
+    "governor": "governor",
+    "governor-log": "governor",
+}
+
+
+def kind_of(pk: str) -> str:
+    prefix = pk.split("#", 1)[0] + "#" if "#" in pk else pk
+    return KINDS.get(prefix, "other")

@@ -79,7 +79,7 @@ def run_lane(rate: int, seconds: float, latency: dict[str, float]) -> tuple[int,
     start, _ = minute_span(MINUTE, 60)
     deadline = start + seconds
     scheduler = Scheduler(start=start - 0.5)
-    rng = random.Random(1)  # noqa: S311 - a reproducible simulation
+    rng = random.Random(1)
     queue = FakeQueue(scheduler, rng, Faults(), QUEUE)
     table = FakeTable(scheduler, rng, Faults(), TABLE)
     backlog = int(min(rate, 30_000) / 60 * seconds) + 100

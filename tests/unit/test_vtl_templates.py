@@ -6,6 +6,7 @@ tests/functional/store) and the answer template chosen by the status, as API Gat
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from typing import Any
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 
 from beekeeper.core import client_check, polling
 from beekeeper.core.datamodel import (
+    CHECKED_ATTRIBUTE,
     CLIENT_REDEEM_PARAMETER,
     CLIENT_REDEEM_VALUE,
     CLIENT_TOKEN_PARAMETER,
@@ -442,6 +444,42 @@ def test_a_malformed_redeem_is_refused_with_what_to_send_and_redeems_nothing(val
     assert REDEEMED_ATTRIBUTE not in (store.item(TOKEN_ID) or {})
     # The one good value still redeems afterwards: nothing was spent.
     assert client_answer(store, cookie(TOKEN), REDEEM) == {"allow": True}
+
+
+def casings(name: str) -> set[str]:
+    """Every spelling of `name` in upper and lower case letters."""
+    return {"".join(c) for c in itertools.product(*[(ch.lower(), ch.upper()) for ch in name])}
+
+
+def test_the_redeem_template_lists_every_other_casing_of_the_parameter() -> None:
+    loop = template("_read-redeem.vtl").split("#foreach")[1]
+    listed = re.findall(r"'([A-Za-z]+)'", loop[loop.index("[") : loop.index("]")])
+    assert len(listed) == len(set(listed))
+    assert set(listed) == casings(CLIENT_REDEEM_PARAMETER) - {CLIENT_REDEEM_PARAMETER}
+
+
+@pytest.mark.parametrize(
+    "name", sorted(casings(CLIENT_REDEEM_PARAMETER) - {CLIENT_REDEEM_PARAMETER})
+)
+def test_a_redeem_parameter_in_another_case_is_refused_not_taken_for_a_check(name: str) -> None:
+    """`REDEEM=1` is neither a redeem (query names are case-sensitive) nor a plain check,
+    which would allow every time: a 400 saying what to send, and nothing written."""
+    store = Store(visitor_item(TOKEN_ID, NOW_S + 60))
+    for query in ({name: CLIENT_REDEEM_VALUE}, {name: CLIENT_REDEEM_VALUE, **REDEEM}):
+        status, answer = store.client(cookie(TOKEN), query)
+        assert (status, answer) == (BAD_REQUEST_STATUS, MALFORMED_REDEEM_ANSWER)
+        assert "redeem=1" in answer["message"]
+    assert CHECKED_ATTRIBUTE not in (store.item(TOKEN_ID) or {})
+    assert REDEEMED_ATTRIBUTE not in (store.item(TOKEN_ID) or {})
+    assert client_answer(store, cookie(TOKEN), REDEEM) == {"allow": True}  # nothing was spent
+
+
+def test_other_parameters_leave_the_check_alone() -> None:
+    store = Store(visitor_item(TOKEN_ID, NOW_S + 60))
+    query = {"redeemed": "1", "redeem_": "1", "xredeem": "1", "utm_source": "mail"}
+    assert client_answer(store, cookie(TOKEN), query) == {"allow": True}
+    assert client_answer(store, cookie(TOKEN), {**query, **REDEEM}) == {"allow": True}
+    assert client_answer(store, cookie(TOKEN), {**query, **REDEEM}) == REDEEMED
 
 
 def test_a_throttled_client_check_is_the_rooms_trouble() -> None:

@@ -38,16 +38,7 @@ class FakeTable(StoreClient):
         interleavings: Interleavings | None = None,
     ) -> None:
         self._scheduler = scheduler
-        disturbance = SimulatedFaults(
-            faults,
-            rng,
-            scheduler.in_process,
-            scheduler.clock,
-            _CRASHING_CALLS,
-            interleavings,
-            process=scheduler.process,
-            sleep=scheduler.sleep,
-        )
+        disturbance = SimulatedFaults.on(scheduler, faults, rng, _CRASHING_CALLS, interleavings)
         self.injected = disturbance.injected  # faults that actually happened, and when
         self.database = DynamoDb(SimulatedTiming(scheduler), disturbance)
         self.items = self.database.create_table_as_defined(table_definition(table_name)).items

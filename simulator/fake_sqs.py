@@ -31,15 +31,7 @@ class FakeQueue(StoreClient):
         queue_url: str,
         interleavings: Interleavings | None = None,
     ) -> None:
-        disturbance = SimulatedFaults(
-            faults,
-            rng,
-            scheduler.in_process,
-            scheduler.clock,
-            _CRASHING_CALLS,
-            interleavings,
-            process=scheduler.process,
-        )
+        disturbance = SimulatedFaults.on(scheduler, faults, rng, _CRASHING_CALLS, interleavings)
         self.injected = disturbance.injected  # faults that actually happened, and when
         self.queues = Sqs(SimulatedTiming(scheduler), disturbance)
         self.queue = self.queues.create_queue(

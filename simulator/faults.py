@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from beekeeper.lambdas.pacing import MINUTE_SECONDS, minute_span
+from beekeeper.simulator.clock import Scheduler
 from beekeeper.store.errors import ServiceError
 
 FAULT_NAMES = ("crash", "throttle", "duplicates", "double-trigger")
@@ -132,6 +133,27 @@ class SimulatedFaults:
         self._sleep = sleep
         self._clock = clock
         self.injected = FaultLog(clock)  # faults that actually happened, and when
+
+    @classmethod
+    def on(
+        cls,
+        scheduler: Scheduler,
+        faults: Faults,
+        rng: random.Random,
+        crash_on: frozenset[str],
+        interleavings: Interleavings | None = None,
+    ) -> SimulatedFaults:
+        """The faults of one simulated service, on the simulation's clock and processes."""
+        return cls(
+            faults,
+            rng,
+            scheduler.in_process,
+            scheduler.clock,
+            crash_on,
+            interleavings,
+            process=scheduler.process,
+            sleep=scheduler.sleep,
+        )
 
     def before(self, action: str) -> None:
         if action in self._crash_on and self._in_process():

@@ -538,8 +538,13 @@ class Consumer:
                     throttled = any(r in places.THROTTLE_CODES for r in reasons)
                     outcome.taken += taken
                     pending = [i for i in pending if i not in taken]
-                    if taken and not throttled:
+                    if throttled:
+                        log.warning("write throttled (attempt %s): %s", attempt, reasons)
+                    elif taken:
                         attempt -= 1  # only conditions failed: the rest go at once, no retry
+                    else:
+                        log.error("write cancelled (%s); its visitors go back", reasons)
+                        break
                     continue
                 if error_code(error) not in RETRYABLE_CODES:
                     log.exception("write refused; its visitors go back to the queue")

@@ -15,8 +15,9 @@ Exactly once, as far as SQS allows: a message is deleted only after its visitor'
 written; a write that keeps failing hands the message back to the queue. A duplicate delivery
 is recognised before it uses a slot: by an in-memory set of ids this consumer admitted, and by
 a consistent read of `v#<id>` for ids admitted by another consumer or an earlier minute.
-Residual race (docs/pipeline.md): two copies of one message received by two consumers at the
-same instant both pass the read; both write the same item, and the visitor uses two slots.
+Two copies received by two consumers at once both pass that read; the admission write is
+therefore conditional on the visitor having no item yet, so the second write is refused, never
+signs a second ticket nor wipes a redeem, and its copy is deleted without using a slot.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ from beekeeper.lambdas.room_state import (
     RoomConfig,
     batch_get,
     draw_pending,
+    error_code,
     key,
     number,
 )
@@ -87,8 +89,14 @@ RETRYABLE_CODES = frozenset(
         "RequestLimitExceeded",
         "InternalServerError",
         "ServiceUnavailable",
+        "TransactionInProgressException",
     }
 )
+# The admission write's condition: the visitor has no item yet (BatchWriteItem takes no
+# condition, so the write is a TransactWriteItems of one conditional Put per visitor), and the
+# cancellation reason that means "admitted already".
+NOT_ADMITTED_YET = f"attribute_not_exists({PARTITION_KEY})"
+TAKEN = "ConditionalCheckFailed"
 
 
 class AssignmentError(ValueError):
@@ -162,6 +170,22 @@ class ConsumerReport:
     # Seconds each admitted visitor waited: from joining the line (the message's SentTimestamp)
     # or, drawn from a scheduled event's pre-queue, from the start.
     waits: list[float] = field(default_factory=list)
+
+
+@dataclass
+class Written:
+    """What one admission write did: who was admitted, who had been admitted already (by
+    another delivery of their message, after this one's read), whether to keep the rest."""
+
+    written: list[str] = field(default_factory=list)
+    taken: list[str] = field(default_factory=list)
+    keep: bool = False  # the table refused: the unwritten stay in flight with this consumer
+
+
+def cancellation_reasons(error: ClientError) -> list[str]:
+    """A cancelled transaction's reason per action, in order ("None" for an action that
+    would have succeeded)."""
+    return [r.get("Code", "None") for r in error.response.get("CancellationReasons", [])]
 
 
 @dataclass
@@ -335,19 +359,21 @@ class Consumer:
         try:
             self._passed_over(fresh)  # already admitted (a lane that stopped), or left
             found = [t.id for t in tokens if t.id not in fresh and t.id not in known]
-            written, _keep = self._write(list(fresh.values()), deadline)
+            outcome = self._write(list(fresh.values()), deadline)
+            written = outcome.written
             if self.places is not None:
                 self.places.took(len(written))
         except BaseException:
             self.source.put_back(tokens)
             raise
         self.report.admitted += len(written)
-        self.report.duplicates += len(found)
+        self.report.duplicates += len(found) + len(outcome.taken)
         self.seen.update(written)
+        self.seen.update(outcome.taken)
         if self.event_start:
             admitted_at = self.clock()
             self.report.waits.extend(admitted_at - self.event_start for _ in written)
-        self.source.settled([*known, *found, *written])
+        self.source.settled([*known, *found, *outcome.taken, *written])
         done = set(written)
         self.source.put_back([t for t in tokens if t.id in fresh and t.id not in done])
         if written:
@@ -404,7 +430,8 @@ class Consumer:
             # Carried visitors came first: they are written first.
             batch = {token.id: (token, handles) for token, handles in carried}
             batch.update(fresh)
-            written, keep = self._write(list(batch.values()), deadline)
+            outcome = self._write(list(batch.values()), deadline)
+            written = outcome.written
             if self.places is not None:
                 self.places.took(len(written))
         except BaseException:
@@ -412,16 +439,21 @@ class Consumer:
             raise
         # Count at once: nothing may come between a successful write and its counting.
         self.report.admitted += len(written)
-        self.report.duplicates += duplicates
+        # Admitted by another delivery after this one's read (the write's condition said so):
+        # deleted like any duplicate, using no slot.
+        self.report.duplicates += duplicates + len(outcome.taken)
         self.seen.update(written)
+        self.seen.update(outcome.taken)
         admitted_at = self.clock()
         for token_id in written:
-            self.carry.pop(token_id, None)
-            done += batch.pop(token_id)[1]
             joined = self.joined_at.pop(token_id, None)
             if joined is not None:
                 self.report.waits.append(admitted_at - joined)
-        if keep:
+        for token_id in [*written, *outcome.taken]:
+            self.carry.pop(token_id, None)
+            self.joined_at.pop(token_id, None)
+            done += batch.pop(token_id)[1]
+        if outcome.keep:
             # Kept in flight and written with the next batch: handing them back would count a
             # receive towards the dead-letter queue each time the table refuses (or, in
             # capacity mode, each time the shop fills up first).
@@ -474,12 +506,10 @@ class Consumer:
         self.report.receives += 1
         return list(response.get("Messages") or [])
 
-    def _write(
-        self, tokens: list[tuple[Token, list[str]]], deadline: float
-    ) -> tuple[list[str], bool]:
-        """Put the admitted items: (ids written, whether to keep the rest in flight)."""
+    def _write(self, tokens: list[tuple[Token, list[str]]], deadline: float) -> Written:
+        """Put the admitted items, each on condition that the visitor has none yet."""
         if not tokens:
-            return [], False
+            return Written()
         if self.places is not None:
             return self._write_with_places(tokens)
         admitted_at = int(self.clock())
@@ -490,63 +520,85 @@ class Consumer:
             "expires_at": number(expires_at),
             TTL_ATTRIBUTE: number(expires_at + VISITOR_TTL_GRACE_SECONDS),
         }
-        items = {
-            f"v#{token.id}": {
-                "PutRequest": {
+        puts = {
+            token.id: {
+                "Put": {
+                    "TableName": self.table,
                     "Item": {
-                        PARTITION_KEY: {"S": f"v#{token.id}"},
+                        PARTITION_KEY: {"S": visitor_key(token.id)},
                         "ordinal": {"N": str(token.ordinal)},
                         **times,
                         **self.tickets.attributes(token, admitted_at, expires_at),
-                    }
+                    },
+                    "ConditionExpression": NOT_ADMITTED_YET,
                 }
             }
             for token, _ in tokens
         }
-        pending = list(items.values())
         if sum(self.recent_throttles) >= THROTTLED_OF_RECENT:
             # The table keeps refusing: give it time before asking again.
             delay = BACKOFF_FIRST_SECONDS * 2**self.backoffs
             self.backoffs += 1
             self.sleep(min(BACKOFF_MAX_SECONDS, delay, max(0.0, deadline - self.clock())))
+        outcome = Written()
+        pending = list(puts)
         throttled = False
-        for attempt in range(QUICK_WRITE_ATTEMPTS):
+        attempt = 0
+        while pending and attempt < QUICK_WRITE_ATTEMPTS:
             if attempt:
                 self.report.write_retries += 1
+            attempt += 1
             try:
-                response = self.dynamodb.batch_write_item(RequestItems={self.table: pending})
-                pending = (response.get("UnprocessedItems") or {}).get(self.table, [])
-                throttled = bool(pending)
+                # One call, all or none: a visitor admitted meanwhile cancels the whole batch,
+                # and the reasons say who (docs/pipeline.md, "No admission is written twice").
+                self.dynamodb.transact_write_items(TransactItems=[puts[i] for i in pending])
             except ClientError as error:
-                if error.response.get("Error", {}).get("Code") not in RETRYABLE_CODES:
+                reasons = cancellation_reasons(error)
+                if error_code(error) == "TransactionCanceledException" and len(reasons) == len(
+                    pending
+                ):
+                    taken = [i for i, r in zip(pending, reasons, strict=True) if r == TAKEN]
+                    throttled = any(r in places.THROTTLE_CODES for r in reasons)
+                    outcome.taken += taken
+                    pending = [i for i in pending if i not in taken]
+                    if throttled:
+                        log.warning("write throttled (attempt %s): %s", attempt, reasons)
+                    elif taken:
+                        attempt -= 1  # only conditions failed: the rest go at once, no retry
+                    else:
+                        log.error("write cancelled (%s); its visitors go back", reasons)
+                        break
+                    continue
+                if error_code(error) not in RETRYABLE_CODES:
                     log.exception("write refused; its visitors go back to the queue")
                     throttled = False
                     break
                 throttled = True
-                log.warning("write throttled (attempt %s): %s", attempt + 1, error)
+                log.warning("write throttled (attempt %s): %s", attempt, error)
             except Exception:
-                # Whatever an earlier attempt wrote stays written and is counted below.
                 log.exception("write failed; its visitors go back to the queue")
                 throttled = False
                 break
-            if not pending:
-                break
+            else:
+                outcome.written += pending
+                pending = []
+                throttled = False
         # A lone throttle is retried at once and is usually over; one that persists keeps its
         # visitors for the next batch and, once most batches are refused, slows the lane down.
         self.recent_throttles.append(throttled)
         if not throttled:
             self.backoffs = 0
-        left = {request["PutRequest"]["Item"][PARTITION_KEY]["S"] for request in pending}
-        if left:
-            log.warning("%s writes still unprocessed", len(left))
-        return [pk.removeprefix("v#") for pk in items if pk not in left], throttled and bool(left)
+        if pending:
+            log.warning("%s admissions still unwritten", len(pending))
+        outcome.keep = throttled and bool(pending)
+        return outcome
 
-    def _write_with_places(self, tokens: list[tuple[Token, list[str]]]) -> tuple[list[str], bool]:
+    def _write_with_places(self, tokens: list[tuple[Token, list[str]]]) -> Written:
         """Capacity mode: each admission takes a place, in one transaction with the counter.
 
-        A visitor found with an item meanwhile is written no more (the next receive of their
-        message finds the item); when the shop is full or the table refuses, the rest stay in
-        flight with this consumer.
+        A visitor found with an item meanwhile is written no more: their message goes back and
+        the next receive's read tells an admission from a visitor who left the line. When the
+        shop is full or the table refuses, the rest stay in flight with this consumer.
         """
         pending = [token for token, _ in tokens]
         for _ in range(QUICK_WRITE_ATTEMPTS):
@@ -560,20 +612,20 @@ class Consumer:
                 tickets=self.tickets,
             )
             if outcome.written:
-                return outcome.written, False
+                return Written(written=outcome.written)
             if outcome.full:
                 assert self.places is not None
                 self.places.refused()
-                return [], True
+                return Written(keep=True)
             if outcome.taken:
                 pending = [t for t in pending if t.id not in outcome.taken]
                 if not pending:
-                    return [], False
+                    return Written()
                 continue
             if outcome.throttled:
                 self.report.write_retries += 1
                 continue
-        return [], True
+        return Written(keep=True)
 
     def _count_skipped(self, pk: str) -> bool | None:
         """Count a visitor who left the line as passed over, once: the leaver's item is marked

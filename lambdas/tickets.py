@@ -38,6 +38,9 @@ from beekeeper.lambdas import runtime
 log = logging.getLogger("beekeeper.tickets")
 
 COORDINATE_BYTES = 32  # P-256
+# The order n of P-256's base point (SEC 2, secp256r1): an ECDSA signature (r, s) and its twin
+# (r, n - s) both verify, so a ticket is signed with the lower of the two, s <= n / 2.
+P256_ORDER = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551
 # The JWK members of a public key, and of its private key (which adds d).
 PUBLIC_MEMBERS = ("kty", "crv", "x", "y")
 
@@ -163,6 +166,9 @@ class TicketSigner:
         signing_input = f"{self._header}.{b64url(_compact_json(dict(claims)))}"
         der = self._key.sign(signing_input.encode("ascii"), ec.ECDSA(hashes.SHA256()))
         r, s = decode_dss_signature(der)
+        # Canonical (low-S): one encoding per signature, so a ticket string can not be re-encoded
+        # into a second string that verifies too (shops still redeem by `jti`).
+        s = min(s, P256_ORDER - s)
         # JWS wants the raw pair r || s, 32 bytes each (RFC 7518 3.4), not DER.
         raw = r.to_bytes(COORDINATE_BYTES, "big") + s.to_bytes(COORDINATE_BYTES, "big")
         return f"{signing_input}.{b64url(raw)}"

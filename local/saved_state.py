@@ -2,11 +2,16 @@
 
 The room's store lives in memory; this journal (`local/<name>.state.jsonl` under the config
 directory, readable by its user alone: it holds the room's private ticket keys) gets one JSON
-line per change as it happens: an item written or deleted, a message sent, a message deleted
+line per change as it happens: a table request's writes (an item written or deleted; every
+item a transaction or a batch wrote, together in one line), a message sent, a message deleted
 or dead-lettered, the ticket keys' secret written. Each line is flushed to the operating system at
 once, so a room that is killed (Ctrl-C, SIGKILL, a closed terminal) loses nothing it had
-answered; only a crash of the machine itself can cut the last lines off. At the next start the
-journal is replayed, then rewritten compactly (atomically) and appended to again.
+answered; only a crash of the machine itself can cut the last lines off. A line cut off by a
+kill can only be the last one and is left out whole, so a transaction (an admission with its
+place, a release, a leaver passed over) comes back whole or not at all: the store tells the
+journal when a request has applied all its writes (`DynamoDb.request_observers`), and the
+journal writes them as one line then. At the next start the journal is replayed, then
+rewritten compactly (atomically) and appended to again.
 
 What a restart keeps: the table (config, counters, minute claims, every admitted visitor's
 item, so /client keeps answering true, and the published ticket keys), the ticket keys'
@@ -32,7 +37,10 @@ from beekeeper.store.expressions import Item
 
 log = logging.getLogger("beekeeper.local")
 
-FORMAT = 1
+# Format 2 adds the line of one request's writes ({"w": [...]}); a format 1 journal (one line
+# per item) is read as before.
+FORMAT = 2
+READABLE_FORMATS = (1, 2)
 
 
 class StateUnreadable(Exception):
@@ -69,6 +77,9 @@ class SavedState:
         self._file: IO[str] | None = None
         self._lock = threading.Lock()
         self._run = 0
+        # The current table request's writes, kept until the store says it is done: the store
+        # answers one table request at a time, so one list serves every thread.
+        self._request: list[dict[str, Any]] = []
 
     # -- start --------------------------------------------------------------------------
 
@@ -126,6 +137,7 @@ class SavedState:
     def _attach(self, emulator: Emulator) -> None:
         self._file = self.path.open("a", encoding="utf-8")
         emulator.dynamodb.observers.append(self._item_written)
+        emulator.dynamodb.request_observers.append(self._request_done)
         emulator.secretsmanager.observers.append(self._secret_written)
         for queue in emulator.sqs.queues.values():
             queue.observers.append(self._message_changed)
@@ -140,7 +152,16 @@ class SavedState:
                 self._file.flush()
 
     def _item_written(self, table: str, pk: str, item: Item | None, _whole: bool) -> None:
-        self._append({"t": table, "k": pk, "i": item})
+        self._request.append({"t": table, "k": pk, "i": item})
+
+    def _request_done(self) -> None:
+        """One line for everything the request wrote: a single item as before, several (a
+        transaction, a batch) in one line, so that a kill keeps all of them or none."""
+        writes, self._request = self._request, []
+        if len(writes) == 1:
+            self._append(writes[0])
+        elif writes:
+            self._append({"w": writes})
 
     def _secret_written(self, name: str, secret: dict[str, Any] | None) -> None:
         self._append({"s": name, "v": secret})
@@ -180,15 +201,18 @@ def _replay(path: Path) -> Saved:
         try:
             record = json.loads(line)
             if number == 1:
-                if record.get("format") != FORMAT:
+                if record.get("format") not in READABLE_FORMATS:
                     raise StateUnreadable(f"it is not a saved line of format {FORMAT}")
                 saved.run = int(record["run"])
             elif "t" in record:
-                table = saved.tables.setdefault(str(record["t"]), {})
-                if record["i"] is None:
-                    table.pop(str(record["k"]), None)
-                else:
-                    table[str(record["k"])] = dict(record["i"])
+                _apply_item(saved, record)
+            elif "w" in record:
+                writes = record["w"]
+                if not isinstance(writes, list) or not all("t" in w for w in writes):
+                    raise TypeError("not a request's writes")
+                # Checked whole before any of it is applied: all of the request, or none.
+                for write in [{**w, "i": _item(w["i"])} for w in writes]:
+                    _apply_item(saved, write)
             elif "s" in record:
                 if record["v"] is None:
                     saved.secrets.pop(str(record["s"]), None)
@@ -210,6 +234,23 @@ def _replay(path: Path) -> Saved:
                 break
             raise StateUnreadable(f"line {number} is not a saved change") from error
     return saved
+
+
+def _item(saved: object) -> Item | None:
+    if saved is None:
+        return None
+    if not isinstance(saved, dict):
+        raise TypeError("not a saved item")
+    return dict(saved)
+
+
+def _apply_item(saved: Saved, record: dict[str, Any]) -> None:
+    table = saved.tables.setdefault(str(record["t"]), {})
+    item = _item(record["i"])
+    if item is None:
+        table.pop(str(record["k"]), None)
+    else:
+        table[str(record["k"])] = item
 
 
 def _secret(saved: object) -> dict[str, Any]:

@@ -40,6 +40,10 @@ class Scheduler:
         """True inside a simulated process (a consumer), False in the simulation itself."""
         return greenlet.getcurrent() is not self._main
 
+    def process(self) -> object:
+        """The simulated process running now (the simulation itself outside any)."""
+        return greenlet.getcurrent()
+
     def sleep(self, seconds: float) -> None:
         wake = self.now + max(0.0, seconds)
         current = greenlet.getcurrent()

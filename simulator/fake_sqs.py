@@ -3,7 +3,9 @@
 Called as a boto3 client is. A long poll waits in simulated time until something is sent or
 comes back; a receive may return fewer messages than are visible (short receives); with the
 duplicates fault a delivered message is delivered again later, even after it was deleted
-(at-least-once delivery); after QUEUE_MAX_RECEIVE_COUNT receives a message is dead-lettered.
+(at-least-once delivery), and now and then handed to the next receive at once while the
+consumer that received it is held before its write (simulator/faults.py, `Interleavings`);
+after QUEUE_MAX_RECEIVE_COUNT receives a message is dead-lettered.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import random
 
 from beekeeper.core.datamodel import QUEUE_MAX_RECEIVE_COUNT, QUEUE_VISIBILITY_TIMEOUT_SECONDS
 from beekeeper.simulator.clock import Scheduler, SimulatedTiming
-from beekeeper.simulator.faults import Faults, SimulatedFaults
+from beekeeper.simulator.faults import Faults, Interleavings, SimulatedFaults
 from beekeeper.store.client import StoreClient
 from beekeeper.store.sqs import Message, Sqs
 
@@ -22,11 +24,14 @@ _CRASHING_CALLS = frozenset({"ReceiveMessage", "DeleteMessageBatch"})
 
 class FakeQueue(StoreClient):
     def __init__(
-        self, scheduler: Scheduler, rng: random.Random, faults: Faults, queue_url: str
+        self,
+        scheduler: Scheduler,
+        rng: random.Random,
+        faults: Faults,
+        queue_url: str,
+        interleavings: Interleavings | None = None,
     ) -> None:
-        disturbance = SimulatedFaults(
-            faults, rng, scheduler.in_process, scheduler.clock, _CRASHING_CALLS
-        )
+        disturbance = SimulatedFaults.on(scheduler, faults, rng, _CRASHING_CALLS, interleavings)
         self.injected = disturbance.injected  # faults that actually happened, and when
         self.queues = Sqs(SimulatedTiming(scheduler), disturbance)
         self.queue = self.queues.create_queue(

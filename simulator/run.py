@@ -33,7 +33,7 @@ from beekeeper.simulator.capacity import CapacityCrowd, CapacityFigures, Capacit
 from beekeeper.simulator.clock import Scheduler
 from beekeeper.simulator.fake_dynamodb import FakeTable
 from beekeeper.simulator.fake_sqs import FakeQueue
-from beekeeper.simulator.faults import FaultLog, Faults
+from beekeeper.simulator.faults import FaultLog, Faults, Interleavings
 from beekeeper.simulator.prequeue import prequeue_figures
 from beekeeper.simulator.visitors import PositionProbe
 
@@ -109,6 +109,11 @@ class SimulationResult:
     still_waiting: int
     dead_lettered: int
     duplicate_deliveries_skipped: int = 0
+    # The duplicates fault's interleaving: consumers held between their duplicate check and
+    # their admission write while another took the copy, and the admission writes the table
+    # refused because the visitor had been admitted meanwhile (each a second ticket avoided).
+    interleaved_deliveries: int = 0
+    admission_writes_refused: int = 0
     # How often each fault actually struck (a fault switched on but never hit proves nothing).
     faults_injected: dict[str, int] = field(default_factory=dict)
     triggers_refused: int = 0  # duplicate trigger deliveries that found their minute claimed
@@ -256,8 +261,9 @@ def simulate(
     def new_sink() -> MetricSink:
         return metrics(scheduler.clock) if metrics is not None else DISCARD
 
-    queue = FakeQueue(scheduler, rng, faults, QUEUE_URL)
-    table = FakeTable(scheduler, rng, faults, TABLE)
+    interleavings = Interleavings()
+    queue = FakeQueue(scheduler, rng, faults, QUEUE_URL, interleavings)
+    table = FakeTable(scheduler, rng, faults, TABLE, interleavings)
     calls_by_role: Counter[str] = Counter()
     joined_at = arrival.times(visitors)
     admitted_at: list[float | None] = [None] * visitors
@@ -480,6 +486,8 @@ def simulate(
         ),
         dead_lettered=sum(1 for s in states if s == "dead"),
         duplicate_deliveries_skipped=skipped[0],
+        interleaved_deliveries=interleavings.held,
+        admission_writes_refused=table.admissions_refused,
         faults_injected=dict(queue.injected.counts() + table.injected.counts()),
         triggers_refused=refused[0],
         wait_seconds_median=_round(median),

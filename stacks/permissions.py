@@ -34,10 +34,12 @@ TABLE_ACTIONS: dict[str, tuple[str, ...]] = {
         "dynamodb:UpdateItem",
         "dynamodb:Scan",
     ),
-    # Write admitted visitors and the status copies (BatchWriteItem); check duplicates and
-    # read the counters (BatchGetItem); count admissions (UpdateItem ADD); follow the live
-    # config (GetItem).
+    # Write admitted visitors, each on condition that they have no item yet (TransactWriteItems
+    # of Puts, which IAM authorises as PutItem) and the status copies (BatchWriteItem); check
+    # duplicates and read the counters (BatchGetItem); count admissions (UpdateItem ADD);
+    # follow the live config (GetItem).
     "consumer": (
+        "dynamodb:PutItem",
         "dynamodb:BatchWriteItem",
         "dynamodb:BatchGetItem",
         "dynamodb:UpdateItem",
@@ -49,10 +51,10 @@ TABLE_ACTIONS: dict[str, tuple[str, ...]] = {
 
 # Capacity mode (max_inside > 0) adds what the places take (lambdas/places.py), to the
 # consumer and the trigger (both run the warden): admissions and releases are transactions of
-# PutItem and UpdateItem, the warden deletes the deadline buckets it has read (DeleteItem) and
-# finds leavers in the `leaving` index (Query, on the index only).
+# PutItem (granted in both modes) and UpdateItem, the warden deletes the deadline buckets it
+# has read (DeleteItem) and finds leavers in the `leaving` index (Query, on the index only).
 CAPACITY_TABLE_ACTIONS: dict[str, tuple[str, ...]] = {
-    "consumer": ("dynamodb:PutItem", "dynamodb:DeleteItem"),
+    "consumer": ("dynamodb:DeleteItem",),
     "trigger": ("dynamodb:DeleteItem",),
 }
 CAPACITY_INDEX_ACTIONS: dict[str, tuple[str, ...]] = {

@@ -41,6 +41,9 @@ from beekeeper.store.timing import Timing
 # (table name, partition key value, the item after the write or None when it was deleted,
 # whether the item was written whole: a put, not an update)
 WriteObserver = Callable[[str, str, Item | None, bool], None]
+# Told when a request has applied all its writes: the writes told to the WriteObservers since
+# the last call are one request's (a transaction, a batch), to be kept whole or not at all.
+RequestObserver = Callable[[], None]
 
 MAX_BATCH_GET_KEYS = 100
 MAX_BATCH_WRITE_REQUESTS = 25
@@ -91,6 +94,7 @@ class DynamoDb(Api):
         self._guard = timing.guard()
         self.tables: dict[str, Table] = {}
         self.observers: list[WriteObserver] = []
+        self.request_observers: list[RequestObserver] = []
         self._actions = {
             "GetItem": self._get_item,
             "BatchGetItem": self._batch_get_item,
@@ -139,7 +143,11 @@ class DynamoDb(Api):
 
     def _run(self, answer: Action, request: dict[str, Any]) -> dict[str, Any]:
         with self._guard:  # one call at a time: a transaction spans items
-            return answer(request)
+            try:
+                return answer(request)
+            finally:
+                for observer in self.request_observers:
+                    observer()
 
     # -- reads ----------------------------------------------------------------------------
 

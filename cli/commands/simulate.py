@@ -221,6 +221,12 @@ def render_table(result: SimulationResult) -> str:
         f"AWS calls: {result.calls_per_new_visitor or 0:.2f} per new visitor, "
         f"{result.calls_per_admission or 0:.2f} per admission",
     ]
+    if result.interleaved_deliveries:
+        lines.append(
+            f"two deliveries of one message at once: {result.interleaved_deliveries:,} "
+            f"consumers held between their read and their write; "
+            f"{result.admission_writes_refused:,} second admission writes refused"
+        )
     if result.capacity is not None:
         lines += table_lines(result.capacity)
     if result.positions_checked:

@@ -218,3 +218,22 @@ def test_a_new_line_forgets_the_keys_too(tmp_path: Path, started: list[Emulator]
     assert key_store(second).read().ring.keys == ()
     assert jwks(second) == {"keys": []}
     assert made is not None
+
+
+def test_a_line_saved_one_item_a_line_is_still_read(
+    tmp_path: Path, started: list[Emulator]
+) -> None:
+    """A journal from before transactions were kept whole (format 1: one line per item)."""
+    path = tmp_path / "saved.state.jsonl"
+    item = {"pk": {"S": "v#old"}, "expires_at": {"N": "9"}}
+    lines = [
+        {"format": 1, "run": 3},
+        {"t": NAMES.table, "k": "v#old", "i": item},
+        {"t": NAMES.table, "k": "v#gone", "i": {"pk": {"S": "v#gone"}}},
+        {"t": NAMES.table, "k": "v#gone", "i": None},
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    emulator, restored = run(started, path)
+    assert restored.lost_reason is None and restored.items == 1
+    assert emulator.dynamodb.tables[NAMES.table].items == {"v#old": item}
+    assert json.loads(path.read_text().splitlines()[0]) == {"format": 2, "run": 4}

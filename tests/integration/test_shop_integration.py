@@ -20,6 +20,7 @@ import pytest
 
 from beekeeper.core import tickets as facts
 from beekeeper.core.settings import DEFAULT_CLAIM_MINUTES
+from beekeeper.lambdas.tickets import P256_ORDER, b64url, b64url_decode
 from tests.support.localroom.http import get
 from tests.support.shop_room import ShopRoom, shop_room
 from tests.support.snippets import snippet
@@ -171,3 +172,25 @@ def test_a_room_that_does_not_answer_keeps_the_visitor(
     )
     assert example.renew_session(capacity_room.token) is True
     assert example.leave_room(capacity_room.token) is False
+
+
+def test_the_rooms_tickets_are_low_s_and_a_high_s_twin_is_refused_by_its_jti(
+    room: ShopRoom, example: types.ModuleType
+) -> None:
+    """Every ticket the room signs carries s <= n / 2 and verifies with the example (PyJWT);
+    the twin (r, n - s) verifies too, with the same jti, so the example, which redeems by
+    jti, refuses it once the ticket was used."""
+    for ticket in room.signed:
+        raw = b64url_decode(ticket.rsplit(".", 1)[1])
+        assert int.from_bytes(raw[32:], "big") <= P256_ORDER // 2
+        assert example.verify_ticket(ticket) is not None
+    ticket = room.signed[0]
+    head, signature = ticket.rsplit(".", 1)
+    raw = b64url_decode(signature)
+    high = P256_ORDER - int.from_bytes(raw[32:], "big")
+    twin = f"{head}.{b64url(raw[:32] + high.to_bytes(32, 'big'))}"
+    assert example.verify_ticket(twin) == example.verify_ticket(ticket)
+    status, _, _ = visit(example.shop, f"http://localhost:3000/sale?beekeeper_ticket={ticket}")
+    assert status == "303 See Other"
+    status, headers, _ = visit(example.shop, f"http://localhost:3000/sale?beekeeper_ticket={twin}")
+    assert status == "403 Forbidden" and "Set-Cookie" not in headers

@@ -168,3 +168,39 @@ test("a room that does not answer keeps the visitor", async () => {
   assert.equal(await unreachable.renewSession(capacityRoom.token), true);
   assert.equal(await unreachable.leaveRoom(capacityRoom.token), false);
 });
+
+// P-256's group order: an ECDSA signature (r, s) and its twin (r, n - s) both verify.
+const P256_ORDER = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
+
+function signatureS(ticket) {
+  const raw = Buffer.from(ticket.split(".")[2], "base64url");
+  assert.equal(raw.length, 64);
+  return BigInt(`0x${raw.subarray(32).toString("hex")}`);
+}
+
+function withS(ticket, s) {
+  const [header, payload, signature] = ticket.split(".");
+  const raw = Buffer.from(signature, "base64url");
+  const high = Buffer.from(s.toString(16).padStart(64, "0"), "hex");
+  const twin = Buffer.concat([raw.subarray(0, 32), high]).toString("base64url");
+  return [header, payload, twin].join(".");
+}
+
+test("the room's tickets carry the canonical low-S signature and verify with jose", async () => {
+  assert.ok(room.signed.length >= 40);
+  for (const ticket of room.signed) {
+    assert.ok(signatureS(ticket) <= P256_ORDER / 2n, "a high-S signature");
+    assert.notEqual(await example.verifyTicket(ticket), null);
+  }
+});
+
+test("a ticket's high-S twin verifies too, so the example redeems by jti and refuses it", async () => {
+  const [ticket] = room.signed;
+  const twin = withS(ticket, P256_ORDER - signatureS(ticket));
+  assert.notEqual(twin, ticket);
+  assert.deepEqual(await example.verifyTicket(twin), await example.verifyTicket(ticket));
+  const first = await visit(`http://localhost:3000/sale?beekeeper_ticket=${ticket}`);
+  assert.equal(first.status, 303);
+  const again = await visit(`http://localhost:3000/sale?beekeeper_ticket=${twin}`);
+  assert.equal(again.status, 403);
+});

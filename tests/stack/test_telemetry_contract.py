@@ -116,17 +116,17 @@ class FaultyTable:
         self.throttle_writes = 1
         self.break_reads = 1
 
-    def batch_write_item(self, **request: Any) -> Any:
-        (requests,) = request["RequestItems"].values()
-        keys = [r["PutRequest"]["Item"]["pk"]["S"] for r in requests if "PutRequest" in r]
+    def transact_write_items(self, **request: Any) -> Any:
+        actions = request["TransactItems"]
+        keys = [a["Put"]["Item"]["pk"]["S"] for a in actions if "Put" in a]
         admits = any(pk.startswith("v#") for pk in keys)
         if admits and self.throttle_writes:
             self.throttle_writes -= 1
             raise ClientError(
                 {"Error": {"Code": "ProvisionedThroughputExceededException", "Message": "slow"}},
-                "BatchWriteItem",
+                "TransactWriteItems",
             )
-        return self._dynamodb.batch_write_item(**request)
+        return self._dynamodb.transact_write_items(**request)
 
     def batch_get_item(self, **request: Any) -> Any:
         tables = request["RequestItems"].values()

@@ -31,9 +31,25 @@ REDEEM_VALUES = st.one_of(
     COOKIE_VALUES,
 )
 QUERIES = st.one_of(
-    st.dictionaries(st.sampled_from(["token", "Token", "x"]), COOKIE_VALUES, max_size=2),
+    st.dictionaries(
+        st.sampled_from(["token", "Token", "x", "REDEEM", "reDeem"]), COOKIE_VALUES, max_size=2
+    ),
     st.fixed_dictionaries(
         {CLIENT_REDEEM_PARAMETER: REDEEM_VALUES},
         optional={"token": st.one_of(VALID_TOKENS, COOKIE_VALUES), "Redeem": REDEEM_VALUES},
     ),
 )
+
+
+def redeem_state(query: dict[str, str]) -> str:
+    """What /client makes of a query (vtl/_read-redeem.vtl), modelled independently: "redeem"
+    for exactly the good value, "malformed" for any other value or for a parameter named
+    `redeem` in another case (query names are case-sensitive), "none" for a plain check."""
+    misnamed = any(
+        name != CLIENT_REDEEM_PARAMETER and name.lower() == CLIENT_REDEEM_PARAMETER
+        for name in query
+    )
+    value = query.get(CLIENT_REDEEM_PARAMETER)
+    if misnamed or (value is not None and value != CLIENT_REDEEM_VALUE):
+        return "malformed"
+    return "none" if value is None else "redeem"

@@ -27,7 +27,14 @@ import jwt
 from beekeeper.core.datamodel import ORIGIN_TICKET_PARAMETER, ORIGIN_TOKEN_PARAMETER
 from beekeeper.core.headers import browser_origin
 from beekeeper.core.local_room import LOCAL_REGION, PLACEHOLDER_CREDENTIALS
-from beekeeper.lambdas.tickets import KeyRing, b64url, b64url_decode, generate_private_jwk
+from beekeeper.core.tickets import JTI_BYTES
+from beekeeper.lambdas.tickets import (
+    KeyRing,
+    TicketSigner,
+    b64url,
+    b64url_decode,
+    generate_private_jwk,
+)
 from beekeeper.local.room import LocalOptions, LocalRoom
 from tests.support.localroom.http import admitted_origin
 
@@ -45,6 +52,9 @@ class ShopRoom:
     token: str  # the admitted visitor's
     admission_url: str  # where the room sent them: token and ticket
     tickets: dict[str, str]  # "valid" and the ones a shop must refuse
+    # Genuine tickets for further admissions, signed by the room's key with the room's own
+    # signer (lambdas/tickets.py), each with its own jti: for the signature's canonical form.
+    signed: list[str]
 
 
 def admit_one_visitor(room: LocalRoom, within_seconds: float = 20) -> str:
@@ -54,9 +64,11 @@ def admit_one_visitor(room: LocalRoom, within_seconds: float = 20) -> str:
     return admitted_origin(room.urls.marketing_url, polling, within_seconds)
 
 
-def crafted_tickets(room: LocalRoom, valid: str) -> dict[str, str]:
-    """What a shop must refuse, each wrong in one way; signed with the room's own key unless
-    the point is another key."""
+SIGNED_TICKETS = 40
+
+
+def room_key(room: LocalRoom) -> dict[str, Any]:
+    """The room's one signing key, from its secret."""
     assert room.resources is not None
     secrets = boto3.client(
         "secretsmanager",
@@ -67,7 +79,23 @@ def crafted_tickets(room: LocalRoom, valid: str) -> dict[str, str]:
     ring = KeyRing.parse(
         secrets.get_secret_value(SecretId=room.resources.ticket_keys_secret)["SecretString"]
     )
-    (room_key,) = ring.keys
+    (key,) = ring.keys
+    return dict(key)
+
+
+def signed_tickets(room: LocalRoom, valid: str) -> list[str]:
+    """The valid ticket's claims with a new jti each, signed as the consumer signs."""
+    claims = jwt.decode(valid, options={"verify_signature": False})
+    signer = TicketSigner(room_key(room))
+    return [
+        signer.sign({**claims, "jti": b64url(os.urandom(JTI_BYTES))}) for _ in range(SIGNED_TICKETS)
+    ]
+
+
+def crafted_tickets(room: LocalRoom, valid: str) -> dict[str, str]:
+    """What a shop must refuse, each wrong in one way; signed with the room's own key unless
+    the point is another key."""
+    key = room_key(room)
     claims = jwt.decode(valid, options={"verify_signature": False})
 
     def signed(key: dict[str, Any], **changes: Any) -> str:
@@ -84,9 +112,9 @@ def crafted_tickets(room: LocalRoom, valid: str) -> dict[str, str]:
     return {
         "valid": valid,
         "tampered": ".".join((header, b64url(json.dumps(richer).encode()), signature)),
-        "other_room": signed(dict(room_key), iss="http://127.0.0.1:9/other", room="other"),
-        "other_origin": signed(dict(room_key), aud="https://elsewhere.example"),
-        "expired": signed(dict(room_key), iat=now - 7200, exp=now - 3600),
+        "other_room": signed(key, iss="http://127.0.0.1:9/other", room="other"),
+        "other_origin": signed(key, aud="https://elsewhere.example"),
+        "expired": signed(key, iat=now - 7200, exp=now - 3600),
         "unknown_key": signed(generate_private_jwk(signs_from=0)),
     }
 
@@ -119,6 +147,7 @@ def shop_room(shop_url: str = SHOP_URL, max_inside: int = 0) -> Iterator[ShopRoo
             token=query[ORIGIN_TOKEN_PARAMETER][0],
             admission_url=admission,
             tickets=crafted_tickets(room, query[ORIGIN_TICKET_PARAMETER][0]),
+            signed=signed_tickets(room, query[ORIGIN_TICKET_PARAMETER][0]),
         )
     finally:
         room.stop()

@@ -9,6 +9,7 @@ import time
 from typing import Any
 
 import pytest
+from botocore.exceptions import ClientError
 
 from beekeeper.core.datamodel import LEAVING_ATTRIBUTE, table_definition
 from beekeeper.simulator.clock import Scheduler, SimulatedTiming
@@ -205,6 +206,40 @@ def test_a_query_of_an_index_the_table_lacks_is_a_validation_error() -> None:
         "ValidationException",
         "The table does not have the specified index: no-such-index",
     )
+
+
+def test_request_observers_learn_where_each_requests_writes_end() -> None:
+    """A journal keeps a transaction whole by what the store tells it: every write of one
+    request is told before the request's end, and a refused request ends with none."""
+    database = DynamoDb(RealTime())
+    database.create_table(TABLE)
+    told: list[str] = []
+    database.observers.append(lambda _table, pk, _item, _whole: told.append(pk))
+    database.request_observers.append(lambda: told.append("|"))
+    client = StoreClient(database)
+    client.transact_write_items(
+        TransactItems=[
+            {"Put": {"TableName": TABLE, "Item": {"pk": {"S": pk}}}} for pk in ("a", "b", "c")
+        ]
+    )
+    client.get_item(TableName=TABLE, Key={"pk": {"S": "a"}})
+    with pytest.raises(ClientError):
+        client.transact_write_items(
+            TransactItems=[
+                {"Put": {"TableName": TABLE, "Item": {"pk": {"S": "d"}}}},
+                {
+                    "Put": {
+                        "TableName": TABLE,
+                        "Item": {"pk": {"S": "a"}},
+                        "ConditionExpression": "attribute_not_exists(pk)",
+                    }
+                },
+            ]
+        )
+    client.batch_write_item(
+        RequestItems={TABLE: [{"PutRequest": {"Item": {"pk": {"S": p}}}} for p in ("e", "f")]}
+    )
+    assert "".join(told) == "abc|||ef|"
 
 
 def test_observers_learn_whether_an_item_was_written_whole() -> None:

@@ -14,6 +14,8 @@ from beekeeper.core import tickets as facts
 from beekeeper.core.datamodel import TICKET_ATTRIBUTE, Token
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas.tickets import (
+    COORDINATE_BYTES,
+    P256_ORDER,
     KeyRing,
     KeyRingError,
     TicketIssuer,
@@ -120,6 +122,45 @@ def test_each_ticket_has_its_own_random_jti(key: dict[str, object]) -> None:
     jtis = {verify(t, public_jwk(key))["jti"] for t in (first, second)}
     assert len(jtis) == 2
     assert all(len(b64url_decode(str(j))) == facts.JTI_BYTES for j in jtis)
+
+
+def signature_pair(ticket: str) -> tuple[int, int]:
+    raw = b64url_decode(ticket.rsplit(".", 1)[1])
+    assert len(raw) == 2 * COORDINATE_BYTES
+    return int.from_bytes(raw[:COORDINATE_BYTES], "big"), int.from_bytes(
+        raw[COORDINATE_BYTES:], "big"
+    )
+
+
+def with_signature(ticket: str, r: int, s: int) -> str:
+    raw = r.to_bytes(COORDINATE_BYTES, "big") + s.to_bytes(COORDINATE_BYTES, "big")
+    return f"{ticket.rsplit('.', 1)[0]}.{b64url(raw)}"
+
+
+def test_every_signature_is_the_canonical_low_s_one_and_verifies(key: dict[str, object]) -> None:
+    """ECDSA's (r, s) and (r, n - s) both verify; a ticket always carries s <= n / 2, so it
+    has one string only. ECDSA's s is uniform below n, so of 500 signings about half would
+    carry the high one without the canonical form."""
+    issuer, _ = issuer_for(KeyRing(ISSUER, (key,)), Clock())
+    tickets = [issuer.ticket(TOKEN, NOW, NOW + 3600) for _ in range(500)]
+    for ticket in tickets:
+        assert ticket is not None
+        _, s = signature_pair(ticket)
+        assert 0 < s <= P256_ORDER // 2
+        assert verify(ticket, public_jwk(key))["sub"] == facts.admission_subject(TOKEN.id)
+
+
+def test_the_high_s_twin_verifies_too_so_shops_redeem_by_jti(key: dict[str, object]) -> None:
+    """Why the signature is canonical, and why the shop remembers `jti`, not the string: the
+    twin (r, n - s) of a ticket is a second string that verifies, with the same claims (this
+    also holds P256_ORDER to the curve's order: with a wrong n the twin would not verify)."""
+    issuer, _ = issuer_for(KeyRing(ISSUER, (key,)), Clock())
+    ticket = issuer.ticket(TOKEN, NOW, NOW + 3600)
+    assert ticket is not None
+    r, s = signature_pair(ticket)
+    twin = with_signature(ticket, r, P256_ORDER - s)
+    assert twin != ticket
+    assert verify(twin, public_jwk(key)) == verify(ticket, public_jwk(key))
 
 
 def test_the_consumer_gets_the_ticket_as_the_visitor_items_attribute(

@@ -6,6 +6,7 @@ tests/functional/store) and the answer template chosen by the status, as API Gat
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from typing import Any
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 from beekeeper.apigateway.velocity.renderer import RenderInput, render, render_response
 from beekeeper.core import client_check, polling
 from beekeeper.core.datamodel import (
+    CHECKED_ATTRIBUTE,
     CLIENT_REDEEM_PARAMETER,
     CLIENT_REDEEM_VALUE,
     CLIENT_TOKEN_PARAMETER,
@@ -43,7 +45,13 @@ from beekeeper.vtl import (
     load_template,
     template_values,
 )
-from tests.support.hostile_requests import COOKIE_VALUES, HEADERS, QUERIES, VALID_TOKENS
+from tests.support.hostile_requests import (
+    COOKIE_VALUES,
+    HEADERS,
+    QUERIES,
+    VALID_TOKENS,
+    redeem_state,
+)
 
 ORIGIN = "https://shop.example/sale"
 TABLE = "beekeeper-test"
@@ -466,6 +474,42 @@ def test_a_malformed_redeem_is_refused_with_what_to_send_and_redeems_nothing(val
     assert client_answer(store, cookie(TOKEN), REDEEM) == {"allow": True}
 
 
+def casings(name: str) -> set[str]:
+    """Every spelling of `name` in upper and lower case letters."""
+    return {"".join(c) for c in itertools.product(*[(ch.lower(), ch.upper()) for ch in name])}
+
+
+def test_the_redeem_template_lists_every_other_casing_of_the_parameter() -> None:
+    loop = template("_read-redeem.vtl").split("#foreach")[1]
+    listed = re.findall(r"'([A-Za-z]+)'", loop[loop.index("[") : loop.index("]")])
+    assert len(listed) == len(set(listed))
+    assert set(listed) == casings(CLIENT_REDEEM_PARAMETER) - {CLIENT_REDEEM_PARAMETER}
+
+
+@pytest.mark.parametrize(
+    "name", sorted(casings(CLIENT_REDEEM_PARAMETER) - {CLIENT_REDEEM_PARAMETER})
+)
+def test_a_redeem_parameter_in_another_case_is_refused_not_taken_for_a_check(name: str) -> None:
+    """`REDEEM=1` is neither a redeem (query names are case-sensitive) nor a plain check,
+    which would allow every time: a 400 saying what to send, and nothing written."""
+    store = Store(visitor_item(TOKEN_ID, NOW_S + 60))
+    for query in ({name: CLIENT_REDEEM_VALUE}, {name: CLIENT_REDEEM_VALUE, **REDEEM}):
+        status, answer = store.client(cookie(TOKEN), query)
+        assert (status, answer) == (BAD_REQUEST_STATUS, MALFORMED_REDEEM_ANSWER)
+        assert "redeem=1" in answer["message"]
+    assert CHECKED_ATTRIBUTE not in (store.item(TOKEN_ID) or {})
+    assert REDEEMED_ATTRIBUTE not in (store.item(TOKEN_ID) or {})
+    assert client_answer(store, cookie(TOKEN), REDEEM) == {"allow": True}  # nothing was spent
+
+
+def test_other_parameters_leave_the_check_alone() -> None:
+    store = Store(visitor_item(TOKEN_ID, NOW_S + 60))
+    query = {"redeemed": "1", "redeem_": "1", "xredeem": "1", "utm_source": "mail"}
+    assert client_answer(store, cookie(TOKEN), query) == {"allow": True}
+    assert client_answer(store, cookie(TOKEN), {**query, **REDEEM}) == {"allow": True}
+    assert client_answer(store, cookie(TOKEN), {**query, **REDEEM}) == REDEEMED
+
+
 def test_a_throttled_client_check_is_the_rooms_trouble() -> None:
     for query in ({}, REDEEM):
         for kind in ("ProvisionedThroughputExceededException", "ThrottlingException"):
@@ -617,12 +661,12 @@ def test_any_request_gets_a_json_answer_and_allow_only_when_admitted(
     store = Store(item)
     found = request_keys("client", headers, query)[0] == f"v#{admitted_id}"
     valid = found and expires_at > NOW_S
-    redeem = query.get(CLIENT_REDEEM_PARAMETER)
+    state = redeem_state(query)
     for attempt in range(2):
         status, answer = store.client(headers, query)
-        if redeem is not None and redeem != CLIENT_REDEEM_VALUE:
+        if state == "malformed":
             assert (status, answer) == (BAD_REQUEST_STATUS, MALFORMED_REDEEM_ANSWER)
-        elif redeem is not None and attempt == 1 and valid:
+        elif state == "redeem" and attempt == 1 and valid:
             assert (status, answer) == (200, REDEEMED)
         else:
             assert (status, answer) == (200, {"allow": valid})

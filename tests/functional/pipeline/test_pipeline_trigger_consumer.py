@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from botocore.awsrequest import AWSResponse
+from botocore.exceptions import ClientError
 
 from beekeeper.core.datamodel import Token
 from beekeeper.lambdas.consumer import Assignment, AssignmentError, run_consumer
@@ -315,19 +316,26 @@ def test_a_room_switched_off_mid_minute_admits_nobody_more(aws: Aws, clock: Fake
 
 def test_a_lone_throttle_is_retried_at_once(aws: Aws, clock: FakeClock) -> None:
     aws.send(*tokens(2))
-    real = aws.dynamodb.batch_write_item
+    real = aws.dynamodb.transact_write_items
     answers = iter([True])
 
     def flaky(**kwargs: Any) -> Any:
-        requests = kwargs["RequestItems"][aws.table]
-        if next(answers, False) and requests[0]["PutRequest"]["Item"]["pk"]["S"].startswith("v#"):
-            real(RequestItems={aws.table: requests[:1]})
-            return {"UnprocessedItems": {aws.table: requests[1:]}}
+        actions = kwargs["TransactItems"]
+        if next(answers, False) and actions[0]["Put"]["Item"]["pk"]["S"].startswith("v#"):
+            # A throttled transaction writes nothing; DynamoDB says so per action.
+            raise ClientError(
+                {
+                    "Error": {"Code": "TransactionCanceledException", "Message": "throttled"},
+                    "CancellationReasons": [{"Code": "ThrottlingError"} for _ in actions],
+                },
+                "TransactWriteItems",
+            )
         return real(**kwargs)
 
-    aws.dynamodb.batch_write_item = flaky
+    aws.dynamodb.transact_write_items = flaky
     report = consume(aws, clock, payload(clock, 600), rate=600)
     assert report.admitted == 2
+    assert report.write_retries == 1
     assert not [s for s in clock.slept if s == pytest.approx(0.05)]  # no backoff for one
     assert aws.queue_bodies() == []
 
@@ -339,10 +347,10 @@ def test_a_table_that_stays_throttled_gets_time_and_loses_nobody(
     events: list[str] = []
 
     def throttled(params: dict[str, Any], **_: Any) -> tuple[AWSResponse, dict[str, Any]]:
-        # Every BatchWriteItem is throttled (the status copies' too); everything else is moto's.
+        # Every admission write is throttled; everything else is moto's.
         request = json.loads(params["body"])  # the serialised request botocore would send
-        written = [r["PutRequest"]["Item"]["pk"]["S"] for r in request["RequestItems"][aws.table]]
-        if all(pk.startswith("v#") for pk in written):
+        written = [a["Put"]["Item"]["pk"]["S"] for a in request["TransactItems"] if "Put" in a]
+        if written and all(pk.startswith("v#") for pk in written):
             events.append("write")
         error = {"Code": "ProvisionedThroughputExceededException", "Message": "slow down"}
         return AWSResponse("https://dynamodb", 400, {}, None), {
@@ -357,11 +365,11 @@ def test_a_table_that_stays_throttled_gets_time_and_loses_nobody(
         sleep(seconds)
 
     clock.sleep = recorded_sleep  # type: ignore[method-assign]
-    aws.dynamodb.meta.events.register("before-call.dynamodb.BatchWriteItem", throttled)
+    aws.dynamodb.meta.events.register("before-call.dynamodb.TransactWriteItems", throttled)
     try:
         report = consume(aws, clock, payload(clock, 6000, deadline=clock() + 10), rate=6000)
     finally:
-        aws.dynamodb.meta.events.unregister("before-call.dynamodb.BatchWriteItem", throttled)
+        aws.dynamodb.meta.events.unregister("before-call.dynamodb.TransactWriteItems", throttled)
     assert report.admitted == 0
     # Two tries a batch at once; the visitor stays in flight and is written with the next
     # batch; once eight of the last ten batches were refused, each waits first, doubling.

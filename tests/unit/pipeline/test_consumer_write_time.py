@@ -38,7 +38,7 @@ class SlowWrites:
 
     def __getattr__(self, name: str) -> Any:
         call = getattr(self._table, name)
-        if name not in ("batch_write_item", "update_item"):
+        if name not in ("transact_write_items", "update_item"):
             return call
 
         def slow(**request: Any) -> Any:

@@ -73,6 +73,11 @@ def test_high_rates_with_the_fewest_consumers(faults: str) -> None:
     assert result.peak_consumers == 17
     for fault in filter(None, faults.split(",")):
         assert struck(result, fault), fault
+    if "duplicates" in faults:
+        # Two consumers read the same visitor before either wrote, thousands of times; each
+        # second write was refused by its condition (0 admitted twice, checked above).
+        assert result.interleaved_deliveries > 1_000
+        assert result.admission_writes_refused > 1_000
 
 
 @pytest.mark.parametrize("faults", ["", ALL_FAULTS])

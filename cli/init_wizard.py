@@ -18,30 +18,28 @@ import click
 from beekeeper.cli.errors import UserError
 from beekeeper.cli.options import check_setting
 from beekeeper.cli.rooms import RoomStore
-from beekeeper.core.settings import RoomSettings, SettingsError
+from beekeeper.core.settings import SETTINGS, RoomSettings, SettingsError
 
 
 @dataclass(frozen=True)
 class Question:
     field_name: str
-    flag: str
     prompt: str
     what: str  # for "--yes needs ..." messages
 
+    @property
+    def flag(self) -> str:
+        return SETTINGS[self.field_name].flags[0]
+
 
 QUESTIONS = (
-    Question(
-        "name", "--name", "Room name (lower case, used in AWS resource names)", "the room's name"
-    ),
-    Question("display_name", "--display-name", "Display name visitors see", "the display name"),
-    Question("region", "--region", "AWS region", "the AWS region, or set AWS_REGION"),
-    Question(
-        "origin", "--origin", "URL to protect (where admitted visitors go)", "the URL to protect"
-    ),
-    Question("rate", "--rate", "Visitors let through per minute", "visitors per minute"),
+    Question("name", "Room name (lower case, used in AWS resource names)", "the room's name"),
+    Question("display_name", "Display name visitors see", "the display name"),
+    Question("region", "AWS region", "the AWS region, or set AWS_REGION"),
+    Question("origin", "URL to protect (where admitted visitors go)", "the URL to protect"),
+    Question("rate", "Visitors let through per minute", "visitors per minute"),
     Question(
         "dynamic_rate_throttling",
-        "--drt/--no-drt",
         "Slow the rate down automatically when the site slows (dynamic rate throttling)?",
         "whether to throttle dynamically",
     ),

@@ -1,5 +1,6 @@
 """What a local room (`beekeeper local`) and the operator CLI agree on without importing each
-other: the emulator's region and the placeholder credentials requests to it are signed with.
+other: the emulator's region, the placeholder credentials requests to it are signed with and
+the rate of a room described by flags alone.
 
 The emulator accepts any credentials, boto3 needs some to sign with, and a local room must
 never pick up (or send anywhere) the operator's real ones. Standard library only.
@@ -10,6 +11,10 @@ from __future__ import annotations
 import os
 
 LOCAL_REGION = "us-east-1"
+# A local room described by flags alone, without --rate, admits the demo's 10 visitors a
+# minute: slow enough to watch a line form and move from one browser, fast enough that the
+# first visitors go in within seconds.
+FLAGS_ONLY_RATE = 10
 PLACEHOLDER_CREDENTIALS = {
     "aws_access_key_id": "beekeeper-local",
     "aws_secret_access_key": "beekeeper-local",

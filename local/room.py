@@ -21,7 +21,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from beekeeper.core.config_dir import local_state_file
-from beekeeper.core.local_room import LOCAL_REGION
+from beekeeper.core.local_room import FLAGS_ONLY_RATE, LOCAL_REGION
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas.room_state import Unprocessed, read_snapshot, write_config
 from beekeeper.lambdas.ticket_keys import TicketKeyStore
@@ -101,14 +101,12 @@ def local_settings(options: LocalOptions, origin: str) -> RoomSettings:
     overrides.update({key: value for key, value in flags.items() if value is not None})
     if options.room is not None:
         return options.room.replace(**overrides)
-    if options.rate is None:
-        raise ValueError("a local room without a room file needs a rate")
     flags_only = RoomSettings(
         name=options.name,
         display_name=options.display_name,
         region=LOCAL_REGION,
         origin=origin,
-        rate=options.rate,
+        rate=FLAGS_ONLY_RATE if options.rate is None else options.rate,
     )
     return flags_only.replace(**overrides)
 

@@ -9,7 +9,7 @@ from beekeeper.cli.operate import switch
 from beekeeper.cli.options import room_argument, where_option
 
 
-@click.command(short_help="Switch a room off: visitors go straight to the shop.")
+@click.command()
 @room_argument
 @where_option
 @click.pass_context

@@ -9,7 +9,7 @@ from beekeeper.cli.operate import switch
 from beekeeper.cli.options import room_argument, where_option
 
 
-@click.command(short_help="Switch a room on: visitors wait in line.")
+@click.command()
 @room_argument
 @where_option
 @click.pass_context

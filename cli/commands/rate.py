@@ -6,13 +6,13 @@ import click
 
 from beekeeper.cli.factory import factory_of
 from beekeeper.cli.operate import room_control
-from beekeeper.cli.options import SettingType, room_argument, where_option
+from beekeeper.cli.options import SettingCommand, room_argument, setting_argument, where_option
 from beekeeper.stacks.capacity import consumer_reserved_concurrency
 
 
-@click.command(short_help="Set visitors let through per minute, live.")
+@click.command(cls=SettingCommand)
 @room_argument
-@click.argument("rate", type=SettingType("rate"), metavar="N")
+@setting_argument("rate")
 @where_option
 @click.pass_context
 def rate(ctx: click.Context, name: str, rate: int, local: bool | None) -> None:

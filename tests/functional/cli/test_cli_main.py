@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from dataclasses import replace
 
+import click
 import pytest
 
 from beekeeper.cli.factory import CliFactory
-from beekeeper.cli.main import main
+from beekeeper.cli.main import COMMANDS, cli, main
 from tests.support.cli_testkit import DeployedRoom
 
 
@@ -30,6 +33,40 @@ def test_help_and_version_exit_0(factory: CliFactory, capsys: pytest.CaptureFixt
     for command in ("init", "deploy", "off", "on", "rate", "status", "list", "destroy"):
         assert f"  {command} " in out
     assert exit_code(["--version"], factory) == 0
+
+
+def test_every_command_loads_under_its_name_with_the_line_help_shows() -> None:
+    context = click.Context(cli)
+    for name, entry in COMMANDS.items():
+        command = cli.get_command(context, name)
+        assert command is not None and command.name == name
+        assert command.get_short_help_str(limit=200) == entry.short_help
+    assert cli.get_command(context, "frobnicate") is None
+
+
+# What `beekeeper --help` may not load: each command's module and what they import.
+HEAVY = ("boto3", "botocore", "beekeeper.cli.commands.", "beekeeper.simulator", "beekeeper.stacks")
+_HELP_THEN_MODULES = """
+import sys
+from beekeeper.cli.main import cli
+try:
+    cli.main(["--help"], prog_name="beekeeper")
+except SystemExit:
+    pass
+print(" ".join(sorted(sys.modules)), file=sys.stderr)
+"""
+
+
+def test_help_imports_no_command_module_nor_boto3() -> None:
+    # Held here by what is imported; bench/cli_startup.py measures the time.
+    ran = subprocess.run(
+        [sys.executable, "-c", _HELP_THEN_MODULES], capture_output=True, text=True, timeout=60
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert "Commands:" in ran.stdout
+    modules = ran.stderr.split()
+    assert "beekeeper.cli.main" in modules
+    assert [m for m in modules if m.startswith(HEAVY)] == []
 
 
 def test_a_user_error_exits_1(factory: CliFactory, capsys: pytest.CaptureFixture[str]) -> None:

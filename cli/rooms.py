@@ -30,7 +30,8 @@ from beekeeper.core.local_room import (
     LOCAL_SETTINGS_KEY,
     process_alive,
 )
-from beekeeper.core.settings import RoomSettings, SettingsError, is_loopback_host
+from beekeeper.core.loopback import is_loopback_host
+from beekeeper.core.settings import RoomSettings, SettingsError
 
 # A local room's endpoint path: empty, or one secret segment (local/operator_endpoint.py).
 _LOCAL_ENDPOINT_PATH = re.compile(r"(/[A-Za-z0-9_-]{0,64})?/?")

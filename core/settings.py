@@ -21,7 +21,6 @@ wherever it is made.
 from __future__ import annotations
 
 import dataclasses
-import ipaddress
 import json
 import math
 import re
@@ -31,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from beekeeper.core.loopback import is_loopback_host
 from beekeeper.core.names import ResourceNames
 from beekeeper.core.schedule import (
     TIME_EXAMPLE,
@@ -79,7 +79,6 @@ HEX_COLOUR_PATTERN = re.compile(r"^#[0-9a-fA-F]{6}$")
 # plain (quoted local parts are refused): SNS itself asks the address to confirm.
 EMAIL_PATTERN = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 MAX_EMAIL_LENGTH = 254
-LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 
 
 class SettingsError(ValueError):
@@ -94,16 +93,6 @@ class SettingsError(ValueError):
         self.value = value
         self.allowed = allowed
         super().__init__(f"{field_name}: {value!r} is not allowed; {allowed}.")
-
-
-def is_loopback_host(host: str) -> bool:
-    """localhost or a loopback address (127.0.0.0/8, ::1), as a URL's host names it."""
-    if host in LOOPBACK_HOSTS:
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def validate_room_name(value: object) -> str:

@@ -8,7 +8,7 @@ long-polling the queue and has a slot), and a backlog is admitted evenly at exac
 The loop counts visitors, not receive calls, and runs until the minute's span ends. When it
 receives and how (a whole batch as it falls due from a backlog, a gathered few from a
 trickle, a long poll on an empty queue) is `pacing.ReceiveRhythm`'s decision. Every
-CONFIG_REFRESH_SECONDS it reads the room's config: a live rate change starts a new
+CONFIG_FRESH_SECONDS (core/datamodel.py) it reads the room's config: a live rate change starts a new
 lattice from that moment, and a room switched off admits nobody.
 
 Exactly once, as far as SQS allows: a message is deleted only after its visitor's item was
@@ -34,6 +34,7 @@ from botocore.exceptions import ClientError
 from beekeeper.core import telemetry
 from beekeeper.core.datamodel import (
     ADMITTED_COUNTER_KEY,
+    CONFIG_FRESH_SECONDS,
     CONFIG_KEY,
     DRAW_KEY,
     PARTITION_KEY,
@@ -66,8 +67,6 @@ log = logging.getLogger("beekeeper.consumer")
 
 # Shortest sleep: the last slots of a busy span fall due within a millisecond of its end.
 MIN_SLEEP_SECONDS = 1e-6
-# Long polls are kept short enough that the config is re-read this often.
-CONFIG_REFRESH_SECONDS = 5.0
 # Tries of one batch's write before its unwritten visitors go back to the queue.
 QUICK_WRITE_ATTEMPTS = 2
 # Once most of a lane's recent batches were throttled (THROTTLED_OF_RECENT of the last
@@ -219,7 +218,7 @@ class Consumer:
             if now >= deadline:
                 break
             if now >= next_config:
-                next_config = now + CONFIG_REFRESH_SECONDS
+                next_config = now + CONFIG_FRESH_SECONDS
                 enabled = self._follow_config(pacer, now, enabled, assignment.minute)
             publisher.tick(now)
             if self.places is not None:
@@ -242,7 +241,7 @@ class Consumer:
                 ask = min(ask, room)
             # SQS waits whole seconds: the last long poll may end after the span, and
             # whoever it brings then is handed back to the next minute (_admit_batch).
-            wait = max(1, int(min(CONFIG_REFRESH_SECONDS, deadline - now))) if plan.long_poll else 0
+            wait = max(1, int(min(CONFIG_FRESH_SECONDS, deadline - now))) if plan.long_poll else 0
             try:
                 # The drawn pre-queue first; the queue once it has nothing more to hand out.
                 drawn = self._admit_prequeue(ask, assignment, deadline)

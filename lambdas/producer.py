@@ -3,8 +3,8 @@
 A new visitor in a busy room costs two AWS calls: UpdateItem `ADD n 1` on one arrival shard
 (the returned `n` gives the visitor's ordinal) and SendMessage with the token. The room's
 config and the shard counts are read together with one BatchGetItem at most every
-CONFIG_TTL_SECONDS per container, so `beekeeper off` and rate changes reach every container
-within seconds, without a redeploy.
+CONFIG_FRESH_SECONDS per container (core/datamodel.py), so `beekeeper off` and rate changes
+reach every container within seconds, without a redeploy.
 
 In a quiet room (fewer than QUIET_ARRIVALS_PER_SECOND joining) ordinals are exact: the shard
 counts are read consistently and the next ordinal in the interleaved order is taken with a
@@ -31,11 +31,13 @@ from botocore.exceptions import ClientError
 
 from beekeeper.core import telemetry
 from beekeeper.core.datamodel import (
+    CONFIG_FRESH_SECONDS,
     QUEUE_RETENTION_SECONDS,
     Token,
     arrival_shard_key,
     origin_url_with_token,
 )
+from beekeeper.core.headers import MARKETING_LINK_HEADERS
 from beekeeper.core.polling import eta_seconds
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas import runtime
@@ -64,7 +66,6 @@ from beekeeper.lambdas.wake import wake_if_idle
 
 log = logging.getLogger("beekeeper.producer")
 
-CONFIG_TTL_SECONDS = 5.0
 # The page is served under the same stage prefix: "room" relative to ".../beekeeper".
 ROOM_LOCATION = "room"
 RETRY_AFTER_SECONDS = 30
@@ -93,7 +94,7 @@ class SnapshotCache:
     arrival_rate: float | None = None
 
     def get(self, now: float, read: Callable[[], RoomSnapshot]) -> RoomSnapshot:
-        if self.snapshot is None or now - self.read_at >= CONFIG_TTL_SECONDS:
+        if self.snapshot is None or now - self.read_at >= CONFIG_FRESH_SECONDS:
             try:
                 fresh = read()
                 if self.snapshot is not None and now > self.read_at:
@@ -229,7 +230,7 @@ class Producer:
         return (
             len(joins) < QUIET_ARRIVALS_PER_SECOND
             and (rate is None or rate < QUIET_ARRIVALS_PER_SECOND)
-            and now - self.contended_at >= CONFIG_TTL_SECONDS
+            and now - self.contended_at >= CONFIG_FRESH_SECONDS
         )
 
     def _ordinal(self, snapshot: RoomSnapshot, *, exact: bool) -> int:
@@ -311,15 +312,9 @@ class Producer:
         return min(max_age, QUEUE_RETENTION_SECONDS + self.settings.admission_validity_seconds)
 
 
-_BASE_HEADERS = {
-    "Cache-Control": "no-store",
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-}
-
-
 def redirect(location: str) -> dict[str, Any]:
-    return {"statusCode": 302, "headers": {**_BASE_HEADERS, "Location": location}, "body": ""}
+    headers = {**MARKETING_LINK_HEADERS, "Location": location}
+    return {"statusCode": 302, "headers": headers, "body": ""}
 
 
 def page(status: int, title: str, message: str) -> dict[str, Any]:
@@ -328,7 +323,7 @@ def page(status: int, title: str, message: str) -> dict[str, Any]:
         f"<title>{html.escape(title)}</title></head><body>"
         f"<h1>{html.escape(title)}</h1><p>{html.escape(message)}</p></body></html>"
     )
-    headers = {**_BASE_HEADERS, "Content-Type": "text/html; charset=utf-8"}
+    headers = {**MARKETING_LINK_HEADERS, "Content-Type": "text/html; charset=utf-8"}
     return {"statusCode": status, "headers": headers, "body": body}
 
 

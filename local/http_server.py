@@ -16,8 +16,6 @@ from waitress import wasyncore
 from waitress.server import create_server
 
 WsgiApp = Callable[..., Any]
-# The names a browser or boto3 may use for this machine's loopback address, with a port.
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 
 
 class PortInUseError(Exception):

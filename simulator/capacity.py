@@ -41,6 +41,7 @@ from beekeeper.core.datamodel import (
     status_key,
     visitor_key,
 )
+from beekeeper.core.page_timing import FIRST_POLL_AFTER_JOIN_SECONDS, POLL_JITTER
 from beekeeper.core.polling import admission_flow, eta_seconds, poll_after_seconds, position
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas.room_state import read_number
@@ -70,10 +71,8 @@ def _integration() -> Any:
     return integration
 
 
-# The page: its first poll a second after joining, then `poll_after` plus up to 25% jitter
-# (waiting_room_site/page.js).
-PAGE_LOAD_SECONDS = 1.0
-POLL_JITTER = 0.25
+# The page (core/page_timing.py): its first poll FIRST_POLL_AFTER_JOIN_SECONDS after joining,
+# then `poll_after` plus up to POLL_JITTER more.
 # From the page noticing its admission to the /enter request, and from arriving to the shop's
 # first /client check (the shop's first page).
 REDIRECT_SECONDS = (0.05, 0.3)
@@ -218,7 +217,7 @@ class CapacityCrowd:
             )
         )
         self._by_id[token.id] = index
-        self._at(PAGE_LOAD_SECONDS, lambda: self._poll(index, first=True))
+        self._at(FIRST_POLL_AFTER_JOIN_SECONDS, lambda: self._poll(index, first=True))
 
     def admitted(self, token_id: str, when: float) -> None:
         """The first admission write of a visitor (the fake table's log)."""

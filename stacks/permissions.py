@@ -98,6 +98,3 @@ def api_table_actions(*, capacity: bool) -> tuple[str, ...]:
     (beekeeper.vtl.routes), on the room's table only."""
     targets = routes(capacity=capacity).values()
     return tuple(sorted({f"dynamodb:{action}" for _request, _response, action in targets}))
-
-
-FUNCTION_ROLES = tuple(TABLE_ACTIONS)

@@ -12,6 +12,9 @@ from beekeeper.core import names
 from beekeeper.stacks import permissions
 from tests.support.stack_testkit import Synthesized, flatten
 
+# Every stack test reads the synth of the whole room (tests/stack/conftest.py): slow.
+pytestmark = pytest.mark.slow
+
 
 def _all_statements(synthesized: Synthesized) -> list[dict[str, Any]]:
     statements = []

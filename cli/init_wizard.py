@@ -8,7 +8,7 @@ Interactive answers are checked with the model's sentence and asked again until 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -70,19 +70,15 @@ def display_name_from(name: str) -> str:
     return name.replace("-", " ").capitalize()
 
 
+@dataclass(frozen=True)
 class RoomWizard:
-    def __init__(
-        self,
-        store: RoomStore,
-        *,
-        default_region: str | None,
-        ask: Ask = click_ask,
-        confirm: Confirm = click_confirm,
-    ) -> None:
-        self._store = store
-        self._default_region = default_region
-        self._ask = ask
-        self._confirm = confirm
+    """Asks the questions a room file needs (or takes them from flags) and saves the room."""
+
+    store: RoomStore
+    _: KW_ONLY
+    default_region: str | None
+    ask: Ask = click_ask
+    confirm: Confirm = click_confirm
 
     def create(self, given: Mapping[str, Any], *, interactive: bool, force: bool) -> Path:
         """Build the room from flags and answers, save it, and return the room file."""
@@ -90,8 +86,8 @@ class RoomWizard:
         if name is None:
             if not interactive:
                 raise click.UsageError("--yes needs --name (the room's name).")
-            name = self._ask(QUESTIONS[0].prompt, None, lambda text: self._new_name(text, force))
-        elif self._store.exists(name) and not force:
+            name = self.ask(QUESTIONS[0].prompt, None, lambda text: self._new_name(text, force))
+        elif self.store.exists(name) and not force:
             raise UserError(self._exists_message(name))
         existing = self._existing(name) if force else None
         answers: dict[str, Any] = {"name": name}
@@ -106,9 +102,9 @@ class RoomWizard:
             if not interactive:
                 answers[field_name] = default
             elif field_name == "dynamic_rate_throttling":
-                answers[field_name] = self._confirm(question.prompt, bool(default))
+                answers[field_name] = self.confirm(question.prompt, bool(default))
             else:
-                answers[field_name] = self._ask(
+                answers[field_name] = self.ask(
                     question.prompt,
                     default,
                     partial(check_setting, field_name),
@@ -117,7 +113,7 @@ class RoomWizard:
         # as they are.
         answers.update({k: v for k, v in given.items() if k not in answers})
         settings = existing.replace(**answers) if existing else RoomSettings.from_mapping(answers)
-        return self._store.save(settings)
+        return self.store.save(settings)
 
     def _require_flags(
         self, given: Mapping[str, Any], name: str, existing: RoomSettings | None
@@ -133,21 +129,21 @@ class RoomWizard:
 
     def _new_name(self, text: str, force: bool) -> str:
         name = str(check_setting("name", text))
-        if self._store.exists(name) and not force:
+        if self.store.exists(name) and not force:
             raise UserError(self._exists_message(name))
         return name
 
     def _exists_message(self, name: str) -> str:
         return (
-            f"A room named {name!r} already exists ({self._store.room_path(name)}); "
+            f"A room named {name!r} already exists ({self.store.room_path(name)}); "
             "choose another name, or pass --force to overwrite it."
         )
 
     def _existing(self, name: str) -> RoomSettings | None:
-        if not self._store.exists(name):
+        if not self.store.exists(name):
             return None
         try:
-            return self._store.load(name)
+            return self.store.load(name)
         except UserError:
             return None  # --force over a broken file: start from the defaults
 
@@ -157,7 +153,7 @@ class RoomWizard:
         if field_name == "display_name":
             return display_name_from(name)
         if field_name == "region":
-            return self._default_region
+            return self.default_region
         if field_name == "dynamic_rate_throttling":
             return False
         return None  # origin and rate have no sensible default: they must be given

@@ -112,6 +112,21 @@ where_option = click.option(
 )
 
 
+def operator_command(
+    *arguments: Callable[[F], F], cls: type[click.Command] = click.Command
+) -> Callable[[Callable[..., Any]], click.Command]:
+    """An operator command on one room: `beekeeper COMMAND NAME [ARGUMENTS] [--local/--aws]`.
+
+    The function receives the context, `name`, the `arguments`' values and `local`."""
+
+    def make(function: Callable[..., Any]) -> click.Command:
+        for decorator in (click.pass_context, where_option, *reversed(arguments), room_argument):
+            function = decorator(function)
+        return click.command(cls=cls)(function)
+
+    return make
+
+
 class FiniteFloatRange(click.FloatRange):
     """click.FloatRange that also refuses nan and infinity.
 

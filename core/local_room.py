@@ -15,6 +15,11 @@ LOCAL_REGION = "us-east-1"
 # minute: slow enough to watch a line form and move from one browser, fast enough that the
 # first visitors go in within seconds.
 FLAGS_ONLY_RATE = 10
+# Where a local room listens on 127.0.0.1 unless told otherwise: its routes, the demo shop and
+# the operator's live view.
+DEFAULT_PORT = 8080
+DEFAULT_DEMO_PORT = 8081
+DEFAULT_OPERATOR_PORT = 8082
 PLACEHOLDER_CREDENTIALS = {
     "aws_access_key_id": "beekeeper-local",
     "aws_secret_access_key": "beekeeper-local",

@@ -27,7 +27,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Unpack
 
 from botocore.exceptions import ClientError
 
@@ -62,6 +62,7 @@ from beekeeper.lambdas.room_state import (
 )
 from beekeeper.lambdas.status_publisher import StatusPublisher
 from beekeeper.lambdas.tickets import NO_TICKETS, TicketHook, container_issuer
+from beekeeper.lambdas.wiring import RoomWiring
 
 log = logging.getLogger("beekeeper.consumer")
 
@@ -106,6 +107,21 @@ class Assignment:
     deadline: float
     minute_seconds: float = 60.0
     woken: bool = False  # started by a visitor joining a minute that had no consumer
+
+    @classmethod
+    def lane(
+        cls,
+        minute: int,
+        index: int,
+        consumers: int,
+        rate: int,
+        minute_seconds: float,
+        *,
+        woken: bool = False,
+    ) -> Assignment:
+        """Lane `index` of the minute's `consumers`, over the minute's span (pacing.py)."""
+        start, deadline = minute_span(minute, minute_seconds)
+        return cls(minute, index, consumers, rate, start, deadline, minute_seconds, woken)
 
     @classmethod
     def from_payload(cls, payload: object) -> Assignment:
@@ -660,27 +676,16 @@ class Consumer:
 def run_consumer(
     payload: object,
     *,
-    settings: RoomSettings,
-    table: str,
-    queue_url: str,
-    dynamodb: Any,
-    sqs: Any,
     clock: Callable[[], float],
     sleep: Callable[[float], None],
     metrics: MetricSink = DISCARD,
     tickets: TicketHook = NO_TICKETS,
+    **room: Unpack[RoomWiring],
 ) -> ConsumerReport:
+    """One consumer invocation: `payload` is the trigger's Assignment, `room` what the room's
+    code runs against (lambdas/wiring.py)."""
     assignment = Assignment.from_payload(payload)
-    consumer = Consumer(
-        settings=settings,
-        table=table,
-        queue_url=queue_url,
-        dynamodb=dynamodb,
-        sqs=sqs,
-        clock=clock,
-        sleep=sleep,
-        tickets=tickets,
-    )
+    consumer = Consumer(**room, clock=clock, sleep=sleep, tickets=tickets)
     report = consumer.run(assignment)
     metrics.count(telemetry.ADMITTED, report.admitted)
     metrics.count(telemetry.DUPLICATES, report.duplicates)
@@ -693,11 +698,7 @@ def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
     try:
         report = run_consumer(
             event,
-            settings=runtime.settings(),
-            table=runtime.env("TABLE_NAME"),
-            queue_url=runtime.env("QUEUE_URL"),
-            dynamodb=runtime.client("dynamodb"),
-            sqs=runtime.client("sqs"),
+            **runtime.wiring(),
             clock=time.time,
             sleep=time.sleep,
             metrics=runtime.metrics(),

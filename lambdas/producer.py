@@ -61,7 +61,6 @@ from beekeeper.lambdas.room_state import (
     read_number,
     read_snapshot,
 )
-from beekeeper.lambdas.runtime import lambda_invoker
 from beekeeper.lambdas.wake import wake_if_idle
 
 log = logging.getLogger("beekeeper.producer")
@@ -367,14 +366,8 @@ def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
     global _producer
     if _producer is None:
         _producer = Producer(
-            settings=runtime.settings(),
-            table=runtime.env("TABLE_NAME"),
-            queue_url=runtime.env("QUEUE_URL"),
-            dynamodb=runtime.client("dynamodb"),
-            sqs=runtime.client("sqs"),
-            invoke_consumer=lambda_invoker(
-                runtime.client("lambda"), runtime.env("CONSUMER_FUNCTION_NAME")
-            ),
+            **runtime.wiring(),
+            invoke_consumer=runtime.consumer_invoker(),
             metrics=runtime.metrics(),
         )
     response = _producer.handle(event)

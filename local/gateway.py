@@ -30,6 +30,7 @@ from beekeeper.core.gateway_answers import (
 )
 from beekeeper.core.headers import PAGE_HEADERS
 from beekeeper.core.settings import RoomSettings
+from beekeeper.local.http_server import StartResponse
 from beekeeper.local.integration import DynamoDbTarget
 from beekeeper.local.proxy_event import (
     proxy_result_headers,
@@ -42,7 +43,6 @@ from beekeeper.vtl import routes
 
 log = logging.getLogger("beekeeper.local")
 
-StartResponse = Callable[[str, list[tuple[str, str]]], Any]
 MAX_BODY_BYTES = 64 * 1024
 
 _REASONS = {

@@ -15,7 +15,9 @@ from typing import Any
 from waitress import wasyncore
 from waitress.server import create_server
 
+# The WSGI interface (PEP 3333) the room's servers and apps share.
 WsgiApp = Callable[..., Any]
+StartResponse = Callable[[str, list[tuple[str, str]]], Any]
 
 
 class PortInUseError(Exception):

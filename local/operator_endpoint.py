@@ -13,15 +13,15 @@ the room's state, nor rebind a name to it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 from beekeeper.core.loopback import loopback_host_headers
+from beekeeper.local.http_server import StartResponse
 from beekeeper.store.wire import JsonProtocol
 
 log = logging.getLogger("beekeeper.local")
 
-StartResponse = Callable[[str, list[tuple[str, str]]], Any]
 MAX_BODY_BYTES = 1024 * 1024
 _AWS_JSON = ("application/x-amz-json-1.0", "application/x-amz-json-1.1")
 

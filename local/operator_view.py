@@ -30,11 +30,11 @@ from beekeeper.charts.svg import ChartsUnavailable
 from beekeeper.charts.words import Timeline, about, clock
 from beekeeper.core.loopback import loopback_host_headers
 from beekeeper.core.polling import eta_seconds
+from beekeeper.local.http_server import StartResponse
 from beekeeper.local.live_counters import LiveCounters, LiveSeries
 
 log = logging.getLogger("beekeeper.local")
 
-StartResponse = Callable[[str, list[tuple[str, str]]], Any]
 WHAT = "The live view"
 REFRESH_SECONDS = 3
 SCRIPT = Path(__file__).with_name("operator_view.js")

@@ -21,7 +21,13 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from beekeeper.core.config_dir import local_state_file
-from beekeeper.core.local_room import FLAGS_ONLY_RATE, LOCAL_REGION
+from beekeeper.core.local_room import (
+    DEFAULT_DEMO_PORT,
+    DEFAULT_OPERATOR_PORT,
+    DEFAULT_PORT,
+    FLAGS_ONLY_RATE,
+    LOCAL_REGION,
+)
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas.room_state import Unprocessed, read_snapshot, write_config
 from beekeeper.lambdas.ticket_keys import TicketKeyStore
@@ -38,9 +44,6 @@ from beekeeper.local.schedule import MinuteSchedule
 
 log = logging.getLogger("beekeeper.local")
 
-DEFAULT_PORT = 8080
-DEFAULT_DEMO_PORT = 8081
-DEFAULT_OPERATOR_PORT = 8082
 DEFAULT_MINUTE_SECONDS = 60.0
 GATEWAY_THREADS = 16
 STOP_TIMEOUT_SECONDS = 5.0

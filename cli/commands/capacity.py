@@ -7,14 +7,10 @@ import click
 from beekeeper.cli.errors import UserError
 from beekeeper.cli.factory import factory_of
 from beekeeper.cli.operate import room_control
-from beekeeper.cli.options import SettingCommand, room_argument, setting_argument, where_option
+from beekeeper.cli.options import SettingCommand, operator_command, setting_argument
 
 
-@click.command(cls=SettingCommand)
-@room_argument
-@setting_argument("max_inside")
-@where_option
-@click.pass_context
+@operator_command(setting_argument("max_inside"), cls=SettingCommand)
 def capacity(ctx: click.Context, name: str, max_inside: int, local: bool | None) -> None:
     """Let at most N visitors be inside the shop of room NAME at once (0: no cap), within
     seconds.

@@ -6,16 +6,32 @@ import logging
 import math
 import signal
 import threading
+from collections.abc import Callable
 from types import FrameType
 
 import click
 
 from beekeeper.cli.errors import UserError
 from beekeeper.cli.factory import factory_of
-from beekeeper.cli.options import ROOM_NAME, FiniteFloatRange, setting_option
-from beekeeper.core.local_room import FLAGS_ONLY_RATE
+from beekeeper.cli.options import ROOM_NAME, F, FiniteFloatRange, setting_option
+from beekeeper.core.local_room import (
+    DEFAULT_DEMO_PORT,
+    DEFAULT_OPERATOR_PORT,
+    DEFAULT_PORT,
+    FLAGS_ONLY_RATE,
+)
 from beekeeper.core.schedule import MAX_SECONDS_AHEAD, format_starts_at
 from beekeeper.core.settings import SettingsError, default_for
+
+
+def _port_option(flag: str, default: int, serves: str) -> Callable[[F], F]:
+    return click.option(
+        flag,
+        default=default,
+        show_default=True,
+        type=click.IntRange(0, 65535),
+        help=f"Port of {serves} (0: any free port).",
+    )
 
 
 @click.command("local")
@@ -29,13 +45,7 @@ from beekeeper.core.settings import SettingsError, default_for
     note="Default: the room file's (or what `beekeeper rate` set in an earlier run); without "
     f"NAME, {FLAGS_ONLY_RATE} (the demo's).",
 )
-@click.option(
-    "--port",
-    default=8080,
-    show_default=True,
-    type=click.IntRange(0, 65535),
-    help="Port of the room's routes on 127.0.0.1 (0: any free port).",
-)
+@_port_option("--port", DEFAULT_PORT, "the room's routes on 127.0.0.1")
 @click.option(
     "--minute-seconds",
     default=60.0,
@@ -51,19 +61,11 @@ from beekeeper.core.settings import SettingsError, default_for
 @click.option(
     "--demo", is_flag=True, help="Also run a demo shop; it is the origin without --origin."
 )
-@click.option(
-    "--demo-port",
-    default=8081,
-    show_default=True,
-    type=click.IntRange(0, 65535),
-    help="Port of the demo shop (0: any free port).",
-)
-@click.option(
+@_port_option("--demo-port", DEFAULT_DEMO_PORT, "the demo shop")
+@_port_option(
     "--operator-port",
-    default=8082,
-    show_default=True,
-    type=click.IntRange(0, 65535),
-    help="Port of the live operator view on 127.0.0.1, for your eyes only (0: any free port).",
+    DEFAULT_OPERATOR_PORT,
+    "the live operator view on 127.0.0.1, for your eyes only",
 )
 @setting_option("dynamic_rate_throttling", note="Default: the room file's, else off.")
 @setting_option("slow_ms", note="Default: the room file's, else 0.")

@@ -256,7 +256,7 @@ class Text(Rule):
     the empty text too, meaning the setting is not used."""
 
     check: Callable[[str, object], str]
-    metavar: str = "TEXT"  # each text setting names its own value
+    metavar: str = "TEXT"  # how a flag's help names the value: URL, ADDRESS, TIME ...
     optional: bool = False
 
     def __call__(self, field_name: str, value: object) -> str:

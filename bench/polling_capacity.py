@@ -6,7 +6,8 @@ Uses the poll rule of the /polling response template (beekeeper.core.polling, he
 template by the unit tests and re-checked here against the real template before measuring).
 
 Standing load: core/polling_load.py (the model the stack sizes its throttle with), with the
-page's jitter (a uniform factor in [1, 1.25], mean 1.125) stretching every interval.
+page's jitter (a uniform factor in [1, 1 + POLL_JITTER], core/page_timing.py) stretching every
+interval.
 
 Notice latency. A Monte Carlo run of visitors approaching the front, each starting 15 minutes
 out (beyond that everyone polls at the cap, so the start does not matter) at a random phase
@@ -31,15 +32,16 @@ from collections.abc import Callable, Sequence
 
 from beekeeper.apigateway.velocity import RenderInput, render
 from beekeeper.core import polling
+from beekeeper.core.page_timing import MEAN_POLL_STRETCH, POLL_JITTER
 from beekeeper.core.polling_load import standing_polls_per_second
 from beekeeper.core.routes import route
 from beekeeper.vtl import load_template, template_values
 
 API_GATEWAY_DEFAULT_LIMIT = 10_000  # requests per second, per account and region
-# The page waits poll_after * (1 + 0.25 * random()): never sooner than asked
-# (waiting_room_site/page.js, pollDelay and POLL_JITTER).
-JITTER_LOW, JITTER_HIGH = 1.0, 1.25
-MEAN_JITTER = (JITTER_LOW + JITTER_HIGH) / 2
+# The page waits poll_after * (1 + POLL_JITTER * random()): never sooner than asked
+# (core/page_timing.py, which the page's pollDelay takes its values from).
+JITTER_LOW, JITTER_HIGH = 1.0, 1.0 + POLL_JITTER
+MEAN_JITTER = MEAN_POLL_STRETCH
 RATES_PER_MINUTE = (1_000, 6_000, 20_000, 30_000, 60_000, 300_000)
 LINE_LENGTHS = (100_000, 1_000_000, 2_000_000)
 

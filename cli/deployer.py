@@ -15,6 +15,7 @@ import json
 import shlex
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -67,48 +68,34 @@ def cdk_environment(
     return env
 
 
+@dataclass(frozen=True, kw_only=True)
 class Deployer:
-    def __init__(
-        self,
-        *,
-        store: RoomStore,
-        aws: AwsClients,
-        runner: CdkRunner,
-        environ: Mapping[str, str],
-        python: str,
-        progress: ProgressFactory,
-        say: Callable[[str], None],
-        resolve: Resolve,
-        confirm: Callable[[str], bool],
-        concurrency: ConcurrencyProbe,
-        lambda_wheels: Callable[[], object],
-        clock: Callable[[], float] = time.time,
-        wait_delay_seconds: int = 5,
-    ) -> None:
-        self._store = store
-        self._aws = aws
-        self._runner = runner
-        self._environ = environ
-        self._python = python
-        self._progress = progress
-        self._say = say
-        self._resolve = resolve
-        self._confirm = confirm
-        self._concurrency = concurrency
-        self._lambda_wheels = lambda_wheels
-        self._clock = clock
-        self._wait_delay = wait_delay_seconds
+    """Deploys and destroys a room's stack with the CDK CLI, with the checks that come first."""
+
+    store: RoomStore
+    aws: AwsClients
+    runner: CdkRunner
+    environ: Mapping[str, str]
+    python: str
+    progress: ProgressFactory
+    say: Callable[[str], None]
+    resolve: Resolve
+    confirm: Callable[[str], bool]
+    concurrency: ConcurrencyProbe
+    lambda_wheels: Callable[[], object]
+    clock: Callable[[], float] = time.time
+    wait_delay_seconds: int = 5
 
     # -- what the CDK CLI is asked to do --------------------------------------------------
 
     def work_dir(self, name: str) -> Path:
-        return self._store.directory / "cache" / "cdk" / name
+        return self.store.directory / "cache" / "cdk" / name
 
     def outputs_file(self, name: str) -> Path:
         return self.work_dir(name) / "outputs.json"
 
     def app_args(self, name: str) -> list[str]:
-        return ["--app", f"{shlex.quote(self._python)} -m {APP_MODULE}", "-c", f"room={name}"]
+        return ["--app", f"{shlex.quote(self.python)} -m {APP_MODULE}", "-c", f"room={name}"]
 
     def deploy_args(self, name: str, *, api_logging: bool = True) -> list[str]:
         # Without the account's API Gateway logging role, a stage with logs can not be created.
@@ -136,23 +123,23 @@ class Deployer:
     # -- deploy -----------------------------------------------------------------------------
 
     def deploy(self, settings: RoomSettings) -> Deployment:
-        check_deployable(settings, self._resolve, self._say)
-        self._runner.ensure_available()  # before anything is asked of AWS
+        check_deployable(settings, self.resolve, self.say)
+        self.runner.ensure_available()  # before anything is asked of AWS
         # The consumer's crypto wheels, for Lambda's platform: synth (and cdk diff) only read them.
-        self._lambda_wheels()
-        cloudformation = self._aws.client("cloudformation", settings)
-        account = self._aws.client("sts", settings).get_caller_identity()["Account"]
+        self.lambda_wheels()
+        cloudformation = self.aws.client("cloudformation", settings)
+        account = self.aws.client("sts", settings).get_caller_identity()["Account"]
         if not self._bootstrapped(settings):
             target = f"aws://{account}/{settings.region}"
-            self._say(f"Bootstrapping {target} for the CDK (once per account and region).")
+            self.say(f"Bootstrapping {target} for the CDK (once per account and region).")
             self._run(settings, ["bootstrap", target, "--no-notices"], "bootstrapping", "bootstrap")
         running = self._clear_failed_stack(cloudformation, settings)
         # A new account's Lambda quota may be too small for the room's reservations: say so
         # now rather than after minutes of a deploy that rolls back.
-        check_room_fits(settings, self._concurrency(settings, deployed=running))
+        check_room_fits(settings, self.concurrency(settings, deployed=running))
         api_logging = self._api_logging_possible(settings)
         if not api_logging:
-            self._say(
+            self.say(
                 "This account has no API Gateway CloudWatch logging role, so the room is deployed "
                 "without API logs (its Lambda logs are kept). Set the role in API Gateway's "
                 "settings and deploy again to add them."
@@ -169,7 +156,7 @@ class Deployer:
             "deploy",
         )
         outputs = self._read_outputs(settings, outputs_file)
-        self._store.record_deployment(settings.name, outputs)
+        self.store.record_deployment(settings.name, outputs)
         deployment = Deployment(outputs)
         self._first_ticket_key(settings, deployment)
         return deployment
@@ -180,8 +167,8 @@ class Deployer:
         store = key_store(
             settings,
             deployment,
-            lambda service: self._aws.client(service, settings, deployment),
-            self._clock,
+            lambda service: self.aws.client(service, settings, deployment),
+            self.clock,
         )
         try:
             change = store.ensure_first_key(issuer=issuer(settings, deployment))
@@ -192,15 +179,15 @@ class Deployer:
                 f"{settings.name}` succeeds."
             ) from error
         if change is not None:
-            self._say(f"Admission tickets: {change.summary}.")
+            self.say(f"Admission tickets: {change.summary}.")
 
     def _api_logging_possible(self, settings: RoomSettings) -> bool:
         """API Gateway logs need an account-wide role that outlives any room; we never set it."""
-        account = self._aws.client("apigateway", settings).get_account()
+        account = self.aws.client("apigateway", settings).get_account()
         return bool(account.get("cloudwatchRoleArn"))
 
     def _bootstrapped(self, settings: RoomSettings) -> bool:
-        ssm = self._aws.client("ssm", settings)
+        ssm = self.aws.client("ssm", settings)
         try:
             ssm.get_parameter(Name=BOOTSTRAP_VERSION_PARAMETER)
         except botocore.exceptions.ClientError as error:
@@ -220,16 +207,16 @@ class Deployer:
 
     def _review_changes(self, settings: RoomSettings, *, api_logging: bool) -> None:
         """Show what the deploy changes (`cdk diff`); ask before anything would be replaced."""
-        self._say(f"Changes to {settings.stack_name} (cdk diff):")
+        self.say(f"Changes to {settings.stack_name} (cdk diff):")
         lines: list[str] = []
 
         def show(line: str) -> None:
             lines.append(line)
-            self._say(line)
+            self.say(line)
 
-        code = self._runner.run(
+        code = self.runner.run(
             self.diff_args(settings.name, api_logging=api_logging),
-            env=cdk_environment(self._environ, settings, self._store.directory),
+            env=cdk_environment(self.environ, settings, self.store.directory),
             cwd=self._ensure_work_dir(settings),
             on_line=show,
         )
@@ -240,7 +227,7 @@ class Deployer:
                 f"{settings.name}` again."
             )
         replaced = replacements(lines)
-        if replaced and not self._confirm(question(settings.stack_name, replaced)):
+        if replaced and not self.confirm(question(settings.stack_name, replaced)):
             raise UserError(
                 f"Nothing was deployed: {settings.stack_name} is unchanged. Run `beekeeper deploy "
                 f"{settings.name} --yes` to replace them anyway."
@@ -263,14 +250,14 @@ class Deployer:
                 f"--region {settings.region}`, then `beekeeper deploy {settings.name}` again."
             )
         if status in _DELETE_BEFORE_DEPLOY:
-            self._say(
+            self.say(
                 f"Stack {settings.stack_name} is left over from a failed deploy ({status}); "
                 "deleting it first."
             )
             cloudformation.delete_stack(StackName=settings.stack_name)
             cloudformation.get_waiter("stack_delete_complete").wait(
                 StackName=settings.stack_name,
-                WaiterConfig={"Delay": self._wait_delay, "MaxAttempts": 360},
+                WaiterConfig={"Delay": self.wait_delay_seconds, "MaxAttempts": 360},
             )
             return False
         return True
@@ -289,9 +276,9 @@ class Deployer:
     # -- destroy ----------------------------------------------------------------------------
 
     def destroy(self, settings: RoomSettings) -> None:
-        deployment = self._store.deployment(settings.name)
+        deployment = self.store.deployment(settings.name)
         if deployment is None or not deployment.is_local:
-            self._runner.ensure_available()
+            self.runner.ensure_available()
             # Also when nothing was recorded: a first deploy that failed may have left a stack.
             self._run(
                 settings,
@@ -299,7 +286,7 @@ class Deployer:
                 f"destroying {settings.stack_name}",
                 "destroy",
             )
-        self._store.forget(settings.name)
+        self.store.forget(settings.name)
 
     # -- running the CDK CLI ----------------------------------------------------------------
 
@@ -310,12 +297,12 @@ class Deployer:
 
     def _run(self, settings: RoomSettings, args: list[str], label: str, verb: str) -> None:
         work_dir = self._ensure_work_dir(settings)
-        reporter = self._progress(label)
+        reporter = self.progress(label)
         on_line: LineSink = reporter.line
         try:
-            code = self._runner.run(
+            code = self.runner.run(
                 args,
-                env=cdk_environment(self._environ, settings, self._store.directory),
+                env=cdk_environment(self.environ, settings, self.store.directory),
                 cwd=work_dir,
                 on_line=on_line,
             )

@@ -8,7 +8,7 @@ Interactive answers are checked with the model's sentence and asked again until 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -18,30 +18,28 @@ import click
 from beekeeper.cli.errors import UserError
 from beekeeper.cli.options import check_setting
 from beekeeper.cli.rooms import RoomStore
-from beekeeper.core.settings import RoomSettings, SettingsError
+from beekeeper.core.settings import SETTINGS, RoomSettings, SettingsError
 
 
 @dataclass(frozen=True)
 class Question:
     field_name: str
-    flag: str
     prompt: str
     what: str  # for "--yes needs ..." messages
 
+    @property
+    def flag(self) -> str:
+        return SETTINGS[self.field_name].flags[0]
+
 
 QUESTIONS = (
-    Question(
-        "name", "--name", "Room name (lower case, used in AWS resource names)", "the room's name"
-    ),
-    Question("display_name", "--display-name", "Display name visitors see", "the display name"),
-    Question("region", "--region", "AWS region", "the AWS region, or set AWS_REGION"),
-    Question(
-        "origin", "--origin", "URL to protect (where admitted visitors go)", "the URL to protect"
-    ),
-    Question("rate", "--rate", "Visitors let through per minute", "visitors per minute"),
+    Question("name", "Room name (lower case, used in AWS resource names)", "the room's name"),
+    Question("display_name", "Display name visitors see", "the display name"),
+    Question("region", "AWS region", "the AWS region, or set AWS_REGION"),
+    Question("origin", "URL to protect (where admitted visitors go)", "the URL to protect"),
+    Question("rate", "Visitors let through per minute", "visitors per minute"),
     Question(
         "dynamic_rate_throttling",
-        "--drt/--no-drt",
         "Slow the rate down automatically when the site slows (dynamic rate throttling)?",
         "whether to throttle dynamically",
     ),
@@ -72,19 +70,15 @@ def display_name_from(name: str) -> str:
     return name.replace("-", " ").capitalize()
 
 
+@dataclass(frozen=True)
 class RoomWizard:
-    def __init__(
-        self,
-        store: RoomStore,
-        *,
-        default_region: str | None,
-        ask: Ask = click_ask,
-        confirm: Confirm = click_confirm,
-    ) -> None:
-        self._store = store
-        self._default_region = default_region
-        self._ask = ask
-        self._confirm = confirm
+    """Asks the questions a room file needs (or takes them from flags) and saves the room."""
+
+    store: RoomStore
+    _: KW_ONLY
+    default_region: str | None
+    ask: Ask = click_ask
+    confirm: Confirm = click_confirm
 
     def create(self, given: Mapping[str, Any], *, interactive: bool, force: bool) -> Path:
         """Build the room from flags and answers, save it, and return the room file."""
@@ -92,8 +86,8 @@ class RoomWizard:
         if name is None:
             if not interactive:
                 raise click.UsageError("--yes needs --name (the room's name).")
-            name = self._ask(QUESTIONS[0].prompt, None, lambda text: self._new_name(text, force))
-        elif self._store.exists(name) and not force:
+            name = self.ask(QUESTIONS[0].prompt, None, lambda text: self._new_name(text, force))
+        elif self.store.exists(name) and not force:
             raise UserError(self._exists_message(name))
         existing = self._existing(name) if force else None
         answers: dict[str, Any] = {"name": name}
@@ -108,9 +102,9 @@ class RoomWizard:
             if not interactive:
                 answers[field_name] = default
             elif field_name == "dynamic_rate_throttling":
-                answers[field_name] = self._confirm(question.prompt, bool(default))
+                answers[field_name] = self.confirm(question.prompt, bool(default))
             else:
-                answers[field_name] = self._ask(
+                answers[field_name] = self.ask(
                     question.prompt,
                     default,
                     partial(check_setting, field_name),
@@ -119,7 +113,7 @@ class RoomWizard:
         # as they are.
         answers.update({k: v for k, v in given.items() if k not in answers})
         settings = existing.replace(**answers) if existing else RoomSettings.from_mapping(answers)
-        return self._store.save(settings)
+        return self.store.save(settings)
 
     def _require_flags(
         self, given: Mapping[str, Any], name: str, existing: RoomSettings | None
@@ -135,21 +129,21 @@ class RoomWizard:
 
     def _new_name(self, text: str, force: bool) -> str:
         name = str(check_setting("name", text))
-        if self._store.exists(name) and not force:
+        if self.store.exists(name) and not force:
             raise UserError(self._exists_message(name))
         return name
 
     def _exists_message(self, name: str) -> str:
         return (
-            f"A room named {name!r} already exists ({self._store.room_path(name)}); "
+            f"A room named {name!r} already exists ({self.store.room_path(name)}); "
             "choose another name, or pass --force to overwrite it."
         )
 
     def _existing(self, name: str) -> RoomSettings | None:
-        if not self._store.exists(name):
+        if not self.store.exists(name):
             return None
         try:
-            return self._store.load(name)
+            return self.store.load(name)
         except UserError:
             return None  # --force over a broken file: start from the defaults
 
@@ -159,7 +153,7 @@ class RoomWizard:
         if field_name == "display_name":
             return display_name_from(name)
         if field_name == "region":
-            return self._default_region
+            return self.default_region
         if field_name == "dynamic_rate_throttling":
             return False
         return None  # origin and rate have no sensible default: they must be given

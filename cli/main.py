@@ -8,31 +8,60 @@ through CliRunner see the same messages and exit codes as the installed command.
 
 from __future__ import annotations
 
+import importlib
 import sys
 import traceback
+from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import click
 
-from beekeeper.cli.aws import explain_aws_failure
-from beekeeper.cli.commands.capacity import capacity
-from beekeeper.cli.commands.deploy import deploy
-from beekeeper.cli.commands.destroy import destroy
-from beekeeper.cli.commands.init import init
-from beekeeper.cli.commands.keys import keys
-from beekeeper.cli.commands.list_rooms import list_rooms
-from beekeeper.cli.commands.local import local
-from beekeeper.cli.commands.off import off
-from beekeeper.cli.commands.on import on
-from beekeeper.cli.commands.rate import rate
-from beekeeper.cli.commands.report import report
-from beekeeper.cli.commands.reset import reset
-from beekeeper.cli.commands.schedule import close, hold, resume, schedule
-from beekeeper.cli.commands.simulate import simulate_command
-from beekeeper.cli.commands.status import status
 from beekeeper.cli.errors import EXIT_BUG, EXIT_INTERRUPTED, EXIT_USER_ERROR, UserError
 from beekeeper.core.settings import SettingsError
+
+
+@dataclass(frozen=True)
+class Entry:
+    """Where a command lives (a module of beekeeper.cli.commands and its click command) and
+    the line `beekeeper --help` shows for it. A command's module, with what it imports (boto3,
+    the simulator, the CDK's definitions), loads only when that command runs or shows its help:
+    `beekeeper --help` imports none of them (bench/cli_startup.py measures it)."""
+
+    module: str
+    command: str
+    short_help: str
+
+
+# One entry per command, so adding one never conflicts with adding another.
+COMMANDS = {
+    "capacity": Entry(
+        "capacity", "capacity", "Set how many visitors may be inside the shop at once, live."
+    ),
+    "close": Entry("schedule", "close", "End the event: nobody more is admitted or joins."),
+    "deploy": Entry("deploy", "deploy", "Deploy (or update) a room in AWS."),
+    "destroy": Entry("destroy", "destroy", "Remove a room from AWS and forget it."),
+    "hold": Entry("schedule", "hold", "Hold the line: admit nobody, keep every place."),
+    "init": Entry("init", "init", "Create a room (six questions, or flags)."),
+    "keys": Entry("keys", "keys", "Rotate or retire the keys that sign admission tickets."),
+    "list": Entry("list_rooms", "list_rooms", "List rooms, regions and URLs."),
+    "local": Entry(
+        "local", "local", "Rehearse a room on this machine, with the same code as in AWS."
+    ),
+    "off": Entry("off", "off", "Switch a room off: visitors go straight to the shop."),
+    "on": Entry("on", "on", "Switch a room on: visitors wait in line."),
+    "rate": Entry("rate", "rate", "Set visitors let through per minute, live."),
+    "report": Entry("report", "report", "Report how a room's event went (HTML or JSON)."),
+    "reset": Entry("reset", "reset", "Empty a room for its next event (settings and keys stay)."),
+    "resume": Entry("schedule", "resume", "Carry on admitting after a hold or a close."),
+    "schedule": Entry(
+        "schedule", "schedule", "Schedule the event's start: a pre-queue, and a fair draw at it."
+    ),
+    "simulate": Entry(
+        "simulate", "simulate_command", "Simulate admissions minute by minute, without AWS."
+    ),
+    "status": Entry("status", "status", "Show how a room is doing."),
+}
 
 
 def _version() -> str:
@@ -42,8 +71,32 @@ def _version() -> str:
         return "0+unknown"
 
 
+def _show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        click.echo(f"beekeeper, version {_version()}")
+        ctx.exit()
+
+
 class BeekeeperGroup(click.Group):
-    """Turns AWS failures and invalid settings into one-sentence errors."""
+    """Loads each command when it is used (COMMANDS); turns AWS failures and invalid settings
+    into one-sentence errors."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        entry = COMMANDS.get(cmd_name)
+        if entry is None:
+            return None
+        module = importlib.import_module(f"beekeeper.cli.commands.{entry.module}")
+        command = getattr(module, entry.command)
+        assert isinstance(command, click.Command)
+        command.short_help = entry.short_help
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, COMMANDS[name].short_help) for name in sorted(COMMANDS)])
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -53,6 +106,8 @@ class BeekeeperGroup(click.Group):
         except click.ClickException:
             raise
         except Exception as error:
+            from beekeeper.cli.aws import explain_aws_failure  # botocore: loaded when needed
+
             explained = explain_aws_failure(error)
             if explained is None:
                 raise
@@ -60,34 +115,20 @@ class BeekeeperGroup(click.Group):
 
 
 @click.group(cls=BeekeeperGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(_version(), prog_name="beekeeper")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_show_version,
+    help="Show the version and exit.",
+)
 def cli() -> None:
     """Beekeeper: a virtual waiting room for a one-off event, in your own AWS account.
 
     Point the marketing link at the room; it lets visitors through to your shop at the rate
     you set, and your shop can ask it whether a visitor really came through the line.
     """
-
-
-# One line per command, so adding one never conflicts with adding another.
-cli.add_command(capacity)
-cli.add_command(close)
-cli.add_command(deploy)
-cli.add_command(destroy)
-cli.add_command(init)
-cli.add_command(hold)
-cli.add_command(keys)
-cli.add_command(list_rooms)
-cli.add_command(local)
-cli.add_command(off)
-cli.add_command(on)
-cli.add_command(rate)
-cli.add_command(report)
-cli.add_command(reset)
-cli.add_command(resume)
-cli.add_command(schedule)
-cli.add_command(simulate_command)
-cli.add_command(status)
 
 
 def main(argv: list[str] | None = None, *, factory: object = None) -> None:

@@ -6,6 +6,7 @@ import click
 
 from beekeeper.cli.factory import CliFactory
 from beekeeper.cli.room_control import RoomControl
+from beekeeper.core.datamodel import CONFIG_IN_EFFECT_SECONDS
 from beekeeper.lambdas.room_state import RoomConfig
 
 
@@ -26,6 +27,7 @@ def switch(factory: CliFactory, name: str, enabled: bool, local: bool | None = N
     else:
         click.echo(
             f"Room {name!r} is OFF: visitors go straight to the origin "
-            "(within about 10 seconds). `beekeeper on` brings the line back."
+            f"(within about {CONFIG_IN_EFFECT_SECONDS:g} seconds). `beekeeper on` brings the "
+            "line back."
         )
     return config

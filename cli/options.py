@@ -1,29 +1,28 @@
-"""Click parameter types that check values with the room settings model's own sentences."""
+"""The command line's room settings: flags and arguments made from the settings model.
+
+Every flag that sets a room setting is made here from its description in core/settings.py
+(`SETTINGS`): its names (a boolean's `--no-` form and any older name, such as `--drt`, included),
+its help sentence, its metavar and its check. So `--rate 0` gets the same sentence from
+`init`, `local`, `simulate` and `rate`, and a new setting needs no flag code of its own.
+"""
 
 from __future__ import annotations
 
 import math
-from typing import Any
+import re
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 
-from beekeeper.core.settings import RoomSettings, SettingsError, validate_room_name
+from beekeeper.core.settings import SETTINGS, SettingsError
 
-# Valid values for the required settings, so one field can be checked on its own through the
-# model (with its coercion of typed text and its error sentences).
-_PROBE = {
-    "name": "probe",
-    "display_name": "Probe",
-    "region": "us-east-1",
-    "origin": "https://example.com",
-    "rate": 1,
-}
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def check_setting(field_name: str, value: Any) -> Any:
     """The value as the model stores it, or SettingsError with the model's sentence."""
-    settings = RoomSettings.from_mapping({**_PROBE, field_name: value}, coerce_strings=True)
-    return getattr(settings, field_name)
+    return SETTINGS[field_name].parse(value)
 
 
 class SettingType(click.ParamType):
@@ -40,17 +39,68 @@ class SettingType(click.ParamType):
             self.fail(str(error), param, ctx)
 
 
-class RoomNameType(click.ParamType):
-    name = "room"
+def setting_option(
+    field_name: str,
+    *,
+    default: Any = None,
+    required: bool = False,
+    note: str = "",
+) -> Callable[[F], F]:
+    """The flag of room setting `field_name`, with the setting's help (and `note`, what this
+    command does with it); the command receives it under the setting's name.
 
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        try:
-            return validate_room_name(value)
-        except SettingsError as error:
-            self.fail(str(error), param, ctx)
+    `default` is what the command gets when the flag is left out (None: not given, and --help
+    shows no default: say in `note` what happens then)."""
+    description = SETTINGS[field_name]
+    settings: dict[str, Any] = {"help": f"{description.help} {note}".strip()}
+    if default is not None:  # click 8.3 takes an explicit None as a default, and then
+        settings.update(default=default, show_default=True)  # never asks for a required flag
+    if description.kind is bool:
+        # Left out, a boolean flag is None (not given), not click's False.
+        declarations = [f"{flag}/--no-{flag.removeprefix('--')}" for flag in description.flags]
+        return click.option(*declarations, field_name, **{"default": default, **settings})
+    return click.option(
+        *description.flags,
+        field_name,
+        type=SettingType(field_name),
+        metavar=description.rule.metavar,
+        required=required,
+        **settings,
+    )
 
 
-ROOM_NAME = RoomNameType()
+def options_in_order(*decorators: Callable[[F], F]) -> Callable[[F], F]:
+    """One decorator applying `decorators`, so --help lists them in the order given."""
+
+    def apply(command: F) -> F:
+        for decorator in reversed(decorators):
+            command = decorator(command)
+        return command
+
+    return apply
+
+
+def setting_argument(field_name: str, metavar: str = "N") -> Callable[[F], F]:
+    """A positional argument that sets room setting `field_name` (`beekeeper rate NAME N`)."""
+    return click.argument(field_name, type=SettingType(field_name), metavar=metavar)
+
+
+_NEGATIVE_NUMBER = re.compile(r"-\d[\d,_.]*")
+
+
+class SettingCommand(click.Command):
+    """A command with a setting's number as an argument: a negative number ("-5") is that
+    argument's value, refused with the setting's own sentence, where click would read it as an
+    option it does not know ("No such option '-5'")."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if any(_NEGATIVE_NUMBER.fullmatch(arg) for arg in args):
+            ctx.ignore_unknown_options = True
+        return super().parse_args(ctx, args)
+
+
+# A room named on the command line: the `name` setting's rule.
+ROOM_NAME = SettingType("name")
 room_argument = click.argument("name", type=ROOM_NAME, metavar="NAME")
 # Which room an operator command works on when NAME is both deployed and running locally.
 where_option = click.option(
@@ -60,6 +110,21 @@ where_option = click.option(
     help="The room running on this machine (`beekeeper local`) or the one deployed in AWS; "
     "needed only when both exist.",
 )
+
+
+def operator_command(
+    *arguments: Callable[[F], F], cls: type[click.Command] = click.Command
+) -> Callable[[Callable[..., Any]], click.Command]:
+    """An operator command on one room: `beekeeper COMMAND NAME [ARGUMENTS] [--local/--aws]`.
+
+    The function receives the context, `name`, the `arguments`' values and `local`."""
+
+    def make(function: Callable[..., Any]) -> click.Command:
+        for decorator in (click.pass_context, where_option, *reversed(arguments), room_argument):
+            function = decorator(function)
+        return click.command(cls=cls)(function)
+
+    return make
 
 
 class FiniteFloatRange(click.FloatRange):

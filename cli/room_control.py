@@ -11,7 +11,7 @@ wrote and the counters, so waiting visitors' pages show the change on their next
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Unpack
 
 from beekeeper.cli.errors import AwsError
 from beekeeper.core.datamodel import DRAW_KEY
@@ -80,31 +80,9 @@ class RoomControl:
         ).get("Item")
         return room_state.DrawStatus.from_item(item)
 
-    def _write(
-        self,
-        *,
-        enabled: bool | None = None,
-        operator_rate: int | None = None,
-        max_inside: int | None = None,
-        starts_at: int | None = None,
-        held: bool | None = None,
-        closed: bool | None = None,
-        message: str | None = None,
-    ) -> RoomConfig:
+    def _write(self, **change: Unpack[room_state.ConfigChange]) -> RoomConfig:
         now = self._clock()
-        config = room_state.write_config(
-            self._db,
-            self._table,
-            self._settings,
-            now=now,
-            enabled=enabled,
-            operator_rate=operator_rate,
-            max_inside=max_inside,
-            starts_at=starts_at,
-            held=held,
-            closed=closed,
-            message=message,
-        )
+        config = room_state.write_config(self._db, self._table, self._settings, now=now, **change)
         try:
             room_state.refresh_status(self._db, self._table, self._settings, now=now, config=config)
         except room_state.Unprocessed as error:

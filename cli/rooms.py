@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import overload
 from urllib.parse import urlsplit
 
 from beekeeper.cli.errors import UserError
@@ -30,7 +31,8 @@ from beekeeper.core.local_room import (
     LOCAL_SETTINGS_KEY,
     process_alive,
 )
-from beekeeper.core.settings import RoomSettings, SettingsError, is_loopback_host
+from beekeeper.core.loopback import is_loopback_host
+from beekeeper.core.settings import RoomSettings, SettingsError
 
 # A local room's endpoint path: empty, or one secret segment (local/operator_endpoint.py).
 _LOCAL_ENDPOINT_PATH = re.compile(r"(/[A-Za-z0-9_-]{0,64})?/?")
@@ -57,6 +59,24 @@ def is_local_endpoint(value: object) -> bool:
     )
 
 
+class _Output:
+    """A stack output of the record, read as an attribute: None when the record has none."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+    @overload
+    def __get__(self, deployment: None, owner: type) -> _Output: ...
+
+    @overload
+    def __get__(self, deployment: Deployment, owner: type) -> str | None: ...
+
+    def __get__(self, deployment: Deployment | None, owner: type) -> _Output | str | None:
+        if deployment is None:
+            return self
+        return deployment.outputs.get(self.key) or None
+
+
 @dataclass(frozen=True)
 class Deployment:
     """A deployed room's recorded stack outputs."""
@@ -71,36 +91,15 @@ class Deployment:
     def queue_url(self) -> str:
         return self.outputs[names.QUEUE_URL_OUTPUT]
 
-    @property
-    def dead_letter_queue_url(self) -> str | None:
-        return self.outputs.get(names.DEAD_LETTER_QUEUE_URL_OUTPUT)
-
-    @property
-    def endpoint_url(self) -> str | None:
-        """The AWS API emulator's address for a local room; None for a room in AWS."""
-        return self.outputs.get(names.ENDPOINT_URL_OUTPUT) or None
-
-    @property
-    def marketing_url(self) -> str | None:
-        return self.outputs.get(names.MARKETING_URL_OUTPUT)
-
-    @property
-    def client_check_url(self) -> str | None:
-        return self.outputs.get(names.CLIENT_CHECK_URL_OUTPUT)
-
-    @property
-    def page_url(self) -> str | None:
-        return self.outputs.get(names.PAGE_URL_OUTPUT)
-
-    @property
-    def jwks_url(self) -> str | None:
-        return self.outputs.get(names.JWKS_URL_OUTPUT)
-
-    @property
-    def ticket_keys_secret(self) -> str | None:
-        """The secret with the room's private ticket keys; None for a room deployed before
-        tickets existed."""
-        return self.outputs.get(names.TICKET_KEYS_SECRET_OUTPUT) or None
+    dead_letter_queue_url = _Output(names.DEAD_LETTER_QUEUE_URL_OUTPUT)
+    # The AWS API emulator's address for a local room; None for a room in AWS.
+    endpoint_url = _Output(names.ENDPOINT_URL_OUTPUT)
+    marketing_url = _Output(names.MARKETING_URL_OUTPUT)
+    client_check_url = _Output(names.CLIENT_CHECK_URL_OUTPUT)
+    page_url = _Output(names.PAGE_URL_OUTPUT)
+    jwks_url = _Output(names.JWKS_URL_OUTPUT)
+    # The secret with the room's private ticket keys; None for a room deployed before tickets.
+    ticket_keys_secret = _Output(names.TICKET_KEYS_SECRET_OUTPUT)
 
     @property
     def is_local(self) -> bool:

@@ -128,6 +128,15 @@ def status_copy_for(ordinal: int) -> int:
 
 
 CONFIG_KEY = "config"
+# How stale a container's copy of the config item may get: the producer caches it this long,
+# a consumer re-reads it this often (its long polls end within it). So an operator's change
+# (off, on, rate, capacity, schedule, hold, resume, close) reaches every container within
+# seconds, without a redeploy.
+CONFIG_FRESH_SECONDS = 5.0
+# What the operator is told: in effect everywhere within twice that (a consumer that read the
+# config just before the change reads it again within CONFIG_FRESH_SECONDS, once the long
+# poll it may be in, itself at most CONFIG_FRESH_SECONDS, has ended).
+CONFIG_IN_EFFECT_SECONDS = 2 * CONFIG_FRESH_SECONDS
 # The room's public ticket keys, which GET /jwks.json publishes (core/tickets.py).
 TICKET_KEYS_KEY = "ticket-keys"
 # Its list of public keys (lambdas/ticket_keys.py writes it, the /jwks.json template reads it).

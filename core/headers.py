@@ -22,6 +22,15 @@ PAGE_HEADERS = {
     "Referrer-Policy": "no-referrer",
 }
 
+# The producer's answers at the marketing link (its 302 into the line or to the shop, and its
+# own pages): never cached, never sniffed, no referrer. The /polling redirect template's
+# headers are vtl/integration.py's for now: they are to join these.
+MARKETING_LINK_HEADERS = {
+    "Cache-Control": "no-store",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+
 # /polling and /client answers, success and error alike: JSON that is never cached.
 JSON_ANSWER_HEADERS = {"Content-Type": "application/json", "Cache-Control": "no-store"}
 

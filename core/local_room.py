@@ -1,6 +1,7 @@
 """What a local room (`beekeeper local`) and the operator CLI agree on without importing each
 other: the emulator's region, account and the placeholder credentials requests to it are
-signed with, and what its API names where a deployed room's has AWS resources.
+signed with, what its API names where a deployed room's has AWS resources, and the rate of a
+room described by flags alone.
 
 The emulator accepts any credentials, boto3 needs some to sign with, and a local room must
 never pick up (or send anywhere) the operator's real ones. Standard library only.
@@ -17,6 +18,15 @@ LOCAL_ACCOUNT = "000000000000"
 # (stacks/rest_api.py's references; local mode's gateway calls the producer's handler).
 LOCAL_INTEGRATION_ROLE = f"arn:aws:iam::{LOCAL_ACCOUNT}:role/beekeeper-local-api"
 LOCAL_PRODUCER = f"arn:aws:lambda:{LOCAL_REGION}:{LOCAL_ACCOUNT}:function:beekeeper-local-producer"
+# A local room described by flags alone, without --rate, admits the demo's 10 visitors a
+# minute: slow enough to watch a line form and move from one browser, fast enough that the
+# first visitors go in within seconds.
+FLAGS_ONLY_RATE = 10
+# Where a local room listens on 127.0.0.1 unless told otherwise: its routes, the demo shop and
+# the operator's live view.
+DEFAULT_PORT = 8080
+DEFAULT_DEMO_PORT = 8081
+DEFAULT_OPERATOR_PORT = 8082
 PLACEHOLDER_CREDENTIALS = {
     "aws_access_key_id": "beekeeper-local",
     "aws_secret_access_key": "beekeeper-local",

@@ -10,21 +10,27 @@ Three representations round-trip through the model:
 - a human-editable TOML room file (`to_toml` / `from_toml`), comments included;
 - plain mappings of strings, as typed at a prompt or on the command line (`from_mapping`);
 - Lambda environment variables (`to_lambda_environment` / `from_lambda_environment`).
+
+Each setting is described once, by its field: type, default, one sentence of help and the
+`Rule` its values follow. `SETTINGS` is that description for everything outside the model: the
+room file's comments, the prompts' coercion and every command's flags (cli/options.py) are
+made from it, so a new setting is one field here and the same mistake gets the same sentence
+wherever it is made.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import ipaddress
 import json
 import math
 import re
 import tomllib
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from beekeeper.core.loopback import is_loopback_host
 from beekeeper.core.names import ResourceNames
 from beekeeper.core.schedule import (
     TIME_EXAMPLE,
@@ -73,7 +79,6 @@ HEX_COLOUR_PATTERN = re.compile(r"^#[0-9a-fA-F]{6}$")
 # plain (quoted local parts are refused): SNS itself asks the address to confirm.
 EMAIL_PATTERN = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 MAX_EMAIL_LENGTH = 254
-LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 
 
 class SettingsError(ValueError):
@@ -88,16 +93,6 @@ class SettingsError(ValueError):
         self.value = value
         self.allowed = allowed
         super().__init__(f"{field_name}: {value!r} is not allowed; {allowed}.")
-
-
-def is_loopback_host(host: str) -> bool:
-    """localhost or a loopback address (127.0.0.0/8, ::1), as a URL's host names it."""
-    if host in LOOPBACK_HOSTS:
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def validate_room_name(value: object) -> str:
@@ -168,146 +163,333 @@ def validate_email(field_name: str, value: object) -> str:
     return value
 
 
-def _int_in_range(field_name: str, value: object, low: int, high: int, hint: str = "") -> int:
-    allowed = f"use a whole number from {low:,} to {high:,}{hint}"
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise SettingsError(field_name, value, allowed)
-    if not low <= value <= high:
-        raise SettingsError(field_name, value, allowed)
+# -- rules: what a setting's values may be, each with the sentence that says so ------------------
+
+
+class Rule:
+    """What one setting's values may be. Called with the field's name and a value, it returns
+    the value as the room keeps it, or raises SettingsError with the sentence for a user.
+    `metavar` names the value in a command-line flag's help."""
+
+    metavar = "TEXT"
+
+    def __call__(self, field_name: str, value: object) -> Any:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class WholeNumber(Rule):
+    """A whole number from low to high; with `zero`, 0 too, meaning what `zero` says."""
+
+    low: int
+    high: int
+    unit: str = ""  # after the range in the sentence: " visitors per minute"
+    zero: str = ""  # what 0 means when it is allowed outside the range: "no WAF"
+    metavar = "N"
+
+    @property
+    def allowed(self) -> str:
+        text = f"use a whole number from {self.low:,} to {self.high:,}{self.unit}"
+        return f"{text}, or 0 for {self.zero}" if self.zero else text
+
+    def __call__(self, field_name: str, value: object) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise SettingsError(field_name, value, self.allowed)
+        if value == 0 and self.zero:
+            return 0
+        if not self.low <= value <= self.high:
+            raise SettingsError(field_name, value, self.allowed)
+        return value
+
+
+@dataclass(frozen=True)
+class Minutes(Rule):
+    """A number of minutes from low to high; fractions allowed (a local rehearsal uses 0.25)."""
+
+    low: float
+    high: float
+    metavar = "MINUTES"
+
+    def __call__(self, field_name: str, value: object) -> float:
+        allowed = (
+            f"use a number of minutes from {self.low:g} to {self.high:g} "
+            "(fractions such as 0.5 are fine)"
+        )
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise SettingsError(field_name, value, allowed)
+        if not math.isfinite(value) or not self.low <= value <= self.high:
+            raise SettingsError(field_name, value, allowed)
+        return float(value)
+
+
+@dataclass(frozen=True)
+class OneOf(Rule):
+    """One of a few whole numbers."""
+
+    values: tuple[int, ...]
+    metavar = "N"
+
+    def __call__(self, field_name: str, value: object) -> int:
+        if isinstance(value, bool) or value not in self.values:
+            raise SettingsError(
+                field_name, value, "use one of " + ", ".join(str(v) for v in self.values)
+            )
+        assert isinstance(value, int)
+        return value
+
+
+@dataclass(frozen=True)
+class Flag(Rule):
+    """true or false."""
+
+    metavar = "BOOLEAN"
+
+    def __call__(self, field_name: str, value: object) -> bool:
+        if not isinstance(value, bool):
+            raise SettingsError(field_name, value, "use true or false")
+        return value
+
+
+@dataclass(frozen=True)
+class Text(Rule):
+    """Text checked by `check` (which takes the field's name and the value); with `optional`,
+    the empty text too, meaning the setting is not used."""
+
+    check: Callable[[str, object], str]
+    metavar: str = "TEXT"  # how a flag's help names the value: URL, ADDRESS, TIME ...
+    optional: bool = False
+
+    def __call__(self, field_name: str, value: object) -> str:
+        if self.optional and value == "":
+            return ""
+        return self.check(field_name, value)
+
+
+def _room_name(_field_name: str, value: object) -> str:
+    return validate_room_name(value)
+
+
+def _display_name(_field_name: str, value: object) -> str:
+    return validate_display_name(value)
+
+
+def _region(_field_name: str, value: object) -> str:
+    return validate_region(value)
+
+
+def _url(field_name: str, value: object) -> str:
+    return validate_url(field_name, value, allow_loopback_http=True)
+
+
+def _colour(field_name: str, value: object) -> str:
+    if not isinstance(value, str) or not HEX_COLOUR_PATTERN.fullmatch(value):
+        raise SettingsError(field_name, value, "use a colour like '#1f5fbf'")
     return value
 
 
-def _minutes(field_name: str, value: object, low: float, high: float) -> float:
-    """A positive number of minutes; fractions allowed (a local rehearsal uses 0.25)."""
-    allowed = f"use a number of minutes from {low:g} to {high:g} (fractions such as 0.5 are fine)"
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise SettingsError(field_name, value, allowed)
-    if not math.isfinite(value) or not low <= value <= high:
-        raise SettingsError(field_name, value, allowed)
-    return float(value)
-
-
-def _bool(field_name: str, value: object) -> bool:
-    if not isinstance(value, bool):
-        raise SettingsError(field_name, value, "use true or false")
+def _file_path(field_name: str, value: object) -> str:
+    if not isinstance(value, str):
+        raise SettingsError(field_name, value, "use a file path")
     return value
+
+
+def _starts_at(field_name: str, value: object) -> str:
+    if not isinstance(value, str):
+        raise SettingsError(field_name, value, f"use a time such as {TIME_EXAMPLE}")
+    try:
+        return normalise_starts_at(value)
+    except ScheduleError as error:
+        raise SettingsError(field_name, value, str(error)) from None
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One room setting as the room file, the command line and the prompts describe it: one
+    sentence of help (the room file's comment and the flag's help), the rule its values follow
+    and, beside `--field-name`, any older names of its command-line flag."""
+
+    help: str
+    rule: Rule
+    flags: tuple[str, ...] = ()
+
+
+_SETTING = "beekeeper.setting"
+
+
+def setting(help: str, rule: Rule, *, flags: tuple[str, ...] = ()) -> dict[str, Setting]:
+    """A field's metadata: `name: int = field(metadata=setting(...))` declares a setting."""
+    return {_SETTING: Setting(help, rule, flags)}
 
 
 @dataclass(frozen=True, kw_only=True)
 class RoomSettings:
-    """Everything that describes one waiting room. Validated on construction."""
+    """Everything that describes one waiting room. Validated on construction.
 
-    name: str
-    display_name: str
-    region: str
-    origin: str
-    rate: int
-    dynamic_rate_throttling: bool = False
-    admission_validity_minutes: int = DEFAULT_ADMISSION_VALIDITY_MINUTES
+    Each field is one setting: its type, its default, its help and the rule its values follow
+    (`setting`). The room file, the Lambda environment, the prompts and every command's flags
+    (cli/options.py) are made from these declarations, so a new setting is one field here.
+    """
+
+    name: str = field(
+        metadata=setting(
+            f"Room name, used in AWS resource names: {ROOM_NAME_RULE}.", Text(_room_name, "NAME")
+        )
+    )
+    display_name: str = field(
+        metadata=setting(
+            "The event's name as visitors see it on the waiting room page.", Text(_display_name)
+        )
+    )
+    region: str = field(
+        metadata=setting(
+            "AWS region the room is deployed to, e.g. us-east-1.", Text(_region, "REGION")
+        )
+    )
+    origin: str = field(
+        metadata=setting(
+            "The shop's URL visitors are let through to (https; http only for localhost).",
+            Text(_url, "URL"),
+        )
+    )
+    rate: int = field(
+        metadata=setting(
+            f"Visitors let through per minute, {MIN_RATE} to {MAX_RATE:,}.",
+            WholeNumber(MIN_RATE, MAX_RATE, " visitors per minute"),
+        )
+    )
+    dynamic_rate_throttling: bool = field(
+        default=False,
+        metadata=setting(
+            "Slow the rate automatically when the origin slows down.", Flag(), flags=("--drt",)
+        ),
+    )
+    admission_validity_minutes: int = field(
+        default=DEFAULT_ADMISSION_VALIDITY_MINUTES,
+        metadata=setting(
+            "How long an admitted visitor stays admitted, in minutes.",
+            WholeNumber(1, MAX_ADMISSION_VALIDITY_MINUTES, " minutes"),
+        ),
+    )
     # What /beekeeper does when the queue can not take a new visitor: False shows a 503 page
     # with Retry-After (the safe default: the shop stays protected); True sends the visitor
     # straight to the origin (the shop prefers selling to protecting).
-    fail_open: bool = False
-    # How many visitors one consumer Lambda admits per minute at most; the trigger plans
-    # ceil(rate / consumer_capacity) consumers.
-    consumer_capacity: int = DEFAULT_CONSUMER_CAPACITY
-    # Arrival counter shards: each takes about 1,000 writes/s, so 8 take 8,000 new visitors/s.
-    arrival_shards: int = DEFAULT_ARRIVAL_SHARDS
-    # Requests per IP per 5 minutes above which WAF blocks; 0 deploys no WAF.
-    waf_requests_per_5_minutes: int = 0
-    # The URL the governor samples for latency; empty means the origin itself.
-    health_check_url: str = ""
-    # The governor also counts a check as slow when its 90th percentile exceeds this many ms;
-    # 0 judges latency only against the shop's own baseline.
-    slow_ms: int = 0
-    accent_colour: str = "#1f5fbf"
-    logo_url: str = ""
-    # A file that replaces the default waiting room page, keeping its data hooks.
-    custom_template: str = ""
-    log_retention_days: int = 30
-    # Who every alarm notifies (SNS email; AWS asks the address to confirm once); empty: nobody.
-    alert_email: str = ""
-    # Capacity mode: at most this many visitors inside the shop at once (0: no cap, rate only).
+    fail_open: bool = field(
+        default=False,
+        metadata=setting(
+            "When the queue is unavailable: true sends visitors to the origin, "
+            "false shows a 'try again' page.",
+            Flag(),
+        ),
+    )
+    # The trigger plans ceil(rate / consumer_capacity) consumers.
+    consumer_capacity: int = field(
+        default=DEFAULT_CONSUMER_CAPACITY,
+        metadata=setting(
+            "Visitors one consumer Lambda admits per minute at most.",
+            WholeNumber(
+                MIN_CONSUMER_CAPACITY, MAX_CONSUMER_CAPACITY, " visitors per consumer per minute"
+            ),
+        ),
+    )
+    arrival_shards: int = field(
+        default=DEFAULT_ARRIVAL_SHARDS,
+        metadata=setting(
+            "Arrival counter shards; each takes about 1,000 new visitors/s.",
+            WholeNumber(1, MAX_ARRIVAL_SHARDS),
+        ),
+    )
+    waf_requests_per_5_minutes: int = field(
+        default=0,
+        metadata=setting(
+            "Per-IP request limit per 5 minutes enforced by WAF; 0 = no WAF.",
+            WholeNumber(MIN_WAF_LIMIT, MAX_WAF_LIMIT, zero="no WAF"),
+        ),
+    )
+    health_check_url: str = field(
+        default="",
+        metadata=setting(
+            "URL the governor samples; empty = the origin.", Text(_url, "URL", optional=True)
+        ),
+    )
+    slow_ms: int = field(
+        default=0,
+        metadata=setting(
+            "Governor: a check whose 90th percentile takes longer than this many ms is slow; "
+            "0 = judge latency only against the shop's own baseline.",
+            WholeNumber(1, MAX_SLOW_MS, " milliseconds", zero="none"),
+        ),
+    )
+    accent_colour: str = field(
+        default="#1f5fbf",
+        metadata=setting(
+            "Accent colour of the waiting room page, #rrggbb.", Text(_colour, "COLOUR")
+        ),
+    )
+    logo_url: str = field(
+        default="",
+        metadata=setting(
+            "Optional logo shown on the waiting room page (https).",
+            Text(_url, "URL", optional=True),
+        ),
+    )
+    custom_template: str = field(
+        default="",
+        metadata=setting(
+            "Optional HTML file replacing the default waiting room page.", Text(_file_path, "FILE")
+        ),
+    )
+    log_retention_days: int = field(
+        default=30,
+        metadata=setting(
+            "Days CloudWatch keeps the room's logs.", OneOf(LOG_RETENTION_DAYS_ALLOWED)
+        ),
+    )
+    alert_email: str = field(
+        default="",
+        metadata=setting(
+            "Email address every alarm notifies (AWS asks it to confirm once); "
+            "empty = nobody is told.",
+            Text(validate_email, "ADDRESS", optional=True),
+        ),
+    )
     # Rate and cap apply together; the stricter one holds at every moment.
-    max_inside: int = 0
-    # A visitor inside stays inside while active: each /client check renews the session for
-    # this many minutes; without one for that long it ends and its place goes to the next.
-    session_minutes: float = DEFAULT_SESSION_MINUTES
-    # An admitted visitor who has not arrived at the shop (followed the redirect, or been
-    # checked by /client) within this many minutes is a no-show: their place frees.
-    claim_minutes: float = DEFAULT_CLAIM_MINUTES
-    # A scheduled event's start (UTC, ISO 8601; empty: no schedule). Before it visitors join a
-    # pre-queue; at it they are drawn into a random order. `beekeeper schedule` sets it live.
-    starts_at: str = ""
+    max_inside: int = field(
+        default=0,
+        metadata=setting(
+            "Capacity mode: at most this many visitors inside the shop at once; 0 = no cap.",
+            WholeNumber(1, MAX_INSIDE, " visitors", zero="no cap"),
+        ),
+    )
+    session_minutes: float = field(
+        default=DEFAULT_SESSION_MINUTES,
+        metadata=setting(
+            "Capacity mode: a session ends after this many minutes without a /client "
+            "check (each check renews it).",
+            Minutes(MIN_MINUTES, MAX_SESSION_MINUTES),
+        ),
+    )
+    claim_minutes: float = field(
+        default=DEFAULT_CLAIM_MINUTES,
+        metadata=setting(
+            "Capacity mode: an admitted visitor who has not arrived at the shop within "
+            "this many minutes is a no-show, and their place frees.",
+            Minutes(MIN_MINUTES, MAX_CLAIM_MINUTES),
+        ),
+    )
+    # `beekeeper schedule` sets it live.
+    starts_at: str = field(
+        default="",
+        metadata=setting(
+            "Scheduled start, UTC ISO 8601 (e.g. 2030-06-01T09:00:00Z); before it visitors "
+            "join a pre-queue, drawn into a random order at the start; empty = no schedule.",
+            Text(_starts_at, "TIME"),
+        ),
+    )
 
     def __post_init__(self) -> None:
-        validate_room_name(self.name)
-        object.__setattr__(self, "display_name", validate_display_name(self.display_name))
-        validate_region(self.region)
-        validate_url("origin", self.origin, allow_loopback_http=True)
-        _int_in_range("rate", self.rate, MIN_RATE, MAX_RATE, " visitors per minute")
-        _bool("dynamic_rate_throttling", self.dynamic_rate_throttling)
-        _int_in_range(
-            "admission_validity_minutes",
-            self.admission_validity_minutes,
-            1,
-            MAX_ADMISSION_VALIDITY_MINUTES,
-            " minutes",
-        )
-        _bool("fail_open", self.fail_open)
-        _int_in_range(
-            "consumer_capacity",
-            self.consumer_capacity,
-            MIN_CONSUMER_CAPACITY,
-            MAX_CONSUMER_CAPACITY,
-            " visitors per consumer per minute",
-        )
-        _int_in_range("arrival_shards", self.arrival_shards, 1, MAX_ARRIVAL_SHARDS)
-        if self.waf_requests_per_5_minutes != 0:
-            _int_in_range(
-                "waf_requests_per_5_minutes",
-                self.waf_requests_per_5_minutes,
-                MIN_WAF_LIMIT,
-                MAX_WAF_LIMIT,
-                ", or 0 for no WAF",
-            )
-        if self.health_check_url:
-            validate_url("health_check_url", self.health_check_url, allow_loopback_http=True)
-        if self.slow_ms != 0 or isinstance(self.slow_ms, bool):
-            _int_in_range("slow_ms", self.slow_ms, 1, MAX_SLOW_MS, " milliseconds, or 0 for none")
-        if not isinstance(self.accent_colour, str) or not HEX_COLOUR_PATTERN.fullmatch(
-            self.accent_colour
-        ):
-            raise SettingsError("accent_colour", self.accent_colour, "use a colour like '#1f5fbf'")
-        if self.logo_url:
-            validate_url("logo_url", self.logo_url, allow_loopback_http=True)
-        if not isinstance(self.custom_template, str):
-            raise SettingsError("custom_template", self.custom_template, "use a file path")
-        if self.alert_email:
-            validate_email("alert_email", self.alert_email)
-        _int_in_range("max_inside", self.max_inside, 0, MAX_INSIDE, " visitors, or 0 for no cap")
-        object.__setattr__(
-            self,
-            "session_minutes",
-            _minutes("session_minutes", self.session_minutes, MIN_MINUTES, MAX_SESSION_MINUTES),
-        )
-        object.__setattr__(
-            self,
-            "claim_minutes",
-            _minutes("claim_minutes", self.claim_minutes, MIN_MINUTES, MAX_CLAIM_MINUTES),
-        )
-        if not isinstance(self.starts_at, str):
-            raise SettingsError("starts_at", self.starts_at, f"use a time such as {TIME_EXAMPLE}")
-        try:
-            object.__setattr__(self, "starts_at", normalise_starts_at(self.starts_at))
-        except ScheduleError as error:
-            raise SettingsError("starts_at", self.starts_at, str(error)) from None
-        if self.log_retention_days not in LOG_RETENTION_DAYS_ALLOWED:
-            raise SettingsError(
-                "log_retention_days",
-                self.log_retention_days,
-                "use one of " + ", ".join(str(d) for d in LOG_RETENTION_DAYS_ALLOWED),
-            )
+        for description in SETTINGS.values():
+            value = description.rule(description.name, getattr(self, description.name))
+            object.__setattr__(self, description.name, value)
 
     # -- derived values -------------------------------------------------------------------
 
@@ -347,7 +529,7 @@ class RoomSettings:
     # -- mappings ----------------------------------------------------------------------------
 
     def to_mapping(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in _FIELDS}
+        return {name: getattr(self, name) for name in SETTINGS}
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], *, coerce_strings: bool = False) -> RoomSettings:
@@ -356,19 +538,19 @@ class RoomSettings:
         With coerce_strings, values given as text (a prompt, a flag, an environment variable)
         are converted to the field's type first, with the same clear errors.
         """
-        unknown = sorted(set(data) - _FIELD_NAMES)
+        unknown = sorted(set(data) - set(SETTINGS))
         if unknown:
             raise SettingsError(
                 unknown[0],
                 data[unknown[0]],
-                "this is not a room setting; known settings are " + ", ".join(sorted(_FIELD_NAMES)),
+                "this is not a room setting; known settings are " + ", ".join(sorted(SETTINGS)),
             )
         missing = [name for name in _REQUIRED if name not in data]
         if missing:
             raise SettingsError(missing[0], None, "this setting is required")
         values = dict(data)
         if coerce_strings:
-            values = {key: _coerce(key, value) for key, value in values.items()}
+            values = {key: _coerce(key, SETTINGS[key].kind, value) for key, value in values.items()}
         return cls(**values)
 
     # -- TOML room file ----------------------------------------------------------------------
@@ -379,9 +561,9 @@ class RoomSettings:
             "# reads this file and names the field and what is allowed if one is wrong.",
             "",
         ]
-        for f in _FIELDS:
-            lines.append(f"# {_FIELD_HELP[f.name]}")
-            lines.append(f"{f.name} = {_toml_value(getattr(self, f.name))}")
+        for name, description in SETTINGS.items():
+            lines.append(f"# {description.help}")
+            lines.append(f"{name} = {_toml_value(getattr(self, name))}")
             lines.append("")
         return "\n".join(lines)
 
@@ -414,75 +596,56 @@ class RoomSettings:
 
 ENVIRONMENT_VARIABLE = "BEEKEEPER_ROOM"
 
-_FIELDS = dataclasses.fields(RoomSettings)
-_FIELD_NAMES = frozenset(f.name for f in _FIELDS)
-_REQUIRED = tuple(f.name for f in _FIELDS if f.default is dataclasses.MISSING)
-_FIELD_HELP = {
-    "name": f"Room name, used in AWS resource names: {ROOM_NAME_RULE}.",
-    "display_name": "The event's name as visitors see it on the waiting room page.",
-    "region": "AWS region the room is deployed to, e.g. us-east-1.",
-    "origin": "The shop's URL visitors are let through to (https; http only for localhost).",
-    "rate": f"Visitors let through per minute, {MIN_RATE} to {MAX_RATE:,}.",
-    "dynamic_rate_throttling": "Slow the rate automatically when the origin slows down.",
-    "admission_validity_minutes": "How long an admitted visitor stays admitted, in minutes.",
-    "fail_open": "When the queue is unavailable: true sends visitors to the origin, "
-    "false shows a 'try again' page.",
-    "consumer_capacity": "Visitors one consumer Lambda admits per minute at most.",
-    "arrival_shards": "Arrival counter shards; each takes about 1,000 new visitors/s.",
-    "waf_requests_per_5_minutes": "Per-IP request limit per 5 minutes enforced by WAF; 0 = no WAF.",
-    "health_check_url": "URL the governor samples; empty = the origin.",
-    "slow_ms": "Governor: a check whose 90th percentile takes longer than this many ms is slow; "
-    "0 = judge latency only against the shop's own baseline.",
-    "accent_colour": "Accent colour of the waiting room page, #rrggbb.",
-    "logo_url": "Optional logo shown on the waiting room page (https).",
-    "custom_template": "Optional HTML file replacing the default waiting room page.",
-    "log_retention_days": "Days CloudWatch keeps the room's logs.",
-    "alert_email": "Email address every alarm notifies (AWS asks it to confirm once); "
-    "empty = nobody is told.",
-    "max_inside": "Capacity mode: at most this many visitors inside the shop at once; 0 = no cap.",
-    "session_minutes": "Capacity mode: a session ends after this many minutes without a /client "
-    "check (each check renews it).",
-    "claim_minutes": "Capacity mode: an admitted visitor who has not arrived at the shop within "
-    "this many minutes is a no-show, and their place frees.",
-    "starts_at": "Scheduled start, UTC ISO 8601 (e.g. 2030-06-01T09:00:00Z); before it visitors "
-    "join a pre-queue, drawn into a random order at the start; empty = no schedule.",
+_KINDS: dict[str, type] = {"str": str, "int": int, "float": float, "bool": bool}
+
+
+@dataclass(frozen=True)
+class SettingDescription:
+    """A setting as everything outside the model sees it: made from its field's declaration."""
+
+    name: str
+    kind: type  # str, int, float or bool: the field's annotation
+    default: Any  # dataclasses.MISSING for a required setting
+    help: str
+    rule: Rule
+    flags: tuple[str, ...]  # its command-line flag's names: --field-name first
+
+    @property
+    def required(self) -> bool:
+        return self.default is dataclasses.MISSING
+
+    def parse(self, value: object) -> Any:
+        """The value as the room keeps it, from text typed by a person (a flag, a prompt, an
+        environment variable) or from a value of the field's type; SettingsError otherwise."""
+        return self.rule(self.name, _coerce(self.name, self.kind, value))
+
+
+def _describe(f: dataclasses.Field[Any]) -> SettingDescription:
+    declared: Setting = f.metadata[_SETTING]
+    return SettingDescription(
+        name=f.name,
+        kind=_KINDS[str(f.type)],
+        default=f.default,
+        help=declared.help,
+        rule=declared.rule,
+        flags=("--" + f.name.replace("_", "-"), *declared.flags),
+    )
+
+
+# Every setting, in the room file's order.
+SETTINGS: dict[str, SettingDescription] = {
+    f.name: _describe(f) for f in dataclasses.fields(RoomSettings)
 }
-_FIELD_DEFAULTS = {f.name: f.default for f in _FIELDS if f.default is not dataclasses.MISSING}
-_FIELD_KINDS: dict[str, type] = {
-    "name": str,
-    "display_name": str,
-    "region": str,
-    "origin": str,
-    "rate": int,
-    "dynamic_rate_throttling": bool,
-    "admission_validity_minutes": int,
-    "fail_open": bool,
-    "consumer_capacity": int,
-    "arrival_shards": int,
-    "waf_requests_per_5_minutes": int,
-    "health_check_url": str,
-    "slow_ms": int,
-    "accent_colour": str,
-    "logo_url": str,
-    "custom_template": str,
-    "log_retention_days": int,
-    "alert_email": str,
-    "max_inside": int,
-    "session_minutes": float,
-    "claim_minutes": float,
-    "starts_at": str,
-}
-assert set(_FIELD_KINDS) == _FIELD_NAMES == set(_FIELD_HELP), "document every setting"
+_REQUIRED = tuple(name for name, d in SETTINGS.items() if d.required)
 
 _TRUE_WORDS = frozenset({"true", "yes", "y", "on", "1"})
 _FALSE_WORDS = frozenset({"false", "no", "n", "off", "0"})
 
 
-def _coerce(key: str, value: Any) -> Any:
+def _coerce(key: str, kind: type, value: Any) -> Any:
     """Text typed by a person, converted to the field's type; anything else is left alone."""
     if not isinstance(value, str):
         return value
-    kind = _FIELD_KINDS[key]
     text = value.strip()
     if kind is int:
         cleaned = text.replace(",", "").replace("_", "")
@@ -517,4 +680,7 @@ def _toml_value(value: Any) -> str:
 
 def default_for(field_name: str) -> Any:
     """The default of an optional setting (used by prompts to fill what was not asked)."""
-    return _FIELD_DEFAULTS[field_name]
+    default = SETTINGS[field_name].default
+    if default is dataclasses.MISSING:
+        raise KeyError(f"{field_name} is required: it has no default")
+    return default

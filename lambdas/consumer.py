@@ -8,7 +8,7 @@ long-polling the queue and has a slot), and a backlog is admitted evenly at exac
 The loop counts visitors, not receive calls, and runs until the minute's span ends. When it
 receives and how (a whole batch as it falls due from a backlog, a gathered few from a
 trickle, a long poll on an empty queue) is `pacing.ReceiveRhythm`'s decision. Every
-CONFIG_REFRESH_SECONDS it reads the room's config: a live rate change starts a new
+CONFIG_FRESH_SECONDS (core/datamodel.py) it reads the room's config: a live rate change starts a new
 lattice from that moment, and a room switched off admits nobody.
 
 Exactly once, as far as SQS allows: a message is deleted only after its visitor's item was
@@ -28,13 +28,14 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Unpack
 
 from botocore.exceptions import ClientError
 
 from beekeeper.core import telemetry
 from beekeeper.core.datamodel import (
     ADMITTED_COUNTER_KEY,
+    CONFIG_FRESH_SECONDS,
     CONFIG_KEY,
     DRAW_KEY,
     PARTITION_KEY,
@@ -63,13 +64,12 @@ from beekeeper.lambdas.room_state import (
 )
 from beekeeper.lambdas.status_publisher import StatusPublisher
 from beekeeper.lambdas.tickets import NO_TICKETS, TicketHook, container_issuer
+from beekeeper.lambdas.wiring import RoomWiring
 
 log = logging.getLogger("beekeeper.consumer")
 
 # Shortest sleep: the last slots of a busy span fall due within a millisecond of its end.
 MIN_SLEEP_SECONDS = 1e-6
-# Long polls are kept short enough that the config is re-read this often.
-CONFIG_REFRESH_SECONDS = 5.0
 # Tries of one batch's write before its unwritten visitors go back to the queue.
 QUICK_WRITE_ATTEMPTS = 2
 # Once most of a lane's recent batches were throttled (THROTTLED_OF_RECENT of the last
@@ -115,6 +115,21 @@ class Assignment:
     deadline: float
     minute_seconds: float = 60.0
     woken: bool = False  # started by a visitor joining a minute that had no consumer
+
+    @classmethod
+    def lane(
+        cls,
+        minute: int,
+        index: int,
+        consumers: int,
+        rate: int,
+        minute_seconds: float,
+        *,
+        woken: bool = False,
+    ) -> Assignment:
+        """Lane `index` of the minute's `consumers`, over the minute's span (pacing.py)."""
+        start, deadline = minute_span(minute, minute_seconds)
+        return cls(minute, index, consumers, rate, start, deadline, minute_seconds, woken)
 
     @classmethod
     def from_payload(cls, payload: object) -> Assignment:
@@ -250,7 +265,7 @@ class Consumer:
             if now >= deadline:
                 break
             if now >= next_config:
-                next_config = now + CONFIG_REFRESH_SECONDS
+                next_config = now + CONFIG_FRESH_SECONDS
                 enabled = self._follow_config(pacer, now, enabled, assignment.minute)
             publisher.tick(now)
             if self.places is not None:
@@ -273,7 +288,7 @@ class Consumer:
                 ask = min(ask, room)
             # SQS waits whole seconds: the last long poll may end after the span, and
             # whoever it brings then is handed back to the next minute (_admit_batch).
-            wait = max(1, int(min(CONFIG_REFRESH_SECONDS, deadline - now))) if plan.long_poll else 0
+            wait = max(1, int(min(CONFIG_FRESH_SECONDS, deadline - now))) if plan.long_poll else 0
             try:
                 # The drawn pre-queue first; the queue once it has nothing more to hand out.
                 drawn = self._admit_prequeue(ask, assignment, deadline)
@@ -734,27 +749,16 @@ class Consumer:
 def run_consumer(
     payload: object,
     *,
-    settings: RoomSettings,
-    table: str,
-    queue_url: str,
-    dynamodb: Any,
-    sqs: Any,
     clock: Callable[[], float],
     sleep: Callable[[float], None],
     metrics: MetricSink = DISCARD,
     tickets: TicketHook = NO_TICKETS,
+    **room: Unpack[RoomWiring],
 ) -> ConsumerReport:
+    """One consumer invocation: `payload` is the trigger's Assignment, `room` what the room's
+    code runs against (lambdas/wiring.py)."""
     assignment = Assignment.from_payload(payload)
-    consumer = Consumer(
-        settings=settings,
-        table=table,
-        queue_url=queue_url,
-        dynamodb=dynamodb,
-        sqs=sqs,
-        clock=clock,
-        sleep=sleep,
-        tickets=tickets,
-    )
+    consumer = Consumer(**room, clock=clock, sleep=sleep, tickets=tickets)
     report = consumer.run(assignment)
     metrics.count(telemetry.ADMITTED, report.admitted)
     metrics.count(telemetry.DUPLICATES, report.duplicates)
@@ -775,11 +779,7 @@ def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
     try:
         report = run_consumer(
             event,
-            settings=runtime.settings(),
-            table=runtime.env("TABLE_NAME"),
-            queue_url=runtime.env("QUEUE_URL"),
-            dynamodb=runtime.client("dynamodb"),
-            sqs=runtime.client("sqs"),
+            **runtime.wiring(),
             clock=time.time,
             sleep=time.sleep,
             metrics=runtime.metrics(),

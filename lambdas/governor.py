@@ -38,7 +38,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from beekeeper.core import telemetry
+from beekeeper.core import names, telemetry
 from beekeeper.core.datamodel import GOVERNOR_KEY, GOVERNOR_LOG_KEY
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas import runtime
@@ -274,7 +274,7 @@ def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
         return {"decision": "disabled"}
     decision = run_governor(
         settings=settings,
-        table=runtime.env("TABLE_NAME"),
+        table=runtime.env(names.TABLE_NAME_VARIABLE),
         dynamodb=runtime.client("dynamodb"),
         fetch=fetch_once,
         clock=time.time,

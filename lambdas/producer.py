@@ -3,8 +3,8 @@
 A new visitor in a busy room costs two AWS calls: UpdateItem `ADD n 1` on one arrival shard
 (the returned `n` gives the visitor's ordinal) and SendMessage with the token. The room's
 config and the shard counts are read together with one BatchGetItem at most every
-CONFIG_TTL_SECONDS per container, so `beekeeper off` and rate changes reach every container
-within seconds, without a redeploy.
+CONFIG_FRESH_SECONDS per container (core/datamodel.py), so `beekeeper off` and rate changes
+reach every container within seconds, without a redeploy.
 
 In a quiet room (fewer than QUIET_ARRIVALS_PER_SECOND joining) ordinals are exact: the shard
 counts are read consistently and the next ordinal in the interleaved order is taken with a
@@ -31,11 +31,13 @@ from botocore.exceptions import ClientError
 
 from beekeeper.core import telemetry
 from beekeeper.core.datamodel import (
+    CONFIG_FRESH_SECONDS,
     QUEUE_RETENTION_SECONDS,
     Token,
     arrival_shard_key,
     origin_url_with_token,
 )
+from beekeeper.core.headers import MARKETING_LINK_HEADERS
 from beekeeper.core.polling import eta_seconds
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas import runtime
@@ -59,12 +61,10 @@ from beekeeper.lambdas.room_state import (
     read_number,
     read_snapshot,
 )
-from beekeeper.lambdas.runtime import lambda_invoker
 from beekeeper.lambdas.wake import wake_if_idle
 
 log = logging.getLogger("beekeeper.producer")
 
-CONFIG_TTL_SECONDS = 5.0
 # The page is served under the same stage prefix: "room" relative to ".../beekeeper".
 ROOM_LOCATION = "room"
 RETRY_AFTER_SECONDS = 30
@@ -93,7 +93,7 @@ class SnapshotCache:
     arrival_rate: float | None = None
 
     def get(self, now: float, read: Callable[[], RoomSnapshot]) -> RoomSnapshot:
-        if self.snapshot is None or now - self.read_at >= CONFIG_TTL_SECONDS:
+        if self.snapshot is None or now - self.read_at >= CONFIG_FRESH_SECONDS:
             try:
                 fresh = read()
                 if self.snapshot is not None and now > self.read_at:
@@ -233,7 +233,7 @@ class Producer:
         return (
             len(joins) < QUIET_ARRIVALS_PER_SECOND
             and (rate is None or rate < QUIET_ARRIVALS_PER_SECOND)
-            and now - self.contended_at >= CONFIG_TTL_SECONDS
+            and now - self.contended_at >= CONFIG_FRESH_SECONDS
         )
 
     def _ordinal(self, snapshot: RoomSnapshot, *, exact: bool) -> int:
@@ -315,15 +315,9 @@ class Producer:
         return min(max_age, QUEUE_RETENTION_SECONDS + self.settings.admission_validity_seconds)
 
 
-_BASE_HEADERS = {
-    "Cache-Control": "no-store",
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-}
-
-
 def redirect(location: str) -> dict[str, Any]:
-    return {"statusCode": 302, "headers": {**_BASE_HEADERS, "Location": location}, "body": ""}
+    headers = {**MARKETING_LINK_HEADERS, "Location": location}
+    return {"statusCode": 302, "headers": headers, "body": ""}
 
 
 def page(status: int, title: str, message: str) -> dict[str, Any]:
@@ -332,7 +326,7 @@ def page(status: int, title: str, message: str) -> dict[str, Any]:
         f"<title>{html.escape(title)}</title></head><body>"
         f"<h1>{html.escape(title)}</h1><p>{html.escape(message)}</p></body></html>"
     )
-    headers = {**_BASE_HEADERS, "Content-Type": "text/html; charset=utf-8"}
+    headers = {**MARKETING_LINK_HEADERS, "Content-Type": "text/html; charset=utf-8"}
     return {"statusCode": status, "headers": headers, "body": body}
 
 
@@ -376,14 +370,8 @@ def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
     global _producer
     if _producer is None:
         _producer = Producer(
-            settings=runtime.settings(),
-            table=runtime.env("TABLE_NAME"),
-            queue_url=runtime.env("QUEUE_URL"),
-            dynamodb=runtime.client("dynamodb"),
-            sqs=runtime.client("sqs"),
-            invoke_consumer=lambda_invoker(
-                runtime.client("lambda"), runtime.env("CONSUMER_FUNCTION_NAME")
-            ),
+            **runtime.wiring(),
+            invoke_consumer=runtime.consumer_invoker(),
             metrics=runtime.metrics(),
         )
     response = _producer.handle(event)

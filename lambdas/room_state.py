@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from botocore.exceptions import ClientError
 
@@ -290,19 +290,31 @@ def read_config(dynamodb: Any, table: str, settings: RoomSettings) -> RoomConfig
     return RoomConfig.from_item(response.get("Item"), settings)
 
 
+class ConfigChange(TypedDict, total=False):
+    """What an operator's command changes in the config item; a field left out (or None)
+    stays as it is."""
+
+    enabled: bool | None
+    operator_rate: int | None
+    max_inside: int | None
+    starts_at: int | None  # epoch seconds; 0: no schedule
+    held: bool | None
+    closed: bool | None
+    message: str | None
+
+
+def _config_value(value: object) -> dict[str, Any]:
+    if isinstance(value, bool):
+        return {"BOOL": value}
+    if isinstance(value, str):
+        return {"S": value}
+    if isinstance(value, int):
+        return number(value)
+    raise TypeError(f"a config field takes a bool, a whole number or text, not {value!r}")
+
+
 def write_config(
-    dynamodb: Any,
-    table: str,
-    settings: RoomSettings,
-    *,
-    now: float,
-    enabled: bool | None = None,
-    operator_rate: int | None = None,
-    max_inside: int | None = None,
-    starts_at: int | None = None,
-    held: bool | None = None,
-    closed: bool | None = None,
-    message: str | None = None,
+    dynamodb: Any, table: str, settings: RoomSettings, *, now: float, **change: Unpack[ConfigChange]
 ) -> RoomConfig:
     """What `beekeeper on/off/rate/capacity/schedule/hold/resume/close` do: set fields and bump
     the version.
@@ -312,19 +324,11 @@ def write_config(
     """
     assignments = ["updated_at = :now"]
     values: dict[str, Any] = {":now": number(now), ":one": number(1)}
-    if enabled is not None:
-        assignments.append("enabled = :enabled")
-        values[":enabled"] = {"BOOL": enabled}
-    if max_inside is not None:
-        assignments.append("max_inside = :max_inside")
-        values[":max_inside"] = number(max_inside)
-    for name, value in (("starts_at", starts_at), ("held", held), ("closed", closed)):
-        if value is not None:
+    for name, value in change.items():
+        if value is not None and name != "operator_rate":
             assignments.append(f"{name} = :{name}")
-            values[f":{name}"] = {"BOOL": value} if isinstance(value, bool) else number(value)
-    if message is not None:
-        assignments.append("message = :message")
-        values[":message"] = {"S": message}
+            values[f":{name}"] = _config_value(value)
+    operator_rate = change.get("operator_rate")
     if operator_rate is not None:
         assignments += ["operator_rate = :rate", "rate = :rate"]
         values[":rate"] = number(operator_rate)

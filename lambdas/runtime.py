@@ -18,9 +18,11 @@ from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any
 
+from beekeeper.core import names
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas import log_context
 from beekeeper.lambdas.emf import DISCARD, MetricSink, MinuteMetrics
+from beekeeper.lambdas.wiring import RoomWiring
 
 # Lambda sets it in every function's environment (a reserved variable).
 IN_LAMBDA_VARIABLE = "AWS_LAMBDA_FUNCTION_NAME"
@@ -53,6 +55,22 @@ def client(service: str) -> Any:
     import boto3  # imported here so that a cold import of a handler stays cheap
 
     return boto3.client(service)
+
+
+def wiring() -> RoomWiring:
+    """The room's settings, table, queue and clients, as the stack set them for this function."""
+    return RoomWiring(
+        settings=settings(),
+        table=env(names.TABLE_NAME_VARIABLE),
+        queue_url=env(names.QUEUE_URL_VARIABLE),
+        dynamodb=client("dynamodb"),
+        sqs=client("sqs"),
+    )
+
+
+def consumer_invoker() -> Callable[[dict[str, Any]], None]:
+    """How the producer and the trigger start a consumer: Lambda's asynchronous invoke."""
+    return lambda_invoker(client("lambda"), env(names.CONSUMER_FUNCTION_VARIABLE))
 
 
 def lambda_invoker(lambda_client: Any, function_name: str) -> Callable[[dict[str, Any]], None]:

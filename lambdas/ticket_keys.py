@@ -219,38 +219,30 @@ def _read_published(item: dict[str, Any] | None) -> tuple[tuple[PublishedKey, ..
     return tuple(found), read_number(item, "version")
 
 
+@dataclass(frozen=True, kw_only=True)
 class TicketKeyStore:
     """Reads and writes a room's keys: its secret and its `ticket-keys` item."""
 
-    def __init__(
-        self,
-        *,
-        secretsmanager: Any,
-        secret_id: str,
-        dynamodb: Any,
-        table: str,
-        clock: Callable[[], float],
-    ) -> None:
-        self._secrets = secretsmanager
-        self._secret_id = secret_id
-        self._db = dynamodb
-        self._table = table
-        self._clock = clock
+    secretsmanager: Any
+    secret_id: str
+    dynamodb: Any
+    table: str
+    clock: Callable[[], float]
 
     def ensure_first_key(self, *, issuer: str) -> Change | None:
         """Give a room without keys its first (`beekeeper deploy`, `beekeeper local`), or bring
         the issuer up to date; None when the room's keys were already right."""
         before = self.read()
-        change = first_key(before, issuer=issuer, now=int(self._clock()))
+        change = first_key(before, issuer=issuer, now=int(self.clock()))
         if change is not None:
             self.apply(before, change.keys)
         return change
 
     def read(self) -> RoomKeys:
-        text = self._secrets.get_secret_value(SecretId=self._secret_id)["SecretString"]
+        text = self.secretsmanager.get_secret_value(SecretId=self.secret_id)["SecretString"]
         ring = KeyRing.parse(str(text))
-        item = self._db.get_item(
-            TableName=self._table, Key=key(TICKET_KEYS_KEY), ConsistentRead=True
+        item = self.dynamodb.get_item(
+            TableName=self.table, Key=key(TICKET_KEYS_KEY), ConsistentRead=True
         ).get("Item")
         published, version = _read_published(item)
         return RoomKeys(ring, published, version)
@@ -275,10 +267,10 @@ class TicketKeyStore:
             raise
 
     def _write_ring(self, ring: KeyRing) -> None:
-        self._secrets.put_secret_value(SecretId=self._secret_id, SecretString=ring.dump())
+        self.secretsmanager.put_secret_value(SecretId=self.secret_id, SecretString=ring.dump())
 
     def _write_published(self, keys: RoomKeys, expected_version: int) -> None:
-        item = published_item(keys.published, expected_version + 1, int(self._clock()))
+        item = published_item(keys.published, expected_version + 1, int(self.clock()))
         condition = (
             {"ConditionExpression": "attribute_not_exists(pk)"}
             if expected_version == 0
@@ -288,7 +280,7 @@ class TicketKeyStore:
             }
         )
         try:
-            self._db.put_item(TableName=self._table, Item=item, **condition)
+            self.dynamodb.put_item(TableName=self.table, Item=item, **condition)
         except ClientError as error:
             if error_code(error) == "ConditionalCheckFailedException":
                 raise KeysChangedError(

@@ -29,7 +29,7 @@ from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas import runtime
 from beekeeper.lambdas.consumer import Assignment
 from beekeeper.lambdas.emf import DISCARD, MetricSink
-from beekeeper.lambdas.pacing import MINUTE_SECONDS, minute_span
+from beekeeper.lambdas.pacing import MINUTE_SECONDS
 from beekeeper.lambdas.places import Warden, read_inside
 from beekeeper.lambdas.prequeue import Draw
 from beekeeper.lambdas.room_state import (
@@ -43,7 +43,6 @@ from beekeeper.lambdas.room_state import (
     read_number,
     read_snapshot,
 )
-from beekeeper.lambdas.runtime import lambda_invoker
 from beekeeper.lambdas.wake import wake_if_idle
 
 log = logging.getLogger("beekeeper.trigger")
@@ -184,17 +183,8 @@ def run_trigger(
     if settings.max_inside:
         metrics.level(telemetry.INSIDE, snapshot.inside)
         metrics.level(telemetry.MAX_INSIDE, config.max_inside)
-    start, deadline = minute_span(minute, minute_seconds)
     for index in range(consumers):
-        assignment = Assignment(
-            minute=minute,
-            index=index,
-            consumers=consumers,
-            rate=config.rate,
-            start=start,
-            deadline=deadline,
-            minute_seconds=minute_seconds,
-        )
+        assignment = Assignment.lane(minute, index, consumers, config.rate, minute_seconds)
         try:
             invoke_consumer(assignment.to_payload())
         except Exception:
@@ -239,14 +229,8 @@ def run_trigger(
 
 def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
     outcome = run_trigger(
-        settings=runtime.settings(),
-        table=runtime.env("TABLE_NAME"),
-        queue_url=runtime.env("QUEUE_URL"),
-        dynamodb=runtime.client("dynamodb"),
-        sqs=runtime.client("sqs"),
-        invoke_consumer=lambda_invoker(
-            runtime.client("lambda"), runtime.env("CONSUMER_FUNCTION_NAME")
-        ),
+        **runtime.wiring(),
+        invoke_consumer=runtime.consumer_invoker(),
         clock=time.time,
         metrics=runtime.metrics(),
     )

@@ -34,7 +34,7 @@ def wake_if_idle(
 ) -> bool:
     """Start a consumer for the current minute if it has none; True when this call did."""
     minute = int(now // minute_seconds)
-    start, deadline = minute_span(minute, minute_seconds)
+    _start, deadline = minute_span(minute, minute_seconds)
     if now >= deadline:
         return False  # the next minute's trigger plans for this visitor
     try:
@@ -52,16 +52,7 @@ def wake_if_idle(
         if error_code(error) != "ConditionalCheckFailedException":
             raise
         return False
-    assignment = Assignment(
-        minute=minute,
-        index=0,
-        consumers=1,
-        rate=rate,
-        start=start,
-        deadline=deadline,
-        minute_seconds=minute_seconds,
-        woken=True,
-    )
+    assignment = Assignment.lane(minute, 0, 1, rate, minute_seconds, woken=True)
     try:
         invoke_consumer(assignment.to_payload())
     except Exception:

@@ -46,10 +46,10 @@ from beekeeper.core.datamodel import (
     Token,
 )
 from beekeeper.core.headers import browser_origin
+from beekeeper.local.http_server import StartResponse
 
 log = logging.getLogger("beekeeper.local")
 
-StartResponse = Callable[[str, list[tuple[str, str]]], Any]
 ADMITTED_TEXT = "You're in"
 REFUSED_TEXT = "You skipped the line"
 SESSION_COOKIE = "demo_shop_session"

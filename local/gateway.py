@@ -28,6 +28,7 @@ from beekeeper.apigateway.model import Method, load
 from beekeeper.apigateway.runtime import INTERNAL_ERROR, MISSING_ROUTE, gateway_response
 from beekeeper.core.datamodel import COOKIE_NAME
 from beekeeper.core.settings import RoomSettings
+from beekeeper.local.http_server import StartResponse
 from beekeeper.local.proxy_event import (
     proxy_result_headers,
     query_pairs,
@@ -39,8 +40,6 @@ from beekeeper.stacks.rest_api import definition, local_references
 
 log = logging.getLogger("beekeeper.local")
 
-
-StartResponse = Callable[[str, list[tuple[str, str]]], Any]
 MAX_BODY_BYTES = 64 * 1024
 
 _REASONS = {

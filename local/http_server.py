@@ -15,9 +15,9 @@ from typing import Any
 from waitress import wasyncore
 from waitress.server import create_server
 
+# The WSGI interface (PEP 3333) the room's servers and apps share.
 WsgiApp = Callable[..., Any]
-# The names a browser or boto3 may use for this machine's loopback address, with a port.
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+StartResponse = Callable[[str, list[tuple[str, str]]], Any]
 
 
 class PortInUseError(Exception):

@@ -13,15 +13,15 @@ the room's state, nor rebind a name to it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
-from beekeeper.local.http_server import LOOPBACK_HOSTS
+from beekeeper.core.loopback import loopback_host_headers
+from beekeeper.local.http_server import StartResponse
 from beekeeper.store.wire import JsonProtocol
 
 log = logging.getLogger("beekeeper.local")
 
-StartResponse = Callable[[str, list[tuple[str, str]]], Any]
 MAX_BODY_BYTES = 1024 * 1024
 _AWS_JSON = ("application/x-amz-json-1.0", "application/x-amz-json-1.1")
 
@@ -55,7 +55,7 @@ class OperatorEndpoint:
             return "only AWS API calls (POST) are answered here"
         if environ.get("PATH_INFO") not in self._paths:
             return "not this room's endpoint path"
-        if environ.get("HTTP_HOST", "") not in {f"{h}:{self.port}" for h in LOOPBACK_HOSTS}:
+        if environ.get("HTTP_HOST", "") not in loopback_host_headers(self.port):
             return "only requests to the endpoint's own loopback address are answered"
         if any(k == "HTTP_ORIGIN" or k.startswith("HTTP_SEC_FETCH_") for k in environ):
             return "a browser's request (Origin or Sec-Fetch headers) is never answered"

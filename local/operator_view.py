@@ -28,13 +28,13 @@ from typing import Any
 from beekeeper.charts import figures
 from beekeeper.charts.svg import ChartsUnavailable
 from beekeeper.charts.words import Timeline, about, clock
+from beekeeper.core.loopback import loopback_host_headers
 from beekeeper.core.polling import eta_seconds
-from beekeeper.local.http_server import LOOPBACK_HOSTS
+from beekeeper.local.http_server import StartResponse
 from beekeeper.local.live_counters import LiveCounters, LiveSeries
 
 log = logging.getLogger("beekeeper.local")
 
-StartResponse = Callable[[str, list[tuple[str, str]]], Any]
 WHAT = "The live view"
 REFRESH_SECONDS = 3
 SCRIPT = Path(__file__).with_name("operator_view.js")
@@ -106,7 +106,7 @@ class OperatorView:
     def _refusal(self, environ: dict[str, Any]) -> tuple[int, str] | None:
         if environ.get("REQUEST_METHOD") not in ("GET", "HEAD"):
             return 405, "the operator view only answers GET"
-        own = {f"{host}:{self.port}" for host in LOOPBACK_HOSTS}
+        own = loopback_host_headers(self.port)
         if environ.get("HTTP_HOST", "") not in own:
             return 403, "the operator view answers only requests to its own loopback address"
         origin = environ.get("HTTP_ORIGIN")

@@ -21,7 +21,13 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from beekeeper.core.config_dir import local_state_file
-from beekeeper.core.local_room import LOCAL_REGION
+from beekeeper.core.local_room import (
+    DEFAULT_DEMO_PORT,
+    DEFAULT_OPERATOR_PORT,
+    DEFAULT_PORT,
+    FLAGS_ONLY_RATE,
+    LOCAL_REGION,
+)
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas.room_state import Unprocessed, read_snapshot, write_config
 from beekeeper.lambdas.ticket_keys import TicketKeyStore
@@ -38,9 +44,6 @@ from beekeeper.local.schedule import MinuteSchedule
 
 log = logging.getLogger("beekeeper.local")
 
-DEFAULT_PORT = 8080
-DEFAULT_DEMO_PORT = 8081
-DEFAULT_OPERATOR_PORT = 8082
 DEFAULT_MINUTE_SECONDS = 60.0
 GATEWAY_THREADS = 16
 STOP_TIMEOUT_SECONDS = 5.0
@@ -101,14 +104,12 @@ def local_settings(options: LocalOptions, origin: str) -> RoomSettings:
     overrides.update({key: value for key, value in flags.items() if value is not None})
     if options.room is not None:
         return options.room.replace(**overrides)
-    if options.rate is None:
-        raise ValueError("a local room without a room file needs a rate")
     flags_only = RoomSettings(
         name=options.name,
         display_name=options.display_name,
         region=LOCAL_REGION,
         origin=origin,
-        rate=options.rate,
+        rate=FLAGS_ONLY_RATE if options.rate is None else options.rate,
     )
     return flags_only.replace(**overrides)
 

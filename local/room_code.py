@@ -31,6 +31,7 @@ from beekeeper.apigateway.model import Method, RestApi
 from beekeeper.core.settings import MIN_CONSUMER_CAPACITY, RoomSettings
 from beekeeper.lambdas.emf import MetricSink, MinuteMetrics
 from beekeeper.lambdas.pacing import MINUTE_SECONDS
+from beekeeper.lambdas.wiring import RoomWiring
 from beekeeper.local.emulator import RoomResources
 
 log = logging.getLogger("beekeeper.local")
@@ -171,9 +172,14 @@ def load_room_code(
     from beekeeper.waiting_room_site import render_page
 
     # One client per service, shared by the room's threads, as one per container in AWS.
-    dynamodb, sqs = client("dynamodb"), client("sqs")
+    wiring = RoomWiring(
+        settings=settings,
+        table=resources.table_name,
+        queue_url=resources.queue_url,
+        dynamodb=client("dynamodb"),
+        sqs=client("sqs"),
+    )
     metrics = _Metrics(settings.name, client("cloudwatch"), minute_seconds)
-    table, queue_url = resources.table_name, resources.queue_url
     starter = _ConsumerStarter()
     # One issuer for the room's consumers, as one per container in AWS: the key ring is read
     # once a minute, not once per consumer run.
@@ -185,11 +191,7 @@ def load_room_code(
             clock=time.time,
         )
     producer = Producer(
-        settings=settings,
-        table=table,
-        queue_url=queue_url,
-        dynamodb=dynamodb,
-        sqs=sqs,
+        **wiring,
         invoke_consumer=starter,
         minute_seconds=minute_seconds,
         metrics=_Shared(metrics.sink()),
@@ -202,21 +204,20 @@ def load_room_code(
 
     # A shortened minute asks each consumer for its minute's work in less time: the trigger
     # plans consumers for the same real-time pace per consumer as a minute in AWS does.
-    planning = settings.replace(
-        consumer_capacity=max(
-            MIN_CONSUMER_CAPACITY,
-            round(settings.consumer_capacity * minute_seconds / MINUTE_SECONDS),
-        )
-    )
+    planning: RoomWiring = {
+        **wiring,
+        "settings": settings.replace(
+            consumer_capacity=max(
+                MIN_CONSUMER_CAPACITY,
+                round(settings.consumer_capacity * minute_seconds / MINUTE_SECONDS),
+            )
+        ),
+    }
 
     def run_trigger_once(invoke_consumer: InvokeConsumer) -> Any:
         with metrics.run() as sink:
             return run_trigger(
-                settings=planning,
-                table=table,
-                queue_url=queue_url,
-                dynamodb=dynamodb,
-                sqs=sqs,
+                **planning,
                 invoke_consumer=lambda payload: invoke_consumer(dict(payload)),
                 clock=time.time,
                 minute_seconds=minute_seconds,
@@ -228,11 +229,7 @@ def load_room_code(
             # The payload is JSON in AWS's async invoke: the consumer gets a copy, as it would.
             return run_consumer(
                 dict(payload),
-                settings=settings,
-                table=table,
-                queue_url=queue_url,
-                dynamodb=dynamodb,
-                sqs=sqs,
+                **wiring,
                 clock=time.time,
                 sleep=time.sleep,
                 metrics=sink,
@@ -246,8 +243,8 @@ def load_room_code(
         with metrics.run() as sink:
             return run_governor(
                 settings=settings,
-                table=table,
-                dynamodb=dynamodb,
+                table=wiring["table"],
+                dynamodb=wiring["dynamodb"],
                 fetch=fetch_once,
                 clock=time.time,
                 sleep=time.sleep,

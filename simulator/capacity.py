@@ -41,6 +41,7 @@ from beekeeper.core.datamodel import (
     status_key,
     visitor_key,
 )
+from beekeeper.core.page_timing import FIRST_POLL_AFTER_JOIN_SECONDS, POLL_JITTER
 from beekeeper.core.polling import admission_flow, eta_seconds, poll_after_seconds, position
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas.room_state import read_number
@@ -70,10 +71,8 @@ def _integration() -> Any:
     return integration
 
 
-# The page: its first poll a second after joining, then `poll_after` plus up to 25% jitter
-# (waiting_room_site/page.js).
-PAGE_LOAD_SECONDS = 1.0
-POLL_JITTER = 0.25
+# The page (core/page_timing.py): its first poll FIRST_POLL_AFTER_JOIN_SECONDS after joining,
+# then `poll_after` plus up to POLL_JITTER more.
 # From the page noticing its admission to the /enter request, and from arriving to the shop's
 # first /client check (the shop's first page).
 REDIRECT_SECONDS = (0.05, 0.3)
@@ -170,47 +169,40 @@ class CapacityFigures:
         return dict(self.__dict__)
 
 
+@dataclass(kw_only=True, eq=False)
 class CapacityCrowd:
     """The pages and visits of a capacity-mode simulation (see the module)."""
 
-    def __init__(
-        self,
-        *,
-        plan: CapacityPlan,
-        settings: RoomSettings,
-        scheduler: Scheduler,
-        table: FakeTable,
-        table_name: str,
-        rng: random.Random,
-    ) -> None:
-        self.plan = plan
-        self._settings = settings
-        self._scheduler = scheduler
-        self._table = table
-        self._table_name = table_name
-        self._rng = rng
-        self._target = TemplateTarget(table.database)
+    plan: CapacityPlan
+    settings: RoomSettings
+    scheduler: Scheduler
+    table: FakeTable
+    table_name: str
+    rng: random.Random
+    visitors: list[Visitor] = field(default_factory=list, init=False)
+    client_checks: int = field(default=0, init=False)
+    # Requests the visitors made (API Gateway's, not the room's functions').
+    gateway_calls: int = field(default=0, init=False)
+    # Told when a visitor who left the line was passed over (the position probe).
+    on_passed_over: Callable[[int, float], None] | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        self._target = TemplateTarget(self.table.database)
         self._integration = _integration()
-        self.visitors: list[Visitor] = []
         self._by_id: dict[str, int] = {}
-        self.client_checks = 0
-        # Requests the visitors made (API Gateway's, not the room's functions').
-        self.gateway_calls = 0
-        # Told when a visitor who left the line was passed over (the position probe).
-        self.on_passed_over: Callable[[int, float], None] | None = None
-        table.database.observers.append(self._written)
+        self.table.database.observers.append(self._written)
 
     # -- hooks from the simulation ----------------------------------------------------------
 
     def joined(self, index: int, token: Token) -> None:
-        rng = self._rng
+        rng = self.rng
         plan = self.plan
         assert index == len(self.visitors), "visitors join in order"
         leaves_line = rng.random() < plan.leave_line
         self.visitors.append(
             Visitor(
                 token=token,
-                joined_at=self._scheduler.now,
+                joined_at=self.scheduler.now,
                 abandons=not leaves_line and rng.random() < plan.abandon,
                 leaves_shop=rng.random() < plan.leave,
                 leave_line_fraction=rng.random() if leaves_line else None,
@@ -218,7 +210,7 @@ class CapacityCrowd:
             )
         )
         self._by_id[token.id] = index
-        self._at(PAGE_LOAD_SECONDS, lambda: self._poll(index, first=True))
+        self._at(FIRST_POLL_AFTER_JOIN_SECONDS, lambda: self._poll(index, first=True))
 
     def admitted(self, token_id: str, when: float) -> None:
         """The first admission write of a visitor (the fake table's log)."""
@@ -231,7 +223,7 @@ class CapacityCrowd:
         if item is not None and PASSED_OVER_ATTRIBUTE in item and pk.startswith("v#"):
             index = self._by_id.get(pk[2:])
             if index is not None and self.on_passed_over is not None:
-                self.on_passed_over(index, self._scheduler.now)
+                self.on_passed_over(index, self.scheduler.now)
 
     def left_the_line(self) -> set[int]:
         """Visitors whose leave the room took before any admission of theirs."""
@@ -247,8 +239,8 @@ class CapacityCrowd:
         visitor = self.visitors[index]
         if visitor.page_done:
             return
-        now = self._scheduler.now
-        item = self._table.items.get(visitor_key(visitor.token.id))
+        now = self.scheduler.now
+        item = self.table.items.get(visitor_key(visitor.token.id))
         if item is not None:
             # /polling's answer for a visitor with an item (vtl/polling-response.vtl).
             visitor.page_done = True
@@ -257,9 +249,9 @@ class CapacityCrowd:
             if state in (STATE_LEFT, STATE_ENDED) or not live or state not in HOLDING_STATES:
                 return  # left, or expired: the page stops
             if not visitor.abandons:
-                self._at(self._rng.uniform(*REDIRECT_SECONDS), lambda: self._enter(index))
+                self._at(self.rng.uniform(*REDIRECT_SECONDS), lambda: self._enter(index))
             return  # an abandoned page is closed: nobody follows the admission
-        status = self._table.items.get(status_key(status_copy_for(visitor.token.ordinal)))
+        status = self.table.items.get(status_key(status_copy_for(visitor.token.ordinal)))
         rate = read_number(status, "rate")
         flow = admission_flow(
             rate,
@@ -273,7 +265,7 @@ class CapacityCrowd:
             self._at(visitor.leave_line_fraction * estimate, lambda: self._leave_line(index))
         claim = read_number(status, "claim_seconds") if read_number(status, "max_inside") else 0
         wait = poll_after_seconds(shown, flow, claim_seconds=claim) if status else 5
-        self._at(wait * (1 + self._rng.uniform(0, POLL_JITTER)), lambda: self._poll(index))
+        self._at(wait * (1 + self.rng.uniform(0, POLL_JITTER)), lambda: self._poll(index))
 
     def _leave_line(self, index: int) -> None:
         visitor = self.visitors[index]
@@ -282,13 +274,13 @@ class CapacityCrowd:
         visitor.page_done = True
         cookie = {"Cookie": f"{COOKIE_NAME}={visitor.token}", "Content-Type": "text/plain"}
         if self._request("leave", "POST", {}, cookie) == '{"left": true}':
-            visitor.left_at = self._scheduler.now
+            visitor.left_at = self.scheduler.now
 
     # -- the visit --------------------------------------------------------------------------
 
     def _enter(self, index: int) -> None:
         visitor = self.visitors[index]
-        entered = self._scheduler.now
+        entered = self.scheduler.now
         cookie = {"Cookie": f"{COOKIE_NAME}={visitor.token}"}
         self._request("enter", "GET", {}, cookie)
         end = entered + visitor.visit_seconds
@@ -302,15 +294,15 @@ class CapacityCrowd:
             else:
                 visitor.turned_away = True
 
-        self._at(self._rng.uniform(*FIRST_CHECK_SECONDS), first_check)
+        self._at(self.rng.uniform(*FIRST_CHECK_SECONDS), first_check)
 
     def _shop(self, index: int, end: float) -> None:
         visitor = self.visitors[index]
-        next_check = self._scheduler.now + CHECK_EVERY_SECONDS
+        next_check = self.scheduler.now + CHECK_EVERY_SECONDS
         if next_check < end:
-            self._scheduler.at(next_check, lambda: self._keep_shopping(index, end))
+            self.scheduler.at(next_check, lambda: self._keep_shopping(index, end))
         else:
-            self._scheduler.at(end, lambda: self._finish(index))
+            self.scheduler.at(end, lambda: self._finish(index))
         del visitor  # only the index is kept in the scheduled steps
 
     def _keep_shopping(self, index: int, end: float) -> None:
@@ -319,11 +311,11 @@ class CapacityCrowd:
             self._shop(index, end)
         else:
             visitor.turned_away = True
-            visitor.gone_at = self._scheduler.now
+            visitor.gone_at = self.scheduler.now
 
     def _finish(self, index: int) -> None:
         visitor = self.visitors[index]
-        now = self._scheduler.now
+        now = self.scheduler.now
         visitor.gone_at = now
         if visitor.leaves_shop:
             query = {"token": str(visitor.token)}
@@ -335,39 +327,39 @@ class CapacityCrowd:
         self.client_checks += 1
         answer = self._request("client", "GET", {"token": str(visitor.token)}, {})
         if answer == '{"allow": true}':
-            visitor.renewals.append(self._scheduler.now)
+            visitor.renewals.append(self.scheduler.now)
             return True
         return False
 
     # -- plumbing ---------------------------------------------------------------------------
 
     def _at(self, delay: float, action: Callable[[], None]) -> None:
-        self._scheduler.at(self._scheduler.now + delay, action)
+        self.scheduler.at(self.scheduler.now + delay, action)
 
     def _request(
         self, route: str, method: str, query: dict[str, str], headers: dict[str, str]
     ) -> str:
         """The route's answer body, as API Gateway gives it, at the simulated time."""
-        before = self._table.calls
+        before = self.table.calls
         integration = self._integration
         response = integration.run_integration(
             route,
             integration.HttpRequest(method=method, path=f"/{route}", query=query, headers=headers),
             dynamodb=self._target,
-            table_name=self._table_name,
-            origin=self._settings.origin,
-            request_time_ms=int(self._scheduler.now * 1000),
-            session_seconds=self._settings.session_seconds,
+            table_name=self.table_name,
+            origin=self.settings.origin,
+            request_time_ms=int(self.scheduler.now * 1000),
+            session_seconds=self.settings.session_seconds,
         )
-        self.gateway_calls += self._table.calls - before
+        self.gateway_calls += self.table.calls - before
         return response.body.strip()
 
     # -- the figures ------------------------------------------------------------------------
 
     def figures(self, *, end: float, admission_writes: list[tuple[float, str]]) -> CapacityFigures:
         plan = self.plan
-        claim = float(self._settings.claim_seconds)
-        session = float(self._settings.session_seconds)
+        claim = float(self.settings.claim_seconds)
+        session = float(self.settings.session_seconds)
         admitted = [v for v in self.visitors if v.admitted_at is not None]
         holding = [
             occupancy.holding(v.visit(), claim_seconds=claim, session_seconds=session)

@@ -28,6 +28,7 @@ from beekeeper.lambdas.emf import DISCARD, MetricSink
 from beekeeper.lambdas.producer import Producer
 from beekeeper.lambdas.room_state import write_config
 from beekeeper.lambdas.trigger import run_trigger
+from beekeeper.lambdas.wiring import RoomWiring
 from beekeeper.simulator import measure
 from beekeeper.simulator.capacity import CapacityCrowd, CapacityFigures, CapacityPlan
 from beekeeper.simulator.clock import Scheduler
@@ -299,6 +300,17 @@ def simulate(
             crowd.admitted(token_id, when)
 
     table.on_admission = on_admission
+
+    def wired(role: str) -> RoomWiring:
+        """The room's code bound to the fakes, its calls counted under `role`."""
+        return RoomWiring(
+            settings=settings,
+            table=TABLE,
+            queue_url=QUEUE_URL,
+            dynamodb=Counted(table, calls_by_role, role),
+            sqs=Counted(queue, calls_by_role, role),
+        )
+
     if crowd is not None:
         crowd.on_passed_over = probe.passed
 
@@ -313,11 +325,7 @@ def simulate(
             try:
                 report = run_consumer(
                     payload,
-                    settings=settings,
-                    table=TABLE,
-                    queue_url=QUEUE_URL,
-                    dynamodb=Counted(table, calls_by_role, "admission"),
-                    sqs=Counted(queue, calls_by_role, "admission"),
+                    **wired("admission"),
                     clock=scheduler.clock,
                     sleep=scheduler.sleep,
                     metrics=sink,
@@ -330,11 +338,7 @@ def simulate(
         scheduler.spawn(scheduler.now + rng.uniform(*START_LATENCY_SECONDS), body)
 
     producer = Producer(
-        settings=settings,
-        table=TABLE,
-        queue_url=QUEUE_URL,
-        dynamodb=Counted(table, calls_by_role, "producer"),
-        sqs=Counted(queue, calls_by_role, "producer"),
+        **wired("producer"),
         clock=scheduler.clock,
         token_bytes=_token_bytes([0]),
         rng=random.Random(seed + 1),  # noqa: S311 - shard choice, not a secret
@@ -359,11 +363,7 @@ def simulate(
     def trigger() -> None:
         sink = new_sink()
         outcome = run_trigger(
-            settings=settings,
-            table=TABLE,
-            queue_url=QUEUE_URL,
-            dynamodb=Counted(table, calls_by_role, "admission"),
-            sqs=Counted(queue, calls_by_role, "admission"),
+            **wired("admission"),
             invoke_consumer=start_consumer,
             clock=scheduler.clock,
             secret_bytes=rng.randbytes,

@@ -2,9 +2,10 @@
 
 Visitors join through the real producer (`Producer.join_line`), so their ordinals, the arrival
 counters and consumer wake-ups are the production code's. A sample of them also polls as the
-waiting room page does (first poll a second after joining, then after `poll_after`), and each
-poll's position, computed from the table exactly as /polling computes it, is compared with the
-truth: one more than the visitors who joined earlier and are still waiting.
+waiting room page does (first poll FIRST_POLL_AFTER_JOIN_SECONDS after joining, then after
+`poll_after`; core/page_timing.py), and each poll's position, computed from the table exactly
+as /polling computes it, is compared with the truth: one more than the visitors who joined
+earlier and are still waiting.
 """
 
 from __future__ import annotations
@@ -12,12 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from beekeeper.core.datamodel import Token, status_copy_for, status_key
+from beekeeper.core.page_timing import FIRST_POLL_AFTER_JOIN_SECONDS
 from beekeeper.core.polling import poll_after_seconds, position
 from beekeeper.lambdas.room_state import read_number
 from beekeeper.simulator.clock import Scheduler
 from beekeeper.simulator.fake_dynamodb import FakeTable
-
-PAGE_LOAD_SECONDS = 1.0
 
 
 class WaitingCount:
@@ -63,7 +63,7 @@ class PositionProbe:
     def joined(self, index: int, token: Token) -> None:
         self._waiting.add(index, 1)
         if index % self.sample_every == 0:
-            first_poll = self.scheduler.now + PAGE_LOAD_SECONDS
+            first_poll = self.scheduler.now + FIRST_POLL_AFTER_JOIN_SECONDS
             self.scheduler.at(first_poll, lambda: self._poll(index, token))
 
     def waiting_only(self, index: int) -> None:

@@ -100,6 +100,3 @@ def api_table_actions(*, capacity: bool) -> tuple[str, ...]:
     (the route registry, beekeeper.core.routes), on the room's table only."""
     targets = routes(mode_of(capacity=capacity)).values()
     return tuple(sorted({f"dynamodb:{route.action}" for route in targets}))
-
-
-FUNCTION_ROLES = tuple(TABLE_ACTIONS)

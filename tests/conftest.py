@@ -29,3 +29,28 @@ else:  # the opt-in real-AWS tests keep the caller's credentials
         "CDK_DISABLE_CLI_TELEMETRY",
     ):
         os.environ[key] = _OFFLINE_ENVIRONMENT[key]
+
+
+def _share_botocore_service_models() -> None:
+    """Every boto3 session a test makes reads its service models through one loader.
+
+    moto starts each mock with a new default session, and a new session parses the service
+    models' JSON again (50-150 ms for DynamoDB's on this machine, several times a test); the
+    files are the same for the whole run. Only the tests load them this way: a real client
+    keeps botocore's own loading.
+    """
+    import botocore.loaders
+    import botocore.session
+
+    create_loader = botocore.loaders.create_loader
+    loaders: dict[str | None, botocore.loaders.Loader] = {}
+
+    def shared_loader(search_path_string: str | None = None) -> botocore.loaders.Loader:
+        if search_path_string not in loaders:
+            loaders[search_path_string] = create_loader(search_path_string)
+        return loaders[search_path_string]
+
+    botocore.session.create_loader = shared_loader  # type: ignore[assignment]
+
+
+_share_botocore_service_models()

@@ -6,7 +6,8 @@ for one room. The sources stay separate for maintenance and are inlined here:
 
 - index.html (or the room's custom template): the markup, with `{{PLACEHOLDER}}` hooks;
 - page.css: the styles, preceded by the room's colours as CSS custom properties;
-- page.js (pure logic) and room.js (the page controller): one inline module script;
+- page.js (pure logic) and room.js (the page controller): one inline module script, with the
+  page's timing written in from core/page_timing.py (as the templates get the poll rule's);
 - locales/*.json: every visible string, one file per language, put into the room's JSON config.
 
 The page makes no request except its own /polling, in capacity mode its /leave (and the room's
@@ -22,9 +23,11 @@ import hashlib
 import html
 import json
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from beekeeper.core.page_timing import PAGE_CONSTANTS
 from beekeeper.core.paths import SITE_DIR
 from beekeeper.core.settings import RoomSettings, SettingsError
 from beekeeper.waiting_room_site.colours import theme_properties
@@ -134,13 +137,24 @@ def load_locales() -> dict[str, dict[str, object]]:
     return {lang: json.loads(found[lang].read_text(encoding="utf-8")) for lang in order}
 
 
-def bundle_script() -> str:
-    """page.js and room.js as one module: their local import line and `export` keywords dropped."""
+def bundle_script(constants: Mapping[str, int | float] = PAGE_CONSTANTS) -> str:
+    """page.js and room.js as one module: their local import line and `export` keywords
+    dropped, and the page's timing (`constants`, core/page_timing.py's) written in."""
     parts = []
     for name in SCRIPT_FILES:
         source = _LOCAL_IMPORT.sub("", _read(name))
         parts.append(_EXPORT.sub("", source))
-    return "\n".join(parts)
+    return with_constants("\n".join(parts), constants)
+
+
+def with_constants(script: str, constants: Mapping[str, int | float]) -> str:
+    """`script` with each `const NAME = ...;` of `constants` given the value there."""
+    for name, value in constants.items():
+        declaration = re.compile(rf"^const {name} = [^;\n]+;$", re.MULTILINE)
+        script, found = declaration.subn(f"const {name} = {json.dumps(value)};", script)
+        if found != 1:
+            raise ValueError(f"the page's script declares {name} {found} times, not once")
+    return script
 
 
 def security_policy(page: str, script: str, logo_url: str) -> str:

@@ -5,6 +5,8 @@
 
 export const DEFAULT_LANGUAGE = "en";
 
+// The page's timing is core/page_timing.py's: render_page() writes core's values over these
+// (the node tests run the literals here; tests/unit/test_page_timing.py holds them equal).
 // The server asks for a poll every `poll_after` seconds. We never poll sooner, and spread the
 // visitors' polls over up to a quarter more so a crowd that arrived together does not stay in step.
 export const POLL_JITTER = 0.25;
@@ -23,7 +25,8 @@ export const RISE_TOLERANCE_FRACTION = 0.15;
 export const TREND_WEIGHT = 0.5;
 
 // A pre-queue's first poll at the start is spread over this many seconds after it, so that a
-// countdown ending in the same second for everyone does not bring every page at once.
+// countdown ending in the same second for everyone does not bring every page at once
+// (core/schedule.py's, written in by render_page() too).
 export const START_JITTER_SECONDS = 8;
 
 // Announce a waiting visitor's progress at most this often, unless something changes in kind.

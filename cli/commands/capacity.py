@@ -7,14 +7,11 @@ import click
 from beekeeper.cli.errors import UserError
 from beekeeper.cli.factory import factory_of
 from beekeeper.cli.operate import room_control
-from beekeeper.cli.options import SettingType, room_argument
+from beekeeper.cli.options import SettingCommand, operator_command, setting_argument
 
 
-@click.command(short_help="Set how many visitors may be inside the shop at once, live.")
-@room_argument
-@click.argument("max_inside", type=SettingType("max_inside"), metavar="N")
-@click.pass_context
-def capacity(ctx: click.Context, name: str, max_inside: int) -> None:
+@operator_command(setting_argument("max_inside"), cls=SettingCommand)
+def capacity(ctx: click.Context, name: str, max_inside: int, local: bool | None) -> None:
     """Let at most N visitors be inside the shop of room NAME at once (0: no cap), within
     seconds.
 
@@ -22,7 +19,7 @@ def capacity(ctx: click.Context, name: str, max_inside: int) -> None:
     Lowering N lets nobody new in until enough visitors leave; nobody inside is sent out. The
     room file keeps the cap it was deployed with.
     """
-    control = room_control(factory_of(ctx), name)
+    control = room_control(factory_of(ctx), name, local)
     if not control.settings.max_inside:
         raise UserError(
             f"Room {name!r} was deployed without a cap, so it does not count who is inside. "

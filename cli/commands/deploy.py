@@ -11,7 +11,7 @@ from beekeeper.cli.options import room_argument
 from beekeeper.core.settings import RoomSettings
 
 
-@click.command(short_help="Deploy (or update) a room in AWS.")
+@click.command()
 @room_argument
 @click.option(
     "--yes",

@@ -8,7 +8,7 @@ from beekeeper.cli.factory import factory_of
 from beekeeper.cli.options import room_argument
 
 
-@click.command(short_help="Remove a room from AWS and forget it.")
+@click.command()
 @room_argument
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
 @click.pass_context

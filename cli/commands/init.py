@@ -8,54 +8,36 @@ import click
 
 from beekeeper.cli.commands.schedule import starts_at_epoch
 from beekeeper.cli.factory import factory_of
-from beekeeper.cli.init_wizard import RoomWizard
-from beekeeper.cli.options import SettingType
+from beekeeper.cli.init_wizard import QUESTIONS, RoomWizard
+from beekeeper.cli.options import options_in_order, setting_option
+from beekeeper.core.settings import default_for
+
+# Settings a room file often wants from the start but init does not ask about.
+NOT_ASKED = (
+    "slow_ms",
+    "alert_email",
+    "max_inside",
+    "session_minutes",
+    "claim_minutes",
+    "starts_at",
+)
 
 
-@click.command(short_help="Create a room (six questions, or flags).")
-@click.option("--name", type=SettingType("name"), help="Room name, e.g. spring-sale.")
-@click.option("--display-name", type=SettingType("display_name"), help="Name visitors see.")
-@click.option("--region", type=SettingType("region"), help="AWS region, e.g. eu-west-1.")
-@click.option("--origin", type=SettingType("origin"), help="The URL to protect (https).")
-@click.option("--rate", type=SettingType("rate"), help="Visitors let through per minute.")
-@click.option(
-    "--drt/--no-drt", "dynamic_rate_throttling", default=None, help="Dynamic rate throttling."
+def _shown(default: Any) -> str:
+    return f"{default:g}" if isinstance(default, float) else str(default) or "empty"
+
+
+_SETTING_OPTIONS = options_in_order(
+    *(setting_option(q.field_name, note="Asked when left out.") for q in QUESTIONS),
+    *(
+        setting_option(name, note=f"Not asked; default: {_shown(default_for(name))}.")
+        for name in NOT_ASKED
+    ),
 )
-@click.option(
-    "--slow-ms",
-    type=SettingType("slow_ms"),
-    help="Governor: a check whose 90th percentile takes longer than this many ms is slow "
-    "(not asked; 0 or left out: judge against the shop's own baseline only).",
-)
-@click.option(
-    "--alert-email",
-    type=SettingType("alert_email"),
-    help="Email address every alarm notifies (AWS asks it to confirm once).",
-)
-@click.option(
-    "--max-inside",
-    type=SettingType("max_inside"),
-    help="Capacity mode: at most this many visitors inside the shop at once (not asked; "
-    "0 or left out: no cap, the rate alone).",
-)
-@click.option(
-    "--session-minutes",
-    type=SettingType("session_minutes"),
-    help="Capacity mode: a visitor's session ends after this many minutes without a /client "
-    "check (default 10).",
-)
-@click.option(
-    "--claim-minutes",
-    type=SettingType("claim_minutes"),
-    help="Capacity mode: an admitted visitor who has not arrived within this many minutes is "
-    "a no-show and their place frees (default 2).",
-)
-@click.option(
-    "--starts-at",
-    type=SettingType("starts_at"),
-    help="A scheduled event's start, UTC ISO 8601 (e.g. 2030-06-01T09:00:00Z; not asked): "
-    "visitors who come earlier join a pre-queue, drawn into a random order at the start.",
-)
+
+
+@click.command()
+@_SETTING_OPTIONS
 @click.option("--yes", "-y", is_flag=True, help="Ask nothing; take flags and defaults.")
 @click.option("--force", is_flag=True, help="Overwrite an existing room of the same name.")
 @click.pass_context

@@ -13,7 +13,7 @@ from beekeeper.lambdas import ticket_keys
 from beekeeper.lambdas.ticket_keys import TicketKeyStore
 
 
-@click.group(short_help="Rotate or retire the keys that sign admission tickets.")
+@click.group()
 def keys() -> None:
     """The keys that sign a room's admission tickets (docs/shop-integration.md).
 

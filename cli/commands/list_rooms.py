@@ -35,7 +35,7 @@ def room_rows(store: RoomStore) -> list[dict[str, Any]]:
     return rows
 
 
-@click.command("list", short_help="List rooms, regions and URLs.")
+@click.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
 @click.pass_context
 def list_rooms(ctx: click.Context, as_json: bool) -> None:

@@ -6,51 +6,46 @@ import logging
 import math
 import signal
 import threading
+from collections.abc import Callable
 from types import FrameType
 
 import click
 
 from beekeeper.cli.errors import UserError
 from beekeeper.cli.factory import factory_of
-from beekeeper.cli.options import ROOM_NAME, FiniteFloatRange, SettingType
-from beekeeper.core.schedule import MAX_SECONDS_AHEAD, format_starts_at
-from beekeeper.core.settings import (
-    DEFAULT_CLAIM_MINUTES,
-    DEFAULT_SESSION_MINUTES,
-    MAX_RATE,
-    MIN_RATE,
-    SettingsError,
-    validate_room_name,
+from beekeeper.cli.options import ROOM_NAME, F, FiniteFloatRange, setting_option
+from beekeeper.core.local_room import (
+    DEFAULT_DEMO_PORT,
+    DEFAULT_OPERATOR_PORT,
+    DEFAULT_PORT,
+    FLAGS_ONLY_RATE,
 )
+from beekeeper.core.schedule import MAX_SECONDS_AHEAD, format_starts_at
+from beekeeper.core.settings import SettingsError, default_for
 
 
-def _room_name(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
-    if value is None:
-        return None
-    try:
-        return validate_room_name(value)
-    except SettingsError as error:
-        raise click.BadParameter(str(error)) from error
+def _port_option(flag: str, default: int, serves: str) -> Callable[[F], F]:
+    return click.option(
+        flag,
+        default=default,
+        show_default=True,
+        type=click.IntRange(0, 65535),
+        help=f"Port of {serves} (0: any free port).",
+    )
 
 
 @click.command("local")
 @click.argument("room", required=False, type=ROOM_NAME, metavar="[NAME]")
-@click.option(
-    "--origin", help="The shop's URL to let visitors through to (https, or http://localhost)."
+@setting_option(
+    "origin",
+    note="Default: the room file's; without NAME, the demo shop (--demo is implied).",
 )
-@click.option(
-    "--rate",
-    type=click.IntRange(MIN_RATE, MAX_RATE),
-    help="Visitors let through per minute (required without NAME; with NAME it overrides "
-    "the room file's).",
+@setting_option(
+    "rate",
+    note="Default: the room file's (or what `beekeeper rate` set in an earlier run); without "
+    f"NAME, {FLAGS_ONLY_RATE} (the demo's).",
 )
-@click.option(
-    "--port",
-    default=8080,
-    show_default=True,
-    type=click.IntRange(0, 65535),
-    help="Port of the room's routes on 127.0.0.1 (0: any free port).",
-)
+@_port_option("--port", DEFAULT_PORT, "the room's routes on 127.0.0.1")
 @click.option(
     "--minute-seconds",
     default=60.0,
@@ -58,64 +53,31 @@ def _room_name(_ctx: click.Context, _param: click.Parameter, value: str | None) 
     type=FiniteFloatRange(0.5, 60.0),
     help="Length of the scheduler's minute, shortened for rehearsals and tests.",
 )
-@click.option(
-    "--name",
-    callback=_room_name,
-    help="Room name the operator commands (off, on, rate, status) use, without NAME "
-    "[default: local].",
+@setting_option(
+    "name",
+    note="Without NAME: the name the operator commands (off, on, rate, status) use; "
+    "default: local.",
 )
 @click.option(
     "--demo", is_flag=True, help="Also run a demo shop; it is the origin without --origin."
 )
-@click.option(
-    "--demo-port",
-    default=8081,
-    show_default=True,
-    type=click.IntRange(0, 65535),
-    help="Port of the demo shop (0: any free port).",
-)
-@click.option(
+@_port_option("--demo-port", DEFAULT_DEMO_PORT, "the demo shop")
+@_port_option(
     "--operator-port",
-    default=8082,
-    show_default=True,
-    type=click.IntRange(0, 65535),
-    help="Port of the live operator view on 127.0.0.1, for your eyes only (0: any free port).",
+    DEFAULT_OPERATOR_PORT,
+    "the live operator view on 127.0.0.1, for your eyes only",
 )
-@click.option(
-    "--dynamic-rate-throttling/--no-dynamic-rate-throttling",
-    default=None,
-    help="Run the governor: slow the rate when the origin slows down (default: the room "
-    "file's setting, else off).",
+@setting_option("dynamic_rate_throttling", note="Default: the room file's, else off.")
+@setting_option("slow_ms", note="Default: the room file's, else 0.")
+@setting_option("max_inside", note="Default: the room file's, else 0.")
+@setting_option(
+    "session_minutes",
+    note="In real minutes: --minute-seconds does not shorten it. Default: the room file's, "
+    f"else {default_for('session_minutes'):g}.",
 )
-@click.option(
-    "--slow-ms",
-    type=SettingType("slow_ms"),
-    default=None,
-    help="With --dynamic-rate-throttling: a check whose 90th percentile takes longer than "
-    "this many ms is slow (0: judge against the shop's own baseline only).",
-)
-@click.option(
-    "--max-inside",
-    type=SettingType("max_inside"),
-    default=None,
-    help="Capacity mode: at most this many visitors inside the shop at once (0: no cap; "
-    "default: the room file's setting, else 0).",
-)
-@click.option(
-    "--session-minutes",
-    type=SettingType("session_minutes"),
-    default=None,
-    help="Capacity mode: a session ends after this many real minutes without a /client check "
-    "(fractions such as 0.25 are fine; --minute-seconds does not shorten it; default: the "
-    f"room file's setting, else {DEFAULT_SESSION_MINUTES:g}).",
-)
-@click.option(
-    "--claim-minutes",
-    type=SettingType("claim_minutes"),
-    default=None,
-    help="Capacity mode: an admitted visitor who has not arrived within this many real "
-    "minutes is a no-show and their place frees (default: the room file's setting, else "
-    f"{DEFAULT_CLAIM_MINUTES:g}).",
+@setting_option(
+    "claim_minutes",
+    note=f"In real minutes. Default: the room file's, else {default_for('claim_minutes'):g}.",
 )
 @click.option(
     "--starts-in",
@@ -153,9 +115,10 @@ def local(
 
     With NAME the room file's settings are used (every one of them); --origin, --rate and the
     other flags override them for this run, and the room file is never changed. Without NAME
-    the flags alone describe the room. The room's table and queues live in this process (and
-    its line survives a restart); its routes are served on 127.0.0.1; the trigger and
-    consumers run on their schedule. Ctrl-C stops it all.
+    the flags alone describe the room, and what they leave out is the demo's (see --origin
+    and --rate). The room's table and queues live in this process (and its line survives a
+    restart); its routes are served on 127.0.0.1; the trigger and consumers run on their
+    schedule. Ctrl-C stops it all.
     """
     # Imported here: the WSGI server and the Velocity engine are the `local` extra's.
     try:
@@ -171,12 +134,9 @@ def local(
     if room is not None and name is not None and name != room:
         raise click.UsageError(f"give the room's name once: NAME ({room}) or --name ({name})")
     room_settings = factory_of(ctx).store().load(room) if room is not None else None
-    if room is None and rate is None:
-        raise click.UsageError(
-            "give --rate N (visitors per minute), or rehearse a room file: beekeeper local NAME"
-        )
-    if origin is None and not demo and room is None:
-        raise click.UsageError("give --origin URL, or --demo to let visitors into a demo shop")
+    # Without a room file the flags alone describe the room; without --origin visitors go to
+    # the demo shop (and without --rate at the demo's rate, local/room.py).
+    demo = demo or (room is None and origin is None)
     fixed_ports = [p for p in (port, demo_port if demo else 0, operator_port) if p != 0]
     if len(fixed_ports) != len(set(fixed_ports)):
         raise click.UsageError("--port, --demo-port and --operator-port must differ")

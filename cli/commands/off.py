@@ -6,13 +6,10 @@ import click
 
 from beekeeper.cli.factory import factory_of
 from beekeeper.cli.operate import switch
-from beekeeper.cli.options import room_argument, where_option
+from beekeeper.cli.options import operator_command
 
 
-@click.command(short_help="Switch a room off: visitors go straight to the shop.")
-@room_argument
-@where_option
-@click.pass_context
+@operator_command()
 def off(ctx: click.Context, name: str, local: bool | None) -> None:
     """Switch the room NAME off: the marketing link goes straight to the origin."""
     switch(factory_of(ctx), name, enabled=False, local=local)

@@ -6,13 +6,10 @@ import click
 
 from beekeeper.cli.factory import factory_of
 from beekeeper.cli.operate import switch
-from beekeeper.cli.options import room_argument, where_option
+from beekeeper.cli.options import operator_command
 
 
-@click.command(short_help="Switch a room on: visitors wait in line.")
-@room_argument
-@where_option
-@click.pass_context
+@operator_command()
 def on(ctx: click.Context, name: str, local: bool | None) -> None:
     """Switch the room NAME on: new visitors wait in line again."""
     switch(factory_of(ctx), name, enabled=True, local=local)

@@ -6,15 +6,11 @@ import click
 
 from beekeeper.cli.factory import factory_of
 from beekeeper.cli.operate import room_control
-from beekeeper.cli.options import SettingType, room_argument, where_option
+from beekeeper.cli.options import SettingCommand, operator_command, setting_argument
 from beekeeper.stacks.capacity import consumer_reserved_concurrency
 
 
-@click.command(short_help="Set visitors let through per minute, live.")
-@room_argument
-@click.argument("rate", type=SettingType("rate"), metavar="N")
-@where_option
-@click.pass_context
+@operator_command(setting_argument("rate"), cls=SettingCommand)
 def rate(ctx: click.Context, name: str, rate: int, local: bool | None) -> None:
     """Let N visitors per minute through room NAME (1 to 300,000), from the next minute.
 

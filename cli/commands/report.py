@@ -17,7 +17,7 @@ from beekeeper.cli.report_window import TIME_HELP
 WHAT = "The event report"
 
 
-@click.command(short_help="Report how a room's event went (HTML or JSON).")
+@click.command()
 @room_argument
 @click.option("--since", metavar="TIME", help=f"Start of the report: {TIME_HELP}.")
 @click.option(

@@ -10,7 +10,7 @@ from beekeeper.cli.options import room_argument, where_option
 from beekeeper.cli.room_reset import PURGE_SECONDS, ResetDone, ResetLook, RoomReset
 
 
-@click.command(short_help="Empty a room for its next event (settings and keys stay).")
+@click.command()
 @room_argument
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation (for scripts).")
 @click.option(

@@ -33,7 +33,7 @@ def starts_at_epoch(text: str, now: float) -> int:
     return epoch
 
 
-@click.command(short_help="Schedule the event's start: a pre-queue, and a fair draw at it.")
+@click.command()
 @room_argument
 @click.option(
     "--starts-at", "starts_at", metavar="TIME", help="UTC, ISO 8601, e.g. 2030-06-01T09:00:00Z."
@@ -70,7 +70,7 @@ def schedule(
         click.echo(f"Room {name!r} has no schedule: a pre-queue, if any, is drawn within a minute.")
 
 
-@click.command(short_help="Hold the line: admit nobody, keep every place.")
+@click.command()
 @room_argument
 @where_option
 @click.pass_context
@@ -81,7 +81,7 @@ def hold(ctx: click.Context, name: str, local: bool | None) -> None:
     click.echo(f"Room {name!r} is HELD: nobody is admitted; `beekeeper resume {name}` carries on.")
 
 
-@click.command(short_help="Carry on admitting after a hold or a close.")
+@click.command()
 @room_argument
 @where_option
 @click.pass_context
@@ -91,7 +91,7 @@ def resume(ctx: click.Context, name: str, local: bool | None) -> None:
     click.echo(f"Room {name!r} admits again at {config.rate:,} visitors per minute.")
 
 
-@click.command(short_help="End the event: nobody more is admitted or joins.")
+@click.command()
 @room_argument
 @click.option(
     "--message", default="", help="One line the waiting visitors read (at most 200 characters)."

@@ -14,7 +14,8 @@ import click
 
 from beekeeper.cli.commands.simulate_capacity import capacity_options, command_words, table_lines
 from beekeeper.cli.errors import UserError
-from beekeeper.core.settings import MAX_RATE, MIN_RATE, SettingsError
+from beekeeper.cli.options import setting_option
+from beekeeper.core.settings import SettingsError
 from beekeeper.simulator.capacity import CapacityPlan, TemplatesUnavailable
 from beekeeper.simulator.faults import FAULT_NAMES, Faults
 from beekeeper.simulator.run import Arrival, SimulationResult, simulate
@@ -47,12 +48,7 @@ def _start_time(ctx: click.Context, param: click.Parameter, value: str) -> datet
 
 
 @click.command("simulate")
-@click.option(
-    "--rate",
-    type=click.IntRange(MIN_RATE, MAX_RATE),
-    required=True,
-    help="Visitors admitted per minute.",
-)
+@setting_option("rate", required=True)
 @click.option(
     "--visitors",
     type=click.IntRange(0, MAX_VISITORS),

@@ -14,14 +14,8 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from beekeeper.core.settings import (
-    DEFAULT_CLAIM_MINUTES,
-    DEFAULT_SESSION_MINUTES,
-    MAX_CLAIM_MINUTES,
-    MAX_INSIDE,
-    MAX_SESSION_MINUTES,
-    MIN_MINUTES,
-)
+from beekeeper.cli.options import setting_option
+from beekeeper.core.settings import MIN_MINUTES, default_for
 from beekeeper.simulator.capacity import CapacityFigures, CapacityPlan
 
 DEFAULT_VISIT_MINUTES = 10.0
@@ -30,28 +24,13 @@ MAX_VISIT_MINUTES = 24 * 60.0
 FRACTION = click.FloatRange(0.0, 1.0)
 
 _OPTIONS = (
-    click.option(
-        "--max-inside",
-        type=click.IntRange(0, MAX_INSIDE),
+    setting_option(
+        "max_inside",
         default=0,
-        show_default=True,
-        help="Capacity mode: at most this many visitors inside the shop at once (0: rate mode, "
-        "and the flags below do nothing).",
+        note="Here 0 simulates rate mode, and the capacity flags below do nothing.",
     ),
-    click.option(
-        "--session-minutes",
-        type=click.FloatRange(MIN_MINUTES, MAX_SESSION_MINUTES),
-        default=DEFAULT_SESSION_MINUTES,
-        show_default=True,
-        help="Capacity mode: a session ends this long after the visitor's last /client check.",
-    ),
-    click.option(
-        "--claim-minutes",
-        type=click.FloatRange(MIN_MINUTES, MAX_CLAIM_MINUTES),
-        default=DEFAULT_CLAIM_MINUTES,
-        show_default=True,
-        help="Capacity mode: an admitted visitor who has not arrived within this is a no-show.",
-    ),
+    setting_option("session_minutes", default=default_for("session_minutes")),
+    setting_option("claim_minutes", default=default_for("claim_minutes")),
     click.option(
         "--visit-minutes",
         type=click.FloatRange(MIN_MINUTES, MAX_VISIT_MINUTES),

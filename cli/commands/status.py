@@ -13,7 +13,7 @@ from beekeeper.cli.options import room_argument, where_option
 from beekeeper.cli.room_status import StatusReport, read_status, render_text
 
 
-@click.command(short_help="Show how a room is doing.")
+@click.command()
 @room_argument
 @click.option("--watch", is_flag=True, help="Refresh until Ctrl-C.")
 @click.option(

@@ -20,7 +20,8 @@ from tests.support.page_browser import (
 from tests.support.polling_double import PollingDouble, serve, waiting, waiting_for_places
 from tests.support.sample_room import sample_room
 
-pytestmark = pytest.mark.browser
+# Each test drives a headless chromium: the full gate's (slow).
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 TOKEN = "A" * 22 + ".12"
 POSITION = "You are number 12 in line."

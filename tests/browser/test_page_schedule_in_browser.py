@@ -20,7 +20,8 @@ from tests.support.page_browser import (
 from tests.support.polling_double import PollingDouble, serve, waiting
 from tests.support.sample_room import sample_room
 
-pytestmark = pytest.mark.browser
+# Each test drives a headless chromium: the full gate's (slow).
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 STARTS_AT = int(START.timestamp()) + 90  # 12:01:30 UTC
 

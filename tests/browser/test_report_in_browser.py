@@ -15,7 +15,8 @@ from click.testing import CliRunner
 from beekeeper.cli.main import cli
 from tests.support.chromium import DRAWN_CHARTS, watch
 
-pytestmark = pytest.mark.browser
+# Each test drives a headless chromium: the full gate's (slow).
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
 SCREENSHOT = REPO / "docs" / "screenshots" / "report.png"

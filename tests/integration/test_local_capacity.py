@@ -12,14 +12,17 @@ so the next in line goes in within 5 s.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
 from beekeeper.core import datamodel, tickets
+from beekeeper.core.local_room import FLAGS_ONLY_RATE, LOCAL_SETTINGS_KEY
 from beekeeper.local.demo_shop import ADMITTED_TEXT, DONE_BUTTON, DONE_PATH, LEFT_TEXT
 from tests.support.localroom.http import enter_shop, get
 from tests.support.localroom.process import LocalProcess, start_local, wait_until
@@ -178,3 +181,17 @@ def test_done_shopping_in_the_demo_shop_lets_the_next_in(demo_room: LocalProcess
     assert "Inside the shop now: 1 of 1 places held." in page
     assert LEFT_TEXT in done_shopping(room, shop_cookie)
     assert wait_until(lambda: inside_count(room) == 0, 5, interval=0.1)
+
+
+@pytest.mark.parametrize("args", [["--max-inside", "3"], ["--demo", "--max-inside", "3"]])
+def test_the_readmes_capacity_rehearsal_runs_as_written(args: list[str], tmp_path: Path) -> None:
+    """`beekeeper local --max-inside 3` and `beekeeper local --demo --max-inside 3` (README):
+    without a room file, --rate or --origin, the demo's rate and the demo shop behind it."""
+    room = start_local([*args, "--demo-port", "0"], tmp_path, name="readme")
+    try:
+        running = json.loads(room.record_path.read_text())[LOCAL_SETTINGS_KEY]
+        assert (running["max_inside"], running["rate"]) == (3, FLAGS_ONLY_RATE)
+        assert f"running at {FLAGS_ONLY_RATE} visitors/minute" in room.output()
+        assert urlsplit(running["origin"]).port == urlsplit(room.urls["demo shop"]).port
+    finally:
+        assert room.interrupt() == 0

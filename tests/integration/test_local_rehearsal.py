@@ -131,11 +131,20 @@ def test_a_room_file_rehearsed_killed_and_restarted(
     assert not again.record_path.exists()
 
     # A rate and a start given at a restart win over those the saved line was operated to.
-    third = start_local([*args, "--rate", "30", "--starts-in", "900"], config_dir, NAME)
+    third = start_local(
+        [*args, "--rate", "30", "--starts-in", "900", "--max-inside", "5"], config_dir, NAME
+    )
     rooms.append(third)
     report = json.loads(operator(config_dir, "status", NAME, "--local", "--json").stdout)
     assert (report["rate"], report["operator_rate"]) == (30, 30)
     assert report["starts_at"] > 0
+    # `capacity` chooses between the rehearsal and the deployed room as the others do.
+    ambiguous = operator(config_dir, "capacity", NAME, "3")
+    assert ambiguous.returncode == 1
+    assert "add --aws for the deployed room or --local for the local one" in ambiguous.stderr
+    assert operator(config_dir, "capacity", NAME, "3", "--local").returncode == 0
+    report = json.loads(operator(config_dir, "status", NAME, "--local", "--json").stdout)
+    assert report["max_inside"] == 3
     assert third.interrupt() == 0
     # The room file and the AWS deployment record were never touched.
     assert {p: p.read_bytes() for p in (config_dir / "rooms").iterdir()} == files

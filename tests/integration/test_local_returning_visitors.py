@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from beekeeper.core import datamodel, polling
-from beekeeper.lambdas.producer import CONFIG_TTL_SECONDS
+from beekeeper.core.datamodel import CONFIG_FRESH_SECONDS
 from tests.support.localroom.http import Answer, cookie_value, get
 from tests.support.localroom.process import LocalProcess, start_local
 
@@ -130,5 +130,5 @@ def test_each_returning_visitor_is_answered_as_polling_sees_them(room: LocalProc
         },
     )
     assert polling_answer(room, f"{datamodel.COOKIE_NAME}={stale}")["state"] == "unknown"
-    time.sleep(CONFIG_TTL_SECONDS + 0.5)  # the link's cached counters catch up
+    time.sleep(CONFIG_FRESH_SECONDS + 0.5)  # the link's cached counters catch up
     assert new_token(marketing_link(room, str(stale))) not in (None, str(stale))

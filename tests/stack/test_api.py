@@ -22,6 +22,9 @@ from beekeeper.vtl.methods import (
 from beekeeper.waiting_room_site import render_page
 from tests.support.stack_testkit import Synthesized, flatten
 
+# Every stack test reads the synth of the whole room (tests/stack/conftest.py): slow.
+pytestmark = pytest.mark.slow
+
 # FULL_ROOM's origin, as a browser sends it in the Origin header.
 SHOP_ORIGIN = "https://xn--bcher-kva.example.com:8443"
 

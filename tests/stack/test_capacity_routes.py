@@ -14,6 +14,9 @@ from beekeeper.stacks import permissions
 from beekeeper.vtl.methods import route_method
 from tests.support.stack_testkit import Synthesized, flatten
 
+# Every stack test reads the synth of the whole room (tests/stack/conftest.py): slow.
+pytestmark = pytest.mark.slow
+
 
 def _method(synthesized: Synthesized, path_part: str, verb: str) -> dict[str, Any]:
     (resource_id,) = (

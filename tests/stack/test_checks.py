@@ -5,8 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from beekeeper.stacks import nag
 from tests.support.stack_testkit import Synthesized
+
+# Every stack test reads the synth of the whole room (tests/stack/conftest.py): slow.
+pytestmark = pytest.mark.slow
 
 
 def test_no_unacknowledged_cdk_nag_finding(synthesized: Synthesized) -> None:

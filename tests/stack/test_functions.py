@@ -10,6 +10,9 @@ from beekeeper.core.settings import RoomSettings
 from beekeeper.stacks import capacity
 from tests.support.stack_testkit import Synthesized, flatten
 
+# Every stack test reads the synth of the whole room (tests/stack/conftest.py): slow.
+pytestmark = pytest.mark.slow
+
 ROLES = ("producer", "trigger", "consumer", "governor")
 TIMEOUTS = {"producer": 10, "trigger": 30, "consumer": 75, "governor": 60}
 

@@ -8,8 +8,12 @@ from typing import Any
 
 import pytest
 
+from beekeeper.core import names
 from beekeeper.stacks import permissions
 from tests.support.stack_testkit import Synthesized, flatten
+
+# Every stack test reads the synth of the whole room (tests/stack/conftest.py): slow.
+pytestmark = pytest.mark.slow
 
 
 def _all_statements(synthesized: Synthesized) -> list[dict[str, Any]]:
@@ -51,7 +55,7 @@ def test_no_role_uses_an_aws_managed_policy(synthesized: Synthesized) -> None:
     assert [r for r in roles.values() if r["Properties"].get("ManagedPolicyArns")] == []
 
 
-@pytest.mark.parametrize("role", permissions.FUNCTION_ROLES)
+@pytest.mark.parametrize("role", names.FUNCTION_ROLES)
 def test_each_function_gets_exactly_its_actions_on_its_resources(
     synthesized: Synthesized, role: str
 ) -> None:
@@ -161,7 +165,7 @@ def test_the_documented_iam_table_is_the_template(synthesized: Synthesized) -> N
 
     ((log_actions, log_target),) = documented.pop("each function")
     assert log_target == "its own log group"
-    for role in permissions.FUNCTION_ROLES:
+    for role in names.FUNCTION_ROLES:
         _, function = synthesized.function(role)
         granted = granted_by_resource(synthesized, function["Properties"]["Role"]["Fn::GetAtt"][0])
         log_group = f"<GetAtt:{function['Properties']['LoggingConfig']['LogGroup']['Ref']}.Arn>"

@@ -24,6 +24,9 @@ from beekeeper.local.gateway import Gateway
 from beekeeper.local.room_code import load_room_code
 from tests.support.stack_testkit import Synthesized
 
+# Every stack test reads the synth of the whole room (tests/stack/conftest.py): slow.
+pytestmark = pytest.mark.slow
+
 Answer = tuple[int, dict[str, list[str]], bytes]
 VERBS = ("GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH")
 

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
+
 from beekeeper.core import telemetry
 from beekeeper.stacks import monitoring
 from tests.support.stack_testkit import Synthesized, flatten
+
+# Every stack test reads the synth of the whole room (tests/stack/conftest.py): slow.
+pytestmark = pytest.mark.slow
 
 OUTPUT_KEYS = {
     "MarketingUrl",

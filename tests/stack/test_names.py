@@ -6,9 +6,14 @@ tests/integration/test_local_room_wiring.py.
 
 from __future__ import annotations
 
+import pytest
+
 from beekeeper.core import names
 from beekeeper.core.settings import ENVIRONMENT_VARIABLE
 from tests.support.stack_testkit import Synthesized
+
+# Every stack test reads the synth of the whole room (tests/stack/conftest.py): slow.
+pytestmark = pytest.mark.slow
 
 
 def test_table_queues_and_functions_are_named_by_the_owner(synthesized: Synthesized) -> None:

@@ -20,6 +20,9 @@ from cfnlint.schema import PROVIDER_SCHEMA_MANAGER
 
 from tests.support.stack_testkit import Synthesized
 
+# Every stack test reads the synth of the whole room (tests/stack/conftest.py): slow.
+pytestmark = pytest.mark.slow
+
 # From the CloudFormation User Guide's property reference ("Update requires: Replacement").
 DOCUMENTED_REPLACEMENT = {
     "AWS::DynamoDB::Table": {"KeySchema", "LocalSecondaryIndexes", "TableName"},

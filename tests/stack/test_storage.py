@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
 from aws_cdk.assertions import Capture, Match
 
 from beekeeper.core import datamodel
 from tests.support.stack_testkit import Synthesized
+
+# Every stack test reads the synth of the whole room (tests/stack/conftest.py): slow.
+pytestmark = pytest.mark.slow
 
 
 def test_table_is_on_demand_keyed_by_pk_with_ttl_and_recovery(synthesized: Synthesized) -> None:

@@ -35,6 +35,9 @@ from tests.support.pipeline import Aws, FakeClock, LongPollsOnTheClock
 from tests.support.pipeline import aws as aws
 from tests.support.stack_testkit import CHANGED_ROOM, FULL_ROOM, MetricReference, Synthesized
 
+# Every stack test reads the synth of the whole room (tests/stack/conftest.py): slow.
+pytestmark = pytest.mark.slow
+
 # The template's room, at a rate a simulated minute runs quickly.
 SETTINGS = FULL_ROOM.replace(rate=30, consumer_capacity=100)
 MINUTE = 60

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import logging
 
+import pytest
+
 from beekeeper.core import telemetry
 from beekeeper.lambdas import log_context
 from beekeeper.lambdas.emf import DISCARD, MinuteMetrics
@@ -78,11 +80,19 @@ def test_levels_keep_fractions_and_counts_stay_whole() -> None:
     assert isinstance(document["Duplicates"], int)
 
 
-def test_discard_records_nothing() -> None:
-    DISCARD.count(telemetry.ARRIVALS)
-    DISCARD.level(telemetry.RATE, 5)
-    DISCARD.flush_ended()
-    DISCARD.flush()  # no output, no error
+def test_discard_writes_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    # What a real sink writes (one EMF line on stdout, as Lambda hands it to CloudWatch)...
+    real = MinuteMetrics("spring-sale", clock=Clock(START))
+    real.count(telemetry.ARRIVALS)
+    real.flush()
+    assert json.loads(capsys.readouterr().out)["Arrivals"] == 1
+    # ...Discard never writes, whatever it is given: code run outside Lambda emits no metrics.
+    for _minute in range(3):
+        DISCARD.count(telemetry.ARRIVALS, 5)
+        DISCARD.level(telemetry.RATE, 5)
+        DISCARD.flush_ended()
+        DISCARD.flush()
+    assert capsys.readouterr() == ("", "")
 
 
 def test_log_records_of_the_rooms_code_carry_the_room() -> None:

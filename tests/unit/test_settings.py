@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -9,6 +10,7 @@ import pytest
 from beekeeper.core.settings import (
     ENVIRONMENT_VARIABLE,
     MAX_RATE,
+    SETTINGS,
     RoomSettings,
     SettingsError,
     default_for,
@@ -143,6 +145,13 @@ def test_valid_values_are_kept(field: str, value: object) -> None:
         ("alert_email", '"o p"@shop.example', "one email address"),
         ("alert_email", "a" * 250 + "@b.example", "one email address"),
         ("alert_email", 5, "one email address"),
+        # A boolean is not a number, whatever Python says (True == 1, False == 0).
+        ("waf_requests_per_5_minutes", False, "whole number"),
+        ("log_retention_days", True, "one of 1, 3, 5"),
+        ("max_inside", False, "whole number"),
+        ("max_inside", -1, "from 1 to 1,000,000 visitors, or 0 for no cap"),
+        ("health_check_url", None, "https://"),
+        ("logo_url", None, "https://"),
     ],
 )
 def test_invalid_values_name_the_field_the_value_and_what_is_allowed(
@@ -237,3 +246,39 @@ def test_replace_validates_again() -> None:
 def test_default_for_reports_the_model_defaults() -> None:
     assert default_for("admission_validity_minutes") == 60
     assert default_for("dynamic_rate_throttling") is False
+
+
+def test_every_setting_is_described_once_by_its_field() -> None:
+    fields = dataclasses.fields(RoomSettings)
+    assert list(SETTINGS) == [f.name for f in fields]
+    for f in fields:
+        description = SETTINGS[f.name]
+        assert description.help.endswith(".") and "\n" not in description.help
+        assert description.flags[0] == "--" + f.name.replace("_", "-")
+        if not description.required:
+            # The kind is the annotation's; every default is a value of it (and allowed).
+            assert type(description.default) is description.kind, f.name
+            assert description.parse(description.default) == description.default
+    assert [name for name, d in SETTINGS.items() if d.required] == [
+        "name", "display_name", "region", "origin", "rate"
+    ]  # fmt: skip
+    assert SETTINGS["dynamic_rate_throttling"].flags == ("--dynamic-rate-throttling", "--drt")
+
+
+def test_a_setting_parses_typed_text_with_the_models_own_sentences() -> None:
+    assert SETTINGS["rate"].parse(" 1,200 ") == 1200
+    assert SETTINGS["session_minutes"].parse("0.25") == 0.25
+    assert SETTINGS["dynamic_rate_throttling"].parse("yes") is True
+    assert SETTINGS["display_name"].parse("  Sale  ") == "Sale"
+    for field_name, text in (("rate", "0"), ("max_inside", "-1"), ("claim_minutes", "61")):
+        with pytest.raises(SettingsError) as typed:
+            SETTINGS[field_name].parse(text)
+        with pytest.raises(SettingsError) as constructed:
+            room(**{field_name: int(text)})
+        assert str(typed.value) == str(constructed.value)
+
+
+def test_the_room_file_comments_each_setting_with_its_help() -> None:
+    text = room().to_toml()
+    for name, description in SETTINGS.items():
+        assert f"# {description.help}\n{name} = " in text

@@ -107,6 +107,7 @@ def test_every_chart_has_a_title_and_a_text_alternative(burst: SimulationResult)
     assert "<summary>The numbers</summary><table>" in document
 
 
+@pytest.mark.slow
 def test_the_largest_report_stays_small() -> None:
     """Size grows with minutes and faults, not visitors: the longest run with every fault."""
     result = run(

@@ -112,3 +112,18 @@ def test_init_takes_the_capacity_flags(invoke: Invoke, config_dir: Path) -> None
     assert "session_minutes = 7.5" in text and "claim_minutes = 0.5" in text
     bad = invoke("init", "--yes", "--name", "x", "--session-minutes", "0")
     assert bad.exit_code == 2 and "session" in bad.output
+
+
+def test_capacity_takes_the_choice_of_room_the_other_operator_commands_take(
+    invoke: Invoke, config_dir: Path, aws: None
+) -> None:
+    room = capacity_room(config_dir)
+    deployed = invoke("capacity", "checkout", "200", "--aws")
+    assert deployed.exit_code == 0, deployed.output
+    assert read_item(room.table, "config")["max_inside"] == 200  # type: ignore[index]
+    local = invoke("capacity", "checkout", "100", "--local")
+    assert local.exit_code == 1
+    assert "No local room 'checkout' is running; start one with `beekeeper local checkout`" in (
+        local.output
+    )
+    assert read_item(room.table, "config")["max_inside"] == 200  # type: ignore[index]

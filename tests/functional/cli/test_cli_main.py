@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+import subprocess
+import sys
 from dataclasses import replace
 
+import click
 import pytest
 
 from beekeeper.cli.factory import CliFactory
-from beekeeper.cli.main import main
+from beekeeper.cli.main import COMMANDS, cli, main
 from tests.support.cli_testkit import DeployedRoom
 
 
@@ -30,6 +35,64 @@ def test_help_and_version_exit_0(factory: CliFactory, capsys: pytest.CaptureFixt
     for command in ("init", "deploy", "off", "on", "rate", "status", "list", "destroy"):
         assert f"  {command} " in out
     assert exit_code(["--version"], factory) == 0
+
+
+def test_every_command_loads_under_its_name_with_the_line_help_shows() -> None:
+    context = click.Context(cli)
+    for name, entry in COMMANDS.items():
+        command = cli.get_command(context, name)
+        assert command is not None and command.name == name
+        assert command.get_short_help_str(limit=200) == entry.short_help
+    assert cli.get_command(context, "frobnicate") is None
+
+
+def test_every_command_a_module_defines_is_in_the_table() -> None:
+    """A new command's module without its COMMANDS entry would be missing from the CLI."""
+    registered = {(entry.module, entry.command) for entry in COMMANDS.values()}
+    package = importlib.import_module("beekeeper.cli.commands")
+    defined = set()
+    for module in pkgutil.iter_modules(package.__path__):
+        loaded = importlib.import_module(f"beekeeper.cli.commands.{module.name}")
+        commands = {
+            attribute: value
+            for attribute, value in vars(loaded).items()
+            if isinstance(value, click.Command)
+            and getattr(value.callback, "__module__", "") == loaded.__name__
+        }
+        # A group's sub-commands are reached through their group, not the table.
+        nested = {
+            id(sub)
+            for group in commands.values()
+            if isinstance(group, click.Group)
+            for sub in group.commands.values()
+        }
+        defined |= {(module.name, a) for a, c in commands.items() if id(c) not in nested}
+    assert defined == registered
+
+
+# What `beekeeper --help` may not load: each command's module and what they import.
+HEAVY = ("boto3", "botocore", "beekeeper.cli.commands.", "beekeeper.simulator", "beekeeper.stacks")
+_HELP_THEN_MODULES = """
+import sys
+from beekeeper.cli.main import cli
+try:
+    cli.main(["--help"], prog_name="beekeeper")
+except SystemExit:
+    pass
+print(" ".join(sorted(sys.modules)), file=sys.stderr)
+"""
+
+
+def test_help_imports_no_command_module_nor_boto3() -> None:
+    # Held here by what is imported; bench/cli_startup.py measures the time.
+    ran = subprocess.run(
+        [sys.executable, "-c", _HELP_THEN_MODULES], capture_output=True, text=True, timeout=60
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert "Commands:" in ran.stdout
+    modules = ran.stderr.split()
+    assert "beekeeper.cli.main" in modules
+    assert [m for m in modules if m.startswith(HEAVY)] == []
 
 
 def test_a_user_error_exits_1(factory: CliFactory, capsys: pytest.CaptureFixture[str]) -> None:

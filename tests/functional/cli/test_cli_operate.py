@@ -12,7 +12,7 @@ from botocore.awsrequest import AWSResponse
 
 from beekeeper.cli.errors import AwsError
 from beekeeper.cli.room_control import RoomControl
-from beekeeper.core.datamodel import STATUS_COPIES
+from beekeeper.core.datamodel import CONFIG_IN_EFFECT_SECONDS, STATUS_COPIES
 from tests.support.cli_testkit import (
     NOW,
     DeployedRoom,
@@ -41,6 +41,7 @@ def test_off_writes_the_config_item_and_every_status_copy(
 
     assert result.exit_code == 0, result.output
     assert "is OFF" in result.output
+    assert f"within about {CONFIG_IN_EFFECT_SECONDS:g} seconds" in result.output
     assert read_item(deployed_room.table, "config") == {
         "pk": "config",
         "enabled": False,

@@ -183,7 +183,8 @@ class QuietServer(ThreadingHTTPServer):
 @pytest.fixture
 def loopback_shop() -> Iterator[str]:
     server = QuietServer(("127.0.0.1", 0), Shop)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    # shutdown() waits for the loop's next look at its flag: every 50 ms, not the default 0.5 s.
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
     try:
         yield f"http://127.0.0.1:{server.server_port}"
     finally:

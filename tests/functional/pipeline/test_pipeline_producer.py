@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 from botocore.stub import Stubber
 
-from beekeeper.core.datamodel import TOKEN_PATTERN, Token
+from beekeeper.core.datamodel import CONFIG_FRESH_SECONDS, TOKEN_PATTERN, Token
 from beekeeper.core.polling import eta_seconds
-from beekeeper.lambdas.producer import CONFIG_TTL_SECONDS, Producer
+from beekeeper.lambdas.producer import Producer
 from beekeeper.lambdas.room_state import write_config
 from tests.support.pipeline import Aws, FakeClock, producer, room
 
@@ -202,7 +202,7 @@ def test_switching_off_takes_effect_after_the_cache_expires(aws: Aws, clock: Fak
     p = producer(aws, clock)
     assert "Set-Cookie" in p.handle(event())["headers"]
     write_config(aws.dynamodb, aws.table, room(), now=clock(), enabled=False)
-    clock.now += CONFIG_TTL_SECONDS
+    clock.now += CONFIG_FRESH_SECONDS
     assert p.handle(event())["headers"]["Location"] == room().origin
 
 

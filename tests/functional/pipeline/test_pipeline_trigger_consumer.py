@@ -276,6 +276,7 @@ def test_an_empty_or_short_receive_does_not_end_the_minute_early(
     assert report.receives >= 5  # two empty, then one visitor per short receive
 
 
+@pytest.mark.slow  # a whole paced minute of admissions against moto
 def test_a_live_rate_change_is_followed_within_seconds(aws: Aws, clock: FakeClock) -> None:
     aws.send(*tokens(200))
     start = clock()

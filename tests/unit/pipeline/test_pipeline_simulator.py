@@ -17,7 +17,8 @@ import pytest
 from beekeeper.simulator.faults import FAULT_NAMES, Faults
 from beekeeper.simulator.run import Arrival, SimulationResult, simulate
 
-SMALL_RATES = (1, 7, 25, 600, 3300, 12345)
+# 12,345 a minute takes a few seconds a case: the full gate's (slow).
+SMALL_RATES = (1, 7, 25, 600, 3300, pytest.param(12345, marks=pytest.mark.slow))
 ALL_FAULTS = ",".join(FAULT_NAMES)
 
 
@@ -57,6 +58,7 @@ def test_small_and_medium_rates(rate: int, fault: str) -> None:
         assert struck(result, fault)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("faults", ["", *FAULT_NAMES, ALL_FAULTS])
 def test_high_rates_with_the_fewest_consumers(faults: str) -> None:
     """100,000/min needs 17 consumers (the original design needed 100)."""
@@ -80,6 +82,7 @@ def test_high_rates_with_the_fewest_consumers(faults: str) -> None:
         assert result.admission_writes_refused > 1_000
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("faults", ["", ALL_FAULTS])
 def test_270000_a_minute_with_45_consumers(faults: str) -> None:
     result = simulate(
@@ -95,7 +98,13 @@ def test_270000_a_minute_with_45_consumers(faults: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("rate", "median", "p99"), [(10, 2, 10), (600, 2, 5), (3000, 2, 5), (60_000, 2, 5)]
+    ("rate", "median", "p99"),
+    [
+        (10, 2, 10),
+        (600, 2, 5),
+        pytest.param(3000, 2, 5, marks=pytest.mark.slow),
+        pytest.param(60_000, 2, 5, marks=pytest.mark.slow),
+    ],
 )
 def test_straight_through_while_the_room_has_room(rate: int, median: float, p99: float) -> None:
     """Half the rate arriving evenly: nobody waits for the next minute."""
@@ -111,6 +120,7 @@ def test_straight_through_while_the_room_has_room(rate: int, median: float, p99:
     assert sum(result.admitted_per_minute) + result.still_waiting == rate * 3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rate", [600, 3000])
 def test_over_capacity_every_full_minute_admits_exactly_the_rate(rate: int) -> None:
     result = simulate(

@@ -87,6 +87,7 @@ def test_the_pre_queue_goes_before_later_arrivals_at_the_rate_with_every_fault()
     assert result.lost == 0 and result.admitted_twice == 0 and result.still_waiting == 0
 
 
+@pytest.mark.slow
 def test_twenty_thousand_pre_queued_at_six_thousand_a_minute_exactly() -> None:
     result = simulate(
         rate=6000,

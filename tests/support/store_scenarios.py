@@ -6,14 +6,18 @@ refusal by its error code and modeled fields (a cancelled transaction's reasons,
 condition's item). tests/functional/store compares the store with moto and with DynamoDB
 Local on these scenarios.
 
-Covered: the templates' reads (refusals included), every write the producer, trigger,
-consumer, governor and CLI make, and what capacity mode uses: TransactWriteItems with
-condition checks, string-set ADD and DELETE, DeleteItem, GetItem and UpdateItem with every
-ReturnValues, and the warden's Query of the sparse `leaving` index.
+Covered: the templates' reads and writes (/polling's BatchGetItem, /jwks.json's GetItem,
+/client's check and redeem, capacity mode's session and /leave: the requests core/ builds,
+which tests/unit holds equal to the rendered templates; refusals included), every write the
+producer, trigger, consumer, governor and CLI make, and what capacity mode uses:
+TransactWriteItems with condition checks, string-set ADD and DELETE, DeleteItem, GetItem and
+UpdateItem with every ReturnValues, the warden's Query of the sparse `leaving` index, and the
+pre-queue's Scan (its items compared as a set: DynamoDB promises no order).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -25,6 +29,9 @@ from beekeeper.core.datamodel import (
     LEAVING_INDEX,
     LEAVING_VALUE,
     LEFT_AT_ATTRIBUTE,
+    STATE_ADMITTED,
+    STATE_INSIDE,
+    prequeue_key,
 )
 
 TABLE = "beekeeper-diff"
@@ -43,6 +50,10 @@ def normal(value: Any) -> Any:
     if isinstance(value, list):
         return [normal(v) for v in value]
     return value
+
+
+def _as_set(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(items, key=lambda item: json.dumps(item, sort_keys=True, default=repr))
 
 
 def comparable(answer: dict[str, Any]) -> dict[str, Any]:
@@ -82,7 +93,17 @@ class Side:
             return {}
         if self._adjust is not None:
             self._adjust(operation, request, answer)
-        self.transcript.append((operation, "answered", normal(self._answer(answer))))
+        shown = self._answer(answer)
+        # DynamoDB promises no order for a Scan's items (nor where its page stops) or for
+        # BatchGetItem's: items as sets.
+        if operation == "scan":
+            shown = {**shown, "Items": _as_set(shown.get("Items", []))}
+            if "LastEvaluatedKey" in shown:
+                shown["LastEvaluatedKey"] = "<given>"
+        if operation == "batch_get_item":
+            responses = shown.get("Responses", {})
+            shown = {**shown, "Responses": {t: _as_set(items) for t, items in responses.items()}}
+        self.transcript.append((operation, "answered", normal(shown)))
         self.messages.append(None)
         return answer
 
@@ -98,7 +119,72 @@ def assert_same_transcripts(ours: Side, theirs: Side, scenario: str) -> None:
         assert mine == other, f"step {step} of {scenario!r}: {theirs.messages[step]}"
 
 
-# -- scenarios: each makes the same calls on a side ------------------------------------------
+# The sense of a refusal: the first sense whose phrases its sentence holds (DynamoDB's
+# sentences name tokens and values in ways two implementations need not share, and DynamoDB
+# Local words some of DynamoDB's refusals its own way); a sentence that holds none is
+# compared whole.
+SENSES: tuple[tuple[str, ...], ...] = (
+    ("reserved keyword",),
+    ("redundant parentheses",),
+    ("Syntax error",),
+    ("Invalid function name",),
+    ("requires a document path",),
+    ("first operand must be distinct",),
+    ("Incorrect operand type",),
+    ("BETWEEN operator requires same data type",),
+    ("BETWEEN operator requires upper bound",),
+    ("not defined",),
+    ("unused in expressions",),
+    ("Type mismatch for Index Key",),
+    ("secondary index key is not supported",),
+    ("update a secondary index key to a value that is not supported",),
+    ("Size limit exceeded",),
+    ("Item size to update has exceeded the maximum allowed size",),
+    ("Item size has exceeded the maximum allowed size",),
+    ("primary key values must be under 2048 bytes",),
+    ("cannot be converted into a number",),
+    ("Number overflow",),
+    ("Number underflow",),
+    ("38",),
+    ("refers to an attribute that does not exist",),
+    ("incorrect data type",),
+    ("Cannot update attribute",),
+    ("Two document paths overlap",),
+    ("The conditional request failed",),
+    ("Transaction cancelled",),
+    ("Query key condition not supported",),
+    ("Consistent reads are not supported on global secondary indexes",),
+    ("Condition parameter type does not match schema type",),
+    ("Invalid operator used in KeyConditionExpression",),
+    ("no such table", "Requested resource not found", "non-existent table"),
+    ("a key missing", "Missing the key", "required keys was not given a value"),
+    ("not the key", "does not match the schema", "number of conditions on the keys is invalid"),
+    ("Return values set to invalid value",),
+    ("set  may not be empty",),
+)
+
+
+def sense(message: str | None) -> str | None:
+    if message is None:
+        return None
+    return next(
+        (phrases[0] for phrases in SENSES if any(phrase in message for phrase in phrases)),
+        message,
+    )
+
+
+def sensed(side: Side) -> list[tuple[Any, ...]]:
+    """The transcript with each refusal's sentence, and its cancellation reasons', as sense."""
+    out = []
+    for outcome, message in zip(side.transcript, side.messages, strict=True):
+        if outcome[1] == "refused" and outcome[3].get("reasons"):
+            reasons = [
+                {**reason, "Message": sense(reason.get("Message"))}
+                for reason in outcome[3]["reasons"]
+            ]
+            outcome = (*outcome[:3], {**outcome[3], "reasons": reasons})
+        out.append((*outcome, sense(message)))
+    return out
 
 
 def key(pk: str) -> dict[str, Any]:
@@ -524,7 +610,50 @@ def leaving_index(side: Side) -> None:
     side.call("dynamodb", "query", **query)
 
 
+def leaving(side: Side) -> None:
+    """Capacity mode's /leave: a visitor inside, one admitted, one waiting, one who left
+    already; and a session renewed after leaving (refused, with the item)."""
+    for token_id, state in (("in", STATE_INSIDE), ("adm", STATE_ADMITTED)):
+        side.call(
+            "dynamodb",
+            "put_item",
+            TableName=TABLE,
+            Item={**key(f"v#{token_id}"), "state": {"S": state}, "expires_at": n(99)},
+        )
+    for token_id in ("in", "adm", "waiting", "in"):
+        side.call("dynamodb", "update_item", **sessions.leave_request(TABLE, token_id, now=50))
+        side.call("dynamodb", "get_item", TableName=TABLE, Key=key(f"v#{token_id}"))
+    side.call(
+        "dynamodb",
+        "update_item",
+        **sessions.session_request(TABLE, "in", now=51, session_seconds=60, redeem=False),
+    )
+
+
+def prequeue_scan(side: Side) -> None:
+    """The pre-queue's read: every `p#` item, consistently, among the table's other items."""
+    for number in range(30):
+        side.call(
+            "dynamodb",
+            "put_item",
+            TableName=TABLE,
+            Item={**key(prequeue_key(f"t{number}")), "ordinal": n(number)},
+        )
+        side.call("dynamodb", "put_item", TableName=TABLE, Item=key(f"v#t{number}"))
+    request = {
+        "TableName": TABLE,
+        "FilterExpression": "begins_with(pk, :prefix)",
+        "ExpressionAttributeValues": {":prefix": {"S": prequeue_key("")}},
+        "ConsistentRead": True,
+    }
+    side.call("dynamodb", "scan", **request)
+    side.call("dynamodb", "scan", **request, Select="COUNT")
+    side.call("dynamodb", "scan", TableName=TABLE, ProjectionExpression="pk")
+
+
 SCENARIOS: dict[str, Callable[[Side], None]] = {
+    "capacity mode's leave": leaving,
+    "the pre-queue's scan": prequeue_scan,
     "the warden's leaving index": leaving_index,
     "the templates' reads": templates_reads,
     "counters and claims": counters_and_claims,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import base64
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -24,98 +24,15 @@ from beekeeper.core.datamodel import (
     LEAVING_INDEX,
     LEAVING_VALUE,
     LEFT_AT_ATTRIBUTE,
-    table_definition,
 )
-from beekeeper.local.store_transport import StoreTransport
-from beekeeper.store.dynamodb import DynamoDb
 from beekeeper.store.expressions import normal_number
 from beekeeper.store.reserved_words import RESERVED_WORDS
 from beekeeper.store.sizes import MAX_ITEM_BYTES, item_size, number_size
-from beekeeper.store.sqs import Sqs
-from beekeeper.store.timing import RealTime
-from beekeeper.store.wire import JsonProtocol
-from tests.support.dynamodb_local import DynamoDbLocal
-from tests.support.store_scenarios import TABLE, Side, key, n
+from tests.support.store_scenarios import TABLE, Side, key, n, sensed
 
-# The sense of a refusal: the first of these its sentence holds (DynamoDB's sentences name
-# tokens and values in ways two implementations need not share); a sentence that holds none
-# is compared whole.
-SENSES = (
-    "reserved keyword",
-    "redundant parentheses",
-    "Syntax error",
-    "Invalid function name",
-    "requires a document path",
-    "first operand must be distinct",
-    "Incorrect operand type",
-    "BETWEEN operator requires same data type",
-    "BETWEEN operator requires upper bound",
-    "not defined",
-    "unused in expressions",
-    "Type mismatch for Index Key",
-    "secondary index key is not supported",
-    "update a secondary index key to a value that is not supported",
-    "Size limit exceeded",
-    "Item size to update has exceeded the maximum allowed size",
-    "Item size has exceeded the maximum allowed size",
-    "primary key values must be under 2048 bytes",
-    "cannot be converted into a number",
-    "Number overflow",
-    "Number underflow",
-    "38",
-    "refers to an attribute that does not exist",
-    "incorrect data type",
-    "Cannot update attribute",
-    "Two document paths overlap",
-    "The conditional request failed",
-    "Transaction cancelled",
-    "Query key condition not supported",
-    "Consistent reads are not supported on global secondary indexes",
-    "Condition parameter type does not match schema type",
-    "Invalid operator used in KeyConditionExpression",
-)
 # DynamoDB Local accepts these two of the Developer Guide's 573 reserved words as attribute
 # names; the store follows the Guide.
 KINDER_IN_DYNAMODB_LOCAL = frozenset({"CONVERT", "SIZE"})
-
-
-def sense(message: str | None) -> str | None:
-    if message is None:
-        return None
-    return next((phrase for phrase in SENSES if phrase in message), message)
-
-
-def sensed(side: Side) -> list[tuple[Any, ...]]:
-    """The transcript with each refusal's sentence, and its cancellation reasons', as sense."""
-    out = []
-    for outcome, message in zip(side.transcript, side.messages, strict=True):
-        if outcome[1] == "refused" and outcome[3].get("reasons"):
-            reasons = [
-                {**reason, "Message": sense(reason.get("Message"))}
-                for reason in outcome[3]["reasons"]
-            ]
-            outcome = (*outcome[:3], {**outcome[3], "reasons": reasons})
-        out.append((*outcome, sense(message)))
-    return out
-
-
-@pytest.fixture()
-def local_side(dynamodb_local: DynamoDbLocal) -> Iterator[Side]:
-    client = dynamodb_local.client()
-    client.create_table(**table_definition(TABLE))
-    try:
-        yield Side({"dynamodb": client})
-    finally:
-        client.delete_table(TableName=TABLE)
-
-
-@pytest.fixture()
-def store_side() -> Side:
-    timing = RealTime()
-    database = DynamoDb(timing)
-    database.create_table_as_defined(table_definition(TABLE))
-    transport = StoreTransport(JsonProtocol(database, Sqs(timing)), "http://127.0.0.1:9/diff")
-    return Side({"dynamodb": transport.client("dynamodb")})
 
 
 def update(side: Side, pk: str, expression: str, **more: Any) -> dict[str, Any]:
@@ -565,34 +482,21 @@ def item_sizes(side: Side) -> None:
         TransactItems=[{"Put": {"TableName": TABLE, "Item": filler(key("t"), MAX_ITEM_BYTES + 1)}}],
     )
     put(side, filler(key("t2"), MAX_ITEM_BYTES - 100))
-    side.call(
-        "dynamodb",
-        "transact_write_items",
-        TransactItems=[
-            {
-                "Update": {
-                    "TableName": TABLE,
-                    "Key": key("t2"),
-                    "UpdateExpression": "SET y = :s",
-                    "ExpressionAttributeValues": {":s": {"S": "a" * 200}},
-                }
-            }
-        ],
-    )
-    side.call(
-        "dynamodb",
-        "transact_write_items",
-        TransactItems=[
-            {
-                "Update": {
-                    "TableName": TABLE,
-                    "Key": key("t2"),
-                    "UpdateExpression": "SET y = absent + :v",
-                    "ExpressionAttributeValues": ONE,
-                }
-            }
-        ],
-    )
+    # Too large once updated: a ValidationError reason; an update that needs an attribute the
+    # item lacks: the whole request refused.
+    for expression, values in (
+        ("SET y = :s", {":s": {"S": "a" * 200}}),
+        ("SET y = absent + :v", ONE),
+    ):
+        update_in_transaction = {
+            "TableName": TABLE,
+            "Key": key("t2"),
+            "UpdateExpression": expression,
+            "ExpressionAttributeValues": values,
+        }
+        side.call(
+            "dynamodb", "transact_write_items", TransactItems=[{"Update": update_in_transaction}]
+        )
 
 
 def _wire_bytes(value: dict[str, Any]) -> dict[str, Any]:

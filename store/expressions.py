@@ -6,17 +6,20 @@ makes before it reads the item (an undefined placeholder; the same path on both 
 comparison, `#a = a`; a value of a type the operator does not take: `a < :bool`,
 `begins_with(a, :number)`, `ADD a :string`, `:string + :v`, BETWEEN bounds of two types or in
 the wrong order; an update of a key attribute; two actions on one path), then the evaluation,
-as the Developer Guide's "Comparison operator and function reference" describes it and
+as the Developer Guide's "Condition and filter expressions, operators, and functions in
+DynamoDB" describes it (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/
+Expressions.OperatorsAndFunctions.html: `a <> b` is "true if a is not equal to b") and
 DynamoDB Local answers (tests/functional/store): a comparison with a missing attribute is
 false, except `<>`, which is true (`a <> b` is `NOT a = b`); values of two types are never
 equal and never ordered; only strings, numbers and binaries are ordered (strings by UTF-8
 bytes, binaries by unsigned bytes, numbers by value); `size()` of a string counts its
 characters, of a binary its bytes, of a set, list or map its members.
 
-Three outcomes besides success: `ConditionFailed` (the condition is false: DynamoDB's
-ConditionalCheckFailedException), `ExpressionInvalid` (DynamoDB's ValidationException) and
-NotImplementedError for a construct the room never sends (a nested document path,
-`list_append`, `attribute_type`), which fails loudly instead of being guessed at.
+Besides an answer (`holds`: whether a condition holds, false being DynamoDB's
+ConditionalCheckFailedException to the caller; `apply_update`: the new item), two outcomes:
+`ExpressionInvalid` (DynamoDB's ValidationException) and NotImplementedError for a construct
+the room never sends (a nested document path, `list_append`, `attribute_type`), which fails
+loudly instead of being guessed at.
 """
 
 from __future__ import annotations
@@ -51,7 +54,7 @@ from beekeeper.store.expression_syntax import (
     placeholders,
 )
 
-__all__ = ["CONDITION", "ConditionFailed", "ExpressionInvalid", "Item", "placeholders"]
+__all__ = ["CONDITION", "ExpressionInvalid", "Item", "placeholders"]
 
 Item = dict[str, dict[str, Any]]
 Names = Mapping[str, str]
@@ -79,10 +82,6 @@ _TYPE_NAMES = {
     "BS": "BINARY_SET",
 }
 _INCORRECT_TYPE = "An operand in the update expression has an incorrect data type"
-
-
-class ConditionFailed(Exception):
-    """The condition expression evaluated to false."""
 
 
 def normal_number(text: object) -> str:
@@ -339,12 +338,6 @@ def holds(tree: Node, item: Item | None, names: Names, values: Values) -> bool:
     if isinstance(tree, Call):
         return _function(tree, item, names, values)
     raise ExpressionInvalid("Invalid ConditionExpression: Syntax error; not a condition")
-
-
-def check_condition(tree: Node, item: Item | None, names: Names, values: Values) -> None:
-    """Raise ConditionFailed unless the bound condition holds for `item`."""
-    if not holds(tree, item, names, values):
-        raise ConditionFailed()
 
 
 def _function(call: Call, item: Item | None, names: Names, values: Values) -> bool:

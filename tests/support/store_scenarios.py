@@ -158,7 +158,13 @@ SENSES: tuple[tuple[str, ...], ...] = (
     ("Invalid operator used in KeyConditionExpression",),
     ("no such table", "Requested resource not found", "non-existent table"),
     ("a key missing", "Missing the key", "required keys was not given a value"),
-    ("not the key", "does not match the schema", "number of conditions on the keys is invalid"),
+    (
+        "not the key",
+        "does not match the schema",
+        "number of conditions on the keys is invalid",
+        "Type mismatch for key",
+    ),
+    ("contains duplicates",),
     ("Return values set to invalid value",),
     ("set  may not be empty",),
 )

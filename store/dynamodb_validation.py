@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -156,7 +157,9 @@ def expressions(
         texts[name] = text
     names = request.get("ExpressionAttributeNames")
     values = request.get("ExpressionAttributeValues")
-    if not texts and (names is not None or values is not None):
+    if not texts and names is None and values is None:
+        return Expressions({}, {})
+    if not texts:
         which = "ExpressionAttributeNames" if names is not None else "ExpressionAttributeValues"
         raise validation(f"{which} can only be specified when using expressions")
     for given, what in ((names, "ExpressionAttributeNames"), (values, "ExpressionAttributeValues")):
@@ -173,15 +176,23 @@ def expressions(
                 bound.condition = bound_condition(text, _KINDS[name], bound.names, bound.values)
     except ExpressionInvalid as error:
         raise validation(str(error)) from None
-    used = set().union(*(placeholders(text) for text in texts.values()))
+    used = _used(tuple(texts.values()))
     for given, what in ((names, "ExpressionAttributeNames"), (values, "ExpressionAttributeValues")):
-        unused = sorted(k for k in given or {} if k not in used)
+        if given is None or used.issuperset(given):
+            continue
+        unused = sorted(k for k in given if k not in used)
         if unused:
             raise validation(
                 f"Value provided in {what} unused in expressions: keys: "
                 "{" + ", ".join(unused) + "}"
             )
     return bound
+
+
+@functools.lru_cache(maxsize=4096)
+def _used(texts: tuple[str, ...]) -> frozenset[str]:
+    """The placeholders the expressions use."""
+    return frozenset().union(*(placeholders(text) for text in texts))
 
 
 def key_value(table: Table, key: object, what: str = "Key") -> str:

@@ -46,10 +46,12 @@ class _SyntaxError(ExpressionInvalid):
 
 @dataclass(frozen=True)
 class Path:
-    """A document path: names (or `#placeholders`) and list indexes, as written."""
+    """A document path: names (or `#placeholders`) and list indexes, as written; `plain`, the
+    name itself when the path is one name without a placeholder (most are)."""
 
     parts: tuple[str | int, ...]
     text: str
+    plain: str | None = None
 
 
 @dataclass(frozen=True)
@@ -337,7 +339,9 @@ class _Parser:
             else:
                 parts.append(int(self.take(kind="index").text))
                 self.take("]")
-        return Path(tuple(parts), self.expression[first.start : self.tokens[self.position - 1].end])
+        text = self.expression[first.start : self.tokens[self.position - 1].end]
+        plain = first.text if len(parts) == 1 and first.kind == "name" else None
+        return Path(tuple(parts), text, plain)
 
     # updates: one or more sections, each at most once
 
@@ -465,16 +469,18 @@ def _is_condition_position(call: Call, root: Node) -> bool:
 
 @dataclass(frozen=True)
 class Parsed:
-    """An expression parsed and checked, with what binding it to a request looks at: the
-    paths that use a `#placeholder`, the `:placeholders`, and the nodes whose operands the
-    binding checks (comparisons, BETWEEN, IN, functions, arithmetic)."""
+    """An expression parsed and checked, with what binding it to a request looks at (found
+    once, as the text is parsed once): the paths that use a `#placeholder`, the
+    `:placeholders`, the nodes that compare a path with other paths (`a = #b` may be
+    `a = a`), and the nodes whose value operands must be of certain types."""
 
     tree: Node | None = None  # a condition
     actions: tuple[Action, ...] = ()  # an update
     paths: tuple[Path, ...] = ()  # a projection
     named_paths: tuple[Path, ...] = ()
     values: tuple[str, ...] = ()
-    checked: tuple[Node, ...] = ()
+    distinct: tuple[Node, ...] = ()
+    typed: tuple[Node, ...] = ()
 
     @classmethod
     def of(cls, roots: list[Node], **parts: Any) -> Parsed:
@@ -487,13 +493,54 @@ class Parsed:
                 and any(isinstance(p, str) and p.startswith("#") for p in node.parts)
             ),
             values=tuple(node.placeholder for node in nodes if isinstance(node, Value)),
-            checked=tuple(
-                node
-                for node in nodes
-                if isinstance(node, Comparison | Between | In | Call | Arithmetic)
-            ),
+            distinct=tuple(node for node in nodes if _compares_paths(node)),
+            typed=tuple(node for node in nodes if _types_values(node)),
             **parts,
         )
+
+
+def operands(node: Node) -> tuple[str, Node, tuple[Node, ...]] | None:
+    """An operator's name, its first operand and the others, for the nodes DynamoDB wants a
+    first operand distinct from the rest in; else None."""
+    if isinstance(node, Comparison):
+        return node.op, node.left, (node.right,)
+    if isinstance(node, Between):
+        return "BETWEEN", node.subject, (node.low, node.high)
+    if isinstance(node, In):
+        return "IN", node.subject, node.options
+    if isinstance(node, Call) and node.function in ("begins_with", "contains"):
+        return node.function, node.arguments[0], node.arguments[1:]
+    return None
+
+
+def unwrapped(node: Node) -> Node:
+    while isinstance(node, Group):
+        node = node.inner
+    return node
+
+
+def _compares_paths(node: Node) -> bool:
+    found = operands(node)
+    if found is None:
+        return False
+    _, first, rest = found
+    return isinstance(unwrapped(first), Path) and any(
+        isinstance(unwrapped(other), Path) for other in rest
+    )
+
+
+def _types_values(node: Node) -> bool:
+    if isinstance(node, Comparison):
+        sides: tuple[Node, ...] = () if node.op in ("=", "<>") else (node.left, node.right)
+    elif isinstance(node, Between):
+        sides = (node.subject, node.low, node.high)
+    elif isinstance(node, Call) and node.function in ("begins_with", "size"):
+        sides = node.arguments
+    elif isinstance(node, Arithmetic):
+        sides = (node.left, node.right)
+    else:
+        return False
+    return any(isinstance(unwrapped(side), Value) for side in sides)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -48,11 +48,13 @@ from beekeeper.store.expression_syntax import (
     Parsed,
     Path,
     Value,
+    operands,
     parse_condition,
     parse_projection,
     parse_update,
     placeholders,
 )
+from beekeeper.store.expression_syntax import unwrapped as _unwrapped
 
 __all__ = ["CONDITION", "ExpressionInvalid", "Item", "placeholders"]
 
@@ -121,8 +123,9 @@ def bound_condition(expression: str, kind: str, names: Names, values: Values) ->
     """The parsed condition, checked against the request's placeholders."""
     parsed = parse_condition(expression, kind)
     _check_placeholders(kind, parsed, names, values)
-    for node in parsed.checked:
+    for node in parsed.distinct:
         _check_distinct(kind, node, names)
+    for node in parsed.typed:
         _check_operand_types(kind, node, values)
     assert parsed.tree is not None
     return parsed.tree
@@ -145,7 +148,7 @@ def bound_update(
                     f"operator: {action.section}, operand type: {_TYPE_NAMES[kind]}, "
                     f"typeSet: ALLOWED_FOR_{action.section}_OPERAND"
                 )
-    for node in parsed.checked:
+    for node in parsed.typed:
         if isinstance(node, Arithmetic):
             for side in (node.left, node.right):
                 side = _unwrapped(side)
@@ -200,20 +203,11 @@ def _check_placeholders(kind: str, parsed: Parsed, names: Names, values: Values)
 
 def _check_distinct(kind: str, node: Node, names: Names) -> None:
     """DynamoDB refuses a path compared with itself (`a = a`, `contains(a, a)`)."""
-    rest: tuple[Node, ...]
-    if isinstance(node, Comparison):
-        operator, first, rest = node.op, node.left, (node.right,)
-    elif isinstance(node, Between):
-        operator, first, rest = "BETWEEN", node.subject, (node.low, node.high)
-    elif isinstance(node, In):
-        operator, first, rest = "IN", node.subject, node.options
-    elif isinstance(node, Call) and node.function in ("begins_with", "contains"):
-        operator, first, rest = node.function, node.arguments[0], node.arguments[1:]
-    else:
-        return
+    found = operands(node)
+    assert found is not None
+    operator, first, rest = found
     first = _unwrapped(first)
-    if not isinstance(first, Path):
-        return
+    assert isinstance(first, Path)
     path = _resolved(first, names)
     for other in rest:
         other = _unwrapped(other)
@@ -274,13 +268,9 @@ def _check_operand_types(kind: str, node: Node, values: Values) -> None:
         raise refuse("size", found)
 
 
-def _unwrapped(node: Node) -> Node:
-    while isinstance(node, Group):
-        node = node.inner
-    return node
-
-
 def _resolved(path: Path, names: Names) -> tuple[str | int, ...]:
+    if path.plain is not None:
+        return (path.plain,)
     if len(path.parts) == 1:
         (part,) = path.parts
         return (names[part] if isinstance(part, str) and part.startswith("#") else part,)
@@ -300,6 +290,8 @@ def _shown_value(value: Mapping[str, Any]) -> str:
 
 
 def _top_name(path: Path, names: Names) -> str:
+    if path.plain is not None:
+        return path.plain
     if len(path.parts) != 1:
         raise NotImplementedError(f"document path {path.text!r}")
     (name,) = _resolved(path, names)

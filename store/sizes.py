@@ -20,6 +20,7 @@ read ("Query" and "Scan" in the API reference: the page ends with the item that 
 from __future__ import annotations
 
 import base64
+import functools
 from typing import Any
 
 MAX_ITEM_BYTES = 400 * 1024
@@ -77,24 +78,18 @@ def value_size(value: dict[str, Any]) -> int:
     raise ValueError(f"not an attribute value type: {kind}")
 
 
+@functools.lru_cache(maxsize=1 << 16)  # the room writes the same times and counts again and again
 def number_size(text: str) -> int:
     """A number's bytes, from its normalised text (no exponent, as the store keeps numbers):
     its digits in pairs from the decimal point (base 100), without leading or trailing zero
     pairs, one byte each, plus one for the exponent and one more for a negative number."""
     negative = text.startswith("-")
-    unsigned = text[1:] if negative else text
-    if "." not in unsigned:  # a whole number: its pairs end at its end
-        if unsigned == "0":
-            return 1
-        trailing_zeros = len(unsigned) - len(unsigned.rstrip("0"))
-        return 1 + (len(unsigned) + 1) // 2 - trailing_zeros // 2 + (1 if negative else 0)
-    whole, _, fraction = unsigned.partition(".")
-    digits = whole.zfill(len(whole) + len(whole) % 2) + fraction + "0" * (len(fraction) % 2)
-    pairs = [digits[i : i + 2] for i in range(0, len(digits), 2)]
-    while pairs and pairs[0] == "00":
-        pairs.pop(0)
-    while pairs and pairs[-1] == "00":
-        pairs.pop()
-    if not pairs:
+    whole, _, fraction = (text[1:] if negative else text).partition(".")
+    # Pairs line up on the decimal point: pad the whole part on the left, the fraction on
+    # the right, and count the pairs from the first nonzero digit's to the last one's.
+    digits = ("0" * (len(whole) % 2)) + whole + fraction + ("0" * (len(fraction) % 2))
+    first = len(digits) - len(digits.lstrip("0"))
+    if first == len(digits):
         return 1  # zero
-    return 1 + len(pairs) + (1 if negative else 0)
+    last = len(digits.rstrip("0")) - 1
+    return 1 + last // 2 - first // 2 + 1 + (1 if negative else 0)

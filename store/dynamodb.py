@@ -244,7 +244,9 @@ class DynamoDb(Api):
     def _query(self, request: dict[str, Any]) -> dict[str, Any]:
         """A page of a global secondary index's items with one hash key value, in range key
         order: index entries (the keys: the index projects nothing else) read until 1 MB or
-        `Limit`.
+        `Limit`. A query of an index is measured by its index entries, not by the table's
+        items (the Developer Guide's "Using Global Secondary Indexes in DynamoDB", GSI.html,
+        on read capacity and the 1 MB result); DynamoDB Local measures the table's items.
 
         The room queries its sparse indexes only (core.datamodel.table_definition): an item is
         in an index when it has the index's key attributes.

@@ -8,7 +8,7 @@ comparison, `#a = a`; a value of a type the operator does not take: `a < :bool`,
 the wrong order; an update of a key attribute; two actions on one path), then the evaluation,
 as the Developer Guide's "Condition and filter expressions, operators, and functions in
 DynamoDB" describes it (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/
-Expressions.OperatorsAndFunctions.html: `a <> b` is "true if a is not equal to b") and
+Expressions.OperatorsAndFunctions.html, where `a <> b` holds when a does not equal b) and
 DynamoDB Local answers (tests/functional/store): a comparison with a missing attribute is
 false, except `<>`, which is true (`a <> b` is `NOT a = b`); values of two types are never
 equal and never ordered; only strings, numbers and binaries are ordered (strings by UTF-8

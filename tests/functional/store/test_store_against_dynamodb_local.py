@@ -11,6 +11,9 @@ import pytest
 
 from tests.support.store_scenarios import SCENARIOS, Side, assert_same_transcripts
 
+# DynamoDB Local is a JVM started once per session (5 to 15 s): a subprocess, so slow.
+pytestmark = pytest.mark.slow
+
 
 @pytest.mark.parametrize("scenario", sorted(SCENARIOS))
 def test_the_store_answers_as_dynamodb_local_does(

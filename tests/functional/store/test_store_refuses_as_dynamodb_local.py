@@ -30,6 +30,9 @@ from beekeeper.store.reserved_words import RESERVED_WORDS
 from beekeeper.store.sizes import MAX_ITEM_BYTES, item_size, number_size
 from tests.support.store_scenarios import TABLE, Side, key, n, sensed
 
+# DynamoDB Local is a JVM started once per session (5 to 15 s): a subprocess, so slow.
+pytestmark = pytest.mark.slow
+
 # DynamoDB Local accepts these two of the Developer Guide's 573 reserved words as attribute
 # names; the store follows the Guide.
 KINDER_IN_DYNAMODB_LOCAL = frozenset({"CONVERT", "SIZE"})

@@ -4,39 +4,64 @@ Requests and answers are DynamoDB's JSON (the wire format, which is also boto3's
 client's arguments), so one `DynamoDb.handle(action, request)` serves the simulator's direct
 calls, local mode's boto3 clients and the /polling and /client templates' rendered requests
 alike. Refusals are `ServiceError`s with DynamoDB's error codes; tests/functional/store
-compares every answer with moto's on the same requests.
+compares every answer with moto's and with DynamoDB Local's on the same requests.
 
-Supported: GetItem, BatchGetItem, PutItem, UpdateItem, DeleteItem, BatchWriteItem and
-TransactWriteItems (Put, Update, Delete, ConditionCheck) on tables with a partition key only;
-condition and update expressions (store/expressions.py); ReturnValues and
-ReturnValuesOnConditionCheckFailure. Not modelled: sort keys, indexes, queries and scans,
-TTL expiry (DynamoDB's own is lazy too), capacity; a request outside this fails loudly.
+Supported: GetItem, BatchGetItem, PutItem, UpdateItem, DeleteItem, BatchWriteItem,
+TransactWriteItems (Put, Update, Delete, ConditionCheck), Scan, and Query of a global
+secondary index that projects the keys, on tables with a partition key only; condition,
+update, filter, key condition and projection expressions (store/expressions.py);
+ReturnValues and ReturnValuesOnConditionCheckFailure.
+
+A write is checked as DynamoDB checks it, in DynamoDB's order: the request and its
+expressions first (store/dynamodb_validation.py), then the condition on the stored item,
+then the update, then the new item (400 KB, the indexes' key types). Scan and Query answer a
+page of at most 1 MB of data read (store/sizes.py), with the LastEvaluatedKey to go on from,
+as DynamoDB pages them, so a caller's paging runs here as it does on AWS. Scan reads in key
+order (DynamoDB promises no order). Not modelled: sort keys of the table itself, indexes
+that project more than the keys, TTL expiry (DynamoDB's own is lazy too), capacity; a
+request outside this fails loudly.
 """
 
 from __future__ import annotations
 
 import base64
-import binascii
+import bisect
 import json
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
 from beekeeper.store.api import Action, Api
 from beekeeper.store.disturbance import CALM, Disturbance
+from beekeeper.store.dynamodb_validation import (
+    WRITE_OPTIONS,
+    Expressions,
+    Index,
+    Table,
+    checked_item,
+    expressions,
+    item_refusal,
+    key_attribute,
+    key_value,
+    only,
+    return_values,
+)
 from beekeeper.store.errors import ServiceError, validation
+from beekeeper.store.expression_syntax import Between, Call, Comparison, Group, Logical, Node
+from beekeeper.store.expression_syntax import Not as NotNode
+from beekeeper.store.expression_syntax import Path as PathNode
+from beekeeper.store.expression_syntax import Value as ValueNode
 from beekeeper.store.expressions import (
     SET_TYPES,
-    ConditionFailed,
     ExpressionInvalid,
     Item,
     apply_update,
-    check_condition,
-    normal_number,
-    placeholders,
+    holds,
 )
+from beekeeper.store.sizes import MAX_ITEM_BYTES, PAGE_BYTES, item_size
 from beekeeper.store.timing import Timing
+
+__all__ = ["DynamoDb", "Index", "Table", "copy_item"]
 
 # (table name, partition key value, the item after the write or None when it was deleted,
 # whether the item was written whole: a put, not an update)
@@ -49,30 +74,6 @@ MAX_BATCH_GET_KEYS = 100
 MAX_BATCH_WRITE_REQUESTS = 25
 MAX_TRANSACT_ITEMS = 100
 _CONDITION_FAILED = "The conditional request failed"
-_RETURN_VALUES = {
-    "PutItem": ("NONE", "ALL_OLD"),
-    "DeleteItem": ("NONE", "ALL_OLD"),
-    "UpdateItem": ("NONE", "ALL_OLD", "UPDATED_OLD", "ALL_NEW", "UPDATED_NEW"),
-}
-
-
-@dataclass(frozen=True)
-class Index:
-    """A global secondary index: sparse (only items with its key attributes are in it),
-    projecting the keys only (the only projection the room's indexes use)."""
-
-    name: str
-    hash_name: str
-    range_name: str | None = None
-
-
-@dataclass
-class Table:
-    name: str
-    key_name: str = "pk"
-    key_type: str = "S"
-    items: dict[str, Item] = field(default_factory=dict)
-    indexes: dict[str, Index] = field(default_factory=dict)
 
 
 def copy_item(item: Item) -> Item:
@@ -125,16 +126,22 @@ class DynamoDb(Api):
     def create_table_as_defined(self, definition: dict[str, Any]) -> Table:
         """A table from CreateTable's parameters (core.datamodel.table_definition): its key and
         its global secondary indexes, which must project the keys only."""
+        types = {d["AttributeName"]: d["AttributeType"] for d in definition["AttributeDefinitions"]}
         ((key_name, key_type),) = [
-            (part["AttributeName"], _attribute_type(definition, part["AttributeName"]))
+            (part["AttributeName"], types[part["AttributeName"]])
             for part in definition["KeySchema"]
         ]
         indexes = []
         for index in definition.get("GlobalSecondaryIndexes", []):
             if index.get("Projection", {}).get("ProjectionType") != "KEYS_ONLY":
                 raise NotImplementedError("an index that projects more than the keys")
-            roles = {part["KeyType"]: part["AttributeName"] for part in index["KeySchema"]}
-            indexes.append(Index(index["IndexName"], roles["HASH"], roles.get("RANGE")))
+            keys = {
+                part["KeyType"]: key_attribute(
+                    part["KeyType"], part["AttributeName"], types[part["AttributeName"]]
+                )
+                for part in index["KeySchema"]
+            }
+            indexes.append(Index(index["IndexName"], keys["HASH"], keys.get("RANGE")))
         return self.create_table(definition["TableName"], key_name, key_type, indexes)
 
     def delete_table(self, name: str) -> None:
@@ -152,7 +159,7 @@ class DynamoDb(Api):
     # -- reads ----------------------------------------------------------------------------
 
     def _get_item(self, request: dict[str, Any]) -> dict[str, Any]:
-        _only(
+        only(
             request,
             {
                 "TableName",
@@ -164,13 +171,13 @@ class DynamoDb(Api):
             },
         )
         table = self._table(request.get("TableName"))
-        pk = self._key(table, request.get("Key"))
-        projection = _projection(request)
+        pk = key_value(table, request.get("Key"))
+        projection = expressions(request, ("ProjectionExpression",)).projection
         item = table.items.get(pk)
         return {"Item": _project(item, projection)} if item is not None else {}
 
     def _batch_get_item(self, request: dict[str, Any]) -> dict[str, Any]:
-        _only(request, {"RequestItems", "ReturnConsumedCapacity"})
+        only(request, {"RequestItems", "ReturnConsumedCapacity"})
         wanted = request.get("RequestItems")
         if not isinstance(wanted, dict) or not wanted:
             raise validation("The requestItems parameter is required for BatchGetItem")
@@ -182,7 +189,7 @@ class DynamoDb(Api):
             table = self._table(table_name)
             if not isinstance(table_request, dict):
                 raise validation("The request of each table must be an object")
-            _only(
+            only(
                 table_request,
                 {"Keys", "ConsistentRead", "ProjectionExpression", "ExpressionAttributeNames"},
             )
@@ -193,18 +200,18 @@ class DynamoDb(Api):
                     f"{table_name}.member.keys' failed to satisfy constraint: Member must have "
                     "length greater than or equal to 1"
                 )
-            pks = [self._key(table, key) for key in keys]
+            pks = [key_value(table, key) for key in keys]
             if len(set(pks)) != len(pks):
                 raise validation("Provided list of item keys contains duplicates")
-            projection = _projection(table_request)
+            projection = expressions(table_request, ("ProjectionExpression",)).projection
             responses[table_name] = [
                 _project(table.items[pk], projection) for pk in pks if pk in table.items
             ]
         return {"Responses": responses, "UnprocessedKeys": {}}
 
     def _scan(self, request: dict[str, Any]) -> dict[str, Any]:
-        """The whole table in key order, a page at a time, filtered after reading."""
-        _only(
+        """A page of the table in key order: items read until 1 MB or `Limit`, then filtered."""
+        only(
             request,
             {
                 "TableName",
@@ -220,45 +227,39 @@ class DynamoDb(Api):
             },
         )
         table = self._table(request.get("TableName"))
-        _expression_placeholders(
-            request, [request.get("FilterExpression"), request.get("ProjectionExpression")]
-        )
-        limit = request.get("Limit")
-        if limit is not None and (not isinstance(limit, int) or limit < 1):
-            raise validation("Limit must be a whole number of at least 1")
+        bound = expressions(request, ("FilterExpression", "ProjectionExpression"))
+        limit = _limit(request)
         start = request.get("ExclusiveStartKey")
-        after = self._key(table, start) if start is not None else None
-        names = request.get("ExpressionAttributeNames")
-        values = _checked_values(request.get("ExpressionAttributeValues"))
-        projection = _projection(request, standalone=False)
-        keys = sorted(pk for pk in table.items if after is None or pk > after)
-        page = keys[:limit] if limit is not None else keys
-        found = []
-        for pk in page:
-            item = table.items[pk]
-            condition = request.get("FilterExpression")
-            try:
-                if condition is not None:
-                    check_condition(str(condition), item, names, values)
-            except ConditionFailed:
-                continue
-            except ExpressionInvalid as error:
-                raise validation(str(error)) from None
-            found.append(_project(item, projection))
+        if start is not None and (not isinstance(start, dict) or set(start) != {table.key_name}):
+            raise validation("Exclusive Start Key must have same size as table's key schema")
+        keys = sorted(table.items)
+        first = bisect.bisect_right(keys, key_value(table, start)) if start is not None else 0
+        page, more = _page(
+            [table.items[pk] for pk in keys[first:]], limit, lambda item: item_size(item)
+        )
+        found = [
+            _project(item, bound.projection)
+            for item in page
+            if bound.condition is None or self._holds(bound, item)
+        ]
         answer: dict[str, Any] = {"Count": len(found), "ScannedCount": len(page)}
         if request.get("Select") != "COUNT":
             answer["Items"] = found
-        if limit is not None and len(keys) > limit:
-            answer["LastEvaluatedKey"] = {table.key_name: {table.key_type: page[-1]}}
+        if more:
+            answer["LastEvaluatedKey"] = _project(page[-1], [table.key_name])
         return answer
 
     def _query(self, request: dict[str, Any]) -> dict[str, Any]:
-        """A global secondary index's items with one hash key value, in range key order.
+        """A page of a global secondary index's items with one hash key value, in range key
+        order: index entries (the keys: the index projects nothing else) read until 1 MB or
+        `Limit`. A query of an index is measured by its index entries, not by the table's
+        items (the Developer Guide's "Using Global Secondary Indexes in DynamoDB", GSI.html,
+        on read capacity and the 1 MB result); DynamoDB Local measures the table's items.
 
         The room queries its sparse indexes only (core.datamodel.table_definition): an item is
-        in an index when it has the index's key attributes; the answer holds the keys only.
+        in an index when it has the index's key attributes.
         """
-        _only(
+        only(
             request,
             {
                 "TableName",
@@ -269,6 +270,7 @@ class DynamoDb(Api):
                 "Limit",
                 "ExclusiveStartKey",
                 "ScanIndexForward",
+                "ConsistentRead",
                 "Select",
                 "ReturnConsumedCapacity",
             },
@@ -279,66 +281,75 @@ class DynamoDb(Api):
             raise validation(
                 "The table does not have the specified index: " + str(request.get("IndexName"))
             )
-        condition = request.get("KeyConditionExpression")
-        if not isinstance(condition, str):
+        if request.get("ConsistentRead") is True:
+            raise validation("Consistent reads are not supported on global secondary indexes")
+        if not isinstance(request.get("KeyConditionExpression"), str):
             raise validation(
                 "Either the KeyConditions or KeyConditionExpression parameter must be specified "
                 "in the request."
             )
-        _expression_placeholders(request, [condition])
-        limit = request.get("Limit")
-        if limit is not None and (not isinstance(limit, int) or limit < 1):
-            raise validation("Limit must be a whole number of at least 1")
-        if request.get("ExclusiveStartKey") is not None:
-            raise NotImplementedError("Query with ExclusiveStartKey")
-        names = request.get("ExpressionAttributeNames")
-        values = _checked_values(request.get("ExpressionAttributeValues"))
-        keys = [table.key_name, index.hash_name, *([index.range_name] if index.range_name else [])]
-        matching: list[Item] = []
-        for item in table.items.values():
-            if any(name not in item for name in keys):
-                continue  # not in the sparse index
-            try:
-                check_condition(condition, item, names, values)
-            except ConditionFailed:
-                continue
-            except ExpressionInvalid as error:
-                raise validation(str(error)) from None
-            matching.append(item)
-        if index.range_name is not None:
-            matching.sort(
-                key=lambda item: _range_order(item[index.range_name]),  # type: ignore[index]
-                reverse=request.get("ScanIndexForward") is False,
-            )
-        page = matching[:limit] if limit is not None else matching
+        bound = expressions(request, ("KeyConditionExpression",))
+        assert bound.condition is not None
+        _check_key_condition(bound, index)
+        limit = _limit(request)
+        keys = [table.key_name, *(key.name for key in index.keys)]
+        forward = request.get("ScanIndexForward") is not False
+        entries = sorted(
+            (
+                _project(item, keys)
+                for item in table.items.values()
+                if all(name in item for name in keys) and self._holds(bound, item)
+            ),
+            key=lambda entry: _index_order(entry, index, table.key_name),
+            reverse=not forward,
+        )
+        start = request.get("ExclusiveStartKey")
+        if start is not None:
+            if not isinstance(start, dict) or set(start) != set(keys):
+                raise validation("The provided starting key is invalid")
+            after = _index_order(start, index, table.key_name)
+            entries = [
+                entry
+                for entry in entries
+                if (order := _index_order(entry, index, table.key_name)) != after
+                and (order > after) == forward
+            ]
+        page, more = _page(entries, limit, item_size)
         answer: dict[str, Any] = {"Count": len(page), "ScannedCount": len(page)}
         if request.get("Select") != "COUNT":
-            answer["Items"] = [_project(item, keys) for item in page]
-        if limit is not None and len(matching) > limit:
-            answer["LastEvaluatedKey"] = _project(page[-1], keys)
+            answer["Items"] = page
+        if more:
+            answer["LastEvaluatedKey"] = copy_item(page[-1])
         return answer
 
     # -- writes ---------------------------------------------------------------------------
 
     def _put_item(self, request: dict[str, Any]) -> dict[str, Any]:
-        _only(request, _WRITE_OPTIONS | {"Item"})
-        returns = _return_values("PutItem", request)
+        only(request, WRITE_OPTIONS | {"Item"})
+        returns = return_values("PutItem", request)
         table = self._table(request.get("TableName"))
-        item = _checked_item(request.get("Item"))
-        pk = self._key(table, {table.key_name: item.get(table.key_name)}, what="Item")
+        item, pk = self._put_request(table, request.get("Item"))
+        bound = expressions(request, ("ConditionExpression",))
+        refusal = item_refusal(table, item, update=False)
+        if refusal is not None:
+            raise validation(refusal)
         old = table.items.get(pk)
-        _expression_placeholders(request, [request.get("ConditionExpression")])
-        self._check(request, old)
+        self._check(request, bound, old)
         self._write(table, pk, item, whole=True)
         return {"Attributes": copy_item(old)} if returns == "ALL_OLD" and old else {}
 
     def _update_item(self, request: dict[str, Any]) -> dict[str, Any]:
-        _only(request, _WRITE_OPTIONS | {"Key", "UpdateExpression"})
-        returns = _return_values("UpdateItem", request)
+        only(request, WRITE_OPTIONS | {"Key", "UpdateExpression"})
+        returns = return_values("UpdateItem", request)
         table = self._table(request.get("TableName"))
-        pk = self._key(table, request.get("Key"))
+        pk = key_value(table, request.get("Key"))
+        bound = self._update_expressions(table, request)
         old = table.items.get(pk)
-        new, touched = self._updated(table, request, pk, old)
+        self._check(request, bound, old)
+        new, touched = self._updated(table, bound, pk, old)
+        refusal = item_refusal(table, new, update=True)
+        if refusal is not None:
+            raise validation(refusal)
         self._write(table, pk, new)
         if returns == "ALL_NEW":
             return {"Attributes": copy_item(new)}
@@ -348,42 +359,36 @@ class DynamoDb(Api):
         chosen = {name: source[name] for name in touched if name in source}
         return {"Attributes": copy_item(chosen)} if returns != "NONE" and chosen else {}
 
-    def _updated(
-        self, table: Table, request: dict[str, Any], pk: str, old: Item | None
-    ) -> tuple[Item, list[str]]:
-        expression = request.get("UpdateExpression")
-        if not isinstance(expression, str):
+    def _update_expressions(self, table: Table, request: dict[str, Any]) -> Expressions:
+        if not isinstance(request.get("UpdateExpression"), str):
             raise NotImplementedError("UpdateItem without an UpdateExpression (AttributeUpdates)")
-        _expression_placeholders(request, [expression, request.get("ConditionExpression")])
-        values = _checked_values(request.get("ExpressionAttributeValues"))
+        return expressions(
+            request, ("UpdateExpression", "ConditionExpression"), key_names=(table.key_name,)
+        )
+
+    def _updated(
+        self, table: Table, bound: Expressions, pk: str, old: Item | None
+    ) -> tuple[Item, list[str]]:
         base = old or {table.key_name: {table.key_type: pk}}
         try:
-            new, touched = apply_update(
-                expression,
-                base,
-                request.get("ExpressionAttributeNames"),
-                values,
-                key_names=(table.key_name,),
-            )
+            return apply_update(bound.update, base, bound.names, bound.values)
         except ExpressionInvalid as error:
             raise validation(str(error)) from None
-        self._check(request, old)
-        return new, touched
 
     def _delete_item(self, request: dict[str, Any]) -> dict[str, Any]:
-        _only(request, _WRITE_OPTIONS | {"Key"})
-        returns = _return_values("DeleteItem", request)
+        only(request, WRITE_OPTIONS | {"Key"})
+        returns = return_values("DeleteItem", request)
         table = self._table(request.get("TableName"))
-        pk = self._key(table, request.get("Key"))
+        pk = key_value(table, request.get("Key"))
+        bound = expressions(request, ("ConditionExpression",))
         old = table.items.get(pk)
-        _expression_placeholders(request, [request.get("ConditionExpression")])
-        self._check(request, old)
+        self._check(request, bound, old)
         if old is not None:
             self._write(table, pk, None)
         return {"Attributes": copy_item(old)} if returns == "ALL_OLD" and old else {}
 
     def _batch_write_item(self, request: dict[str, Any]) -> dict[str, Any]:
-        _only(request, {"RequestItems", "ReturnConsumedCapacity", "ReturnItemCollectionMetrics"})
+        only(request, {"RequestItems", "ReturnConsumedCapacity", "ReturnItemCollectionMetrics"})
         wanted = request.get("RequestItems")
         if not isinstance(wanted, dict) or not wanted:
             raise validation("The requestItems parameter is required for BatchWriteItem")
@@ -419,14 +424,17 @@ class DynamoDb(Api):
             raise validation("Each write request must be exactly one PutRequest or DeleteRequest")
         ((kind, body),) = write.items()
         if kind == "PutRequest" and isinstance(body, dict) and set(body) == {"Item"}:
-            item = _checked_item(body["Item"])
-            return self._key(table, {table.key_name: item.get(table.key_name)}, "Item"), item
+            item, pk = self._put_request(table, body["Item"])
+            refusal = item_refusal(table, item, update=False)
+            if refusal is not None:
+                raise validation(refusal)
+            return pk, item
         if kind == "DeleteRequest" and isinstance(body, dict) and set(body) == {"Key"}:
-            return self._key(table, body["Key"]), None
+            return key_value(table, body["Key"]), None
         raise validation("Each write request must be exactly one PutRequest or DeleteRequest")
 
     def _transact_write_items(self, request: dict[str, Any]) -> dict[str, Any]:
-        _only(
+        only(
             request,
             {
                 "TransactItems",
@@ -446,18 +454,20 @@ class DynamoDb(Api):
                 "1 validation error detected at 'transactItems' failed to satisfy constraint: "
                 f"Member must have length less than or equal to {MAX_TRANSACT_ITEMS}"
             )
-        # new item, whether it writes, whether it is written whole (a put)
-        plans: list[tuple[Table, str, Item | None, bool, bool]] = []
-        reasons: list[dict[str, Any]] = []
+        # First what DynamoDB refuses of the request as a whole, then each item's outcome.
+        checked = [self._transact_request(operation) for operation in operations]
         seen: set[tuple[str, str]] = set()
-        for operation in operations:
-            table, pk, new, writes, reason = self._transact_plan(operation)
+        for _kind, table, pk, _body, _bound, _item in checked:
             if (table.name, pk) in seen:
                 raise validation(
                     "Transaction request cannot include multiple operations on one item"
                 )
             seen.add((table.name, pk))
-            plans.append((table, pk, new, writes, "Put" in operation))
+        plans: list[tuple[Table, str, Item | None, bool, bool]] = []
+        reasons: list[dict[str, Any]] = []
+        for kind, table, pk, body, bound, item in checked:
+            new, reason = self._transact_outcome(kind, table, pk, body, bound, item)
+            plans.append((table, pk, new, kind != "ConditionCheck", kind == "Put"))
             reasons.append(reason)
         if any(reason["Code"] != "None" for reason in reasons):
             codes = ", ".join(reason["Code"] for reason in reasons)
@@ -479,41 +489,60 @@ class DynamoDb(Api):
                 self._write(table, pk, new, whole=whole)
         return {}
 
-    def _transact_plan(
+    def _transact_request(
         self, operation: object
-    ) -> tuple[Table, str, Item | None, bool, dict[str, Any]]:
+    ) -> tuple[str, Table, str, dict[str, Any], Expressions, Item | None]:
+        """One operation as DynamoDB checks it before reading: (kind, table, key, body,
+        expressions, the item a Put writes)."""
         if not isinstance(operation, dict) or len(operation) != 1:
             raise validation("TransactItems can only contain one of Check, Put, Update or Delete")
         ((kind, body),) = operation.items()
         if kind not in ("Put", "Update", "Delete", "ConditionCheck") or not isinstance(body, dict):
             raise validation("TransactItems can only contain one of Check, Put, Update or Delete")
         table = self._table(body.get("TableName"))
-        expressions = [body.get("ConditionExpression")]
+        item: Item | None = None
         if kind == "Put":
-            new = _checked_item(body.get("Item"))
-            pk = self._key(table, {table.key_name: new.get(table.key_name)}, what="Item")
+            item, pk = self._put_request(table, body.get("Item"))
+            if item_size(item) > MAX_ITEM_BYTES:  # the request's own item: refused whole
+                raise validation("Item size has exceeded the maximum allowed size")
         else:
-            pk = self._key(table, body.get("Key"))
-            new = None
-        old = table.items.get(pk)
+            pk = key_value(table, body.get("Key"))
         if kind == "ConditionCheck" and not isinstance(body.get("ConditionExpression"), str):
             raise validation("The ConditionExpression of a ConditionCheck is required")
         if kind == "Update":
-            expressions.append(body.get("UpdateExpression"))
-        _expression_placeholders(body, expressions)
-        reason: dict[str, Any] = {"Code": "None"}
+            bound = self._update_expressions(table, body)
+        else:
+            bound = expressions(body, ("ConditionExpression",))
+        return kind, table, pk, body, bound, item
+
+    def _transact_outcome(
+        self,
+        kind: str,
+        table: Table,
+        pk: str,
+        body: dict[str, Any],
+        bound: Expressions,
+        item: Item | None,
+    ) -> tuple[Item | None, dict[str, Any]]:
+        """The operation's new item (None: deleted or unchanged) and its cancellation reason:
+        "None", ConditionalCheckFailed (with the item when asked), or ValidationError when the
+        item it would write is one DynamoDB does not store."""
+        old = table.items.get(pk)
         try:
-            if kind == "Update":
-                new = self._updated(table, body, pk, old)[0]
-            else:
-                self._check(body, old)
+            self._check(body, bound, old)
         except ServiceError as error:
-            if error.code != "ConditionalCheckFailedException":
-                raise
-            reason = {"Code": "ConditionalCheckFailed", "Message": _CONDITION_FAILED}
+            reason: dict[str, Any] = {"Code": "ConditionalCheckFailed", "Message": error.message}
             if "Item" in error.extra:
                 reason["Item"] = error.extra["Item"]
-        return table, pk, new, kind != "ConditionCheck", reason
+            return None, reason
+        new = item
+        if kind == "Update":
+            new = self._updated(table, bound, pk, old)[0]
+        if new is not None:
+            refusal = item_refusal(table, new, update=kind == "Update")
+            if refusal is not None:
+                return None, {"Code": "ValidationError", "Message": refusal}
+        return new, {"Code": "None"}
 
     # -- shared steps ---------------------------------------------------------------------
 
@@ -525,60 +554,27 @@ class DynamoDb(Api):
             raise ServiceError("ResourceNotFoundException", "Requested resource not found")
         return table
 
-    def _key(self, table: Table, key: object, what: str = "Key") -> str:
-        if not isinstance(key, dict):
-            raise validation("The provided key element does not match the schema")
-        value = key.get(table.key_name)
-        if what == "Item" and value is None:
-            raise validation(
-                "One or more parameter values were invalid: Missing the key "
-                f"{table.key_name} in the item"
-            )
-        if (
-            set(key) != {table.key_name}
-            or not isinstance(value, dict)
-            or set(value) != {table.key_type}
-        ):
-            if what == "Item":
-                raise validation(
-                    "One or more parameter values were invalid: Type mismatch for key "
-                    f"{table.key_name} expected: {table.key_type} actual: "
-                    f"{next(iter(value), '?') if isinstance(value, dict) else '?'}"
-                )
-            raise validation("The provided key element does not match the schema")
-        text = value[table.key_type]
-        if not isinstance(text, str):
-            raise validation("The provided key element does not match the schema")
-        if text == "":
-            raise validation(
-                "One or more parameter values are not valid. The AttributeValue for a key "
-                f"attribute cannot contain an empty string value. Key: {table.key_name}"
-            )
-        return text if table.key_type != "N" else normal_number(text)
+    def _put_request(self, table: Table, item: object) -> tuple[Item, str]:
+        """A Put's item, checked, and its partition key value."""
+        checked = checked_item(item)
+        return checked, key_value(table, {table.key_name: checked.get(table.key_name)}, "Item")
 
-    def _check(self, request: dict[str, Any], old: Item | None) -> None:
-        condition = request.get("ConditionExpression")
-        if condition is None:
-            return
-        if not isinstance(condition, str):
-            raise validation("ConditionExpression must be a string")
+    def _holds(self, bound: Expressions, item: Item | None) -> bool:
+        assert bound.condition is not None
         try:
-            check_condition(
-                condition,
-                old,
-                request.get("ExpressionAttributeNames"),
-                _checked_values(request.get("ExpressionAttributeValues")),
-            )
+            return holds(bound.condition, item, bound.names, bound.values)
         except ExpressionInvalid as error:
             raise validation(str(error)) from None
-        except ConditionFailed:
-            extra: dict[str, Any] = {}
-            wants_old = request.get("ReturnValuesOnConditionCheckFailure") == "ALL_OLD"
-            if wants_old and old is not None:
-                extra["Item"] = copy_item(old)
-            raise ServiceError(
-                "ConditionalCheckFailedException", _CONDITION_FAILED, extra=extra
-            ) from None
+
+    def _check(self, request: dict[str, Any], bound: Expressions, old: Item | None) -> None:
+        """ConditionalCheckFailedException (with the item, when asked) unless the request's
+        condition holds for the stored item."""
+        if bound.condition is None or self._holds(bound, old):
+            return
+        extra: dict[str, Any] = {}
+        if request.get("ReturnValuesOnConditionCheckFailure") == "ALL_OLD" and old is not None:
+            extra["Item"] = copy_item(old)
+        raise ServiceError("ConditionalCheckFailedException", _CONDITION_FAILED, extra=extra)
 
     def _write(self, table: Table, pk: str, item: Item | None, *, whole: bool = False) -> None:
         if item is None:
@@ -607,179 +603,125 @@ class DynamoDb(Api):
                     table.items[pk] = item
 
 
-# -- request checks ---------------------------------------------------------------------------
+def _limit(request: dict[str, Any]) -> int | None:
+    limit = request.get("Limit")
+    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
+        raise validation("Limit must be a whole number of at least 1")
+    return limit
 
 
-_WRITE_OPTIONS = frozenset(
-    {
-        "TableName",
-        "ConditionExpression",
-        "ExpressionAttributeNames",
-        "ExpressionAttributeValues",
-        "ReturnValues",
-        "ReturnConsumedCapacity",
-        "ReturnItemCollectionMetrics",
-        "ReturnValuesOnConditionCheckFailure",
-    }
-)
+def _page(
+    items: list[Item], limit: int | None, size: Callable[[Item], int]
+) -> tuple[list[Item], bool]:
+    """The items one Query or Scan page reads, and whether it ends with a LastEvaluatedKey.
+
+    A page ends after `limit` items (with a LastEvaluatedKey even when none is left), or with
+    the item that brings the data read to 1 MB (with one only when more items are left), as
+    DynamoDB Local pages (tests/functional/store)."""
+    page: list[Item] = []
+    read = 0
+    for item in items:
+        page.append(item)
+        read += size(item)
+        if limit is not None and len(page) == limit:
+            return page, True
+        if read >= PAGE_BYTES:
+            return page, len(page) < len(items)
+    return page, False
 
 
-def _only(request: dict[str, Any], allowed: set[str] | frozenset[str]) -> None:
-    unknown = sorted(set(request) - allowed)
-    if unknown:
-        # botocore refuses unknown parameters before sending; a raw request (a template's)
-        # gets DynamoDB's answer to a field it does not know.
-        raise ServiceError(
-            "SerializationException", f"Unexpected field {unknown[0]!r} in the request"
-        )
-
-
-def _return_values(action: str, request: dict[str, Any]) -> str:
-    returns = request.get("ReturnValues", "NONE")
-    if returns not in _RETURN_VALUES[action]:
-        raise validation(f"Return values set to invalid value: {returns}")
-    failure = request.get("ReturnValuesOnConditionCheckFailure", "NONE")
-    if failure not in ("NONE", "ALL_OLD"):
-        raise validation(f"ReturnValuesOnConditionCheckFailure set to invalid value: {failure}")
-    return str(returns)
-
-
-def _expression_placeholders(request: dict[str, Any], expressions: list[object]) -> None:
-    used: set[str] = set()
-    written = [e for e in expressions if e is not None]
-    for expression in written:
-        if not isinstance(expression, str):
-            raise validation("An expression must be a string")
-        used |= placeholders(expression)
-    names = request.get("ExpressionAttributeNames")
-    values = request.get("ExpressionAttributeValues")
-    if not written and (names is not None or values is not None):
-        which = "ExpressionAttributeNames" if names is not None else "ExpressionAttributeValues"
-        raise validation(f"{which} can only be specified when using expressions")
-    for given, marker, what in (
-        (names, "#", "ExpressionAttributeNames"),
-        (values, ":", "ExpressionAttributeValues"),
+def _check_key_condition(bound: Expressions, index: Index) -> None:
+    """A key condition DynamoDB takes for the index: `hash = :v`, and at most one condition
+    on its range key, joined by AND."""
+    conditions = _conjuncts(bound.condition)
+    on: dict[str, Node] = {}
+    for condition in conditions:
+        subject = _key_condition_subject(condition)
+        name = bound.names.get(subject, subject) if subject is not None else None
+        if name is None or name not in {key.name for key in index.keys}:
+            raise validation("Query key condition not supported")
+        if name in on:
+            raise validation("KeyConditionExpressions must only contain one condition per key")
+        on[name] = condition
+    hash_condition = on.get(index.hash_key.name)
+    if hash_condition is None:
+        raise validation(f"Query condition missed key schema element: {index.hash_key.name}")
+    if not (
+        isinstance(hash_condition, Comparison)
+        and hash_condition.op == "="
+        and isinstance(_unwrapped(hash_condition.right), ValueNode)
     ):
-        if given is None:
-            continue
-        if not isinstance(given, dict) or not given:
-            raise validation(f"{what} must not be empty")
-        unused = sorted(k for k in given if k not in used)
-        if unused:
-            raise validation(
-                f"Value provided in {what} unused in expressions: keys: "
-                "{" + ", ".join(unused) + "}"
-            )
-        del marker
-
-
-def _checked_values(values: object) -> dict[str, Any] | None:
-    if values is None:
-        return None
-    if not isinstance(values, dict):
-        raise validation("ExpressionAttributeValues must be a map")
-    return {name: _checked_value(value, name) for name, value in values.items()}
-
-
-def _checked_item(item: object) -> Item:
-    if not isinstance(item, dict):
-        raise validation("One or more parameter values were invalid: the item must be a map")
-    return {str(name): _checked_value(value, str(name)) for name, value in item.items()}
-
-
-def _checked_value(value: object, name: str) -> dict[str, Any]:
-    """An attribute value as DynamoDB keeps it (numbers normalised), or ValidationException."""
-    if not isinstance(value, dict) or len(value) != 1:
-        raise validation(
-            "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes"
-        )
-    ((kind, content),) = value.items()
-    try:
-        if kind == "S" and isinstance(content, str):
-            return {"S": content}
-        if kind == "N":
-            return {"N": normal_number(content)}
-        if kind == "B" and isinstance(content, str):
-            base64.b64decode(content, validate=True)
-            return {"B": content}
-        if kind == "BOOL" and isinstance(content, bool):
-            return {"BOOL": content}
-        if kind == "NULL" and content is True:
-            return {"NULL": True}
-        if kind == "L" and isinstance(content, list):
-            return {"L": [_checked_value(v, name) for v in content]}
-        if kind == "M" and isinstance(content, dict):
-            return {"M": {str(k): _checked_value(v, name) for k, v in content.items()}}
-        if kind in SET_TYPES and isinstance(content, list):
-            return _checked_set(kind, content)
-    except (ExpressionInvalid, binascii.Error) as error:
-        raise validation(f"One or more parameter values were invalid: {error}") from None
-    raise validation(
-        f"Supplied AttributeValue has a value that does not match its type: {kind} for {name}"
-    )
-
-
-def _checked_set(kind: str, members: list[Any]) -> dict[str, Any]:
-    if not members:
-        raise validation(
-            "One or more parameter values were invalid: An "
-            f"{'string' if kind == 'SS' else 'number' if kind == 'NS' else 'binary'} set  may "
-            "not be empty"
-        )
-    if not all(isinstance(m, str) for m in members):
-        raise validation(
-            f"Supplied AttributeValue has a value that does not match its type: {kind}"
-        )
-    normal = [normal_number(m) for m in members] if kind == "NS" else list(members)
-    if len(set(normal)) != len(normal):
-        raise validation("Input collection contains duplicates")
-    return {kind: normal}
-
-
-def _projection(request: dict[str, Any], *, standalone: bool = True) -> list[str] | None:
-    """The projected attribute names; `standalone`: the projection is the request's only
-    expression, so its placeholders are checked here."""
-    projection = request.get("ProjectionExpression")
-    if projection is None:
-        if standalone and request.get("ExpressionAttributeNames") is not None:
-            raise validation(
-                "ExpressionAttributeNames can only be specified when using expressions"
-            )
-        return None
-    names = request.get("ExpressionAttributeNames") or {}
-    out = []
-    for part in str(projection).split(","):
-        token = part.strip()
-        if token.startswith("#"):
-            if token not in names:
+        raise validation("Query key condition not supported")
+    for key in index.keys:
+        on_key = on.get(key.name)
+        for operand in _operands(on_key) if on_key is not None else ():
+            node = _unwrapped(operand)
+            if isinstance(node, ValueNode) and set(bound.values[node.placeholder]) != {key.kind}:
                 raise validation(
-                    "An expression attribute name used in the document path is not defined; "
-                    f"attribute name: {token}"
+                    "One or more parameter values were invalid: Condition parameter type does "
+                    "not match schema type"
                 )
-            token = names[token]
-        elif "." in token or "[" in token:
-            raise NotImplementedError(f"projection of a document path {token!r}")
-        out.append(token)
-    unused = sorted(set(names) - placeholders(str(projection)))
-    if standalone and unused:
-        raise validation(
-            "Value provided in ExpressionAttributeNames unused in expressions: keys: "
-            "{" + ", ".join(unused) + "}"
+
+
+def _conjuncts(tree: Node | None) -> list[Node]:
+    if tree is None:
+        return []
+    node = _unwrapped(tree)
+    if isinstance(node, Logical):
+        if node.op != "AND":
+            raise validation(f"Invalid operator used in KeyConditionExpression: {node.op}")
+        return _conjuncts(node.left) + _conjuncts(node.right)
+    if isinstance(node, NotNode):
+        raise validation("Invalid operator used in KeyConditionExpression: NOT")
+    return [node]
+
+
+def _key_condition_subject(condition: Node) -> str | None:
+    """The one attribute a key condition is on (a name or its `#placeholder`), if any."""
+    if isinstance(condition, Comparison | Between):
+        subject = _unwrapped(
+            condition.left if isinstance(condition, Comparison) else condition.subject
         )
-    return out
+    elif isinstance(condition, Call) and condition.function == "begins_with":
+        subject = _unwrapped(condition.arguments[0])
+    else:
+        return None
+    if isinstance(subject, PathNode) and len(subject.parts) == 1:
+        return str(subject.parts[0])
+    return None
 
 
-def _attribute_type(definition: dict[str, Any], name: str) -> str:
-    types = {d["AttributeName"]: d["AttributeType"] for d in definition["AttributeDefinitions"]}
-    return str(types[name])
+def _operands(condition: Node) -> tuple[Node, ...]:
+    if isinstance(condition, Comparison):
+        return (condition.right,)
+    if isinstance(condition, Between):
+        return (condition.low, condition.high)
+    if isinstance(condition, Call):
+        return condition.arguments[1:]
+    return ()
 
 
-def _range_order(value: dict[str, Any]) -> tuple[Any, ...]:
-    """How DynamoDB orders a range key: numbers by value, strings and binaries by bytes."""
+def _unwrapped(node: Node) -> Node:
+    while isinstance(node, Group):
+        node = node.inner
+    return node
+
+
+def _index_order(entry: Item, index: Index, key_name: str) -> tuple[Any, ...]:
+    """Where an index entry stands: by its range key (numbers by value, strings and
+    binaries by bytes), then by the table's key, so that a page can be resumed."""
+    order: list[Any] = []
+    for key in index.keys[1:]:
+        order.append(_scalar_order(entry[key.name]))
+    order.append(_scalar_order(entry[key_name]))
+    return tuple(order)
+
+
+def _scalar_order(value: dict[str, Any]) -> Any:
     ((kind, content),) = value.items()
     if kind == "N":
-        return (Decimal(content),)
-    return (str(content).encode("utf-8") if kind == "S" else base64.b64decode(content),)
+        return Decimal(content)
+    return str(content).encode("utf-8") if kind == "S" else base64.b64decode(content)
 
 
 def _project(item: Item, projection: list[str] | None) -> Item:

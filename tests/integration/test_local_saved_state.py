@@ -175,9 +175,7 @@ def test_tickets_signed_before_a_restart_verify_after_it(
     ticket = issuer.ticket(Token("S3cretVisitorId-abcdef", 1), now, now + 600)
     assert ticket is not None
     (private,) = KeyRing.parse(
-        first.secretsmanager.secrets[NAMES.local_ticket_keys_secret]
-        .versions[-1]
-        .value["SecretString"]
+        first.secretsmanager.secrets[NAMES.local_ticket_keys_secret].current.value
     ).keys
 
     # Killed; the next start finds the room's keys as they were and makes none.

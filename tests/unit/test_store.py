@@ -1,5 +1,7 @@
-"""The store where the differential test can not hold it (moto answers otherwise than DynamoDB),
-and its waiting and locking, in real and simulated time."""
+"""The store where the differential tests can not hold it (moto and DynamoDB Local answer
+otherwise than DynamoDB), the rules those tests hold it to, checked without Java (so a
+machine without DynamoDB Local still runs them), and its waiting and locking, in real and
+simulated time."""
 
 from __future__ import annotations
 
@@ -11,7 +13,12 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from beekeeper.core.datamodel import LEAVING_ATTRIBUTE, table_definition
+from beekeeper.core.datamodel import (
+    LEAVING_ATTRIBUTE,
+    LEAVING_INDEX,
+    LEFT_AT_ATTRIBUTE,
+    table_definition,
+)
 from beekeeper.simulator.clock import Scheduler, SimulatedTiming
 from beekeeper.simulator.fake_dynamodb import FakeTable
 from beekeeper.simulator.faults import Faults
@@ -31,7 +38,16 @@ def table_client() -> StoreClient:
     return StoreClient(database)
 
 
+def room_table_client() -> StoreClient:
+    """The room's own table, with its `leaving` index."""
+    database = DynamoDb(RealTime())
+    database.create_table_as_defined(table_definition(TABLE))
+    return StoreClient(database)
+
+
 def test_numbers_are_kept_as_dynamodb_normalises_them() -> None:
+    """Leading and trailing zeros trimmed (the Developer Guide's item sizes page), in an item
+    and in an update's values and results; DynamoDB Local keeps an update's as written."""
     client = table_client()
     client.put_item(
         TableName=TABLE, Item={"pk": {"S": "a"}, "x": {"N": "1.50"}, "y": {"N": "0100"}}
@@ -39,11 +55,17 @@ def test_numbers_are_kept_as_dynamodb_normalises_them() -> None:
     answer = client.update_item(
         TableName=TABLE,
         Key={"pk": {"S": "a"}},
-        UpdateExpression="ADD x :half",
-        ExpressionAttributeValues={":half": {"N": "0.5"}},
+        UpdateExpression="ADD x :half SET z = :z, w = y + :z",
+        ExpressionAttributeValues={":half": {"N": "0.50"}, ":z": {"N": "1.0e0"}},
         ReturnValues="ALL_NEW",
     )
-    assert answer["Attributes"] == {"pk": {"S": "a"}, "x": {"N": "2"}, "y": {"N": "100"}}
+    assert answer["Attributes"] == {
+        "pk": {"S": "a"},
+        "x": {"N": "2"},
+        "y": {"N": "100"},
+        "z": {"N": "1"},
+        "w": {"N": "101"},
+    }
 
 
 @pytest.mark.parametrize(
@@ -52,6 +74,11 @@ def test_numbers_are_kept_as_dynamodb_normalises_them() -> None:
         ({"pk": {"S": "a"}, "x": {"N": "1e200"}}, "Number overflow"),
         ({"pk": {"S": "a"}, "x": {"N": "1" * 39}}, "38 significant digits"),
         ({"pk": {"S": "a"}, "x": {"N": "twelve"}}, "cannot be converted"),
+        ({"pk": {"S": "a"}, "x": {"N": " 1"}}, "cannot be converted"),
+        ({"pk": {"S": "a"}, "x": {"N": "1_000"}}, "cannot be converted"),
+        ({"pk": {"S": "a"}, "x": {"N": "1e-131"}}, "Number underflow"),
+        ({"pk": {"S": "k" * 2049}}, "must be under 2048 bytes"),
+        ({"pk": {"S": "a"}, "x": {"S": "a" * (400 * 1024 - 3)}}, "Item size has exceeded"),
         ({"pk": {"S": "a"}, "s": {"SS": ["b", "b"]}}, "contains duplicates"),
         ({"pk": {"S": "a"}, "s": {"SS": []}}, "may not be empty"),
         ({"pk": {"N": "1"}}, "Type mismatch for key pk"),
@@ -307,3 +334,194 @@ def test_the_simulated_table_counts_puts_of_admitted_visitors_not_their_renewals
     table.transact_write_items(TransactItems=[admission("v#a")])  # admitted twice: counted
     assert [token for _, token in table.admissions] == ["a", "a"]
     assert table.writes_per_id["a"] == 2
+
+
+def refused_update(client: StoreClient, expression: str, **more: Any) -> tuple[str, str]:
+    return refusal(
+        client.update_item,
+        TableName=TABLE,
+        Key={"pk": {"S": "a"}},
+        UpdateExpression=expression,
+        **more,
+    )
+
+
+@pytest.mark.parametrize(
+    ("expression", "condition", "says"),
+    [
+        ("SET state = :v", None, "reserved keyword: state"),
+        ("SET x = :v", "attribute_exists(ttl)", "reserved keyword: ttl"),
+        ("SET x = :v", "Status = :v", "reserved keyword: Status"),
+        ("SET x = :v", "a.count = :v", "reserved keyword: count"),
+        ("SET x = if_not_exists(name, :v)", None, "reserved keyword: name"),
+        ("SET x = :v", "((x = :v))", "redundant parentheses"),
+        ("SET x = ((:v))", None, "redundant parentheses"),
+        ("SET x = :v", "x < :t", "operator or function: <, operand type: BOOL"),
+        ("SET x = :v", "x = x", "first operand must be distinct"),
+        ("SET _x = :v", None, "Syntax error"),
+    ],
+)
+def test_expressions_dynamodb_refuses_are_refused(
+    expression: str, condition: str | None, says: str
+) -> None:
+    client = table_client()
+    used = {":v": {"N": "1"}, ":t": {"BOOL": True}}
+    values = {k: v for k, v in used.items() if k in expression + (condition or "")}
+    more: dict[str, Any] = {"ExpressionAttributeValues": values}
+    if condition is not None:
+        more["ConditionExpression"] = condition
+    code, message = refused_update(client, expression, **more)
+    assert code == "ValidationException"
+    assert says in message
+
+
+def test_reserved_words_are_taken_through_placeholders() -> None:
+    client = table_client()
+    answer = client.update_item(
+        TableName=TABLE,
+        Key={"pk": {"S": "a"}},
+        UpdateExpression="SET #s = :v, #t = :v",
+        ConditionExpression="#s <> :v",
+        ExpressionAttributeNames={"#s": "state", "#t": "ttl"},
+        ExpressionAttributeValues={":v": {"N": "1"}},
+        ReturnValues="ALL_NEW",
+    )
+    assert answer["Attributes"] == {"pk": {"S": "a"}, "state": {"N": "1"}, "ttl": {"N": "1"}}
+
+
+@pytest.mark.parametrize(
+    ("condition", "holds"),
+    [
+        ("absent <> :v", True),
+        ("NOT absent = :v", True),
+        ("absent = :v", False),
+        ("absent < :v", False),
+        ("absent >= :v", False),
+        ("absent BETWEEN :v AND :v", False),
+        ("absent IN (:v)", False),
+        ("s <> :v", True),  # another type: never equal
+        ("s < :v", False),  # nor ordered
+        ("size(absent) <> :v", True),
+    ],
+)
+def test_a_missing_attribute_equals_nothing_and_is_unequal_to_everything(
+    condition: str, holds: bool
+) -> None:
+    """DynamoDB's `a <> b` is `NOT a = b`: true when either side is missing."""
+    client = table_client()
+    client.put_item(TableName=TABLE, Item={"pk": {"S": "a"}, "s": {"S": "x"}})
+    request = {
+        "TableName": TABLE,
+        "Key": {"pk": {"S": "a"}},
+        "UpdateExpression": "SET z = :v",
+        "ConditionExpression": condition,
+        "ExpressionAttributeValues": {":v": {"N": "1"}},
+    }
+    if holds:
+        client.update_item(**request)
+    else:
+        code, _ = refusal(client.update_item, **request)
+        assert code == "ConditionalCheckFailedException"
+
+
+def test_the_condition_is_checked_before_the_update_that_needs_the_item() -> None:
+    client = table_client()
+    client.put_item(TableName=TABLE, Item={"pk": {"S": "a"}, "s": {"S": "x"}})
+    one = {":v": {"N": "1"}}
+    code, _ = refused_update(
+        client,
+        "SET z = s + :v",
+        ConditionExpression="attribute_exists(zz)",
+        ExpressionAttributeValues=one,
+    )
+    assert code == "ConditionalCheckFailedException"
+    code, message = refused_update(client, "SET z = s + :v", ExpressionAttributeValues=one)
+    assert (code, message) == (
+        "ValidationException",
+        "An operand in the update expression has an incorrect data type",
+    )
+
+
+@pytest.mark.parametrize(
+    ("attributes", "says"),
+    [
+        ({LEAVING_ATTRIBUTE: {"S": ""}}, "cannot contain an empty string value"),
+        ({LEAVING_ATTRIBUTE: {"N": "1"}}, "Type mismatch for Index Key leaving"),
+        ({LEFT_AT_ATTRIBUTE: {"S": "1"}}, "Type mismatch for Index Key left_at"),
+        ({LEAVING_ATTRIBUTE: {"S": "x" * 2049}}, "Size limit exceeded"),
+    ],
+)
+def test_index_keys_dynamodb_refuses_are_refused(attributes: dict[str, Any], says: str) -> None:
+    client = room_table_client()
+    code, message = refusal(client.put_item, TableName=TABLE, Item={"pk": {"S": "a"}, **attributes})
+    assert code == "ValidationException" and says in message
+    ((name, value),) = attributes.items()
+    code, message = refused_update(
+        client,
+        "SET #k = :k",
+        ExpressionAttributeNames={"#k": name},
+        ExpressionAttributeValues={":k": value},
+    )
+    assert code == "ValidationException"
+
+
+def test_an_update_past_400_kb_is_refused_and_the_item_kept() -> None:
+    client = table_client()
+    big = {"pk": {"S": "a"}, "x": {"S": "a" * (400 * 1024 - 10)}}
+    client.put_item(TableName=TABLE, Item=big)
+    code, message = refused_update(
+        client, "SET y = :s", ExpressionAttributeValues={":s": {"S": "12345678"}}
+    )
+    assert (code, message) == (
+        "ValidationException",
+        "Item size to update has exceeded the maximum allowed size",
+    )
+    assert client.get_item(TableName=TABLE, Key={"pk": {"S": "a"}})["Item"] == big
+
+
+def test_a_scan_reads_a_megabyte_a_page_and_says_where_it_stopped() -> None:
+    """Items of a quarter megabyte: a page ends with the one that brings it to 1 MB."""
+    client = table_client()
+    quarter = 1024 * 1024 // 4
+    for number in range(9):
+        pk = f"i{number}"
+        client.put_item(TableName=TABLE, Item={"pk": {"S": pk}, "x": {"S": "a" * (quarter - 5)}})
+    pages, seen, start = [], [], None
+    while True:
+        answer = client.scan(TableName=TABLE, **({"ExclusiveStartKey": start} if start else {}))
+        pages.append(answer["ScannedCount"])
+        seen += [item["pk"]["S"] for item in answer["Items"]]
+        start = answer.get("LastEvaluatedKey")
+        if start is None:
+            break
+    assert pages == [4, 4, 1]
+    assert sorted(seen) == [f"i{number}" for number in range(9)]
+
+
+def test_a_query_of_the_leaving_index_resumes_after_its_last_evaluated_key() -> None:
+    client = room_table_client()
+    for number in (5, 1, 4, 2, 3):
+        client.put_item(
+            TableName=TABLE,
+            Item={
+                "pk": {"S": f"v#{number}"},
+                LEAVING_ATTRIBUTE: {"S": "1"},
+                LEFT_AT_ATTRIBUTE: {"N": str(number)},
+            },
+        )
+    query = {
+        "TableName": TABLE,
+        "IndexName": LEAVING_INDEX,
+        "KeyConditionExpression": "#l = :y",
+        "ExpressionAttributeNames": {"#l": LEAVING_ATTRIBUTE},
+        "ExpressionAttributeValues": {":y": {"S": "1"}},
+        "Limit": 2,
+    }
+    order, start = [], None
+    while True:
+        answer = client.query(**query, **({"ExclusiveStartKey": start} if start else {}))
+        order.append([item["pk"]["S"] for item in answer["Items"]])
+        start = answer.get("LastEvaluatedKey")
+        if start is None:
+            break
+    assert order == [["v#1", "v#2"], ["v#3", "v#4"], ["v#5"]]

@@ -1,6 +1,6 @@
-"""The store's Secrets Manager where the differential test can not hold it (moto accepts what
-Secrets Manager refuses), its recovery window in time, its version limit, saving it, and that a
-secret's value reaches no error sentence and no log line."""
+"""The store's Secrets Manager beyond what moto is asked: its two versions by staging label,
+a retried write, saving it (the shape local mode has always saved included), what it does not
+model failing loudly, and that a secret's value reaches no error sentence and no log line."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import pytest
 
 from beekeeper.store.client import StoreClient
 from beekeeper.store.dynamodb import DynamoDb
-from beekeeper.store.secretsmanager import DAY_SECONDS, MAX_VERSIONS, SecretsManager
+from beekeeper.store.secretsmanager import SecretsManager
 from beekeeper.store.sqs import Sqs
-from beekeeper.store.timing import Guard, RealTime
+from beekeeper.store.timing import RealTime
 from beekeeper.store.wire import SECRETS_MANAGER_TARGET_PREFIX, JsonProtocol
 from tests.support.refusals import refusal
 
@@ -22,110 +22,108 @@ NAME = "room-ticket-keys"
 PRIVATE = '{"keys": [{"d": "private-scalar-never-shown"}]}'
 
 
-class Clock:
-    """Real guards, a time the test sets."""
-
-    def __init__(self, now: float = 1_000_000.0) -> None:
-        self.now_value = now
-
-    def now(self) -> float:
-        return self.now_value
-
-    def guard(self) -> Guard:
-        return RealTime().guard()
-
-
-def service(clock: Clock | None = None) -> tuple[SecretsManager, StoreClient]:
-    secrets = SecretsManager(clock or Clock(), suffix=lambda: "AbC123")
+def service() -> tuple[SecretsManager, StoreClient]:
+    secrets = SecretsManager(RealTime(), suffix=lambda: "AbC123")
     return secrets, StoreClient(secrets)
 
 
-def test_what_secrets_manager_refuses_is_refused() -> None:
-    _, client = service()
-    both = {"SecretString": "x", "SecretBinary": "AA=="}
-    assert refusal(client.create_secret, Name=NAME, **both)[0] == "InvalidParameterException"
-    assert refusal(client.create_secret, Name="a name!")[0] == "InvalidParameterException"
-    assert refusal(client.create_secret, Name="")[0] == "InvalidParameterException"
-    client.create_secret(Name=NAME, SecretString="{}")
-    assert refusal(client.put_secret_value, SecretId=NAME, **both)[0] == (
-        "InvalidParameterException"
-    )
-    client.delete_secret(SecretId=NAME, RecoveryWindowInDays=7)
-    # While a deleted secret can still be restored, it takes no new value and its name no new
-    # secret (Secrets Manager's documented InvalidRequestException).
-    code, _ = refusal(client.put_secret_value, SecretId=NAME, SecretString="{}")
-    assert code == "InvalidRequestException"
-    code, message = refusal(client.create_secret, Name=NAME, SecretString="{}")
-    assert code == "InvalidRequestException" and "scheduled for deletion" in message
-
-
-def test_a_deleted_secret_is_gone_when_its_recovery_window_ends() -> None:
-    clock = Clock()
-    secrets, client = service(clock)
-    client.create_secret(Name=NAME, SecretString="{}")
-    deleted = client.delete_secret(SecretId=NAME, RecoveryWindowInDays=7)
-    assert deleted["DeletionDate"] == clock.now_value + 7 * DAY_SECONDS
-    clock.now_value += 7 * DAY_SECONDS - 1
-    assert refusal(client.get_secret_value, SecretId=NAME)[0] == "InvalidRequestException"
-    clock.now_value += 1
-    assert refusal(client.get_secret_value, SecretId=NAME)[0] == "ResourceNotFoundException"
-    assert NAME not in secrets.secrets
-    assert client.create_secret(Name=NAME, SecretString="again")["Name"] == NAME
-
-
-def test_labelled_versions_stay_and_the_oldest_unlabelled_go_beyond_the_limit() -> None:
+def test_a_new_value_is_current_and_the_one_before_previous() -> None:
     secrets, client = service()
-    client.create_secret(Name=NAME, SecretString="v0")
-    for n in range(1, MAX_VERSIONS + 5):
-        client.put_secret_value(SecretId=NAME, SecretString=f"v{n}")
-    versions = secrets.secrets[NAME].versions
-    assert len(versions) == MAX_VERSIONS
-    assert versions[0].value == {"SecretString": "v5"}
-    last = MAX_VERSIONS + 4
-    assert client.get_secret_value(SecretId=NAME)["SecretString"] == f"v{last}"
-    previous = client.get_secret_value(SecretId=NAME, VersionStage="AWSPREVIOUS")
-    assert previous["SecretString"] == f"v{last - 1}"
+    secret = secrets.create(NAME, "v0")
+    for value in ("v1", "v2"):
+        client.put_secret_value(SecretId=secret.arn, SecretString=value)
+    assert client.get_secret_value(SecretId=NAME)["SecretString"] == "v2"
+    versions = secrets.snapshot()[NAME]["versions"]
+    assert [(v["value"]["SecretString"], v["stages"]) for v in versions] == [
+        ("v1", ["AWSPREVIOUS"]),
+        ("v2", ["AWSCURRENT"]),
+    ]
+
+
+def test_a_retried_write_is_the_same_version() -> None:
+    """botocore sends a ClientRequestToken with every PutSecretValue and the same one again
+    when it retries: the retry writes nothing."""
+    secrets, client = service()
+    secrets.create(NAME, "v0")
+    told: list[str] = []
+    secrets.observers.append(lambda name, _saved: told.append(name))
+    answers = [
+        client.put_secret_value(SecretId=NAME, SecretString="v1", ClientRequestToken="9" * 32)
+        for _ in range(2)
+    ]
+    assert answers[0] == answers[1]
+    assert answers[0]["VersionId"] == "9" * 32
+    assert told == [NAME]
+    previous = secrets.snapshot()[NAME]["versions"][0]
+    assert (previous["value"], previous["stages"]) == ({"SecretString": "v0"}, ["AWSPREVIOUS"])
 
 
 def test_a_saved_secret_comes_back_into_the_secret_of_its_name() -> None:
     first, client = service()
-    client.create_secret(Name=NAME, SecretString="{}")
+    first.create(NAME, "{}")
     client.put_secret_value(SecretId=NAME, SecretString=PRIVATE, ClientRequestToken="9" * 32)
     saved = json.loads(json.dumps(first.snapshot()))  # as the journal keeps it
 
-    again = SecretsManager(Clock(), suffix=lambda: "XyZ789")
+    again = SecretsManager(RealTime(), suffix=lambda: "XyZ789")
     again.create(NAME, "{}")
     again.load(NAME, saved[NAME])
     answer = StoreClient(again).get_secret_value(SecretId=again.secrets[NAME].arn)
     assert (answer["SecretString"], answer["VersionId"]) == (PRIVATE, "9" * 32)
     assert answer["ARN"].endswith(f":secret:{NAME}-XyZ789")
-    previous = StoreClient(again).get_secret_value(SecretId=NAME, VersionStage="AWSPREVIOUS")
-    assert previous["SecretString"] == "{}"
+    assert again.snapshot()[NAME]["versions"] == saved[NAME]["versions"]
 
 
-def test_every_change_is_told_to_the_observers() -> None:
-    secrets, client = service()
-    told: list[tuple[str, dict[str, Any] | None]] = []
-    secrets.observers.append(lambda name, saved: told.append((name, saved)))
-    client.create_secret(Name=NAME, SecretString="{}")
-    client.put_secret_value(SecretId=NAME, SecretString=PRIVATE)
-    client.get_secret_value(SecretId=NAME)
-    client.delete_secret(SecretId=NAME, ForceDeleteWithoutRecovery=True)
-    assert [name for name, _ in told] == [NAME] * 3
-    assert told[1][1] is not None and told[1][1]["versions"][-1]["value"] == {
-        "SecretString": PRIVATE
+def test_a_secret_saved_in_the_older_longer_shape_loads_its_two_labelled_versions() -> None:
+    """Local mode used to save every version, unlabelled ones included, with a description
+    and a deletion date: such a line still loads."""
+    older = {
+        "name": NAME,
+        "arn": "arn:aws:secretsmanager:us-east-1:000000000000:secret:room-ticket-keys-Old123",
+        "created": 1.0,
+        "description": None,
+        "deletion": None,
+        "versions": [
+            {"id": "a" * 32, "value": {"SecretString": "v0"}, "stages": [], "created": 1.0},
+            {
+                "id": "b" * 32,
+                "value": {"SecretString": "v1"},
+                "stages": ["AWSPREVIOUS"],
+                "created": 2.0,
+            },
+            {
+                "id": "c" * 32,
+                "value": {"SecretString": "v2"},
+                "stages": ["AWSCURRENT"],
+                "created": 3.0,
+            },
+        ],
     }
-    assert told[2][1] is None
+    secrets, client = service()
+    secrets.create(NAME, "{}")
+    secrets.load(NAME, older)
+    assert client.get_secret_value(SecretId=NAME)["VersionId"] == "c" * 32
+    assert [v["id"] for v in secrets.snapshot()[NAME]["versions"]] == ["b" * 32, "c" * 32]
 
 
-def test_a_secrets_value_reaches_no_error_and_no_log(caplog: pytest.LogCaptureFixture) -> None:
-    secrets = SecretsManager(Clock())
-    timing = RealTime()
-    protocol = JsonProtocol(DynamoDb(timing), Sqs(timing), secrets)
-    client = StoreClient(secrets)
-    client.create_secret(Name=NAME, SecretString=PRIVATE, ClientRequestToken="5" * 32)
+def test_refusals() -> None:
+    secrets, client = service()
+    secrets.create(NAME, "{}")
+    assert refusal(client.get_secret_value, SecretId="nobody")[0] == "ResourceNotFoundException"
+    assert refusal(client.get_secret_value, SecretId="")[0] == "InvalidParameterException"
+    assert refusal(client.put_secret_value, SecretId=NAME)[0] == "InvalidRequestException"
+    code, _ = refusal(
+        client.put_secret_value, SecretId=NAME, SecretString="x", ClientRequestToken="short"
+    )
+    assert code == "InvalidParameterException"
+
+
+def test_a_token_again_with_another_value_is_refused_without_either_value(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    secrets, client = service()
+    secrets.create(NAME, "{}")
+    client.put_secret_value(SecretId=NAME, SecretString=PRIVATE, ClientRequestToken="5" * 32)
     caplog.set_level(logging.DEBUG)
-    # The same version id with another value: refused without saying either value.
     code, message = refusal(
         client.put_secret_value,
         SecretId=NAME,
@@ -133,12 +131,41 @@ def test_a_secrets_value_reaches_no_error_and_no_log(caplog: pytest.LogCaptureFi
         ClientRequestToken="5" * 32,
     )
     assert code == "ResourceExistsException"
-    # A request this store does not model is refused loudly, naming the field, not the value.
-    status, _, raw = protocol.answer(
-        SECRETS_MANAGER_TARGET_PREFIX + "PutSecretValue",
-        json.dumps({"SecretId": NAME, "SecretString": PRIVATE, "RotationToken": "r"}).encode(),
-    )
-    assert status == 500 and "RotationToken" in caplog.text
-    for text in (message, caplog.text, raw.decode()):
+    assert client.get_secret_value(SecretId=NAME)["SecretString"] == PRIVATE
+    for text in (message, caplog.text):
         assert "private-scalar-never-shown" not in text
         assert "another-private-value" not in text
+
+
+@pytest.mark.parametrize(
+    ("action", "request_fields", "named"),
+    [
+        ("GetSecretValue", {"VersionStage": "AWSPREVIOUS"}, "VersionStage"),
+        ("GetSecretValue", {"VersionId": "9" * 32}, "VersionId"),
+        ("PutSecretValue", {"SecretString": PRIVATE, "VersionStages": ["X"]}, "VersionStages"),
+        ("PutSecretValue", {"SecretBinary": "AA=="}, "SecretBinary"),
+        ("CreateSecret", {"Name": "other"}, None),
+        ("DeleteSecret", {}, None),
+    ],
+)
+def test_what_no_caller_asks_for_fails_loudly_without_the_value(
+    action: str,
+    request_fields: dict[str, Any],
+    named: str | None,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    secrets = SecretsManager(RealTime())
+    secrets.create(NAME, PRIVATE)
+    timing = RealTime()
+    protocol = JsonProtocol(DynamoDb(timing), Sqs(timing), secrets)
+    caplog.set_level(logging.DEBUG)
+    status, _, raw = protocol.answer(
+        SECRETS_MANAGER_TARGET_PREFIX + action,
+        json.dumps({"SecretId": NAME, **request_fields}).encode(),
+    )
+    if named is not None:  # a field this store does not model: a 500 that names it
+        assert status == 500 and named in raw.decode()
+    else:  # a call it does not answer: Secrets Manager's unknown action
+        assert (status, json.loads(raw)["__type"]) == (400, "InvalidAction")
+    for text in (caplog.text, raw.decode()):
+        assert "private-scalar-never-shown" not in text

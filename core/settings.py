@@ -54,6 +54,11 @@ DEFAULT_CLAIM_MINUTES = 2.0
 MIN_MINUTES = 0.05  # 3 s: short enough for any rehearsal
 MAX_SESSION_MINUTES = 24 * 60.0
 MAX_CLAIM_MINUTES = 60.0
+# Presence (the script on the shop's pages, core/presence.py): the grace covers a reload or a
+# network blip; 0 turns presence off.
+MIN_PRESENCE_GRACE_SECONDS = 5
+MAX_PRESENCE_GRACE_SECONDS = 600
+DEFAULT_PRESENCE_IDLE_MINUTES = 10.0
 LOG_RETENTION_DAYS_ALLOWED = (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365)
 
 # Room names become part of CloudFormation stack names, Lambda function names, queue names and
@@ -236,6 +241,13 @@ class RoomSettings:
     # An admitted visitor who has not arrived at the shop (followed the redirect, or been
     # checked by /client) within this many minutes is a no-show: their place frees.
     claim_minutes: float = DEFAULT_CLAIM_MINUTES
+    # Capacity mode, a shop whose pages load the presence script: a place whose heartbeats
+    # stopped this many seconds ago (the tab closed, hidden or idle) frees. 0: no presence; a
+    # heartbeat then renews the session as a /client check does.
+    presence_grace_seconds: int = 0
+    # The presence script stops its heartbeats once the visitor has not used the page for this
+    # many minutes; the place then frees a grace later.
+    presence_idle_minutes: float = DEFAULT_PRESENCE_IDLE_MINUTES
     # A scheduled event's start (UTC, ISO 8601; empty: no schedule). Before it visitors join a
     # pre-queue; at it they are drawn into a random order. `beekeeper schedule` sets it live.
     starts_at: str = ""
@@ -296,6 +308,24 @@ class RoomSettings:
             "claim_minutes",
             _minutes("claim_minutes", self.claim_minutes, MIN_MINUTES, MAX_CLAIM_MINUTES),
         )
+        if self.presence_grace_seconds != 0 or isinstance(self.presence_grace_seconds, bool):
+            _int_in_range(
+                "presence_grace_seconds",
+                self.presence_grace_seconds,
+                MIN_PRESENCE_GRACE_SECONDS,
+                MAX_PRESENCE_GRACE_SECONDS,
+                " seconds, or 0 for no presence",
+            )
+        object.__setattr__(
+            self,
+            "presence_idle_minutes",
+            _minutes(
+                "presence_idle_minutes",
+                self.presence_idle_minutes,
+                MIN_MINUTES,
+                MAX_SESSION_MINUTES,
+            ),
+        )
         if not isinstance(self.starts_at, str):
             raise SettingsError("starts_at", self.starts_at, f"use a time such as {TIME_EXAMPLE}")
         try:
@@ -330,6 +360,10 @@ class RoomSettings:
     @property
     def claim_seconds(self) -> int:
         return max(1, round(self.claim_minutes * 60))
+
+    @property
+    def presence_idle_seconds(self) -> int:
+        return max(1, round(self.presence_idle_minutes * 60))
 
     @property
     def starts_at_epoch(self) -> int:
@@ -444,6 +478,11 @@ _FIELD_HELP = {
     "check (each check renews it).",
     "claim_minutes": "Capacity mode: an admitted visitor who has not arrived at the shop within "
     "this many minutes is a no-show, and their place frees.",
+    "presence_grace_seconds": "Capacity mode, shops that load the presence script: a place "
+    "whose heartbeats stopped this many seconds ago (tab closed or hidden) frees; 0 = no "
+    "presence (a heartbeat renews the session like a /client check).",
+    "presence_idle_minutes": "Capacity mode, presence script: it stops its heartbeats after "
+    "this many minutes without the visitor using the page.",
     "starts_at": "Scheduled start, UTC ISO 8601 (e.g. 2030-06-01T09:00:00Z); before it visitors "
     "join a pre-queue, drawn into a random order at the start; empty = no schedule.",
 }
@@ -470,6 +509,8 @@ _FIELD_KINDS: dict[str, type] = {
     "max_inside": int,
     "session_minutes": float,
     "claim_minutes": float,
+    "presence_grace_seconds": int,
+    "presence_idle_minutes": float,
     "starts_at": str,
 }
 assert set(_FIELD_KINDS) == _FIELD_NAMES == set(_FIELD_HELP), "document every setting"

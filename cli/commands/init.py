@@ -51,6 +51,18 @@ from beekeeper.cli.options import SettingType
     "a no-show and their place frees (default 2).",
 )
 @click.option(
+    "--presence-grace-seconds",
+    type=SettingType("presence_grace_seconds"),
+    help="Capacity mode, shops that load the presence script: a place whose heartbeats "
+    "stopped this many seconds ago frees (not asked; 0 or left out: no presence).",
+)
+@click.option(
+    "--presence-idle-minutes",
+    type=SettingType("presence_idle_minutes"),
+    help="Capacity mode: the presence script stops its heartbeats after this many minutes "
+    "without the visitor using the page (default 10).",
+)
+@click.option(
     "--starts-at",
     type=SettingType("starts_at"),
     help="A scheduled event's start, UTC ISO 8601 (e.g. 2030-06-01T09:00:00Z; not asked): "

@@ -16,6 +16,7 @@ from beekeeper.cli.options import ROOM_NAME, FiniteFloatRange, SettingType
 from beekeeper.core.schedule import MAX_SECONDS_AHEAD, format_starts_at
 from beekeeper.core.settings import (
     DEFAULT_CLAIM_MINUTES,
+    DEFAULT_PRESENCE_IDLE_MINUTES,
     DEFAULT_SESSION_MINUTES,
     MAX_RATE,
     MIN_RATE,
@@ -118,6 +119,22 @@ def _room_name(_ctx: click.Context, _param: click.Parameter, value: str | None) 
     f"{DEFAULT_CLAIM_MINUTES:g}).",
 )
 @click.option(
+    "--presence-grace-seconds",
+    type=SettingType("presence_grace_seconds"),
+    default=None,
+    help="Capacity mode, shops that load the presence script (the demo shop does): a place "
+    "whose heartbeats stopped this many real seconds ago frees (0: no presence; default: the "
+    "room file's setting, else 0).",
+)
+@click.option(
+    "--presence-idle-minutes",
+    type=SettingType("presence_idle_minutes"),
+    default=None,
+    help="Capacity mode: the presence script stops its heartbeats after this many real "
+    "minutes without the visitor using the page (default: the room file's setting, else "
+    f"{DEFAULT_PRESENCE_IDLE_MINUTES:g}).",
+)
+@click.option(
     "--starts-in",
     type=FiniteFloatRange(0, MAX_SECONDS_AHEAD),
     default=None,
@@ -146,6 +163,8 @@ def local(
     max_inside: int | None,
     session_minutes: float | None,
     claim_minutes: float | None,
+    presence_grace_seconds: int | None,
+    presence_idle_minutes: float | None,
     starts_in: float | None,
     new_line: bool,
 ) -> None:
@@ -196,6 +215,8 @@ def local(
         max_inside=max_inside,
         session_minutes=session_minutes,
         claim_minutes=claim_minutes,
+        presence_grace_seconds=presence_grace_seconds,
+        presence_idle_minutes=presence_idle_minutes,
         room=room_settings,
         new_line=new_line,
         starts_at=(

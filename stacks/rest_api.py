@@ -29,6 +29,7 @@ from beekeeper.core.local_room import (
     LOCAL_PRODUCER,
     LOCAL_REGION,
 )
+from beekeeper.core.presence import Presence
 from beekeeper.core.routes import mode_of, routes
 from beekeeper.core.settings import RoomSettings
 from beekeeper.stacks import page
@@ -127,6 +128,7 @@ def definition(settings: RoomSettings, refs: ApiReferences, *, page_html: str) -
             table_name=refs.table_name,
             origin=settings.origin,
             session_seconds=session_seconds,
+            presence=Presence.of(settings),
             credentials=refs.integration_role_arn,
             region=refs.region,
             partition=refs.partition,

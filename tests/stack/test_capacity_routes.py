@@ -9,6 +9,7 @@ import pytest
 
 from beekeeper import vtl
 from beekeeper.core.headers import browser_origin
+from beekeeper.core.presence import Presence
 from beekeeper.core.routes import CAPACITY, routes
 from beekeeper.stacks import permissions
 from beekeeper.vtl.methods import route_method
@@ -73,6 +74,7 @@ def test_capacity_routes_use_their_templates_and_responses(
         table_name=f"<Ref:{table_id}>",
         origin=settings.origin,
         session_seconds=settings.session_seconds,
+        presence=Presence.of(settings),
     )
     method = _method(synthesized_changed, route, found.method)
     integration = method["Integration"]
@@ -89,6 +91,7 @@ def test_capacity_routes_use_their_templates_and_responses(
         table_name=f"<Ref:{table_id}>",
         origin=settings.origin,
         session_seconds=settings.session_seconds,
+        presence=Presence.of(settings),
         credentials="",
         region="",
         partition="",
@@ -116,8 +119,20 @@ def test_capacity_routes_use_their_templates_and_responses(
 def test_session_length_reaches_the_templates(synthesized_changed: Synthesized) -> None:
     request = _method(synthesized_changed, "client", "GET")["Integration"]["RequestTemplates"]
     text = flatten(request["application/json"])
-    assert f"$now + {synthesized_changed.settings.session_seconds})" in text
+    assert f"#set($holdSeconds = {synthesized_changed.settings.session_seconds})" in text
+    assert "#set($until = $now + $holdSeconds)" in text
     assert synthesized_changed.settings.session_seconds == 900
+
+
+def test_a_heartbeat_holds_the_place_for_the_grace(synthesized_changed: Synthesized) -> None:
+    settings = synthesized_changed.settings
+    method = _method(synthesized_changed, "presence", "POST")
+    text = flatten(method["Integration"]["RequestTemplates"]["text/plain"])
+    assert f"#set($holdSeconds = {settings.presence_grace_seconds})" in text
+    answers = {r["StatusCode"]: r for r in method["Integration"]["IntegrationResponses"]}
+    body = flatten(answers["200"]["ResponseTemplates"]["application/json"])
+    assert f'"beat_seconds": {settings.presence_grace_seconds // 3}' in body
+    assert f'"idle_seconds": {settings.presence_idle_seconds}' in body
 
 
 def test_leave_preflight_allows_the_shop_origin_to_post(synthesized_changed: Synthesized) -> None:

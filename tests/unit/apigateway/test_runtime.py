@@ -167,6 +167,22 @@ def test_the_page_is_chosen_for_any_accept_header_and_carries_its_headers() -> N
         assert dict(answer.headers) == PAGE_HEADERS
 
 
+@pytest.mark.parametrize("content_type", [None, "text/plain;charset=UTF-8"])
+def test_a_heartbeat_is_a_simple_request_answered_for_the_shop(content_type: str | None) -> None:
+    # fetch(url, {method: "POST"}) without a body sends no Content-Type; a beacon text/plain:
+    # both are CORS simple requests, which a browser sends without a preflight, and the
+    # answer lets the shop's page read it.
+    table = Table()
+    headers = {"Content-Type": content_type} if content_type else {}
+    answer = send("POST", "/presence", headers, table)
+    assert answer.status == 200
+    assert json.loads(answer.body)["present"] is True
+    assert answer.headers["Access-Control-Allow-Origin"] == SHOP
+    assert answer.headers["Cache-Control"] == "no-store"
+    ((action, _),) = table.requests
+    assert action == "UpdateItem"
+
+
 def test_the_preflight_is_a_mock_answer_of_204() -> None:
     answer = send("OPTIONS", "/leave")
     assert answer.status == 204 and answer.body == ""

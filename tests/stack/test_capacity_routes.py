@@ -3,6 +3,8 @@ the functions and the API may do exactly what the places take (lambdas/places.py
 
 from __future__ import annotations
 
+import base64
+import re
 from typing import Any
 
 import pytest
@@ -13,6 +15,7 @@ from beekeeper.core.presence import Presence
 from beekeeper.core.routes import CAPACITY, routes
 from beekeeper.stacks import permissions
 from beekeeper.vtl.methods import route_method
+from beekeeper.waiting_room_site import presence as presence_script
 from tests.support.stack_testkit import Synthesized, flatten
 
 
@@ -133,6 +136,28 @@ def test_a_heartbeat_holds_the_place_for_the_grace(synthesized_changed: Synthesi
     body = flatten(answers["200"]["ResponseTemplates"]["application/json"])
     assert f'"beat_seconds": {settings.presence_grace_seconds // 3}' in body
     assert f'"idle_seconds": {settings.presence_idle_seconds}' in body
+
+
+def test_the_presence_script_is_served_byte_for_byte(
+    synthesized: Synthesized, synthesized_changed: Synthesized
+) -> None:
+    method = _method(synthesized_changed, "presence.js", "GET")
+    assert method["Integration"]["Type"] == "MOCK"
+    (response,) = method["Integration"]["IntegrationResponses"]
+    (template,) = response["ResponseTemplates"].values()
+    encoded = re.fullmatch(r'\$util\.base64Decode\("([A-Za-z0-9+/=]+)"\)', template)
+    assert encoded is not None
+    served = base64.b64decode(encoded.group(1))
+    assert served == presence_script.script_bytes()
+    headers = response["ResponseParameters"]
+    assert headers["method.response.header.Access-Control-Allow-Origin"] == "'*'"
+    assert headers["method.response.header.Content-Type"] == "'text/javascript; charset=utf-8'"
+    # A rate-mode room keeps no places: no script, no heartbeats.
+    paths = {
+        resource["Properties"]["PathPart"]
+        for resource in synthesized.resources("AWS::ApiGateway::Resource").values()
+    }
+    assert not {"presence", "presence.js"} & paths
 
 
 def test_leave_preflight_allows_the_shop_origin_to_post(synthesized_changed: Synthesized) -> None:

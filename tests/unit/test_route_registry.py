@@ -79,6 +79,7 @@ def test_the_gateway_answers_read_the_registry() -> None:
     assert route_method("presence") == "POST"
     assert route_methods(CAPACITY) == {
         **{f"/{name}": ("GET",) for name in OTHER_ROUTES},
+        "/presence.js": ("GET",),
         "/polling": ("GET",),
         "/client": ("GET", "OPTIONS"),
         "/enter": ("GET",),
@@ -86,5 +87,5 @@ def test_the_gateway_answers_read_the_registry() -> None:
         "/presence": ("POST", "OPTIONS"),
         "/jwks.json": ("GET",),
     }
-    # Rate mode has no places to keep: no heartbeat.
-    assert "/presence" not in route_methods(RATE)
+    # Rate mode has no places to keep: neither the heartbeat nor the script.
+    assert "/presence" not in route_methods(RATE) and "/presence.js" not in route_methods(RATE)

@@ -252,6 +252,7 @@ class LocalRoom:
                     CapacityMode(
                         session_minutes=settings.session_minutes,
                         occupancy=lambda: _occupancy(dynamodb, resources.table_name, settings),
+                        presence_grace_seconds=settings.presence_grace_seconds,
                     )
                     if settings.max_inside
                     else None

@@ -36,6 +36,9 @@ from beekeeper.core.settings import DEFAULT_PRESENCE_IDLE_MINUTES, RoomSettings
 # The heartbeat's route (core/routes.py) and the script's path, both under the API's stage.
 PRESENCE_ROUTE = "presence"
 SCRIPT_ROUTE = "presence.js"
+# The grace the documentation recommends (and `beekeeper simulate --presence` assumes): a
+# reload, a slow next page or a network blip of two heartbeats fits in it.
+RECOMMENDED_GRACE_SECONDS = 10
 # Heartbeats per hold: a place survives two heartbeats lost in a row (a network blip).
 BEATS_PER_HOLD = 3
 MIN_BEAT_SECONDS = 1
@@ -100,6 +103,7 @@ __all__ = [
     "NO_PRESENCE",
     "PRESENCE_ROUTE",
     "PRESENT",
+    "RECOMMENDED_GRACE_SECONDS",
     "SCRIPT_ROUTE",
     "Presence",
     "look_within",

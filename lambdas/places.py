@@ -143,9 +143,8 @@ def admit(
     # or a renewal at t sets t + session, a heartbeat t + grace, and t is after the admission),
     # so the warden, which moves a look on to the deadline it finds (with presence: no later
     # than look_within), can never look too late.
-    first_look = admitted_at + min(
-        settings.claim_seconds, settings.session_seconds, look_within(settings) or math.inf
-    )
+    looks = [settings.claim_seconds, settings.session_seconds, look_within(settings)]
+    first_look = admitted_at + min(look for look in looks if look is not None)
     counter: dict[str, Any] = {
         "TableName": table,
         "Key": key(INSIDE_KEY),

@@ -8,18 +8,18 @@ demo shop's /client checks."""
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
+from beekeeper.core.datamodel import COOKIE_NAME
 from tests.support.chromium import CHROMIUM, PageWatch, watch
+from tests.support.localroom import visitor as waiting_visitor
 from tests.support.localroom.process import LocalProcess, start_local
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -58,14 +58,13 @@ class Visitor:
 
 
 def polling(room: LocalProcess, visitor: Visitor) -> dict[str, Any]:
-    """/polling with the visitor's room cookie, as their waiting page would ask."""
-    cookies = visitor.context.cookies(room.urls["page URL"])
-    header = "; ".join(f"{c['name']}={c['value']}" for c in cookies)
-    url = room.urls["page URL"].removesuffix("/room") + "/polling"
-    request = urllib.request.Request(url, headers={"Cookie": header})  # noqa: S310 - loopback
-    with urllib.request.urlopen(request) as answer:  # noqa: S310 - loopback
-        body: dict[str, Any] = json.loads(answer.read())
-    return body
+    """/polling for the visitor's place in line (the room's cookie in their browser)."""
+    (token,) = (
+        c["value"]
+        for c in visitor.context.cookies(room.urls["page URL"])
+        if c["name"] == COOKIE_NAME
+    )
+    return waiting_visitor.polling(room, token)
 
 
 @pytest.fixture

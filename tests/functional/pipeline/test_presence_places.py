@@ -8,17 +8,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from beekeeper.apigateway.room import Boto3DynamoDb, HttpRequest, HttpResponse, run_integration
+from beekeeper.apigateway.room import HttpResponse
 from beekeeper.core.datamodel import Token, visitor_key
-from beekeeper.core.presence import Presence, look_within
+from beekeeper.core.presence import look_within
 from beekeeper.core.settings import RoomSettings
-from beekeeper.lambdas import places
 from beekeeper.lambdas.places import Warden, read_inside
-from tests.support.pipeline import Aws, FakeClock, room
+from tests.support.pipeline import Aws, FakeClock, admit_with_places, room, visitor_request
 
 ORIGIN = "https://shop.example.com/sale"
 GRACE = 20
-METHODS = {"leave": "POST", "presence": "POST"}
 
 
 def presence_room(grace: int = GRACE, **changes: Any) -> RoomSettings:
@@ -39,23 +37,9 @@ def token(n: int) -> Token:
 def call(
     aws: Aws, clock: FakeClock, route: str, tok: Token | None, settings: RoomSettings
 ) -> HttpResponse:
-    """A request to a capacity route, through its real templates, as the script sends a
+    """A request to a capacity route through its real templates, as the script sends a
     heartbeat: ?token=, no cookie, no body."""
-    return run_integration(
-        route,
-        HttpRequest(
-            method=METHODS.get(route, "GET"),
-            path=f"/{route}",
-            query={"token": str(tok)} if tok else {},
-            headers={},
-        ),
-        dynamodb=Boto3DynamoDb(aws.dynamodb),
-        table_name=aws.table,
-        origin=ORIGIN,
-        request_time_ms=int(clock.now * 1000),
-        session_seconds=settings.session_seconds,
-        presence=Presence.of(settings),
-    )
+    return visitor_request(aws, clock, route, tok, settings, origin=ORIGIN)
 
 
 def answer(response: HttpResponse) -> Any:
@@ -64,14 +48,7 @@ def answer(response: HttpResponse) -> Any:
 
 
 def admit(aws: Aws, clock: FakeClock, settings: RoomSettings, *tokens: Token) -> None:
-    outcome = places.admit(
-        aws.dynamodb,
-        aws.table,
-        list(tokens),
-        now=clock.now,
-        settings=settings,
-        max_inside=settings.max_inside,
-    )
+    outcome = admit_with_places(aws, clock, settings, *tokens)
     assert outcome.written == [t.id for t in tokens]
 
 

@@ -180,7 +180,7 @@ class CapacityFigures:
     left_shop: int  # ended the visit with /leave
     left_line: int  # pressed "Leave the line" before their admission
     left_then_admitted: int  # admission writes after the visitor's /leave (must stay 0)
-    sessions_expired: int  # went idle: their session ran out during the run
+    sessions_expired: int  # went idle (with presence: closed the tab), and the place ran out
     turned_away: int  # a /client check said no while the visitor was still shopping
     client_checks: int
     presence: PresenceFigures | None = None  # with --presence only: its keys join the rest

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from beekeeper.core.presence import PRESENCE_ROUTE
+from beekeeper.core.presence import PRESENCE_ROUTE, PRESENT
 from beekeeper.core.tickets import JWKS_ROUTE
 
 Mode = Literal["rate", "capacity"]
@@ -129,7 +129,7 @@ REGISTRY: tuple[Route, ...] = (
         "presence-response.vtl",
         method="POST",
         refusal_template="presence-refused.vtl",
-        error_body=_unavailable({"present": False}),
+        error_body=_unavailable({PRESENT: False}),
         request_content_types=("application/json", "text/plain"),
         cors=True,
         reads_token=True,

@@ -14,12 +14,19 @@ from beekeeper.apigateway.model import RestApi, load
 from beekeeper.apigateway.runtime import MISSING_ROUTE, gateway_response, invoke
 from beekeeper.core.gateway_answers import gateway_responses
 from beekeeper.core.local_room import LOCAL_INTEGRATION_ROLE, LOCAL_PARTITION, LOCAL_REGION
+from beekeeper.core.presence import NO_PRESENCE, Presence
 from beekeeper.core.routes import mode_of, routes
 from beekeeper.vtl.methods import preflight_method, route_method
 
 
 @functools.lru_cache(maxsize=32)
-def route_api(route: str, table_name: str, origin: str, session_seconds: int = 0) -> RestApi:
+def route_api(
+    route: str,
+    table_name: str,
+    origin: str,
+    session_seconds: int = 0,
+    presence: Presence = NO_PRESENCE,
+) -> RestApi:
     """The API of one templated route (its preflight too) and the room's gateway responses,
     as API Gateway stores them; once per room: the same template strings keep the renderer's
     cache of parsed templates a dictionary hit."""
@@ -32,6 +39,7 @@ def route_api(route: str, table_name: str, origin: str, session_seconds: int = 0
             table_name=table_name,
             origin=origin,
             session_seconds=session_seconds,
+            presence=presence,
             credentials=LOCAL_INTEGRATION_ROLE,
             region=LOCAL_REGION,
             partition=LOCAL_PARTITION,
@@ -52,14 +60,16 @@ def run_integration(
     request_time_ms: int,
     request_id: str = "local",
     session_seconds: int = 0,
+    presence: Presence = NO_PRESENCE,
 ) -> HttpResponse:
     """Answer `request` on `route` as API Gateway would: 'polling', 'client', 'jwks.json', and
-    in a capacity-mode room (`session_seconds` > 0, vtl.template_values) also 'enter' and
-    'leave'. `dynamodb` receives the rendered request (`Boto3DynamoDb(client)` for boto3).
+    in a capacity-mode room (`session_seconds` > 0, vtl.template_values) also 'enter', 'leave'
+    and 'presence' (with the room's `presence` settings). `dynamodb` receives the rendered
+    request (`Boto3DynamoDb(client)` for boto3).
 
     Raises UnsupportedVtl when a template steps outside what the renderer can render
     faithfully: that is a bug to fix, not an answer to give."""
-    api = route_api(route, table_name, origin, session_seconds)
+    api = route_api(route, table_name, origin, session_seconds, presence)
     method = api.method(f"/{route}", request.method.upper())
     if method is None:
         return gateway_response(api, *MISSING_ROUTE)

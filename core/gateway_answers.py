@@ -11,10 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 from beekeeper.core.headers import cors_headers
-from beekeeper.core.routes import REGISTRY, Mode, route, routes
+from beekeeper.core.presence import SCRIPT_ROUTE
+from beekeeper.core.routes import CAPACITY, REGISTRY, Mode, route, routes
 
-# The routes answered by a Lambda or a static page rather than a template.
+# The routes answered by a Lambda or a static page rather than a template; a capacity-mode room
+# also serves the presence script (core/presence.py).
 OTHER_ROUTES = ("beekeeper", "room")
+CAPACITY_OTHER_ROUTES = (SCRIPT_ROUTE,)
 # Routes the shop's own pages may call with the visitor's cookie: CORS for the origin only, and
 # an OPTIONS preflight (the registry's `cors` routes).
 CORS_ROUTES = tuple(found.name for found in REGISTRY if found.cors)
@@ -28,7 +31,8 @@ def route_method(name: str) -> str:
 def route_methods(mode: Mode) -> dict[str, tuple[str, ...]]:
     """Every path of a room's API in `mode` and the methods it has. Anything else (another
     path, another method, HEAD included) is API Gateway's "Missing Authentication Token": 403."""
-    methods: dict[str, tuple[str, ...]] = {f"/{name}": ("GET",) for name in OTHER_ROUTES}
+    others = OTHER_ROUTES + (CAPACITY_OTHER_ROUTES if mode == CAPACITY else ())
+    methods: dict[str, tuple[str, ...]] = {f"/{name}": ("GET",) for name in others}
     for found in routes(mode).values():
         preflight = ("OPTIONS",) if found.cors else ()
         methods[f"/{found.name}"] = (found.method, *preflight)

@@ -42,6 +42,20 @@ JWKS_HEADERS = {
 }
 
 
+# GET /presence.js: the presence script the shop's pages load (core/presence.py). Public and
+# cacheable like the keys, for as long as a shop caches those. A shop loads it with an integrity
+# hash, and a browser checks that only on a CORS answer ("crossorigin" fetches it without
+# credentials, so any origin may read it); a shop that isolates itself (Cross-Origin-Embedder-
+# Policy) loads only what says it may be embedded cross-origin.
+PRESENCE_SCRIPT_HEADERS = {
+    "Content-Type": "text/javascript; charset=utf-8",
+    "Cache-Control": f"public, max-age={JWKS_MAX_AGE_SECONDS}",
+    "Access-Control-Allow-Origin": "*",
+    "Cross-Origin-Resource-Policy": "cross-origin",
+    "X-Content-Type-Options": "nosniff",
+}
+
+
 def browser_origin(url: str) -> str:
     """The url's scheme://host[:port] exactly as a browser sends it in the Origin header.
 

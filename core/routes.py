@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from beekeeper.core.presence import PRESENCE_ROUTE, PRESENT
 from beekeeper.core.tickets import JWKS_ROUTE
 
 Mode = Literal["rate", "capacity"]
@@ -117,6 +118,22 @@ REGISTRY: tuple[Route, ...] = (
         ),
         cors=True,
         reads_token=True,
+    ),
+    # The presence script's heartbeat from the shop's pages (core/presence.py): a POST without a
+    # body or cookie, so a browser sends it without a preflight (a CORS simple request); every
+    # answer is about one visitor and is never stored.
+    Route(
+        PRESENCE_ROUTE,
+        "UpdateItem",
+        {CAPACITY: "presence-request.vtl"},
+        "presence-response.vtl",
+        method="POST",
+        refusal_template="presence-refused.vtl",
+        error_body=_unavailable({PRESENT: False}),
+        request_content_types=("application/json", "text/plain"),
+        cors=True,
+        reads_token=True,
+        public_cache=False,
     ),
     Route(
         JWKS_ROUTE,

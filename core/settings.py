@@ -60,6 +60,11 @@ DEFAULT_CLAIM_MINUTES = 2.0
 MIN_MINUTES = 0.05  # 3 s: short enough for any rehearsal
 MAX_SESSION_MINUTES = 24 * 60.0
 MAX_CLAIM_MINUTES = 60.0
+# Presence (the script on the shop's pages, core/presence.py): the grace covers a reload or a
+# network blip; 0 turns presence off.
+MIN_PRESENCE_GRACE_SECONDS = 5
+MAX_PRESENCE_GRACE_SECONDS = 600
+DEFAULT_PRESENCE_IDLE_MINUTES = 10.0
 LOG_RETENTION_DAYS_ALLOWED = (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365)
 
 # Room names become part of CloudFormation stack names, Lambda function names, queue names and
@@ -476,6 +481,29 @@ class RoomSettings:
             Minutes(MIN_MINUTES, MAX_CLAIM_MINUTES),
         ),
     )
+    # A shop whose pages load the presence script: heartbeats hold the place for a grace.
+    presence_grace_seconds: int = field(
+        default=0,
+        metadata=setting(
+            "Capacity mode, shops that load the presence script: a place whose heartbeats "
+            "stopped this many seconds ago (tab closed or hidden) frees; 0 = no presence "
+            "(a heartbeat renews the session like a /client check).",
+            WholeNumber(
+                MIN_PRESENCE_GRACE_SECONDS,
+                MAX_PRESENCE_GRACE_SECONDS,
+                " seconds",
+                zero="no presence",
+            ),
+        ),
+    )
+    presence_idle_minutes: float = field(
+        default=DEFAULT_PRESENCE_IDLE_MINUTES,
+        metadata=setting(
+            "Capacity mode, presence script: it stops its heartbeats after this many minutes "
+            "without the visitor using the page.",
+            Minutes(MIN_MINUTES, MAX_SESSION_MINUTES),
+        ),
+    )
     # `beekeeper schedule` sets it live.
     starts_at: str = field(
         default="",
@@ -512,6 +540,10 @@ class RoomSettings:
     @property
     def claim_seconds(self) -> int:
         return max(1, round(self.claim_minutes * 60))
+
+    @property
+    def presence_idle_seconds(self) -> int:
+        return max(1, round(self.presence_idle_minutes * 60))
 
     @property
     def starts_at_epoch(self) -> int:

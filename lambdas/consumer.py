@@ -47,6 +47,7 @@ from beekeeper.core.datamodel import (
     minute_key,
     visitor_key,
 )
+from beekeeper.core.presence import look_within
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas import places, runtime
 from beekeeper.lambdas.emf import DISCARD, MetricSink
@@ -254,7 +255,11 @@ class Consumer:
         if self.settings.max_inside:
             self.max_inside = self.settings.max_inside
             self.places = PlaceKeeper(
-                self.dynamodb, self.table, self.clock, runs_warden=assignment.index == 0
+                self.dynamodb,
+                self.table,
+                self.clock,
+                runs_warden=assignment.index == 0,
+                look_within=look_within(self.settings),
             )
         # The config is read at once: a held room, or a draw still pending, admits nobody.
         enabled = True

@@ -16,9 +16,14 @@ many hold one is the `inside` counter. Both change together, in one transaction:
   UpdateItem of the visitor's own item, whatever the number inside.
 - **Leaving** (/leave; core/sessions.py): the state becomes left and the item gets the
   `leaving` attribute, which puts it in the sparse `leaving` index.
+- **Presence** (/presence; core/presence.py): a heartbeat of the shop's page holds the place
+  for the grace: the deadline moves to now + `presence_grace_seconds`, which may be sooner
+  than a session's.
 - **Release** (`Warden`): a place frees when its holder left (the `leaving` index lists them)
   or when its deadline passed without a renewal (the `deadlines#<s>` buckets of the seconds
-  gone by list them; a renewed one goes into the bucket of its new deadline). A release is a
+  gone by list them; a renewed one goes into the bucket of its new deadline, or in a room with
+  presence no later than `look_within` from now, since a heartbeat may bring a deadline
+  forward). A release is a
   transaction of the visitor's item (state ended or left, `place_freed`, out of the index, on
   condition that nobody released it already and, for a deadline, that it still stands) and
   the counter going down by one, so a place is never freed twice and never while it is held.
@@ -57,6 +62,7 @@ from beekeeper.core.datamodel import (
     deadline_key,
     visitor_key,
 )
+from beekeeper.core.presence import look_within
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas.room_state import batch_get, error_code, key, number, read_number
 from beekeeper.lambdas.tickets import NO_TICKETS, TicketHook
@@ -134,9 +140,11 @@ def admit(
         for token in tokens
     ]
     # The warden's first look: a place's deadline only ever moves later than this (an arrival
-    # or a renewal at t sets t + session, and t is after the admission), so the warden, which
-    # moves a look on to the deadline it finds, can never look too late.
-    first_look = admitted_at + min(settings.claim_seconds, settings.session_seconds)
+    # or a renewal at t sets t + session, a heartbeat t + grace, and t is after the admission),
+    # so the warden, which moves a look on to the deadline it finds (with presence: no later
+    # than look_within), can never look too late.
+    looks = [settings.claim_seconds, settings.session_seconds, look_within(settings)]
+    first_look = admitted_at + min(look for look in looks if look is not None)
     counter: dict[str, Any] = {
         "TableName": table,
         "Key": key(INSIDE_KEY),
@@ -205,6 +213,10 @@ class Warden:
     dynamodb: Any
     table: str
     clock: Callable[[], float]
+    # In a room with presence, the longest a place may go unlooked at: a heartbeat may bring
+    # its deadline forward, but never nearer than this to the moment it is sent
+    # (core/presence.py). None: a deadline only ever moves later.
+    look_within: int | None = None
     # Released visitors, so a second look in the same run costs nothing.
     _released: set[str] = field(default_factory=set)
 
@@ -284,7 +296,10 @@ class Warden:
                 continue  # left: the leavers' path releases it
             deadline = read_number(item, "expires_at")
             if deadline > now:
-                later.setdefault(deadline, []).append(token_id)  # renewed meanwhile
+                # Renewed meanwhile: looked at again when it is due, or sooner with presence.
+                if self.look_within is not None:
+                    deadline = min(deadline, current + self.look_within)
+                later.setdefault(deadline, []).append(token_id)
                 report.renewed += 1
                 continue
             if self._release(
@@ -386,6 +401,7 @@ class PlaceKeeper:
     table: str
     clock: Callable[[], float]
     runs_warden: bool
+    look_within: int | None = None  # the warden's (see Warden)
     free: int = 0
     read_at: float = -math.inf
     warden_at: float = -math.inf
@@ -394,7 +410,7 @@ class PlaceKeeper:
     _warden: Warden = field(init=False)
 
     def __post_init__(self) -> None:
-        self._warden = Warden(self.dynamodb, self.table, self.clock)
+        self._warden = Warden(self.dynamodb, self.table, self.clock, self.look_within)
 
     def tick(self, now: float) -> None:
         if self.runs_warden and now - self.warden_at >= WARDEN_EVERY_SECONDS:

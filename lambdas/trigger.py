@@ -25,6 +25,7 @@ from botocore.exceptions import ClientError
 
 from beekeeper.core import telemetry
 from beekeeper.core.datamodel import BOOKKEEPING_TTL_SECONDS, INSIDE_KEY, minute_key
+from beekeeper.core.presence import look_within
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas import runtime
 from beekeeper.lambdas.consumer import Assignment
@@ -75,12 +76,17 @@ def queue_backlog(sqs: Any, queue_url: str) -> int:
 
 
 def _keep_places(
-    dynamodb: Any, table: str, minute: int, max_inside: int, clock: Callable[[], float]
+    dynamodb: Any,
+    table: str,
+    minute: int,
+    max_inside: int,
+    clock: Callable[[], float],
+    settings: RoomSettings,
 ) -> int | None:
     """Capacity mode, once a minute: free the places due (the warden's round also runs every
     second while a consumer does), measure the turnover, and say how many places are free."""
     try:
-        Warden(dynamodb, table, clock).run()
+        Warden(dynamodb, table, clock, look_within(settings)).run()
     except Exception:
         log.exception("the warden's round failed; the consumers' rounds carry on")
     claims = batch_get(
@@ -134,7 +140,7 @@ def run_trigger(
     backlog = queue_backlog(sqs, queue_url)
     free: int | None = None  # places free inside the shop (None: no cap)
     if settings.max_inside:
-        free = _keep_places(dynamodb, table, minute, config.max_inside, clock)
+        free = _keep_places(dynamodb, table, minute, config.max_inside, clock, settings)
     snapshot = read_snapshot(dynamodb, table, settings)
     before = _arrivals_at_previous_claim(dynamodb, table, minute)
     arrived = max(0, snapshot.arrivals_total - before) if before is not None else 0

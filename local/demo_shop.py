@@ -19,7 +19,13 @@ In a capacity-mode room (`--max-inside N`) it also does the shop's part of a ses
 the visitor's token in its session, renews the room's session with `GET /client?token=` on
 every page view, shows how many are inside (the room's count, read as `beekeeper status`
 reads it), and its "Done shopping" button ends the visit with `POST <room>/leave?token=`,
-server to server, so the place goes to the next in line at once.
+server to server, so the place goes to the next in line at once. Each page also loads the
+room's presence script with the visitor's token and its integrity hash, under a
+Content-Security-Policy that allows exactly the script and its heartbeats: while the tab is
+open and used the place is kept, and a closed tab's place goes to the next in line a grace
+later (core/presence.py; with `--presence-grace-seconds 0` the heartbeats renew the session).
+When the room says the place is gone, the script sends the tab back to the shop's page, which
+says the visit has ended.
 """
 
 from __future__ import annotations
@@ -47,6 +53,7 @@ from beekeeper.core.datamodel import (
 )
 from beekeeper.core.headers import browser_origin
 from beekeeper.local.http_server import StartResponse
+from beekeeper.waiting_room_site import presence
 
 log = logging.getLogger("beekeeper.local")
 
@@ -131,6 +138,7 @@ class CapacityMode:
 
     session_minutes: float
     occupancy: Callable[[], Occupancy | None]  # None: the count can not be read just now
+    presence_grace_seconds: int = 0  # the room's (0: heartbeats renew the session)
 
 
 class Refused(Exception):
@@ -317,13 +325,26 @@ class DemoShop:
         extra = (
             f"<p id='inside'>{html.escape(_inside_sentence(capacity), quote=False)}</p>"
             f"<p id='renewal'>{html.escape(renewal, quote=False)}</p>"
+            f"<p id='presence'>{html.escape(_presence_sentence(capacity), quote=False)}</p>"
             f"<form id='done' method='post' action='{DONE_PATH}'>"
             f"<button type='submit'>{DONE_BUTTON}</button></form>"
             "<p>Done shopping ends your visit: the shop tells the waiting room (POST "
             "/leave?token=, server to server), and your place goes to the next in line at "
-            "once.</p>"
+            "once.</p>" + presence.script_tag(self._room.issuer, visit.token, gone_url="/")
+            # The token is checked (Token.parse) when the visit starts: URL-safe characters.
         )
-        return _page(start_response, 200, ADMITTED_TEXT, visit.how, extra)
+        policy = (
+            f"default-src 'none'; {presence.content_security_policy(self._room.issuer)}; "
+            "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+        )
+        return _page(
+            start_response,
+            200,
+            ADMITTED_TEXT,
+            visit.how,
+            extra,
+            headers=[("Content-Security-Policy", policy)],
+        )
 
     def _done(
         self, start_response: StartResponse, environ: dict[str, Any], capacity: CapacityMode
@@ -383,6 +404,22 @@ def _inside_sentence(capacity: CapacityMode) -> str:
     if occupancy.max_inside == 0:
         return f"Inside the shop now: {occupancy.inside} (no cap just now)."
     return f"Inside the shop now: {occupancy.inside} of {occupancy.max_inside} places held."
+
+
+def _presence_sentence(capacity: CapacityMode) -> str:
+    grace = capacity.presence_grace_seconds
+    if not grace:
+        return (
+            "This page also loads the waiting room's presence script, which keeps your session "
+            "alive while the tab is open and in use (the room runs without presence, so a "
+            "closed tab's place frees when its session runs out)."
+        )
+    return (
+        "This page also loads the waiting room's presence script: while the tab is open and "
+        "in use it keeps your place, and when you close it (or hide it or leave it unused) your "
+        f"place goes to the next in line {grace} seconds later. Reloading, or moving to "
+        "another page of the shop, keeps it."
+    )
 
 
 def _cleared_cookie() -> tuple[str, str]:

@@ -77,6 +77,8 @@ class LocalOptions:
     max_inside: int | None = None
     session_minutes: float | None = None
     claim_minutes: float | None = None
+    presence_grace_seconds: int | None = None
+    presence_idle_minutes: float | None = None
     room: RoomSettings | None = None  # the room file's settings, when rehearsing a room
     new_line: bool = False  # forget the line saved by an earlier run of this room
     # Keep the line across restarts (local/saved_state.py); off for throwaway test rooms.
@@ -99,6 +101,8 @@ def local_settings(options: LocalOptions, origin: str) -> RoomSettings:
         "max_inside": options.max_inside,
         "session_minutes": options.session_minutes,
         "claim_minutes": options.claim_minutes,
+        "presence_grace_seconds": options.presence_grace_seconds,
+        "presence_idle_minutes": options.presence_idle_minutes,
         "starts_at": options.starts_at,
     }
     overrides.update({key: value for key, value in flags.items() if value is not None})
@@ -249,6 +253,7 @@ class LocalRoom:
                     CapacityMode(
                         session_minutes=settings.session_minutes,
                         occupancy=lambda: _occupancy(dynamodb, resources.table_name, settings),
+                        presence_grace_seconds=settings.presence_grace_seconds,
                     )
                     if settings.max_inside
                     else None

@@ -17,6 +17,12 @@ mode answers them):
   of mean `visit_minutes`; then a fraction `leave` of them end the visit with POST
   /leave?token= (the shop, server to server), and the others just go idle and their session
   runs out.
+- **presence** (`presence_grace_seconds` > 0, `beekeeper simulate --presence`): the room runs
+  with presence and every shop page loads the presence script (core/presence.py). Each page
+  the shop shows (its first, then one per /client check) beats POST /presence?token= once
+  loaded, then every `beat_seconds` the room's answer names, until the next page; the
+  visitors who do not leave with /leave close the tab at the end of their visit, which sends
+  one last heartbeat (pagehide), and then nothing: their place frees a grace later.
 
 What the figures are computed from is what the visitors saw: the fake table's log of
 admission writes, and the answers of their own requests (simulator/occupancy.py), never the
@@ -25,6 +31,7 @@ room's counter.
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -43,6 +50,7 @@ from beekeeper.core.datamodel import (
 )
 from beekeeper.core.page_timing import FIRST_POLL_AFTER_JOIN_SECONDS, POLL_JITTER
 from beekeeper.core.polling import admission_flow, eta_seconds, poll_after_seconds, position
+from beekeeper.core.presence import BEAT_SECONDS, PRESENCE_ROUTE, PRESENT, Presence
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas.room_state import read_number
 from beekeeper.simulator import occupancy
@@ -79,6 +87,8 @@ REDIRECT_SECONDS = (0.05, 0.3)
 FIRST_CHECK_SECONDS = (0.1, 0.5)
 # The shop checks a visitor inside this often (the issue's scenario).
 CHECK_EVERY_SECONDS = 30.0
+# From the shop's page view (its /client check) to the presence script's first heartbeat.
+PAGE_BEAT_SECONDS = (0.1, 0.5)
 
 
 @dataclass(frozen=True)
@@ -92,6 +102,9 @@ class CapacityPlan:
     abandon: float = 0.0  # fraction of waiting visitors who walk away without a word
     leave: float = 0.0  # fraction of visitors inside who end their visit with /leave
     leave_line: float = 0.0  # fraction of waiting visitors who press "Leave the line"
+    # The room's presence grace, and every shop page loads the presence script; 0: no
+    # presence, and visitors who do not leave go idle (their session runs out).
+    presence_grace_seconds: int = 0
 
     def __post_init__(self) -> None:
         for name in ("abandon", "leave", "leave_line"):
@@ -109,6 +122,7 @@ class CapacityPlan:
             max_inside=self.max_inside,
             session_minutes=self.session_minutes,
             claim_minutes=self.claim_minutes,
+            presence_grace_seconds=self.presence_grace_seconds,
         )
 
 
@@ -125,8 +139,11 @@ class Visitor:
     arrived_at: float | None = None
     renewals: list[float] = field(default_factory=list)
     left_at: float | None = None  # a /leave the room answered {"left": true}
-    gone_at: float | None = None  # left the shop or went idle
+    gone_at: float | None = None  # left the shop, went idle, or closed the tab
     turned_away: bool = False  # the shop's check said no while the visitor was shopping
+    beats: list[float] = field(default_factory=list)  # heartbeats that held the place
+    page: int = 0  # the shop page now open (a heartbeat of an older one is not sent)
+    closed_tab: bool = False  # ended the visit by closing the tab (presence)
 
     def visit(self) -> occupancy.Visit:
         assert self.admitted_at is not None
@@ -136,6 +153,7 @@ class Visitor:
             renewals=tuple(self.renewals),
             left_at=self.left_at,
             gone_at=self.gone_at,
+            beats=tuple(self.beats),
         )
 
 
@@ -161,12 +179,31 @@ class CapacityFigures:
     left_shop: int  # ended the visit with /leave
     left_line: int  # pressed "Leave the line" before their admission
     left_then_admitted: int  # admission writes after the visitor's /leave (must stay 0)
-    sessions_expired: int  # went idle: their session ran out during the run
+    sessions_expired: int  # went idle (with presence: closed the tab), and the place ran out
     turned_away: int  # a /client check said no while the visitor was still shopping
     client_checks: int
+    presence: PresenceFigures | None = None  # with --presence only: its keys join the rest
 
     def to_json(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        data = dict(self.__dict__)
+        presence = data.pop("presence")
+        if presence is not None:
+            data.update(presence.__dict__)
+        return data
+
+
+@dataclass(frozen=True)
+class PresenceFigures:
+    """The keys `beekeeper simulate --presence --json` adds (docs/pipeline.md)."""
+
+    presence_grace_seconds: int
+    presence_beat_seconds: int  # how often the room told the pages to beat
+    heartbeats: int  # heartbeats sent (each one write of the visitor's own item)
+    tabs_closed: int  # visitors who ended their visit by closing the tab
+    # From a tab closed (visitors waiting) to the admission that took its place.
+    tab_refill_seconds_p50: float | None
+    tab_refill_seconds_p99: float | None
+    tab_refills: int
 
 
 @dataclass(kw_only=True, eq=False)
@@ -181,6 +218,7 @@ class CapacityCrowd:
     rng: random.Random
     visitors: list[Visitor] = field(default_factory=list, init=False)
     client_checks: int = field(default=0, init=False)
+    heartbeats: int = field(default=0, init=False)  # the presence script's, sent
     # Requests the visitors made (API Gateway's, not the room's functions').
     gateway_calls: int = field(default=0, init=False)
     # Told when a visitor who left the line was passed over (the position probe).
@@ -191,6 +229,8 @@ class CapacityCrowd:
         self._integration = _integration()
         self._by_id: dict[str, int] = {}
         self.table.database.observers.append(self._written)
+        self._presence = Presence.of(self.settings)
+        self._beat_seconds = float(self._presence.beat_seconds(self.settings.session_seconds))
 
     # -- hooks from the simulation ----------------------------------------------------------
 
@@ -290,6 +330,7 @@ class CapacityCrowd:
             if self._check(index):
                 visitor.arrived_at = entered
                 visitor.renewals.insert(0, entered)
+                self._page_shown(index)
                 self._shop(index, end)
             else:
                 visitor.turned_away = True
@@ -308,10 +349,12 @@ class CapacityCrowd:
     def _keep_shopping(self, index: int, end: float) -> None:
         visitor = self.visitors[index]
         if self._check(index):
+            self._page_shown(index)
             self._shop(index, end)
         else:
             visitor.turned_away = True
             visitor.gone_at = self.scheduler.now
+            visitor.page += 1
 
     def _finish(self, index: int) -> None:
         visitor = self.visitors[index]
@@ -321,6 +364,37 @@ class CapacityCrowd:
             query = {"token": str(visitor.token)}
             if self._request("leave", "POST", query, {}) == '{"left": true}':
                 visitor.left_at = now
+        elif self.plan.presence_grace_seconds:
+            # The tab closes: the page's last heartbeat (pagehide), then nothing.
+            visitor.closed_tab = True
+            self._beat(index, visitor.page)
+        visitor.page += 1
+
+    # -- the presence script ------------------------------------------------------------------
+
+    def _page_shown(self, index: int) -> None:
+        """A shop page the visitor sees (after the shop's check): with presence, its script
+        beats once loaded and then as often as the room says, until the next page."""
+        if not self.plan.presence_grace_seconds:
+            return
+        visitor = self.visitors[index]
+        visitor.page += 1
+        page = visitor.page
+        self._at(self.rng.uniform(*PAGE_BEAT_SECONDS), lambda: self._beat(index, page))
+
+    def _beat(self, index: int, page: int) -> None:
+        visitor = self.visitors[index]
+        if visitor.page != page:
+            return  # that page is gone (the next one beats, or the visit ended)
+        self.heartbeats += 1
+        answer = json.loads(
+            self._request(PRESENCE_ROUTE, "POST", {"token": str(visitor.token)}, {})
+        )
+        if answer.get(PRESENT) is not True:
+            return  # the place is gone: the script stops
+        visitor.beats.append(self.scheduler.now)
+        if visitor.gone_at is None:
+            self._at(float(answer[BEAT_SECONDS]), lambda: self._beat(index, page))
 
     def _check(self, index: int) -> bool:
         visitor = self.visitors[index]
@@ -350,6 +424,7 @@ class CapacityCrowd:
             origin=self.settings.origin,
             request_time_ms=int(self.scheduler.now * 1000),
             session_seconds=self.settings.session_seconds,
+            presence=self._presence,
         )
         self.gateway_calls += self.table.calls - before
         return response.body.strip()
@@ -361,8 +436,14 @@ class CapacityCrowd:
         claim = float(self.settings.claim_seconds)
         session = float(self.settings.session_seconds)
         admitted = [v for v in self.visitors if v.admitted_at is not None]
+        beat_hold = float(self._presence.hold_seconds(self.settings.session_seconds))
         holding = [
-            occupancy.holding(v.visit(), claim_seconds=claim, session_seconds=session)
+            occupancy.holding(
+                v.visit(),
+                claim_seconds=claim,
+                session_seconds=session,
+                beat_hold_seconds=beat_hold,
+            )
             for v in admitted
         ]
         at_shop = [
@@ -372,7 +453,8 @@ class CapacityCrowd:
         ]
         frees = [stop for _, stop in holding if stop < end]
         admissions = sorted(v.admitted_at for v in admitted if v.admitted_at is not None)
-        refills = occupancy.refill_times(frees, admissions, self._line_over_time())
+        pairs = occupancy.refills(frees, admissions, self._line_over_time())
+        refills = sorted(taken - freed for freed, taken in pairs)
         full_from = occupancy.first_reaching(holding, plan.max_inside)
         ratio = (
             None
@@ -416,16 +498,48 @@ class CapacityCrowd:
             ),
             left_line=len(self.left_the_line()),
             left_then_admitted=left_then_admitted,
+            # Places that ran out without a /leave: idle sessions; with presence, closed tabs.
             sessions_expired=sum(
                 1
-                for v in admitted
-                if v.arrived_at is not None
-                and v.left_at is None
-                and v.renewals
-                and occupancy.deadline(v.renewals[-1], session) <= end
+                for v, (_, stop) in zip(admitted, holding, strict=True)
+                if v.arrived_at is not None and v.left_at is None and stop <= end
             ),
             turned_away=sum(1 for v in self.visitors if v.turned_away),
             client_checks=self.client_checks,
+            presence=(
+                self._presence_figures(admitted, holding, pairs, end)
+                if self.plan.presence_grace_seconds
+                else None
+            ),
+        )
+
+    def _presence_figures(
+        self,
+        admitted: list[Visitor],
+        holding: list[tuple[float, float]],
+        pairs: list[tuple[float, float]],
+        end: float,
+    ) -> PresenceFigures:
+        """From each closed tab to the admission that took its place (the refills' pairing:
+        the oldest place freed first; places freed in the same second in closing order)."""
+        taken: dict[float, list[float]] = {}
+        for freed, admission in sorted(pairs):
+            taken.setdefault(freed, []).append(admission)
+        closed = sorted(
+            (v.gone_at, stop)
+            for v, (_, stop) in zip(admitted, holding, strict=True)
+            if v.closed_tab and v.gone_at is not None and v.gone_at < end
+        )
+        waits = [taken[stop].pop(0) - gone for gone, stop in closed if taken.get(stop)]
+        waits.sort()
+        return PresenceFigures(
+            presence_grace_seconds=self.plan.presence_grace_seconds,
+            presence_beat_seconds=int(self._beat_seconds),
+            heartbeats=self.heartbeats,
+            tabs_closed=len(closed),
+            tab_refill_seconds_p50=_round(percentile(waits, 0.5)),
+            tab_refill_seconds_p99=_round(percentile(waits, 0.99)),
+            tab_refills=len(waits),
         )
 
     def _line_over_time(self) -> list[tuple[float, int]]:

@@ -5,8 +5,10 @@ from the fake table's log), arrived at the shop or not, renewed the session at e
 check, and ended it with /leave or by going idle. From those alone:
 
 - **holding a place** (what the cap bounds): from the admission until the place is due back:
-  the claim deadline for a visitor who never arrived, otherwise the session's end (the last
-  renewal + the session) or the leave, whichever came first. Deadlines are whole seconds,
+  the claim deadline for a visitor who never arrived, otherwise the deadline the last write
+  set (the last renewal + the session, or the last heartbeat of a page with the presence
+  script + the hold a heartbeat buys) or the leave, whichever came first. Deadlines are
+  whole seconds,
   counted from the whole second of the moment that set them: the room's clocks (API Gateway's
   request time in the templates, the consumer's `admitted_at`) are read in whole seconds;
 - **at the shop** (what the shop is for): from the arrival until the visitor left or went idle;
@@ -31,6 +33,7 @@ class Visit:
     renewals: tuple[float, ...] = ()  # /client checks (and the arrival) that renewed the session
     left_at: float | None = None  # /leave, when the visitor used it
     gone_at: float | None = None  # left, or went idle (None: still at the shop at the end)
+    beats: tuple[float, ...] = ()  # heartbeats of the presence script that held the place
 
 
 def deadline(moment: float, seconds: float) -> float:
@@ -38,13 +41,18 @@ def deadline(moment: float, seconds: float) -> float:
     return math.floor(moment) + seconds
 
 
-def holding(visit: Visit, *, claim_seconds: float, session_seconds: float) -> tuple[float, float]:
-    """The interval during which `visit` holds a place (see the module)."""
+def holding(
+    visit: Visit, *, claim_seconds: float, session_seconds: float, beat_hold_seconds: float = 0.0
+) -> tuple[float, float]:
+    """The interval during which `visit` holds a place (see the module); a heartbeat holds it
+    for `beat_hold_seconds`."""
     if visit.arrived_at is None:
         end = deadline(visit.admitted_at, claim_seconds)
     else:
         last = max((visit.arrived_at, *visit.renewals))
         end = deadline(last, session_seconds)
+        if visit.beats and max(visit.beats) >= last:
+            end = deadline(max(visit.beats), beat_hold_seconds)
     if visit.left_at is not None:
         end = min(end, visit.left_at)
     return visit.admitted_at, max(visit.admitted_at, end)
@@ -82,7 +90,14 @@ def time_average(intervals: Sequence[tuple[float, float]], start: float, end: fl
 def refill_times(
     frees: Sequence[float], admissions: Sequence[float], waiting_at: Sequence[tuple[float, int]]
 ) -> list[float]:
-    """Seconds from each place freed while someone waited to the admission that took it.
+    """Seconds from each place freed while someone waited to the admission that took it."""
+    return sorted(taken - freed for freed, taken in refills(frees, admissions, waiting_at))
+
+
+def refills(
+    frees: Sequence[float], admissions: Sequence[float], waiting_at: Sequence[tuple[float, int]]
+) -> list[tuple[float, float]]:
+    """(freed, taken): each place freed while someone waited, and the admission that took it.
 
     `waiting_at` is the line's length over time, (moment, visitors waiting) in time order: a
     place that frees while nobody waits is not a refill. Admissions take the oldest place freed
@@ -90,7 +105,7 @@ def refill_times(
     nothing.
     """
     pending: list[float] = []
-    waits: list[float] = []
+    pairs: list[tuple[float, float]] = []
     frees_iter = iter(sorted(frees))
     next_free = next(frees_iter, None)
     for admitted in sorted(admissions):
@@ -99,8 +114,8 @@ def refill_times(
                 heapq.heappush(pending, next_free)
             next_free = next(frees_iter, None)
         if pending:
-            waits.append(admitted - heapq.heappop(pending))
-    return sorted(waits)
+            pairs.append((heapq.heappop(pending), admitted))
+    return pairs
 
 
 def _waiting(series: Sequence[tuple[float, int]], moment: float) -> int:

@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass
 
 from beekeeper.core.polling_load import standing_polls_per_second
+from beekeeper.core.presence import Presence
 from beekeeper.core.settings import RoomSettings
 
 # One arrival counter item takes about 1,000 writes/s (DynamoDB's per-partition write limit);
@@ -75,10 +76,25 @@ def client_checks_per_second(settings: RoomSettings) -> int:
     return math.ceil(settings.rate * CLIENT_CHECKS_PER_ADMITTED_VISITOR / 60)
 
 
+def heartbeats_per_second(settings: RoomSettings) -> int:
+    """Capacity mode: every place held by a page with the presence script beats once every
+    beat_seconds (core/presence.py; a room without presence too, a third of a session apart)."""
+    if not settings.max_inside:
+        return 0
+    beat = Presence.of(settings).beat_seconds(settings.session_seconds)
+    return math.ceil(settings.max_inside / beat)
+
+
 def stage_throttle(settings: RoomSettings) -> StageThrottle:
-    """Stage limit = arrivals + polls + /client checks; the marketing link alone = arrivals."""
+    """Stage limit = arrivals + polls + /client checks + heartbeats; the marketing link alone =
+    arrivals."""
     arrivals = arrivals_per_second(settings)
-    total = arrivals + polls_per_second(settings) + client_checks_per_second(settings)
+    total = (
+        arrivals
+        + polls_per_second(settings)
+        + client_checks_per_second(settings)
+        + heartbeats_per_second(settings)
+    )
     return StageThrottle(
         rate_limit=total,
         burst_limit=min(total, ACCOUNT_DEFAULT_BURST),

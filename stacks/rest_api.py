@@ -12,6 +12,7 @@ region) come in as `ApiReferences`, tokens in the stack and plain names locally.
 |---|---|---|
 | /beekeeper | GET | the producer Lambda, proxy (AWS_PROXY) |
 | /room | GET | MOCK: the waiting room page (stacks/page.py) |
+| /presence.js | GET | capacity mode, MOCK: the presence script (waiting_room_site/presence.py) |
 | the registry's routes (core/routes.py) | GET, /leave POST | AWS: DynamoDB (vtl/methods.py) |
 | the CORS routes | OPTIONS | MOCK: the preflight |
 """
@@ -22,21 +23,24 @@ from dataclasses import dataclass
 from typing import Any
 
 from beekeeper.core.gateway_answers import gateway_responses
-from beekeeper.core.headers import PAGE_HEADERS
+from beekeeper.core.headers import PAGE_HEADERS, PRESENCE_SCRIPT_HEADERS
 from beekeeper.core.local_room import (
     LOCAL_INTEGRATION_ROLE,
     LOCAL_PARTITION,
     LOCAL_PRODUCER,
     LOCAL_REGION,
 )
+from beekeeper.core.presence import SCRIPT_ROUTE, Presence
 from beekeeper.core.routes import mode_of, routes
 from beekeeper.core.settings import RoomSettings
 from beekeeper.stacks import page
 from beekeeper.vtl.methods import declared_headers, preflight_method, route_method, static_headers
+from beekeeper.waiting_room_site.presence import script_bytes
 
 MethodKey = tuple[str, str]
 PRODUCER_PATH = "/beekeeper"
 PAGE_PATH = "/room"
+PRESENCE_SCRIPT_PATH = f"/{SCRIPT_ROUTE}"
 
 
 @dataclass(frozen=True)
@@ -82,8 +86,24 @@ def producer_method(refs: ApiReferences) -> dict[str, Any]:
 
 def page_method(html: str) -> dict[str, Any]:
     """GET /room: the waiting room page from a MOCK integration, with the page's headers."""
-    static, overridden = page.split_headers(PAGE_HEADERS)
-    template = page.page_response_template(html, overridden)
+    return _static_method(html, PAGE_HEADERS, accept=("text/html", "application/json"))
+
+
+def script_method() -> dict[str, Any]:
+    """GET /presence.js: the presence script, its bytes exactly (waiting_room_site/presence.py:
+    the shop's integrity hash is of them; the file is ASCII, which base64 decodes unchanged)."""
+    return _static_method(
+        script_bytes().decode("ascii"), PRESENCE_SCRIPT_HEADERS, accept=("application/json",)
+    )
+
+
+def _static_method(
+    body: str, headers: dict[str, str], *, accept: tuple[str, ...]
+) -> dict[str, Any]:
+    """A GET answered by a MOCK integration with `body` and `headers`, whatever the Accept
+    header asks for (a response template under each of `accept`, the first for the rest)."""
+    static, overridden = page.split_headers(headers)
+    template = page.page_response_template(body, overridden)
     return {
         "HttpMethod": "GET",
         "AuthorizationType": "NONE",
@@ -95,9 +115,9 @@ def page_method(html: str) -> dict[str, Any]:
                 {
                     "StatusCode": "200",
                     "ResponseParameters": static_headers(static),
-                    # Chosen by the Accept header; a browser asks for text/html, a script may
-                    # ask for anything: both get the page.
-                    "ResponseTemplates": {"text/html": template, "application/json": template},
+                    # Chosen by the Accept header: a browser asks for text/html (the page) or
+                    # */* (a script), a script may ask for anything: every one gets the body.
+                    "ResponseTemplates": dict.fromkeys(accept, template),
                 }
             ],
         },
@@ -119,6 +139,8 @@ def definition(settings: RoomSettings, refs: ApiReferences, *, page_html: str) -
         (PRODUCER_PATH, "GET"): producer_method(refs),
         (PAGE_PATH, "GET"): page_method(page_html),
     }
+    if capacity:
+        methods[(PRESENCE_SCRIPT_PATH, "GET")] = script_method()
     for found in routes(mode).values():
         path = f"/{found.name}"
         methods[(path, found.method)] = route_method(
@@ -127,6 +149,7 @@ def definition(settings: RoomSettings, refs: ApiReferences, *, page_html: str) -
             table_name=refs.table_name,
             origin=settings.origin,
             session_seconds=session_seconds,
+            presence=Presence.of(settings),
             credentials=refs.integration_role_arn,
             region=refs.region,
             partition=refs.partition,
@@ -138,6 +161,7 @@ def definition(settings: RoomSettings, refs: ApiReferences, *, page_html: str) -
 
 __all__ = [
     "PAGE_PATH",
+    "PRESENCE_SCRIPT_PATH",
     "PRODUCER_PATH",
     "ApiReferences",
     "RestApiDefinition",
@@ -145,4 +169,5 @@ __all__ = [
     "local_references",
     "page_method",
     "producer_method",
+    "script_method",
 ]

@@ -1,5 +1,5 @@
 """API Gateway mapping templates for /polling, /client and /jwks.json (and, in capacity mode,
-/enter and /leave): which route uses which template is the route registry's
+/enter, /leave and /presence): which route uses which template is the route registry's
 (beekeeper.core.routes); what the stack configures around them is beekeeper.vtl.methods.
 
 The templates (*.vtl beside this file) hold synth-time placeholders written `{{NAME}}`; the
@@ -30,6 +30,7 @@ from beekeeper.core.datamodel import (
     TICKET_KEYS_PUBLISHED,
 )
 from beekeeper.core.paths import VTL_DIR
+from beekeeper.core.presence import NO_PRESENCE, Presence
 
 _PLACEHOLDER = re.compile(r"\{\{([A-Z][A-Z0-9_]*)\}\}")
 
@@ -89,11 +90,14 @@ def _source(name: str) -> str:
     return (VTL_DIR / name).read_text(encoding="utf-8")
 
 
-def template_values(*, table_name: str, origin: str, session_seconds: int = 0) -> dict[str, str]:
+def template_values(
+    *, table_name: str, origin: str, session_seconds: int = 0, presence: Presence = NO_PRESENCE
+) -> dict[str, str]:
     """Synth-time values for the placeholders; the stack passes its table's name token.
 
     `session_seconds` is a capacity-mode room's session length (0: a rate-mode room); in
-    capacity mode /polling's admission sends the page through /enter ("via").
+    capacity mode /polling's admission sends the page through /enter ("via"). `presence`: the
+    room's presence settings, which the heartbeat's templates take (core/presence.py).
 
     ORIGIN_JSON is the origin URL as a JSON string literal (quotes included).
     ORIGIN_TOKEN_PREFIX is `<origin>?beekeeper_token=` (or `&`), placed inside a single-quoted
@@ -137,6 +141,7 @@ def template_values(*, table_name: str, origin: str, session_seconds: int = 0) -
         "MALFORMED_REDEEM_ANSWER": json.dumps(MALFORMED_REDEEM_ANSWER),
         **sessions.template_values(),
         **client_check.template_values(),
+        **presence.template_values(session_seconds),
     }
     # Fragments that hold placeholders themselves, filled in order (each may use the ones
     # before it).

@@ -30,6 +30,7 @@ from typing import Any
 
 from beekeeper.core.gateway_answers import PREFLIGHT_STATUS, preflight_headers
 from beekeeper.core.headers import JSON_ANSWER_HEADERS, JWKS_HEADERS, cors_headers
+from beekeeper.core.presence import NO_PRESENCE, Presence
 from beekeeper.core.routes import ERROR_RETRY_AFTER_SECONDS, Mode, Route
 from beekeeper.vtl import ERROR_STATUS, load_template, template_values
 
@@ -109,13 +110,17 @@ def route_method(
     credentials: str,
     region: str,
     partition: str,
+    presence: Presence = NO_PRESENCE,
 ) -> dict[str, Any]:
     """The AWS::ApiGateway::Method properties of `route` in a room of `mode`.
 
     `table_name`, `credentials` (the integration role's ARN), `region` and `partition` are
     CloudFormation tokens in the stack and plain names locally; `session_seconds` is a
-    capacity-mode room's session length (0 in rate mode: vtl.template_values)."""
-    values = template_values(table_name=table_name, origin=origin, session_seconds=session_seconds)
+    capacity-mode room's session length (0 in rate mode) and `presence` its presence settings
+    (vtl.template_values)."""
+    values = template_values(
+        table_name=table_name, origin=origin, session_seconds=session_seconds, presence=presence
+    )
     request = load_template(route.request_template(mode), values)
     answer = load_template(route.response_template, values)
     if route.redirect:

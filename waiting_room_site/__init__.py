@@ -14,6 +14,9 @@ The page makes no request except its own /polling, in capacity mode its /leave (
 logo, when one is set); a Content-Security-Policy with the hashes of the inline script and styles
 says so to the browser.
 docs/page.md documents the hooks a custom template must keep.
+
+Beside the page's files lives the presence script the shop's own pages load (presence.js, and
+presence.py: its bytes as served and its integrity hash); it is no part of the page.
 """
 
 from __future__ import annotations

@@ -19,6 +19,8 @@ NOT_ASKED = (
     "max_inside",
     "session_minutes",
     "claim_minutes",
+    "presence_grace_seconds",
+    "presence_idle_minutes",
     "starts_at",
 )
 

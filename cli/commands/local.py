@@ -79,6 +79,16 @@ def _port_option(flag: str, default: int, serves: str) -> Callable[[F], F]:
     "claim_minutes",
     note=f"In real minutes. Default: the room file's, else {default_for('claim_minutes'):g}.",
 )
+@setting_option(
+    "presence_grace_seconds",
+    note="In real seconds; the demo shop loads the presence script. Default: the room file's, "
+    "else 0.",
+)
+@setting_option(
+    "presence_idle_minutes",
+    note="In real minutes. Default: the room file's, else "
+    f"{default_for('presence_idle_minutes'):g}.",
+)
 @click.option(
     "--starts-in",
     type=FiniteFloatRange(0, MAX_SECONDS_AHEAD),
@@ -108,6 +118,8 @@ def local(
     max_inside: int | None,
     session_minutes: float | None,
     claim_minutes: float | None,
+    presence_grace_seconds: int | None,
+    presence_idle_minutes: float | None,
     starts_in: float | None,
     new_line: bool,
 ) -> None:
@@ -156,6 +168,8 @@ def local(
         max_inside=max_inside,
         session_minutes=session_minutes,
         claim_minutes=claim_minutes,
+        presence_grace_seconds=presence_grace_seconds,
+        presence_idle_minutes=presence_idle_minutes,
         room=room_settings,
         new_line=new_line,
         starts_at=(

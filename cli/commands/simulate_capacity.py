@@ -2,7 +2,8 @@
 
 `--max-inside N` (N > 0) simulates a room with a cap on the visitors inside the shop and a
 crowd that waits, walks away, shops and leaves (simulator/capacity.py); without it, or with 0,
-the simulation is rate mode's, unchanged.
+the simulation is rate mode's, unchanged. `--presence` runs the room with presence and puts the
+presence script on every shop page: visitors who do not leave with /leave close the tab.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import click
 from click.core import ParameterSource
 
 from beekeeper.cli.options import setting_option
+from beekeeper.core.presence import RECOMMENDED_GRACE_SECONDS
 from beekeeper.core.settings import MIN_MINUTES, default_for
 from beekeeper.simulator.capacity import CapacityFigures, CapacityPlan
 
@@ -63,6 +65,17 @@ _OPTIONS = (
         help="Capacity mode: fraction of waiting visitors who press 'Leave the line' "
         "(POST /leave) during their wait.",
     ),
+    click.option(
+        "--presence",
+        is_flag=True,
+        help="Capacity mode: the room runs with presence and every shop page loads the presence "
+        "script (heartbeats); visitors who do not leave with /leave close the tab.",
+    ),
+    setting_option(
+        "presence_grace_seconds",
+        default=RECOMMENDED_GRACE_SECONDS,
+        note="With --presence only.",
+    ),
 )
 _FLAGS = (
     "session_minutes",
@@ -71,6 +84,8 @@ _FLAGS = (
     "abandon",
     "leave",
     "leave_line",
+    "presence",
+    "presence_grace_seconds",
 )
 
 
@@ -90,13 +105,8 @@ def capacity_options(command: Callable[..., None]) -> Callable[..., None]:
 
 def _plan(max_inside: int, flags: dict[str, Any]) -> CapacityPlan | None:
     if max_inside == 0:
-        context = click.get_current_context()
-        if context.get_parameter_source("max_inside") is not ParameterSource.COMMANDLINE:
-            given = [
-                name
-                for name in _FLAGS
-                if context.get_parameter_source(name) is ParameterSource.COMMANDLINE
-            ]
+        if not _given("max_inside"):
+            given = [name for name in _FLAGS if _given(name)]
             if given:
                 flag = "--" + given[0].replace("_", "-")
                 raise click.UsageError(
@@ -104,7 +114,18 @@ def _plan(max_inside: int, flags: dict[str, Any]) -> CapacityPlan | None:
                     "inside the shop)"
                 )
         return None
-    return CapacityPlan(max_inside=max_inside, **flags)
+    presence = flags.pop("presence")
+    grace = flags.pop("presence_grace_seconds")
+    if not presence and _given("presence_grace_seconds"):
+        raise click.UsageError("--presence-grace-seconds is the presence script's: add --presence")
+    return CapacityPlan(
+        max_inside=max_inside, presence_grace_seconds=grace if presence else 0, **flags
+    )
+
+
+def _given(name: str) -> bool:
+    source = click.get_current_context().get_parameter_source(name)
+    return source is ParameterSource.COMMANDLINE
 
 
 def command_words(capacity: CapacityFigures | None) -> list[str]:
@@ -119,6 +140,11 @@ def command_words(capacity: CapacityFigures | None) -> list[str]:
         f"--abandon {capacity.abandon:g}",
         f"--leave {capacity.leave:g}",
         f"--leave-line {capacity.leave_line:g}",
+        *(
+            [f"--presence --presence-grace-seconds {capacity.presence.presence_grace_seconds}"]
+            if capacity.presence is not None
+            else []
+        ),
     ]
 
 
@@ -145,4 +171,17 @@ def table_lines(capacity: CapacityFigures) -> list[str]:
         f"out {capacity.sessions_expired:,}; no-shows {capacity.no_shows:,}; left the line "
         f"{capacity.left_line:,} (admitted afterwards: {capacity.left_then_admitted}); turned "
         f"away by the shop's check {capacity.turned_away}",
+        *([] if capacity.presence is None else [_presence_line(capacity)]),
     ]
+
+
+def _presence_line(capacity: CapacityFigures) -> str:
+    presence = capacity.presence
+    assert presence is not None
+    return (
+        f"presence: {presence.heartbeats:,} heartbeats (every "
+        f"{presence.presence_beat_seconds} s); {presence.tabs_closed:,} tabs closed, their "
+        f"places taken again {_seconds(presence.tab_refill_seconds_p50)} median, "
+        f"{_seconds(presence.tab_refill_seconds_p99)} p99 after the close (grace "
+        f"{presence.presence_grace_seconds} s)"
+    )

@@ -3,15 +3,19 @@ the functions and the API may do exactly what the places take (lambdas/places.py
 
 from __future__ import annotations
 
+import base64
+import re
 from typing import Any
 
 import pytest
 
 from beekeeper import vtl
 from beekeeper.core.headers import browser_origin
+from beekeeper.core.presence import Presence
 from beekeeper.core.routes import CAPACITY, routes
 from beekeeper.stacks import permissions
 from beekeeper.vtl.methods import route_method
+from beekeeper.waiting_room_site import presence as presence_script
 from tests.support.stack_testkit import Synthesized, flatten
 
 # Every stack test reads the synth of the whole room (tests/stack/conftest.py): slow.
@@ -76,6 +80,7 @@ def test_capacity_routes_use_their_templates_and_responses(
         table_name=f"<Ref:{table_id}>",
         origin=settings.origin,
         session_seconds=settings.session_seconds,
+        presence=Presence.of(settings),
     )
     method = _method(synthesized_changed, route, found.method)
     integration = method["Integration"]
@@ -92,6 +97,7 @@ def test_capacity_routes_use_their_templates_and_responses(
         table_name=f"<Ref:{table_id}>",
         origin=settings.origin,
         session_seconds=settings.session_seconds,
+        presence=Presence.of(settings),
         credentials="",
         region="",
         partition="",
@@ -119,8 +125,42 @@ def test_capacity_routes_use_their_templates_and_responses(
 def test_session_length_reaches_the_templates(synthesized_changed: Synthesized) -> None:
     request = _method(synthesized_changed, "client", "GET")["Integration"]["RequestTemplates"]
     text = flatten(request["application/json"])
-    assert f"$now + {synthesized_changed.settings.session_seconds})" in text
+    assert f"#set($holdSeconds = {synthesized_changed.settings.session_seconds})" in text
+    assert "#set($until = $now + $holdSeconds)" in text
     assert synthesized_changed.settings.session_seconds == 900
+
+
+def test_a_heartbeat_holds_the_place_for_the_grace(synthesized_changed: Synthesized) -> None:
+    settings = synthesized_changed.settings
+    method = _method(synthesized_changed, "presence", "POST")
+    text = flatten(method["Integration"]["RequestTemplates"]["text/plain"])
+    assert f"#set($holdSeconds = {settings.presence_grace_seconds})" in text
+    answers = {r["StatusCode"]: r for r in method["Integration"]["IntegrationResponses"]}
+    body = flatten(answers["200"]["ResponseTemplates"]["application/json"])
+    assert f'"beat_seconds": {settings.presence_grace_seconds // 3}' in body
+    assert f'"idle_seconds": {settings.presence_idle_seconds}' in body
+
+
+def test_the_presence_script_is_served_byte_for_byte(
+    synthesized: Synthesized, synthesized_changed: Synthesized
+) -> None:
+    method = _method(synthesized_changed, "presence.js", "GET")
+    assert method["Integration"]["Type"] == "MOCK"
+    (response,) = method["Integration"]["IntegrationResponses"]
+    (template,) = response["ResponseTemplates"].values()
+    encoded = re.fullmatch(r'\$util\.base64Decode\("([A-Za-z0-9+/=]+)"\)', template)
+    assert encoded is not None
+    served = base64.b64decode(encoded.group(1))
+    assert served == presence_script.script_bytes()
+    headers = response["ResponseParameters"]
+    assert headers["method.response.header.Access-Control-Allow-Origin"] == "'*'"
+    assert headers["method.response.header.Content-Type"] == "'text/javascript; charset=utf-8'"
+    # A rate-mode room keeps no places: no script, no heartbeats.
+    paths = {
+        resource["Properties"]["PathPart"]
+        for resource in synthesized.resources("AWS::ApiGateway::Resource").values()
+    }
+    assert not {"presence", "presence.js"} & paths
 
 
 def test_leave_preflight_allows_the_shop_origin_to_post(synthesized_changed: Synthesized) -> None:

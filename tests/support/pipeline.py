@@ -11,12 +11,17 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from beekeeper.apigateway.room import Boto3DynamoDb, HttpRequest, HttpResponse, run_integration
 from beekeeper.core.datamodel import (
     QUEUE_MAX_RECEIVE_COUNT,
     QUEUE_VISIBILITY_TIMEOUT_SECONDS,
+    Token,
     table_definition,
 )
+from beekeeper.core.presence import Presence
+from beekeeper.core.routes import route as registered
 from beekeeper.core.settings import RoomSettings
+from beekeeper.lambdas import places
 from beekeeper.lambdas.emf import DISCARD, MetricSink
 from beekeeper.lambdas.producer import Producer
 
@@ -177,3 +182,46 @@ class LongPollsOnTheClock:
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock()
+
+
+def visitor_request(
+    aws: Aws,
+    clock: FakeClock,
+    route: str,
+    token: Token | None,
+    settings: RoomSettings,
+    *,
+    origin: str = "https://shop.example.com/sale",
+) -> HttpResponse:
+    """A request to a capacity room's route (its registry method) through the route's real
+    templates, with `?token=` and no cookie or body: as a shop's server calls /client and
+    /leave, and as the presence script sends its heartbeats."""
+    return run_integration(
+        route,
+        HttpRequest(
+            method=registered(route).method,
+            path=f"/{route}",
+            query={"token": str(token)} if token else {},
+            headers={},
+        ),
+        dynamodb=Boto3DynamoDb(aws.dynamodb),
+        table_name=aws.table,
+        origin=origin,
+        request_time_ms=int(clock.now * 1000),
+        session_seconds=settings.session_seconds,
+        presence=Presence.of(settings),
+    )
+
+
+def admit_with_places(
+    aws: Aws, clock: FakeClock, settings: RoomSettings, *tokens: Token
+) -> places.AdmitOutcome:
+    """The consumer's admission of `tokens` into a capacity room, a place each, now."""
+    return places.admit(
+        aws.dynamodb,
+        aws.table,
+        list(tokens),
+        now=clock.now,
+        settings=settings,
+        max_inside=settings.max_inside,
+    )

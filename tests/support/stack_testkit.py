@@ -63,6 +63,8 @@ CHANGED_ROOM = FULL_ROOM.replace(
     max_inside=500,
     session_minutes=15,
     claim_minutes=1.5,
+    presence_grace_seconds=30,
+    presence_idle_minutes=5,
     starts_at="2030-06-01T09:00:00Z",
 )
 

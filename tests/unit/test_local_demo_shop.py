@@ -28,6 +28,7 @@ from beekeeper.local.demo_shop import (
     RoomFacts,
     TicketCheck,
 )
+from beekeeper.waiting_room_site import presence
 
 TOKEN = "A" * 22 + ".7"
 ROOM = RoomFacts(
@@ -139,6 +140,36 @@ def test_each_page_view_renews_the_session_and_shows_how_full_the_shop_is() -> N
     assert "at least once every 0.5 minutes" in page.text
     assert f"<form id='done' method='post' action='{DONE_PATH}'>" in page.text
     assert DONE_BUTTON in page.text
+
+
+@pytest.mark.parametrize("grace", [0, 20])
+def test_each_capacity_page_loads_the_presence_script_under_its_policy(grace: int) -> None:
+    shop = Shop(capacity=CapacityMode(0.5, lambda: TWO_OF_THREE, presence_grace_seconds=grace))
+    page = call(shop.app, "/", cookie=shop.arrive())
+    # The room's script, with this visitor's token and the hash of the very bytes served; a
+    # place gone sends the tab back here, where the room's /client check ends the visit.
+    tag = (
+        f'<script src="http://127.0.0.1:9/presence.js" data-token="{TOKEN}" '
+        f'data-gone-url="/" integrity="{presence.integrity()}" crossorigin="anonymous" async>'
+    )
+    assert tag in page.text
+    # The policy allows the room's script and its heartbeats, nothing else of anybody's.
+    assert page.headers["Content-Security-Policy"] == (
+        "default-src 'none'; script-src http://127.0.0.1:9/presence.js; "
+        "connect-src http://127.0.0.1:9/presence; form-action 'self'; base-uri 'none'; "
+        "frame-ancestors 'none'"
+    )
+    said = f"goes to the next in line {grace} seconds later" if grace else "runs without presence"
+    assert said in page.text
+    # A page that does not keep a place loads no script.
+    left = call(shop.app, DONE_PATH, method="POST", cookie=shop.arrive())
+    assert "presence.js" not in left.text
+
+
+def test_a_rate_mode_shop_loads_no_presence_script() -> None:
+    shop = Shop(capacity=None)
+    page = call(shop.app, "/", cookie=shop.arrive())
+    assert "presence.js" not in page.text and "Content-Security-Policy" not in page.headers
 
 
 def test_done_shopping_ends_the_visit_with_the_rooms_leave_once() -> None:

@@ -10,6 +10,7 @@ from beekeeper.simulator.occupancy import (
     holding,
     peak,
     refill_times,
+    refills,
     time_average,
 )
 
@@ -33,6 +34,28 @@ def test_holding_ends_at_the_deadline_or_the_leave(visit: Visit, interval: tuple
     assert holding(visit, claim_seconds=CLAIM, session_seconds=SESSION) == interval
 
 
+GRACE = 10.0
+
+
+@pytest.mark.parametrize(
+    ("visit", "interval"),
+    [
+        # The presence script's heartbeats: the last one holds the place for the grace.
+        (Visit(10.0, 15.0, beats=(15.3, 25.3, 35.3)), (10.0, 45.0)),
+        # A check after the last heartbeat holds it for the session, a heartbeat after a
+        # check for the grace: whichever write came last decides.
+        (Visit(10.0, 15.0, renewals=(45.0,), beats=(35.3,)), (10.0, 645.0)),
+        (Visit(10.0, 15.0, renewals=(45.0,), beats=(35.3, 45.4)), (10.0, 55.0)),
+        (Visit(10.0, 15.0, beats=(15.3, 25.3), left_at=20.0), (10.0, 20.0)),
+    ],
+)
+def test_a_heartbeat_holds_the_place_for_the_grace(visit: Visit, interval: tuple) -> None:
+    assert (
+        holding(visit, claim_seconds=CLAIM, session_seconds=SESSION, beat_hold_seconds=GRACE)
+        == interval
+    )
+
+
 def test_peak_counts_overlaps_and_an_end_frees_before_a_start_at_the_same_instant() -> None:
     assert peak([]) == 0
     assert peak([(0, 10), (5, 15), (9, 20)]) == 3
@@ -53,6 +76,8 @@ def test_refills_pair_each_admission_with_the_oldest_place_freed_while_someone_w
     assert refill_times(frees, admissions, waiting) == [1.0, 2.0, 2.0]  # 10->11, 12->14, 70->72
     # An admission before any free place refills nothing; a free place never taken counts not.
     assert refill_times([100.0], [50.0], [(0.0, 1)]) == []
+    # The pairs themselves: which place each admission took.
+    assert refills(frees, admissions, waiting) == [(10.0, 11.0), (12.0, 14.0), (70.0, 72.0)]
 
 
 def test_first_reaching_finds_the_moment_the_shop_first_filled() -> None:

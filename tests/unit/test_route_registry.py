@@ -58,7 +58,14 @@ def test_every_template_file_is_a_routes_and_every_route_has_its_files() -> None
 
 def test_the_modes_have_the_routes_the_rooms_answer() -> None:
     assert list(routes(RATE)) == ["polling", "client", "jwks.json"]
-    assert list(routes(CAPACITY)) == ["polling", "client", "enter", "leave", "jwks.json"]
+    assert list(routes(CAPACITY)) == [
+        "polling",
+        "client",
+        "enter",
+        "leave",
+        "presence",
+        "jwks.json",
+    ]
     for route in REGISTRY:
         assert set(route.modes) <= set(MODES) and route.modes
         # Every route answers from DynamoDB: an "unavailable" answer, or a redirect whose one
@@ -67,13 +74,18 @@ def test_the_modes_have_the_routes_the_rooms_answer() -> None:
 
 
 def test_the_gateway_answers_read_the_registry() -> None:
-    assert CORS_ROUTES == ("client", "leave")
+    assert CORS_ROUTES == ("client", "leave", "presence")
     assert route_method("leave") == "POST" and route_method("enter") == "GET"
+    assert route_method("presence") == "POST"
     assert route_methods(CAPACITY) == {
         **{f"/{name}": ("GET",) for name in OTHER_ROUTES},
+        "/presence.js": ("GET",),
         "/polling": ("GET",),
         "/client": ("GET", "OPTIONS"),
         "/enter": ("GET",),
         "/leave": ("POST", "OPTIONS"),
+        "/presence": ("POST", "OPTIONS"),
         "/jwks.json": ("GET",),
     }
+    # Rate mode has no places to keep: neither the heartbeat nor the script.
+    assert "/presence" not in route_methods(RATE) and "/presence.js" not in route_methods(RATE)

@@ -72,6 +72,19 @@ def test_stage_limit_is_arrivals_plus_polls_plus_client_checks() -> None:
     assert throttle.burst_limit == capacity.ACCOUNT_DEFAULT_BURST
 
 
+def test_a_capacity_room_adds_its_places_heartbeats() -> None:
+    rate_room = _room(rate=6_000, arrival_shards=8)
+    assert capacity.heartbeats_per_second(rate_room) == 0
+    room = rate_room.replace(max_inside=500, session_minutes=5, presence_grace_seconds=10)
+    # 500 places, a heartbeat every 3 s (a third of the grace) each.
+    assert capacity.heartbeats_per_second(room) == 167
+    assert capacity.stage_throttle(room).rate_limit == (
+        capacity.stage_throttle(rate_room).rate_limit + 167
+    )
+    # Without presence a page with the script beats a third of a session apart: 100 s.
+    assert capacity.heartbeats_per_second(room.replace(presence_grace_seconds=0)) == 5
+
+
 def test_small_room_burst_never_exceeds_its_rate() -> None:
     room = _room(rate=1, arrival_shards=1)
     throttle = capacity.stage_throttle(room)

@@ -104,14 +104,18 @@ def test_init_takes_the_capacity_flags(invoke: Invoke, config_dir: Path) -> None
     result = invoke(
         "init", "--yes", "--name", "seats", "--origin", "https://shop.example/", "--rate",
         "300", "--region", "eu-west-1", "--max-inside", "2000", "--session-minutes", "7.5",
-        "--claim-minutes", "0.5",
+        "--claim-minutes", "0.5", "--presence-grace-seconds", "20", "--presence-idle-minutes",
+        "4",
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     text = (config_dir / "rooms" / "seats.toml").read_text(encoding="utf-8")
     assert "max_inside = 2000" in text
     assert "session_minutes = 7.5" in text and "claim_minutes = 0.5" in text
+    assert "presence_grace_seconds = 20" in text and "presence_idle_minutes = 4.0" in text
     bad = invoke("init", "--yes", "--name", "x", "--session-minutes", "0")
     assert bad.exit_code == 2 and "session" in bad.output
+    bad = invoke("init", "--yes", "--name", "x", "--presence-grace-seconds", "2")
+    assert bad.exit_code == 2 and "5 to 600 seconds, or 0 for no presence" in bad.output
 
 
 def test_capacity_takes_the_choice_of_room_the_other_operator_commands_take(

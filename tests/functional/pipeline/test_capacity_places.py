@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from beekeeper.apigateway.room import Boto3DynamoDb, HttpRequest, HttpResponse, run_integration
+from beekeeper.apigateway.room import HttpResponse
 from beekeeper.core.datamodel import (
     INSIDE_KEY,
     LEAVING_ATTRIBUTE,
@@ -21,7 +21,7 @@ from beekeeper.core.datamodel import (
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas import places
 from beekeeper.lambdas.places import Warden, read_inside
-from tests.support.pipeline import Aws, FakeClock, room
+from tests.support.pipeline import Aws, FakeClock, admit_with_places, room, visitor_request
 
 ORIGIN = "https://shop.example.com/sale"
 
@@ -38,20 +38,7 @@ def call(
     aws: Aws, clock: FakeClock, route: str, tok: Token | None, settings: RoomSettings
 ) -> HttpResponse:
     """A visitor's request to a capacity route, through its real templates."""
-    return run_integration(
-        route,
-        HttpRequest(
-            method="POST" if route == "leave" else "GET",
-            path=f"/{route}",
-            query={"token": str(tok)} if tok else {},
-            headers={},
-        ),
-        dynamodb=Boto3DynamoDb(aws.dynamodb),
-        table_name=aws.table,
-        origin=ORIGIN,
-        request_time_ms=int(clock.now * 1000),
-        session_seconds=settings.session_seconds,
-    )
+    return visitor_request(aws, clock, route, tok, settings, origin=ORIGIN)
 
 
 def answer(response: HttpResponse) -> Any:
@@ -62,14 +49,7 @@ def answer(response: HttpResponse) -> Any:
 def admit(
     aws: Aws, clock: FakeClock, settings: RoomSettings, *tokens: Token
 ) -> places.AdmitOutcome:
-    return places.admit(
-        aws.dynamodb,
-        aws.table,
-        list(tokens),
-        now=clock.now,
-        settings=settings,
-        max_inside=settings.max_inside,
-    )
+    return admit_with_places(aws, clock, settings, *tokens)
 
 
 def rounds(aws: Aws, clock: FakeClock) -> places.WardenReport:

@@ -17,9 +17,10 @@ from beekeeper.apigateway.runtime import (
     invoke,
     media_type,
 )
-from beekeeper.core.headers import PAGE_HEADERS, browser_origin
+from beekeeper.core.headers import PAGE_HEADERS, PRESENCE_SCRIPT_HEADERS, browser_origin
 from beekeeper.stacks.rest_api import definition, local_references
 from beekeeper.vtl.methods import DYNAMODB_CONTENT_TYPE
+from beekeeper.waiting_room_site import presence
 from tests.support.stack_testkit import CHANGED_ROOM
 
 SETTINGS = CHANGED_ROOM  # a capacity room: /leave is a POST with three request templates
@@ -165,6 +166,32 @@ def test_the_page_is_chosen_for_any_accept_header_and_carries_its_headers() -> N
         assert answer.status == 200
         assert answer.body == PAGE
         assert dict(answer.headers) == PAGE_HEADERS
+
+
+@pytest.mark.parametrize("accept", [None, "*/*", "application/javascript", "text/html"])
+def test_the_presence_script_is_served_byte_for_byte_for_any_accept_header(
+    accept: str | None,
+) -> None:
+    answer = send("GET", "/presence.js", {"Accept": accept} if accept else {})
+    assert answer.status == 200
+    assert answer.body.encode("utf-8") == presence.script_bytes()
+    assert dict(answer.headers) == PRESENCE_SCRIPT_HEADERS
+
+
+@pytest.mark.parametrize("content_type", [None, "text/plain;charset=UTF-8"])
+def test_a_heartbeat_is_a_simple_request_answered_for_the_shop(content_type: str | None) -> None:
+    # fetch(url, {method: "POST"}) without a body sends no Content-Type; a beacon text/plain:
+    # both are CORS simple requests, which a browser sends without a preflight, and the
+    # answer lets the shop's page read it.
+    table = Table()
+    headers = {"Content-Type": content_type} if content_type else {}
+    answer = send("POST", "/presence", headers, table)
+    assert answer.status == 200
+    assert json.loads(answer.body)["present"] is True
+    assert answer.headers["Access-Control-Allow-Origin"] == SHOP
+    assert answer.headers["Cache-Control"] == "no-store"
+    ((action, _),) = table.requests
+    assert action == "UpdateItem"
 
 
 def test_the_preflight_is_a_mock_answer_of_204() -> None:

@@ -18,6 +18,7 @@ from beekeeper.core.datamodel import DRAW_DRAWN, GOVERNOR_KEY, GOVERNOR_LOG_KEY,
 from beekeeper.core.polling import admission_flow, eta_seconds
 from beekeeper.core.schedule import format_starts_at
 from beekeeper.core.settings import RoomSettings
+from beekeeper.core.words import count
 from beekeeper.lambdas.governor import BASELINE_PENDING
 from beekeeper.lambdas.governor_records import Decision, GovernorState, recent_decisions
 from beekeeper.lambdas.room_state import snapshot_from_items, snapshot_keys
@@ -284,7 +285,7 @@ def render_text(report: StatusReport, *, unicode: bool = True) -> str:
     elif report.enabled and report.held:
         state = "HELD (nobody admitted; places kept)"
     lines = [f"Room {report.room} ({where}): {state}"]
-    rate = f"Rate: {report.rate:,} visitors/min"
+    rate = f"Rate: {count(report.rate, 'visitor')}/min"
     if report.slowed:
         rate += f", slowed by the governor from the operator's {report.operator_rate:,}"
     else:
@@ -295,7 +296,7 @@ def render_text(report: StatusReport, *, unicode: bool = True) -> str:
     else:
         lines.append("Governor: off (dynamic rate throttling is not enabled for this room)")
     queue = (
-        f"Queue: {report.queue_visible + report.queue_in_flight:,} messages "
+        f"Queue: {count(report.queue_visible + report.queue_in_flight, 'message')} "
         f"({report.queue_visible:,} waiting, {report.queue_in_flight:,} being admitted)"
     )
     if report.dead_letter:
@@ -304,18 +305,18 @@ def render_text(report: StatusReport, *, unicode: bool = True) -> str:
     lines.extend(render_schedule(report))
     if report.max_inside:
         lines.append(
-            f"Inside the shop: {report.inside:,} / {report.max_inside:,}; "
-            f"{report.turnover:,} went in a minute lately"
-            + (f"; {report.left_line:,} left the line" if report.left_line else "")
+            f"Inside the shop: {report.inside:,} / {report.max_inside:,}; lately "
+            f"{count(report.turnover, 'visitor')} a minute went in"
+            + (f"; {count(report.left_line, 'visitor')} left the line" if report.left_line else "")
         )
     known = report.last_minute_arrivals
-    arrivals = "arrivals not known yet" if known is None else f"{known:,} arrivals"
+    arrivals = "arrivals not known yet" if known is None else count(known, "arrival")
     lines.append(
         f"Last minute ({clock_time(report.last_minute)}): {arrivals}, "
         f"{report.last_minute_admitted:,} admitted"
     )
     lines.append(
-        f"So far: {report.arrivals_total:,} arrivals, {report.admitted_total:,} admitted, "
+        f"So far: {count(report.arrivals_total, 'arrival')}, {report.admitted_total:,} admitted, "
         f"{report.waiting:,} waiting"
     )
     lines.append(f"Estimated wait for a newcomer: {describe_wait(report.estimated_wait_seconds)}")
@@ -330,7 +331,7 @@ def render_schedule(report: StatusReport) -> list[str]:
     start = format_starts_at(report.starts_at) if report.starts_at else "none (cleared)"
     if report.draw_state == DRAW_DRAWN:
         return [
-            f"Schedule: start {start}; {report.prequeue_drawn:,} pre-queue visitors drawn",
+            f"Schedule: start {start}; {count(report.prequeue_drawn, 'pre-queue visitor')} drawn",
             f"Draw secret (published; its SHA-256 is the commitment): {report.draw_secret}",
         ]
     lines = [f"Schedule: start {start}; pre-queue open, drawn at the first minute from then"]

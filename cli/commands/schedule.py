@@ -19,6 +19,7 @@ from beekeeper.core.schedule import (
     parse_starts_at,
     validate_message,
 )
+from beekeeper.core.words import count
 
 
 def starts_at_epoch(text: str, now: float) -> int:
@@ -88,7 +89,7 @@ def hold(ctx: click.Context, name: str, local: bool | None) -> None:
 def resume(ctx: click.Context, name: str, local: bool | None) -> None:
     """Let room NAME's line move again at its rate, within 10 s (after `hold` or `close`)."""
     config = room_control(factory_of(ctx), name, local).resume()
-    click.echo(f"Room {name!r} admits again at {config.rate:,} visitors per minute.")
+    click.echo(f"Room {name!r} admits again at {count(config.rate, 'visitor')} per minute.")
 
 
 @click.command()

@@ -25,6 +25,7 @@ from beekeeper.core.local_room import (
     DEFAULT_DEMO_PORT,
     DEFAULT_OPERATOR_PORT,
     DEFAULT_PORT,
+    FLAGS_ONLY_NAME,
     FLAGS_ONLY_RATE,
     LOCAL_REGION,
 )
@@ -69,7 +70,7 @@ class LocalOptions:
     demo_port: int = DEFAULT_DEMO_PORT
     operator_port: int = DEFAULT_OPERATOR_PORT  # the live operator view's
     minute_seconds: float = DEFAULT_MINUTE_SECONDS
-    name: str = "local"
+    name: str = FLAGS_ONLY_NAME
     display_name: str = "Local rehearsal"
     dynamic_rate_throttling: bool | None = None
     slow_ms: int | None = None  # the governor's optional p90 limit (RoomSettings.slow_ms)

@@ -312,7 +312,9 @@ class Producer:
         until_start = max(0, snapshot.config.starts_at - int(self.clock()))
         wait = until_start + eta_seconds(position, snapshot.config.rate)
         max_age = wait + self.settings.admission_validity_seconds + MAX_AGE_SLACK_SECONDS
-        return min(max_age, QUEUE_RETENTION_SECONDS + self.settings.admission_validity_seconds)
+        # In line at most the queue's retention, after the start for a pre-queue place.
+        longest = until_start + QUEUE_RETENTION_SECONDS + self.settings.admission_validity_seconds
+        return min(max_age, longest)
 
 
 def redirect(location: str) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import socket
 import subprocess
 from pathlib import Path
@@ -35,10 +36,10 @@ def test_the_printed_operator_command_runs_and_a_silent_origin_is_named(tmp_path
         ) in output
         printed = re.search(r"Operate it from another terminal: (.+ status hint) \(", output)
         assert printed is not None, output
-        # Run exactly as printed, in a shell (the path, or `beekeeper` when PATH finds it).
+        # Run as printed, split as a shell splits it (the path, or `beekeeper` found on PATH).
         env = {**os.environ, "BEEKEEPER_CONFIG_DIR": str(tmp_path)}
         status = subprocess.run(
-            printed.group(1), shell=True, env=env, capture_output=True, text=True, timeout=60
+            shlex.split(printed.group(1)), env=env, capture_output=True, text=True, timeout=60
         )
         assert status.returncode == 0, status.stderr
         assert status.stdout.startswith("Room hint (local): ON")

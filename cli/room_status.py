@@ -51,7 +51,7 @@ class StatusReport:
     arrivals_total: int
     admitted_total: int
     waiting: int
-    last_minute: int
+    last_minute: int  # the room's minutes since the epoch (see minute_seconds)
     last_minute_arrivals: int | None
     last_minute_admitted: int
     estimated_wait_seconds: int | None
@@ -77,6 +77,9 @@ class StatusReport:
     held: bool = False
     closed: bool = False
     closed_message: str = ""
+    # The room's minute in seconds: 60, or a local room's shortened one (--minute-seconds);
+    # last_minute and chart_first_minute count these minutes.
+    minute_seconds: float = 60.0
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -96,7 +99,8 @@ def read_status(
     sleep: Callable[[float], None],
 ) -> StatusReport:
     now = int(clock())
-    this_minute = now // 60
+    minute_seconds = deployment.minute_seconds
+    this_minute = int(clock() // minute_seconds)
     hour = range(this_minute - HOUR_MINUTES, this_minute + 1)  # the last hour and this minute
     found = batch_get(
         dynamodb,
@@ -195,6 +199,7 @@ def read_status(
         held=config.held,
         closed=config.closed,
         closed_message=config.message,
+        minute_seconds=minute_seconds,
     )
 
 
@@ -258,8 +263,10 @@ def _newest_first(log_item: Any) -> list[Decision]:
 # -- text ----------------------------------------------------------------------------------
 
 
-def clock_time(epoch_minute: int) -> str:
-    return time.strftime("%H:%M UTC", time.gmtime(epoch_minute * 60))
+def clock_time(minute: int, minute_seconds: float = 60.0) -> str:
+    """When a room's minute began: "22:13 UTC", or with the seconds for a shortened minute."""
+    start = time.gmtime(minute * minute_seconds)
+    return time.strftime("%H:%M UTC" if minute_seconds == 60 else "%H:%M:%S UTC", start)
 
 
 def clock_seconds(epoch_seconds: float) -> str:
@@ -312,7 +319,7 @@ def render_text(report: StatusReport, *, unicode: bool = True) -> str:
     known = report.last_minute_arrivals
     arrivals = "arrivals not known yet" if known is None else count(known, "arrival")
     lines.append(
-        f"Last minute ({clock_time(report.last_minute)}): {arrivals}, "
+        f"Last minute ({clock_time(report.last_minute, report.minute_seconds)}): {arrivals}, "
         f"{report.last_minute_admitted:,} admitted"
     )
     lines.append(
@@ -355,7 +362,12 @@ def render_hour(report: StatusReport, *, unicode: bool = True) -> list[str]:
          report.admitted_per_minute),
         (heading("Waiting", report.waiting_per_minute, "", "now"), report.waiting_per_minute),
     ]  # fmt: skip
-    lines = ["Last hour, a column a minute, this minute on the right:"]
+    lines = [
+        "Last hour, a column a minute, this minute on the right:"
+        if report.minute_seconds == 60
+        else f"Last {HOUR_MINUTES} minutes of {report.minute_seconds:g} s (--minute-seconds), "
+        "a column a minute, this minute on the right:"
+    ]
     for title, values in series:
         lines.append(title)
         lines.extend(render_chart(values, height=2, unicode=unicode)[:-1])

@@ -33,6 +33,7 @@ ORIGIN_CHECK_SECONDS = 3.0
 def _port_option(flag: str, default: int, serves: str) -> Callable[[F], F]:
     return click.option(
         flag,
+        metavar="PORT",
         default=default,
         show_default=True,
         type=click.IntRange(0, 65535),
@@ -54,6 +55,7 @@ def _port_option(flag: str, default: int, serves: str) -> Callable[[F], F]:
 @_port_option("--port", DEFAULT_PORT, "the room's routes on 127.0.0.1")
 @click.option(
     "--minute-seconds",
+    metavar="SECONDS",
     default=60.0,
     show_default=True,
     type=FiniteFloatRange(0.5, 60.0),
@@ -87,6 +89,7 @@ def _port_option(flag: str, default: int, serves: str) -> Callable[[F], F]:
 )
 @click.option(
     "--starts-in",
+    metavar="SECONDS",
     type=FiniteFloatRange(0, MAX_SECONDS_AHEAD),
     default=None,
     help="A scheduled event starting this many seconds from now: visitors who come earlier "

@@ -55,12 +55,14 @@ def _start_time(ctx: click.Context, param: click.Parameter, value: str) -> datet
 @setting_option("rate", required=True)
 @click.option(
     "--visitors",
+    metavar="N",
     type=click.IntRange(0, MAX_VISITORS),
     required=True,
     help="How many visitors arrive.",
 )
 @click.option(
     "--arrival",
+    metavar="HOW",
     default="burst",
     show_default=True,
     callback=_arrival,
@@ -69,6 +71,7 @@ def _start_time(ctx: click.Context, param: click.Parameter, value: str) -> datet
 )
 @click.option(
     "--minutes",
+    metavar="N",
     type=click.IntRange(1, MAX_MINUTES),
     default=5,
     show_default=True,
@@ -76,20 +79,23 @@ def _start_time(ctx: click.Context, param: click.Parameter, value: str) -> datet
 )
 @click.option(
     "--faults",
+    metavar="LIST",
     default="",
     callback=_faults,
     help="Comma-separated faults to inject: " + ", ".join(FAULT_NAMES) + ".",
 )
-@click.option("--seed", type=int, default=1, show_default=True, help="Random seed.")
+@click.option("--seed", metavar="N", type=int, default=1, show_default=True, help="Random seed.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option(
     "--report",
     "report_path",
+    metavar="FILE.html",
     type=click.Path(dir_okay=False, writable=True, path_type=Path),
     help="Also write a self-contained HTML page of charts to this file (needs the charts extra).",
 )
 @click.option(
     "--start-time",
+    metavar="HH:MM",
     default="09:00",
     show_default=True,
     callback=_start_time,
@@ -98,6 +104,7 @@ def _start_time(ctx: click.Context, param: click.Parameter, value: str) -> datet
 @capacity_options
 @click.option(
     "--starts-at-minute",
+    metavar="K",
     type=click.IntRange(0, MAX_MINUTES - 1),
     default=None,
     help="A scheduled event starting at minute K: visitors arriving before it join the "

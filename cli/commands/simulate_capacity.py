@@ -33,6 +33,7 @@ _OPTIONS = (
     setting_option("claim_minutes", default=default_for("claim_minutes")),
     click.option(
         "--visit-minutes",
+        metavar="MINUTES",
         type=click.FloatRange(MIN_MINUTES, MAX_VISIT_MINUTES),
         default=DEFAULT_VISIT_MINUTES,
         show_default=True,
@@ -41,6 +42,7 @@ _OPTIONS = (
     ),
     click.option(
         "--abandon",
+        metavar="FRACTION",
         type=FRACTION,
         default=0.0,
         show_default=True,
@@ -49,6 +51,7 @@ _OPTIONS = (
     ),
     click.option(
         "--leave",
+        metavar="FRACTION",
         type=FRACTION,
         default=DEFAULT_LEAVE,
         show_default=True,
@@ -57,6 +60,7 @@ _OPTIONS = (
     ),
     click.option(
         "--leave-line",
+        metavar="FRACTION",
         type=FRACTION,
         default=0.0,
         show_default=True,

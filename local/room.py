@@ -29,6 +29,7 @@ from beekeeper.core.local_room import (
     FLAGS_ONLY_RATE,
     LOCAL_REGION,
 )
+from beekeeper.core.plain_page import Brand
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas.room_state import Unprocessed, read_snapshot, write_config
 from beekeeper.lambdas.ticket_keys import TicketKeyStore
@@ -246,6 +247,7 @@ class LocalRoom:
                     leave_url=urls.leave_url,
                 ),
                 shop_origin=origin,
+                brand=Brand.of(settings),
                 capacity=(
                     CapacityMode(
                         session_minutes=settings.session_minutes,

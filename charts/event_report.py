@@ -17,7 +17,8 @@ from beekeeper.charts import figures, svg
 from beekeeper.charts.event_data import EventReport
 from beekeeper.charts.figures import Chart, Table
 from beekeeper.charts.page import report_page
-from beekeeper.charts.words import Timeline, count, duration, listed, short_duration, within
+from beekeeper.charts.words import Timeline, duration, listed, short_duration, within
+from beekeeper.core.words import count
 
 WHAT = "The event report"
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from beekeeper.charts import svg
-from beekeeper.charts.words import Timeline, count, duration, short_duration, within
+from beekeeper.charts.words import Timeline, duration, short_duration, within
+from beekeeper.core.words import count
 
 WIDE = (8.0, 3.0)  # inches: matplotlib's unit; the SVG scales to the page
 

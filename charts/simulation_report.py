@@ -9,7 +9,8 @@ from datetime import datetime
 from beekeeper.charts import figures
 from beekeeper.charts.figures import Chart
 from beekeeper.charts.page import report_page
-from beekeeper.charts.words import Timeline, about, count, duration, within
+from beekeeper.charts.words import Timeline, about, duration, within
+from beekeeper.core.words import count
 from beekeeper.simulator.run import Arrival, SimulationResult
 
 WHAT = "The simulation report"

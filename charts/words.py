@@ -5,10 +5,7 @@ from __future__ import annotations
 import math
 from datetime import datetime, timedelta
 
-
-def count(n: int, noun: str, plural: str | None = None) -> str:
-    """`count(1, "visitor")` -> "1 visitor"; `count(20000, "visitor")` -> "20,000 visitors"."""
-    return f"{n:,} {noun if n == 1 else (plural or noun + 's')}"
+from beekeeper.core.words import count
 
 
 def duration(seconds: float) -> str:

@@ -6,6 +6,8 @@ from a clone after `npm ci`), else fetched by `npx --yes aws-cdk@2`. All three n
 
 from __future__ import annotations
 
+import ast
+import re
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -18,6 +20,26 @@ LineSink = Callable[[str], None]
 Which = Callable[[str], str | None]
 
 NPX_PACKAGE = "aws-cdk@2"
+# The Node.js releases the AWS CDK supports ("Supported Node.js versions for the AWS CDK",
+# https://docs.aws.amazon.com/cdk/v2/guide/node-versions.html: 22.x until 2027-10-30, 24.x
+# until 2028-10-30; 20.x ended 2026-10-30).
+SUPPORTED_NODE = "Node.js 24 or 22 (LTS)"
+# A line of the CDK app's output that jsii's Python runtime wrote as a bytes object (its
+# warnings about the Node.js version, for one): b'...\n'.
+_BYTES_LINE = re.compile(r"""b(['"]).*\1""")
+
+
+def as_text(line: str) -> str:
+    """The line, with a bytes object jsii printed (`b'!!  Node 20 is ...\\n'`) as its text."""
+    if _BYTES_LINE.fullmatch(line) is None:
+        return line
+    try:
+        data = ast.literal_eval(line)
+    except (ValueError, SyntaxError):
+        return line
+    if not isinstance(data, bytes):
+        return line
+    return data.decode("utf-8", errors="replace").rstrip("\r\n")
 
 
 class CdkRunner(Protocol):
@@ -36,7 +58,7 @@ def locate_cdk(which: Which, package_root: Path = PACKAGE_ROOT) -> list[str]:
     """The command prefix that runs the CDK CLI, or a UserError saying what to install."""
     if which("node") is None:
         raise UserError(
-            "Deploying needs Node.js (the AWS CDK CLI runs on it); install Node.js 20 or newer "
+            f"Deploying needs Node.js (the AWS CDK CLI runs on it); install {SUPPORTED_NODE} "
             "from https://nodejs.org and run again."
         )
     on_path = which("cdk")
@@ -81,5 +103,5 @@ class SubprocessCdkRunner:
         ) as process:
             assert process.stdout is not None
             for line in process.stdout:
-                on_line(line.rstrip("\n"))
+                on_line(as_text(line.rstrip("\n")))
             return process.wait()

@@ -30,6 +30,7 @@ from beekeeper.cli.table import batch_get
 from beekeeper.core import telemetry
 from beekeeper.core.datamodel import GOVERNOR_LOG_KEY
 from beekeeper.core.settings import RoomSettings
+from beekeeper.core.words import count
 from beekeeper.lambdas.governor_records import recent_decisions
 from beekeeper.lambdas.room_state import snapshot_from_items, snapshot_keys
 from beekeeper.simulator.measure import HISTOGRAM_BIN_SECONDS
@@ -302,7 +303,7 @@ def missing_notes(report: EventReport, series: dict[str, Values]) -> list[str]:
     counted = sum(a for a in report.arrivals_per_minute if a)
     if report.arrivals_total > counted:
         notes.append(
-            f"The room's counters hold {report.arrivals_total:,} arrivals since its last "
+            f"The room's counters hold {count(report.arrivals_total, 'arrival')} since its last "
             f"reset, {report.arrivals_total - counted:,} more than its metrics show here: a "
             "producer writes a minute's count when it next answers, so an event's last minute "
             "may be missing, and arrivals outside this window are not shown."

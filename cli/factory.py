@@ -22,10 +22,12 @@ from beekeeper.cli.cdk import CdkRunner, SubprocessCdkRunner
 from beekeeper.cli.deploy_checks import Resolve, resolve_host
 from beekeeper.cli.deployer import Deployer
 from beekeeper.cli.errors import DeployError
+from beekeeper.cli.invocation import operator_command
 from beekeeper.cli.lambda_quota import AccountConcurrency, ConcurrencyProbe, read_concurrency
 from beekeeper.cli.progress import ProgressReporter
 from beekeeper.cli.rooms import Deployment, RoomStore
 from beekeeper.core.settings import RoomSettings
+from beekeeper.lambdas.governor_sampling import Fetcher, fetch_once
 
 
 def _boto3_session() -> Any:
@@ -53,6 +55,13 @@ class CliFactory:
     # Fills the cache of the consumer's wheels; None downloads them with pip (tests pass their
     # own: no test reaches PyPI).
     lambda_wheels: Callable[[], object] | None = None
+    # How the operator runs this CLI again (cli/invocation.py), for the commands it prints.
+    operator_command: Callable[[], str] = field(
+        default=lambda: operator_command(sys.argv[0], shutil.which, sys.executable)
+    )
+    # One GET of a URL with a timeout, as the governor samples the shop (`beekeeper local`
+    # asks whether anything answers at the room's origin).
+    fetch: Fetcher = fetch_once
     _session: Any = field(default=None, init=False, repr=False)
 
     @classmethod

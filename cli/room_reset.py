@@ -30,6 +30,7 @@ from beekeeper.cli.errors import AwsError
 from beekeeper.cli.table import batch_get
 from beekeeper.core.datamodel import PARTITION_KEY, emptied_by_reset
 from beekeeper.core.settings import RoomSettings
+from beekeeper.core.words import count
 from beekeeper.lambdas import room_state
 from beekeeper.lambdas.room_state import RoomConfig, snapshot_from_items, snapshot_keys
 
@@ -198,24 +199,31 @@ class RoomReset:
             )
 
 
-# What the operator is told was deleted, by the key's kind (docs/data-model.md).
+# What the operator is told was deleted, by the key's kind (docs/data-model.md): a noun, and
+# its plural where adding an s would not make it.
 KINDS = {
-    "v#": "visitors",
-    "p#": "pre-queue places",
-    "draw": "draw",
-    "draw#": "draw",
-    "arrivals#": "counters",
-    "admitted": "counters",
-    "inside": "counters",
-    "minute#": "minutes",
-    "deadlines#": "capacity bookkeeping",
-    "warden": "capacity bookkeeping",
-    "status#": "status copies",
-    "governor": "governor",
-    "governor-log": "governor",
+    "v#": "visitor",
+    "p#": "pre-queue place",
+    "draw": "draw item",
+    "draw#": "draw item",
+    "arrivals#": "counter",
+    "admitted": "counter",
+    "inside": "counter",
+    "minute#": "minute",
+    "deadlines#": "capacity bookkeeping item",
+    "warden": "capacity bookkeeping item",
+    "status#": "status copy",
+    "governor": "governor item",
+    "governor-log": "governor item",
 }
+PLURALS = {"status copy": "status copies"}
 
 
 def kind_of(pk: str) -> str:
     prefix = pk.split("#", 1)[0] + "#" if "#" in pk else pk
-    return KINDS.get(prefix, "other")
+    return KINDS.get(prefix, "other item")
+
+
+def deleted_said(kind: str, n: int) -> str:
+    """ "3 status copies", "1 visitor": how many items of a kind were deleted."""
+    return count(n, kind, PLURALS.get(kind))

@@ -18,6 +18,7 @@ from beekeeper.core.datamodel import DRAW_DRAWN, GOVERNOR_KEY, GOVERNOR_LOG_KEY,
 from beekeeper.core.polling import admission_flow, eta_seconds
 from beekeeper.core.schedule import format_starts_at
 from beekeeper.core.settings import RoomSettings
+from beekeeper.core.words import count
 from beekeeper.lambdas.governor import BASELINE_PENDING
 from beekeeper.lambdas.governor_records import Decision, GovernorState, recent_decisions
 from beekeeper.lambdas.room_state import snapshot_from_items, snapshot_keys
@@ -50,7 +51,7 @@ class StatusReport:
     arrivals_total: int
     admitted_total: int
     waiting: int
-    last_minute: int
+    last_minute: int  # the room's minutes since the epoch (see minute_seconds)
     last_minute_arrivals: int | None
     last_minute_admitted: int
     estimated_wait_seconds: int | None
@@ -76,6 +77,9 @@ class StatusReport:
     held: bool = False
     closed: bool = False
     closed_message: str = ""
+    # The room's minute in seconds: 60, or a local room's shortened one (--minute-seconds);
+    # last_minute and chart_first_minute count these minutes.
+    minute_seconds: float = 60.0
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -95,7 +99,8 @@ def read_status(
     sleep: Callable[[float], None],
 ) -> StatusReport:
     now = int(clock())
-    this_minute = now // 60
+    minute_seconds = deployment.minute_seconds
+    this_minute = int(clock() // minute_seconds)
     hour = range(this_minute - HOUR_MINUTES, this_minute + 1)  # the last hour and this minute
     found = batch_get(
         dynamodb,
@@ -194,6 +199,7 @@ def read_status(
         held=config.held,
         closed=config.closed,
         closed_message=config.message,
+        minute_seconds=minute_seconds,
     )
 
 
@@ -257,8 +263,10 @@ def _newest_first(log_item: Any) -> list[Decision]:
 # -- text ----------------------------------------------------------------------------------
 
 
-def clock_time(epoch_minute: int) -> str:
-    return time.strftime("%H:%M UTC", time.gmtime(epoch_minute * 60))
+def clock_time(minute: int, minute_seconds: float = 60.0) -> str:
+    """When a room's minute began: "22:13 UTC", or with the seconds for a shortened minute."""
+    start = time.gmtime(minute * minute_seconds)
+    return time.strftime("%H:%M UTC" if minute_seconds == 60 else "%H:%M:%S UTC", start)
 
 
 def clock_seconds(epoch_seconds: float) -> str:
@@ -284,7 +292,7 @@ def render_text(report: StatusReport, *, unicode: bool = True) -> str:
     elif report.enabled and report.held:
         state = "HELD (nobody admitted; places kept)"
     lines = [f"Room {report.room} ({where}): {state}"]
-    rate = f"Rate: {report.rate:,} visitors/min"
+    rate = f"Rate: {count(report.rate, 'visitor')}/min"
     if report.slowed:
         rate += f", slowed by the governor from the operator's {report.operator_rate:,}"
     else:
@@ -295,7 +303,7 @@ def render_text(report: StatusReport, *, unicode: bool = True) -> str:
     else:
         lines.append("Governor: off (dynamic rate throttling is not enabled for this room)")
     queue = (
-        f"Queue: {report.queue_visible + report.queue_in_flight:,} messages "
+        f"Queue: {count(report.queue_visible + report.queue_in_flight, 'message')} "
         f"({report.queue_visible:,} waiting, {report.queue_in_flight:,} being admitted)"
     )
     if report.dead_letter:
@@ -304,18 +312,18 @@ def render_text(report: StatusReport, *, unicode: bool = True) -> str:
     lines.extend(render_schedule(report))
     if report.max_inside:
         lines.append(
-            f"Inside the shop: {report.inside:,} / {report.max_inside:,}; "
-            f"{report.turnover:,} went in a minute lately"
-            + (f"; {report.left_line:,} left the line" if report.left_line else "")
+            f"Inside the shop: {report.inside:,} / {report.max_inside:,}; lately "
+            f"{count(report.turnover, 'visitor')} a minute went in"
+            + (f"; {count(report.left_line, 'visitor')} left the line" if report.left_line else "")
         )
     known = report.last_minute_arrivals
-    arrivals = "arrivals not known yet" if known is None else f"{known:,} arrivals"
+    arrivals = "arrivals not known yet" if known is None else count(known, "arrival")
     lines.append(
-        f"Last minute ({clock_time(report.last_minute)}): {arrivals}, "
+        f"Last minute ({clock_time(report.last_minute, report.minute_seconds)}): {arrivals}, "
         f"{report.last_minute_admitted:,} admitted"
     )
     lines.append(
-        f"So far: {report.arrivals_total:,} arrivals, {report.admitted_total:,} admitted, "
+        f"So far: {count(report.arrivals_total, 'arrival')}, {report.admitted_total:,} admitted, "
         f"{report.waiting:,} waiting"
     )
     lines.append(f"Estimated wait for a newcomer: {describe_wait(report.estimated_wait_seconds)}")
@@ -330,7 +338,7 @@ def render_schedule(report: StatusReport) -> list[str]:
     start = format_starts_at(report.starts_at) if report.starts_at else "none (cleared)"
     if report.draw_state == DRAW_DRAWN:
         return [
-            f"Schedule: start {start}; {report.prequeue_drawn:,} pre-queue visitors drawn",
+            f"Schedule: start {start}; {count(report.prequeue_drawn, 'pre-queue visitor')} drawn",
             f"Draw secret (published; its SHA-256 is the commitment): {report.draw_secret}",
         ]
     lines = [f"Schedule: start {start}; pre-queue open, drawn at the first minute from then"]
@@ -354,7 +362,12 @@ def render_hour(report: StatusReport, *, unicode: bool = True) -> list[str]:
          report.admitted_per_minute),
         (heading("Waiting", report.waiting_per_minute, "", "now"), report.waiting_per_minute),
     ]  # fmt: skip
-    lines = ["Last hour, a column a minute, this minute on the right:"]
+    lines = [
+        "Last hour, a column a minute, this minute on the right:"
+        if report.minute_seconds == 60
+        else f"Last {HOUR_MINUTES} minutes of {report.minute_seconds:g} s (--minute-seconds), "
+        "a column a minute, this minute on the right:"
+    ]
     for title, values in series:
         lines.append(title)
         lines.extend(render_chart(values, height=2, unicode=unicode)[:-1])

@@ -22,10 +22,12 @@ from beekeeper.core.config_dir import (
     config_dir,
     deployment_file,
     local_record_file,
+    local_state_file,
     room_file,
     write_atomically,
 )
 from beekeeper.core.local_room import (
+    FLAGS_ONLY_NAME,
     LOCAL_OUTPUTS_KEY,
     LOCAL_PID_KEY,
     LOCAL_SETTINGS_KEY,
@@ -155,6 +157,14 @@ class RoomStore:
             return []
         return sorted(p.name.removesuffix(".toml") for p in rooms.glob("*.toml"))
 
+    def local_names(self) -> list[str]:
+        """The rooms `beekeeper local` has recorded as running (a killed room's record stays
+        until its next start: `LocalRoom.running` says which are)."""
+        rooms = self.directory / "rooms"
+        if not rooms.is_dir():
+            return []
+        return sorted(p.name.removesuffix(".local.json") for p in rooms.glob("*.local.json"))
+
     def exists(self, name: str) -> bool:
         return self.room_path(name).exists()
 
@@ -265,12 +275,13 @@ class RoomStore:
                 raise UserError(
                     f"The local room {name!r} is not running (its process {rehearsal.pid} has "
                     f"ended, and its line with it unless it was saved); start it again with "
-                    f"`beekeeper local {name}`."
+                    f"`{self._local_start_command(name)}`."
                 )
             rehearsal = None
         if local and rehearsal is None:
             raise UserError(
-                f"No local room {name!r} is running; start one with `beekeeper local {name}`."
+                f"No local room {name!r} is running; start one with "
+                f"`{self._local_start_command(name)}`."
             )
         if rehearsal is not None:
             if local is None and self.deployment(name) is not None:
@@ -280,7 +291,25 @@ class RoomStore:
                     "local one."
                 )
             return rehearsal.settings, rehearsal.deployment
+        if not self.exists(name):
+            # No room file: a room `beekeeper local` ran from flags alone (the demo's), if any.
+            kept = local_state_file(name, self._environ).exists()
+            if kept or name == FLAGS_ONLY_NAME:
+                raise UserError(
+                    f"The local room {name!r} is not running"
+                    + (" (its line is kept for its next start)" if kept else "")
+                    + f"; start it with `{self._local_start_command(name)}`."
+                )
         return self.load(name), self.require_deployment(name)
+
+    def _local_start_command(self, name: str) -> str:
+        """How the operator starts local room `name`: from its room file, or from flags alone
+        (without --origin, with the demo shop)."""
+        if self.exists(name):
+            return f"beekeeper local {name}"
+        if name == FLAGS_ONLY_NAME:
+            return "beekeeper local"
+        return f"beekeeper local --name {name}"
 
     def record_deployment(self, name: str, outputs: Mapping[str, str]) -> Path:
         path = self.deployment_path(name)

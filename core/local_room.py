@@ -22,6 +22,9 @@ LOCAL_PRODUCER = f"arn:aws:lambda:{LOCAL_REGION}:{LOCAL_ACCOUNT}:function:beekee
 # minute: slow enough to watch a line form and move from one browser, fast enough that the
 # first visitors go in within seconds.
 FLAGS_ONLY_RATE = 10
+# The name of a local room described by flags alone (`beekeeper local`, the demo), which the
+# operator commands take: `beekeeper status local`.
+FLAGS_ONLY_NAME = "local"
 # Where a local room listens on 127.0.0.1 unless told otherwise: its routes, the demo shop and
 # the operator's live view.
 DEFAULT_PORT = 8080

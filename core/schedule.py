@@ -22,11 +22,22 @@ import re
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
-# SQS keeps a message 14 days at most: a visitor who joins a pre-queue must still be in line
-# after the start, so a start more than 13 days ahead is refused.
-MAX_DAYS_AHEAD = 13
+from beekeeper.core.datamodel import QUEUE_RETENTION_SECONDS
+
+# How far ahead a start may be. A pre-queue place is an item of the room's own table (not a
+# queue message, which SQS keeps 14 days at most), so the queue does not limit it; the
+# visitor's cookie does: it holds their place, and browsers keep a cookie 400 days at most
+# (RFC 6265bis, "Max-Age" and "Expires": user agents cap both at 400 days). A start at most a
+# year ahead leaves a month beyond it for the wait in line and the admission.
+MAX_DAYS_AHEAD = 365
 MAX_SECONDS_AHEAD = MAX_DAYS_AHEAD * 24 * 3600
-TIME_EXAMPLE = "2030-06-01T09:00:00Z"
+# What a pre-queue place, and a visitor's mark that they left the line, must outlive: the
+# latest start a room accepts, then the queue's retention after it. A DynamoDB TTL, so it only
+# tidies up: the draw rewrites every place it ranks with the queue's retention from then.
+PLACE_TTL_SECONDS = MAX_SECONDS_AHEAD + QUEUE_RETENTION_SECONDS
+# A start the commands accept, for help texts and examples (the README's too; the test that
+# runs the README's commands fails once it no longer is: move it on then).
+TIME_EXAMPLE = "2027-11-01T09:00:00Z"
 
 # Pre-queue visitors poll rarely: at most once a minute (and at least every 5 minutes) until the
 # start's last minute; then once at the start itself, which the page spreads over
@@ -93,12 +104,18 @@ def normalise_starts_at(text: str) -> str:
     return format_starts_at(parse_starts_at(text))
 
 
-def check_not_too_far(epoch: int, now: float) -> None:
-    """Refuse a start more than MAX_DAYS_AHEAD days from now (SQS's retention)."""
+def check_start(epoch: int, now: float) -> None:
+    """Refuse a start that has passed, or one more than MAX_DAYS_AHEAD days from now."""
+    if epoch <= now:
+        raise ScheduleError(
+            f"{format_starts_at(epoch)} has passed (it is {format_starts_at(int(now))} now): "
+            "give the event's start, ahead of now"
+        )
     if epoch - now > MAX_SECONDS_AHEAD:
         raise ScheduleError(
-            f"{format_starts_at(epoch)} is more than {MAX_DAYS_AHEAD} days ahead: the queue keeps "
-            f"a visitor 14 days at most; set the schedule within {MAX_DAYS_AHEAD} days of the start"
+            f"{format_starts_at(epoch)} is more than {MAX_DAYS_AHEAD} days ahead: a visitor's "
+            "place is kept in their cookie, which browsers keep 400 days at most; set the "
+            f"schedule within {MAX_DAYS_AHEAD} days of the start"
         )
 
 

@@ -35,7 +35,6 @@ from beekeeper.core.datamodel import (
     LEAVING_ATTRIBUTE,
     LEAVING_VALUE,
     PARTITION_KEY,
-    QUEUE_RETENTION_SECONDS,
     STATE_ADMITTED,
     STATE_INSIDE,
     STATE_LEFT,
@@ -43,6 +42,7 @@ from beekeeper.core.datamodel import (
     VISITOR_TTL_GRACE_SECONDS,
     visitor_key,
 )
+from beekeeper.core.schedule import PLACE_TTL_SECONDS
 
 # `state` and `ttl` are DynamoDB reserved words: the expressions name them through these.
 ATTRIBUTE_NAMES = {"#state": "state", "#ttl": TTL_ATTRIBUTE}
@@ -100,8 +100,9 @@ def session_request(
 def leave_request(table: str, token_id: str, *, now: int) -> dict[str, Any]:
     """The UpdateItem of a visitor leaving at `now` (epoch seconds).
 
-    A waiting visitor's new item must outlive their message on the queue (or the line would
-    admit them after all): its TTL is the queue's retention. A holder's item keeps its TTL.
+    A waiting visitor's new item must outlive their place in line, a message on the queue or
+    a pre-queue place (or the line would admit them after all): its TTL is a pre-queue place's.
+    A holder's item keeps its TTL.
     """
     return {
         "TableName": table,
@@ -113,7 +114,7 @@ def leave_request(table: str, token_id: str, *, now: int) -> dict[str, Any]:
             ":left": {"S": STATE_LEFT},
             ":now": _n(now),
             ":leaving": {"S": LEAVING_VALUE},
-            ":ttl": _n(now + QUEUE_RETENTION_SECONDS),
+            ":ttl": _n(now + PLACE_TTL_SECONDS),
             ":admitted": {"S": STATE_ADMITTED},
             ":inside": {"S": STATE_INSIDE},
         },
@@ -136,5 +137,5 @@ def template_values() -> dict[str, str]:
         "STATE_LEFT": STATE_LEFT,
         "LEAVING_VALUE": LEAVING_VALUE,
         "VISITOR_TTL_GRACE": str(VISITOR_TTL_GRACE_SECONDS),
-        "QUEUE_RETENTION": str(QUEUE_RETENTION_SECONDS),
+        "LEFT_TTL": str(PLACE_TTL_SECONDS),
     }

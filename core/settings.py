@@ -33,6 +33,7 @@ from urllib.parse import urlsplit
 from beekeeper.core.loopback import is_loopback_host
 from beekeeper.core.names import ResourceNames
 from beekeeper.core.schedule import (
+    MAX_DAYS_AHEAD,
     TIME_EXAMPLE,
     ScheduleError,
     normalise_starts_at,
@@ -508,8 +509,9 @@ class RoomSettings:
     starts_at: str = field(
         default="",
         metadata=setting(
-            "Scheduled start, UTC ISO 8601 (e.g. 2030-06-01T09:00:00Z); before it visitors "
-            "join a pre-queue, drawn into a random order at the start; empty = no schedule.",
+            f"Scheduled start, ISO 8601 with a time zone (e.g. {TIME_EXAMPLE}), at most "
+            f"{MAX_DAYS_AHEAD} days ahead; before it visitors join a pre-queue, drawn into a "
+            "random order at the start; empty = no schedule.",
             Text(_starts_at, "TIME"),
         ),
     )

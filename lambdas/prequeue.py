@@ -40,7 +40,13 @@ from beekeeper.core.datamodel import (
     draw_chunk_key,
     prequeue_key,
 )
-from beekeeper.core.schedule import CHUNK_SIZE, SECRET_BYTES, commitment, drawn_order
+from beekeeper.core.schedule import (
+    CHUNK_SIZE,
+    PLACE_TTL_SECONDS,
+    SECRET_BYTES,
+    commitment,
+    drawn_order,
+)
 from beekeeper.lambdas.room_state import (
     RoomConfig,
     batch_get,
@@ -81,14 +87,14 @@ def _conditional(call: Callable[[], Any]) -> bool:
 
 
 def join_prequeue(dynamodb: Any, table: str, token: Token, now: float) -> None:
-    """The visitor's pre-queue item; it lasts as long as a queue message would."""
+    """The visitor's pre-queue item; it outlives the latest start a room accepts."""
     dynamodb.put_item(
         TableName=table,
         Item={
             **key(prequeue_key(token.id)),
             "ordinal": number(token.ordinal),
             "joined_at": number(now),
-            TTL_ATTRIBUTE: number(now + QUEUE_RETENTION_SECONDS),
+            TTL_ATTRIBUTE: number(now + PLACE_TTL_SECONDS),
         },
     )
 

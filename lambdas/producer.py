@@ -16,7 +16,6 @@ wakes one (lambdas/wake.py): a quiet room lets them in at once instead of next m
 from __future__ import annotations
 
 import dataclasses
-import html
 import logging
 import math
 import random
@@ -29,7 +28,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from beekeeper.core import telemetry
+from beekeeper.core import plain_page, telemetry
 from beekeeper.core.datamodel import (
     CONFIG_FRESH_SECONDS,
     QUEUE_RETENTION_SECONDS,
@@ -38,6 +37,7 @@ from beekeeper.core.datamodel import (
     origin_url_with_token,
 )
 from beekeeper.core.headers import MARKETING_LINK_HEADERS
+from beekeeper.core.plain_page import Brand
 from beekeeper.core.polling import eta_seconds
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas import runtime
@@ -143,9 +143,11 @@ class Producer:
     def handle(self, event: Mapping[str, Any]) -> dict[str, Any]:
         method = event.get("httpMethod") if isinstance(event, Mapping) else None
         if not isinstance(method, str):
-            return page(400, "Bad request", "This address only answers web browsers.")
+            return page(400, "Bad request", "This address only answers web browsers.", self.brand)
         if method.upper() != "GET":
-            response = page(405, "Method not allowed", "Open this link in your browser.")
+            response = page(
+                405, "Method not allowed", "Open this link in your browser.", self.brand
+            )
             response["headers"]["Allow"] = "GET"
             return response
         try:
@@ -162,7 +164,7 @@ class Producer:
             if visit.way is Way.KEEP_PLACE:
                 return redirect(ROOM_LOCATION)
             if snapshot.config.closed:
-                return closed_page(snapshot.config.message, event)
+                return closed_page(snapshot.config.message, event, self.brand)
             token = self.join_line(snapshot)
             if visit.rejoins:
                 self.metrics.count(telemetry.REJOINED)
@@ -174,6 +176,7 @@ class Producer:
                 503,
                 "Please try again in a moment",
                 "The waiting room is busy. Reload this page in half a minute to get your place.",
+                self.brand,
             )
             response["headers"]["Retry-After"] = str(RETRY_AFTER_SECONDS)
             return response
@@ -185,6 +188,11 @@ class Producer:
             secure=not is_plain_http_loopback(event),
         )
         return response
+
+    @property
+    def brand(self) -> Brand:
+        """The room's name and look, for the pages the marketing link answers with."""
+        return Brand.of(self.settings)
 
     def snapshot(self) -> RoomSnapshot:
         """The room's config and counters, as this container last read them (cached)."""
@@ -312,7 +320,9 @@ class Producer:
         until_start = max(0, snapshot.config.starts_at - int(self.clock()))
         wait = until_start + eta_seconds(position, snapshot.config.rate)
         max_age = wait + self.settings.admission_validity_seconds + MAX_AGE_SLACK_SECONDS
-        return min(max_age, QUEUE_RETENTION_SECONDS + self.settings.admission_validity_seconds)
+        # In line at most the queue's retention, after the start for a pre-queue place.
+        longest = until_start + QUEUE_RETENTION_SECONDS + self.settings.admission_validity_seconds
+        return min(max_age, longest)
 
 
 def redirect(location: str) -> dict[str, Any]:
@@ -320,14 +330,29 @@ def redirect(location: str) -> dict[str, Any]:
     return {"statusCode": 302, "headers": headers, "body": ""}
 
 
-def page(status: int, title: str, message: str) -> dict[str, Any]:
-    body = (
-        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
-        f"<title>{html.escape(title)}</title></head><body>"
-        f"<h1>{html.escape(title)}</h1><p>{html.escape(message)}</p></body></html>"
+def page(
+    status: int,
+    title: str,
+    message: str,
+    brand: Brand | None = None,
+    *,
+    more: str = "",
+    language: str = "en",
+) -> dict[str, Any]:
+    """A page of a sentence or two in the room's look (core/plain_page.py): its name, accent
+    colour and logo, like the waiting room page."""
+    body = plain_page.render(
+        brand or UNBRANDED,
+        title=title,
+        paragraphs=[text for text in (message, more) if text],
+        language=language,
     )
     headers = {**MARKETING_LINK_HEADERS, "Content-Type": "text/html; charset=utf-8"}
     return {"statusCode": status, "headers": headers, "body": body}
+
+
+# A page of a room whose settings are not at hand: the defaults' look, no name of an event.
+UNBRANDED = Brand("Waiting room")
 
 
 # What a new visitor reads once the operator closed the event (`beekeeper close`), in the
@@ -345,8 +370,11 @@ CLOSED_WORDS = {
 }
 
 
-def closed_page(message: str, event: Mapping[str, Any]) -> dict[str, Any]:
-    """The closed event's page; the operator's message (checked when set) escaped for HTML."""
+def closed_page(
+    message: str, event: Mapping[str, Any], brand: Brand | None = None
+) -> dict[str, Any]:
+    """The closed event's page, in the room's look; the operator's message (checked when set)
+    escaped for HTML."""
     headers = event.get("headers")
     accepted = next(
         (
@@ -358,9 +386,7 @@ def closed_page(message: str, event: Mapping[str, Any]) -> dict[str, Any]:
     )
     language = "de" if accepted.strip().lower().startswith("de") else "en"
     title, words = CLOSED_WORDS[language]
-    response = page(200, title, f"{words} {message}".strip())
-    response["body"] = response["body"].replace('lang="en"', f'lang="{language}"', 1)
-    return response
+    return page(200, title, words, brand, more=message, language=language)
 
 
 _producer: Producer | None = None

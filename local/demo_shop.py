@@ -44,6 +44,7 @@ from typing import Any, Protocol
 
 import jwt
 
+from beekeeper.core import plain_page
 from beekeeper.core import tickets as facts
 from beekeeper.core.datamodel import (
     CLIENT_TOKEN_PARAMETER,
@@ -52,6 +53,7 @@ from beekeeper.core.datamodel import (
     Token,
 )
 from beekeeper.core.headers import browser_origin
+from beekeeper.core.plain_page import Brand
 from beekeeper.local.http_server import StartResponse
 from beekeeper.waiting_room_site import presence
 
@@ -75,6 +77,10 @@ CHECKED_WITH_ROOM = (
 
 
 LEFT_TEXT = "Your visit has ended"
+# What the shop's pages say they are, under the event's name.
+SHOP_LABEL = "Demo shop"
+# A shop not told the event's look (tests): the defaults'.
+DEMO_BRAND = Brand(SHOP_LABEL)
 DONE_PATH = "/done"
 DONE_BUTTON = "Done shopping"
 
@@ -226,8 +232,10 @@ class DemoShop:
         clock: Callable[[], float] = time.time,
         tickets: TicketCheck | None = None,
         link: RoomLink | None = None,
+        brand: Brand = DEMO_BRAND,
     ) -> None:
         self._room = room
+        self._brand = brand  # the event's name and look: the shop's pages wear them too
         self._capacity = capacity
         self._tickets = tickets or TicketCheck(room, shop_origin, clock)
         self._link = link or HttpRoomLink(room.client_url, room.leave_url)
@@ -240,10 +248,12 @@ class DemoShop:
         if self._capacity is not None and path == DONE_PATH:
             if environ.get("REQUEST_METHOD") != "POST":
                 why = f"Use the {DONE_BUTTON} button."
-                return _page(start_response, 405, "Not here", why, "", headers=[("Allow", "POST")])
+                allow = [("Allow", "POST")]
+                return _page(start_response, 405, "Not here", why, "", self._brand, headers=allow)
             return self._done(start_response, environ, self._capacity)
         if path != "/":
-            return _page(start_response, 404, "Not found", "There is nothing here.", "")
+            nothing = "There is nothing here."
+            return _page(start_response, 404, "Not found", nothing, "", self._brand)
         query = urllib.parse.parse_qs(str(environ.get("QUERY_STRING", "")))
         ticket = (query.get(ORIGIN_TICKET_PARAMETER) or [""])[0]
         token = (query.get(ORIGIN_TOKEN_PARAMETER) or [""])[0]
@@ -253,7 +263,7 @@ class DemoShop:
         if visit is None:
             return self._refuse(start_response, "The shop does not know you as admitted.")
         if self._capacity is None:
-            return _page(start_response, 200, ADMITTED_TEXT, visit.how, "")
+            return _page(start_response, 200, ADMITTED_TEXT, visit.how, "", self._brand)
         return self._capacity_page(start_response, self._capacity, session, visit)
 
     def _arrival(self, start_response: StartResponse, ticket: str, token: str) -> list[bytes]:
@@ -310,6 +320,7 @@ class DemoShop:
                 f"{_minutes(capacity.session_minutes)}, or it was ended elsewhere. Your place "
                 "went to the next in line.",
                 self._again_link(),
+                self._brand,
                 headers=[_cleared_cookie()],
             )
         renewal = (
@@ -333,8 +344,13 @@ class DemoShop:
             "once.</p>" + presence.script_tag(self._room.issuer, visit.token, gone_url="/")
             # The token is checked (Token.parse) when the visit starts: URL-safe characters.
         )
+        # The page's own style and logo, the presence script and its heartbeats: nothing else.
+        page_sources = plain_page.own_sources(
+            plain_page.style_of(self._brand), self._brand.logo_url
+        )
         policy = (
-            f"default-src 'none'; {presence.content_security_policy(self._room.issuer)}; "
+            f"default-src 'none'; {page_sources}; "
+            f"{presence.content_security_policy(self._room.issuer)}; "
             "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
         )
         return _page(
@@ -343,6 +359,7 @@ class DemoShop:
             ADMITTED_TEXT,
             visit.how,
             extra,
+            self._brand,
             headers=[("Content-Security-Policy", policy)],
         )
 
@@ -364,7 +381,13 @@ class DemoShop:
             f"session runs out, {_minutes(capacity.session_minutes)} after the last check.",
         }[left]
         return _page(
-            start_response, 200, LEFT_TEXT, why, self._again_link(), headers=[_cleared_cookie()]
+            start_response,
+            200,
+            LEFT_TEXT,
+            why,
+            self._again_link(),
+            self._brand,
+            headers=[_cleared_cookie()],
         )
 
     def _session(self, environ: dict[str, Any]) -> tuple[str, _Visit | None]:
@@ -389,7 +412,12 @@ class DemoShop:
 
     def _refuse(self, start_response: StartResponse, why: str) -> list[bytes]:
         return _page(
-            start_response, 403, REFUSED_TEXT, f"{why} The shop turns you away.", self._again_link()
+            start_response,
+            403,
+            REFUSED_TEXT,
+            f"{why} The shop turns you away.",
+            self._again_link(),
+            self._brand,
         )
 
 
@@ -432,16 +460,21 @@ def _page(
     title: str,
     text: str,
     extra: str,
+    brand: Brand,
     *,
     headers: Iterable[tuple[str, str]] = (),
 ) -> list[bytes]:
-    # Text content only (no attribute values), so apostrophes may stay as they are.
-    title_html, text_html = html.escape(title, quote=False), html.escape(text, quote=False)
-    body = (
-        "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
-        f"<title>Demo shop: {title_html}</title></head><body>"
-        f"<h1 id='verdict'>{title_html}</h1><p id='how'>{text_html}</p>{extra}"
-        "</body></html>"
+    # In the event's look, under its name (core/plain_page.py); the verdict and how the shop
+    # checked the visitor are found by their ids.
+    body = plain_page.render(
+        brand,
+        title=title,
+        paragraphs=[text],
+        label=SHOP_LABEL,
+        extra_html=extra,
+        heading_id="verdict",
+        paragraph_id="how",
+        policy=False,
     ).encode()
     reason = {200: "OK", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed"}[status]
     start_response(

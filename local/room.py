@@ -25,9 +25,11 @@ from beekeeper.core.local_room import (
     DEFAULT_DEMO_PORT,
     DEFAULT_OPERATOR_PORT,
     DEFAULT_PORT,
+    FLAGS_ONLY_NAME,
     FLAGS_ONLY_RATE,
     LOCAL_REGION,
 )
+from beekeeper.core.plain_page import Brand
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas.room_state import Unprocessed, read_snapshot, write_config
 from beekeeper.lambdas.ticket_keys import TicketKeyStore
@@ -69,7 +71,7 @@ class LocalOptions:
     demo_port: int = DEFAULT_DEMO_PORT
     operator_port: int = DEFAULT_OPERATOR_PORT  # the live operator view's
     minute_seconds: float = DEFAULT_MINUTE_SECONDS
-    name: str = "local"
+    name: str = FLAGS_ONLY_NAME
     display_name: str = "Local rehearsal"
     dynamic_rate_throttling: bool | None = None
     slow_ms: int | None = None  # the governor's optional p90 limit (RoomSettings.slow_ms)
@@ -249,6 +251,7 @@ class LocalRoom:
                     leave_url=urls.leave_url,
                 ),
                 shop_origin=origin,
+                brand=Brand.of(settings),
                 capacity=(
                     CapacityMode(
                         session_minutes=settings.session_minutes,

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from beekeeper.core.config_dir import write_atomically
+from beekeeper.core.words import count
 from beekeeper.local.emulator import Emulator
 from beekeeper.store.expressions import Item
 
@@ -65,8 +66,9 @@ class Restored:
             )
         if self.found:
             return (
-                f"Local room {room!r} continues its saved line: {self.messages:,} visitors "
-                f"queued, {self.items:,} items in its table."
+                f"Local room {room!r} continues its saved line: "
+                f"{count(self.messages, 'visitor')} queued, {count(self.items, 'item')} in its "
+                "table."
             )
         return None
 

@@ -106,9 +106,14 @@ def main() -> None:
         print(f"Error: {error}", file=sys.stderr)
         sys.exit(1)
 
+    from beekeeper.stacks.lambda_wheels import MissingWheels
     from beekeeper.stacks.room_stack import RoomStack
 
-    RoomStack(app, settings=settings, api_logging=api_logging)
+    try:
+        RoomStack(app, settings=settings, api_logging=api_logging)
+    except MissingWheels as error:  # a fresh clone before its first deploy: say what to run
+        print(f"Error: {error}", file=sys.stderr)
+        sys.exit(1)
     app.synth()
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -149,7 +150,8 @@ def cached_wheels(
         raise MissingWheels(
             f"The Lambda's wheels for Python {target.python_version} on {target.machine} are not "
             f"in {folder}. `beekeeper deploy` downloads them; to synthesize without deploying, "
-            "run `python -m beekeeper.stacks.lambda_wheels` once (it needs PyPI)."
+            f"run `{shlex.quote(sys.executable)} -m beekeeper.stacks.lambda_wheels` once (it "
+            "needs PyPI), then synthesize again."
         )
     return wheels
 

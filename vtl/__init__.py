@@ -9,7 +9,8 @@ stack and local mode fill them with the same function, so both run the very same
 Files whose names start with `_` are shared fragments, not templates: `template_values`
 inserts them where a template says `{{READ_TOKEN}}`, `{{READ_REDEEM}}`, `{{PARSE_NUMBER}}` or
 `{{SESSION_REQUEST}}` (API Gateway has no #parse, and one copy of the token check is easier
-to trust than four). A fragment's own placeholders are filled before it is inserted.
+to trust than four). A fragment's own placeholders are filled before it is inserted, and it
+is inserted without its last line break (the placeholder's line has one).
 """
 
 from __future__ import annotations
@@ -116,8 +117,8 @@ def template_values(
         "TICKET_KEYS_KEY": TICKET_KEYS_KEY,
         "TICKET_KEYS_PUBLISHED": TICKET_KEYS_PUBLISHED,
         "JWK_PATTERN": tickets.PUBLIC_JWK_PATTERN.pattern,
-        "READ_TOKEN": _source("_read-token.vtl"),
-        "PARSE_NUMBER": _source("_parse-number.vtl"),
+        "READ_TOKEN": _fragment(_source("_read-token.vtl")),
+        "PARSE_NUMBER": _fragment(_source("_parse-number.vtl")),
         "POLL_AFTER_MIN": str(polling.POLL_AFTER_MIN_SECONDS),
         "POLL_AFTER_MAX": str(polling.POLL_AFTER_MAX_SECONDS),
         "POLLS_PER_CLAIM": str(polling.POLLS_PER_CLAIM),
@@ -145,6 +146,13 @@ def template_values(
     }
     # Fragments that hold placeholders themselves, filled in order (each may use the ones
     # before it).
-    values["READ_REDEEM"] = _filled("_read-redeem.vtl", values)
-    values["SESSION_REQUEST"] = _filled("_session-request.vtl", values)
+    values["READ_REDEEM"] = _fragment(_filled("_read-redeem.vtl", values))
+    values["SESSION_REQUEST"] = _fragment(_filled("_session-request.vtl", values))
     return values
+
+
+def _fragment(text: str) -> str:
+    """A fragment as it replaces its placeholder: a placeholder stands on a line of its own,
+    whose line break ends the fragment's last line. Kept, the fragment's own final line break
+    would be a blank line of text, which Velocity renders: answers would start with them."""
+    return text.removesuffix("\n")

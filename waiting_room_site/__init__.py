@@ -30,10 +30,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from beekeeper.core.colours import theme_properties
 from beekeeper.core.page_timing import PAGE_CONSTANTS
 from beekeeper.core.paths import SITE_DIR
 from beekeeper.core.settings import RoomSettings, SettingsError
-from beekeeper.waiting_room_site.colours import theme_properties
 
 # Transferred size the page must stay under (uncompressed, so it holds whatever the transport).
 MAX_PAGE_BYTES = 50_000

@@ -69,11 +69,33 @@ def _block(block: Any) -> syntax.Block:
             statements.append(_set(child))
         elif kind is parsed.ForeachDirective:
             statements.append(
-                syntax.Foreach(child.loop_var_name, _value(child.value), _block(child.block))
+                syntax.Foreach(
+                    child.loop_var_name, _value(child.value), _after_directive(_block(child.block))
+                )
             )
         else:  # #macro, #parse, #include, #stop, #define, a fallthrough '#', ...
             raise _refuse(child)
     return tuple(statements)
+
+
+# Spaces or tabs and one line break right after `#foreach(...)` or `#else`.
+_DIRECTIVE_LINE_END = re.compile(r"[ \t]*\r?\n")
+
+
+def _after_directive(body: syntax.Block) -> syntax.Block:
+    """The body of a #foreach or an #else without the end of the directive's line: Java's
+    Velocity 1.7 takes spaces, tabs and one line break after `#foreach(...)` and `#else` as
+    part of the directive, as it does after `#if(...)` and `#end`, where airspeed agrees;
+    airspeed puts them at the start of the body, so a loop would render them every time.
+    (Checked against Velocity 1.7's own engine: docs/vtl.md, "The VTL subset".)"""
+    first = body[0] if body else None
+    if not isinstance(first, syntax.Text):
+        return body
+    line_end = _DIRECTIVE_LINE_END.match(first.text)
+    if line_end is None:
+        return body
+    rest = first.text[line_end.end() :]
+    return ((syntax.Text(rest),) if rest else ()) + body[1:]
 
 
 def _text(element: Any) -> syntax.Text:
@@ -90,7 +112,7 @@ def _if(directive: Any) -> syntax.If:
     branches += [(_condition(e.condition), _block(e.block)) for e in directive.elseifs]
     # Without #else, airspeed keeps a Null object that has no block.
     else_block = getattr(directive.else_block, "block", None)
-    otherwise = _block(else_block) if else_block is not None else None
+    otherwise = _after_directive(_block(else_block)) if else_block is not None else None
     return syntax.If(tuple(branches), otherwise)
 
 

@@ -8,6 +8,7 @@ from beekeeper.cli.errors import UserError
 from beekeeper.cli.factory import factory_of
 from beekeeper.cli.operate import room_control
 from beekeeper.cli.options import SettingCommand, operator_command, setting_argument
+from beekeeper.core.words import count
 
 
 @operator_command(setting_argument("max_inside"), cls=SettingCommand)
@@ -28,6 +29,7 @@ def capacity(ctx: click.Context, name: str, max_inside: int, local: bool | None)
         )
     config = control.set_capacity(max_inside)
     if config.max_inside:
-        click.echo(f"Room {name!r} now lets at most {config.max_inside:,} visitors inside at once.")
+        most = count(config.max_inside, "visitor")
+        click.echo(f"Room {name!r} now lets at most {most} inside at once.")
     else:
         click.echo(f"Room {name!r} now lets visitors in by its rate alone (no cap).")

@@ -53,7 +53,7 @@ def init(ctx: click.Context, yes: bool, force: bool, **flags: Any) -> None:
     factory = factory_of(ctx)
     given = {name: value for name, value in flags.items() if value is not None}
     if given.get("starts_at"):
-        starts_at_epoch(given["starts_at"], factory.clock())  # at most 13 days ahead
+        starts_at_epoch(given["starts_at"], factory.clock())  # ahead, at most a year
     wizard = RoomWizard(factory.store(), default_region=_region_or_none(factory))
     path = wizard.create(given, interactive=not yes, force=force)
     name = path.name.removesuffix(".toml")

@@ -18,15 +18,22 @@ from beekeeper.core.local_room import (
     DEFAULT_DEMO_PORT,
     DEFAULT_OPERATOR_PORT,
     DEFAULT_PORT,
+    FLAGS_ONLY_NAME,
     FLAGS_ONLY_RATE,
 )
 from beekeeper.core.schedule import MAX_SECONDS_AHEAD, format_starts_at
 from beekeeper.core.settings import SettingsError, default_for
+from beekeeper.core.words import count
+from beekeeper.lambdas.governor_sampling import Fetcher
+
+# How long `beekeeper local` waits for the room's origin to answer before it warns.
+ORIGIN_CHECK_SECONDS = 3.0
 
 
 def _port_option(flag: str, default: int, serves: str) -> Callable[[F], F]:
     return click.option(
         flag,
+        metavar="PORT",
         default=default,
         show_default=True,
         type=click.IntRange(0, 65535),
@@ -48,6 +55,7 @@ def _port_option(flag: str, default: int, serves: str) -> Callable[[F], F]:
 @_port_option("--port", DEFAULT_PORT, "the room's routes on 127.0.0.1")
 @click.option(
     "--minute-seconds",
+    metavar="SECONDS",
     default=60.0,
     show_default=True,
     type=FiniteFloatRange(0.5, 60.0),
@@ -56,7 +64,7 @@ def _port_option(flag: str, default: int, serves: str) -> Callable[[F], F]:
 @setting_option(
     "name",
     note="Without NAME: the name the operator commands (off, on, rate, status) use; "
-    "default: local.",
+    f"default: {FLAGS_ONLY_NAME}.",
 )
 @click.option(
     "--demo", is_flag=True, help="Also run a demo shop; it is the origin without --origin."
@@ -91,6 +99,7 @@ def _port_option(flag: str, default: int, serves: str) -> Callable[[F], F]:
 )
 @click.option(
     "--starts-in",
+    metavar="SECONDS",
     type=FiniteFloatRange(0, MAX_SECONDS_AHEAD),
     default=None,
     help="A scheduled event starting this many seconds from now: visitors who come earlier "
@@ -162,7 +171,7 @@ def local(
         demo_port=demo_port,
         operator_port=operator_port,
         minute_seconds=minute_seconds,
-        name=room or name or "local",
+        name=room or name or FLAGS_ONLY_NAME,
         dynamic_rate_throttling=dynamic_rate_throttling,
         slow_ms=slow_ms,
         max_inside=max_inside,
@@ -201,7 +210,8 @@ def local(
             ) from error
         assert running.urls is not None and running.settings is not None
         click.echo(
-            f"Room {running.settings.name!r} is running at {running.settings.rate} visitors/minute"
+            f"Room {running.settings.name!r} is running at "
+            f"{count(running.settings.rate, 'visitor')} a minute"
         )
         click.echo(f"  marketing URL:    {running.urls.marketing_url}")
         click.echo(f"  page URL:         {running.urls.page_url}")
@@ -213,11 +223,15 @@ def local(
         if running.shop_url:
             click.echo(f"  demo shop:        {running.shop_url}")
         click.echo(f"  operator view:    {running.operator_url}")
-        deployed = factory_of(ctx).store().deployment(running.settings.name) is not None
+        factory = factory_of(ctx)
+        deployed = factory.store().deployment(running.settings.name) is not None
+        program = factory.operator_command()
         click.echo(
-            "Operator commands work on it: beekeeper off|on|rate|status "
-            f"{running.settings.name}{' --local' if deployed else ''}"
+            f"Operate it from another terminal: {program} status {running.settings.name}"
+            f"{' --local' if deployed else ''} (and off, on, rate, ...: {program} --help)"
         )
+        if running.settings.origin != running.shop_url:
+            warn_if_nothing_answers(running.settings.origin, factory.fetch)
         click.echo("Press Ctrl-C to stop.", nl=True)
         while not stop_requested.wait(0.5):
             pass
@@ -227,6 +241,19 @@ def local(
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     click.echo("Stopped.")
+
+
+def warn_if_nothing_answers(origin: str, fetch: Fetcher) -> None:
+    """Say so when nothing answers at the room's origin: admitted visitors would be sent to a
+    page that does not load. Any HTTP answer counts (a 404 is the shop's own business)."""
+    failure = fetch(origin, ORIGIN_CHECK_SECONDS).failure
+    if failure and not failure.startswith("HTTP"):
+        click.echo(
+            f"Warning: nothing answers at the room's origin {origin} ({failure}): admitted "
+            "visitors are sent there. Start your shop, or give --origin URL (or --demo for the "
+            "demo shop).",
+            err=True,
+        )
 
 
 def _quiet_library_logs() -> None:

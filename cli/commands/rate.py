@@ -7,6 +7,7 @@ import click
 from beekeeper.cli.factory import factory_of
 from beekeeper.cli.operate import room_control
 from beekeeper.cli.options import SettingCommand, operator_command, setting_argument
+from beekeeper.core.words import count
 from beekeeper.stacks.capacity import consumer_reserved_concurrency
 
 
@@ -20,7 +21,7 @@ def rate(ctx: click.Context, name: str, rate: int, local: bool | None) -> None:
     factory = factory_of(ctx)
     control = room_control(factory, name, local)
     config = control.set_rate(rate)
-    click.echo(f"Room {name!r} now lets {config.rate:,} visitors per minute through.")
+    click.echo(f"Room {name!r} now lets {count(config.rate, 'visitor')} per minute through.")
     deployed = control.settings
     # The stack reserved consumer concurrency for the deployed rate; past it Lambda throttles
     # the extra consumers, so fewer are admitted than asked (nobody is lost).

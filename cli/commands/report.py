@@ -12,6 +12,7 @@ import click
 from beekeeper.cli.errors import UserError
 from beekeeper.cli.factory import factory_of
 from beekeeper.cli.options import room_argument, where_option
+from beekeeper.cli.pages import write_page
 from beekeeper.cli.report_window import TIME_HELP
 
 WHAT = "The event report"
@@ -81,12 +82,7 @@ def report(
         from beekeeper.charts.event_report import event_report
 
         page = event_report(event, command=command_line(name, event.since, event.until, out))
-        try:
-            out.write_text(page, encoding="utf-8")
-        except OSError as error:
-            raise UserError(f"could not write the report to {out}: {error.strerror}") from error
-        size = len(page.encode("utf-8"))
-        click.echo(f"Wrote {out} ({size / 1024:,.0f} KB).", err=True)
+        write_page(out, page)
     if as_json:
         click.echo(json.dumps(event.to_json(), sort_keys=True))
 

@@ -7,7 +7,8 @@ import click
 from beekeeper.cli.errors import UserError
 from beekeeper.cli.factory import factory_of
 from beekeeper.cli.options import room_argument, where_option
-from beekeeper.cli.room_reset import PURGE_SECONDS, ResetDone, ResetLook, RoomReset
+from beekeeper.cli.room_reset import PURGE_SECONDS, ResetDone, ResetLook, RoomReset, deleted_said
+from beekeeper.core.words import count
 
 
 @click.command()
@@ -64,11 +65,14 @@ def describe(name: str, where: str, look: ResetLook) -> str:
         state += ", held"
     admissions = f"{look.admitted:,} let in since the last reset; their tickets no longer redeem"
     if look.inside:
-        admissions += f", and the {look.inside:,} inside the shop are sent away at their next check"
+        admissions += (
+            f", and the {look.inside:,} inside the shop {'is' if look.inside == 1 else 'are'} "
+            "sent away at their next check"
+        )
     lines = [
         f"Room {name} ({where}) is {state}. A reset empties it for the next event:",
-        f"  - the line: {look.waiting:,} waiting lose their place "
-        f"({look.queued:,} messages in the queue)",
+        f"  - the line: {look.waiting:,} waiting {'loses' if look.waiting == 1 else 'lose'} "
+        f"their place ({count(look.queued, 'message')} in the queue)",
         f"  - the admissions: {admissions}",
     ]
     if look.prequeue:
@@ -84,14 +88,15 @@ def describe(name: str, where: str, look: ResetLook) -> str:
     )
     if look.dead_letters:
         lines.append(
-            f"The {look.dead_letters:,} messages in the dead-letter queue are kept: look at them."
+            f"The {count(look.dead_letters, 'message')} in the dead-letter queue "
+            f"{'is' if look.dead_letters == 1 else 'are'} kept: look at them."
         )
     return "\n".join(lines)
 
 
 def finished(name: str, done: ResetDone) -> str:
     deleted = sum(done.deleted.values())
-    kinds = ", ".join(f"{n:,} {kind}" for kind, n in sorted(done.deleted.items()))
+    kinds = ", ".join(deleted_said(kind, n) for kind, n in sorted(done.deleted.items()))
     purge = "purged" if done.purged else "purged (a purge was already under way)"
     config = done.config
     switch = (
@@ -100,7 +105,7 @@ def finished(name: str, done: ResetDone) -> str:
         else "It is on: new visitors join an empty line."
     )
     return (
-        f"Room {name} is reset: the line {purge}, {deleted:,} items deleted"
+        f"Room {name} is reset: the line {purge}, {count(deleted, 'item')} deleted"
         + (f" ({kinds})" if kinds else "")
         + f". {switch}"
     )

@@ -13,30 +13,38 @@ from beekeeper.cli.factory import factory_of
 from beekeeper.cli.operate import room_control
 from beekeeper.cli.options import room_argument, where_option
 from beekeeper.core.schedule import (
+    MAX_DAYS_AHEAD,
+    TIME_EXAMPLE,
     ScheduleError,
-    check_not_too_far,
+    check_start,
     format_starts_at,
     parse_starts_at,
     validate_message,
 )
+from beekeeper.core.words import count
 
 
 def starts_at_epoch(text: str, now: float) -> int:
     """A start time given by the operator, checked: one sentence when it can not be used."""
     try:
         epoch = parse_starts_at(text)
-        check_not_too_far(epoch, now)
+        if epoch:
+            check_start(epoch, now)
     except ScheduleError as error:
         raise UserError(f"--starts-at: {error}.") from error
     if not epoch:
-        raise UserError("--starts-at: give a time, e.g. 2030-06-01T09:00:00Z (or --clear).")
+        raise UserError(f"--starts-at: give a time, e.g. {TIME_EXAMPLE} (or --clear).")
     return epoch
 
 
 @click.command()
 @room_argument
 @click.option(
-    "--starts-at", "starts_at", metavar="TIME", help="UTC, ISO 8601, e.g. 2030-06-01T09:00:00Z."
+    "--starts-at",
+    "starts_at",
+    metavar="TIME",
+    help=f"ISO 8601 with a time zone, e.g. {TIME_EXAMPLE}; ahead of now, at most "
+    f"{MAX_DAYS_AHEAD} days.",
 )
 @click.option("--clear", is_flag=True, help="Remove the schedule (a pre-queue is drawn at once).")
 @where_option
@@ -47,7 +55,8 @@ def schedule(
     """Start room NAME's event at TIME: visitors who come earlier join a pre-queue with a
     countdown and are drawn into a random order at the start, ahead of later arrivals.
 
-    Takes effect within 10 s; waiting pages learn it within a minute. At most 13 days ahead.
+    Takes effect within 10 s; waiting pages learn it within a minute. At most a year ahead:
+    a visitor's place is kept in their cookie, which browsers keep 400 days at most.
     """
     if clear == (starts_at is not None):
         raise click.UsageError("give --starts-at TIME or --clear")
@@ -88,7 +97,7 @@ def hold(ctx: click.Context, name: str, local: bool | None) -> None:
 def resume(ctx: click.Context, name: str, local: bool | None) -> None:
     """Let room NAME's line move again at its rate, within 10 s (after `hold` or `close`)."""
     config = room_control(factory_of(ctx), name, local).resume()
-    click.echo(f"Room {name!r} admits again at {config.rate:,} visitors per minute.")
+    click.echo(f"Room {name!r} admits again at {count(config.rate, 'visitor')} per minute.")
 
 
 @click.command()

@@ -15,9 +15,13 @@ import click
 from beekeeper.cli.commands.simulate_capacity import capacity_options, command_words, table_lines
 from beekeeper.cli.errors import UserError
 from beekeeper.cli.options import setting_option
+from beekeeper.cli.pages import write_page
 from beekeeper.core.settings import SettingsError
+from beekeeper.core.words import count
+from beekeeper.lambdas.pacing import RECEIVE_BATCH
 from beekeeper.simulator.capacity import CapacityPlan, TemplatesUnavailable
 from beekeeper.simulator.faults import FAULT_NAMES, Faults
+from beekeeper.simulator.measure import SMOOTHNESS_FACTOR
 from beekeeper.simulator.run import Arrival, SimulationResult, simulate
 
 MAX_VISITORS = 2_000_000
@@ -51,12 +55,14 @@ def _start_time(ctx: click.Context, param: click.Parameter, value: str) -> datet
 @setting_option("rate", required=True)
 @click.option(
     "--visitors",
+    metavar="N",
     type=click.IntRange(0, MAX_VISITORS),
     required=True,
     help="How many visitors arrive.",
 )
 @click.option(
     "--arrival",
+    metavar="HOW",
     default="burst",
     show_default=True,
     callback=_arrival,
@@ -65,6 +71,7 @@ def _start_time(ctx: click.Context, param: click.Parameter, value: str) -> datet
 )
 @click.option(
     "--minutes",
+    metavar="N",
     type=click.IntRange(1, MAX_MINUTES),
     default=5,
     show_default=True,
@@ -72,20 +79,23 @@ def _start_time(ctx: click.Context, param: click.Parameter, value: str) -> datet
 )
 @click.option(
     "--faults",
+    metavar="LIST",
     default="",
     callback=_faults,
     help="Comma-separated faults to inject: " + ", ".join(FAULT_NAMES) + ".",
 )
-@click.option("--seed", type=int, default=1, show_default=True, help="Random seed.")
+@click.option("--seed", metavar="N", type=int, default=1, show_default=True, help="Random seed.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option(
     "--report",
     "report_path",
+    metavar="FILE.html",
     type=click.Path(dir_okay=False, writable=True, path_type=Path),
     help="Also write a self-contained HTML page of charts to this file (needs the charts extra).",
 )
 @click.option(
     "--start-time",
+    metavar="HH:MM",
     default="09:00",
     show_default=True,
     callback=_start_time,
@@ -94,6 +104,7 @@ def _start_time(ctx: click.Context, param: click.Parameter, value: str) -> datet
 @capacity_options
 @click.option(
     "--starts-at-minute",
+    metavar="K",
     type=click.IntRange(0, MAX_MINUTES - 1),
     default=None,
     help="A scheduled event starting at minute K: visitors arriving before it join the "
@@ -153,11 +164,7 @@ def _check_report_possible(path: Path) -> None:
 def _write_report(result: SimulationResult, path: Path, start_time: datetime) -> None:
     from beekeeper.charts.simulation_report import simulation_report
 
-    page = simulation_report(result, start=start_time, command=command_line(result))
-    try:
-        path.write_text(page, encoding="utf-8")
-    except OSError as error:
-        raise UserError(f"could not write the report to {path}: {error.strerror}") from error
+    write_page(path, simulation_report(result, start=start_time, command=command_line(result)))
 
 
 def command_line(result: SimulationResult) -> str:
@@ -182,10 +189,23 @@ def _seconds(value: float | None) -> str:
     return "-" if value is None else f"{value:.1f} s"
 
 
+def busiest_second(result: SimulationResult) -> str:
+    """The busiest second against the rate's mean second and the bound it is held to (1.25 x
+    the mean plus one receive batch), both as multiples of the mean: one scale, one verdict."""
+    mean = result.rate / 60
+    bound = SMOOTHNESS_FACTOR + RECEIVE_BATCH / mean
+    verdict = "within" if result.smooth else "OVER"
+    return (
+        f"busiest second: {result.peak_second_ratio:.2f} x the rate's mean second, {verdict} the "
+        f"bound of {bound:.2f} x ({SMOOTHNESS_FACTOR:g} x the mean + one batch of "
+        f"{RECEIVE_BATCH}); peak consumers {result.peak_consumers}"
+    )
+
+
 def render_table(result: SimulationResult) -> str:
     faults = ", ".join(result.faults) or "none"
     lines = [
-        f"rate {result.rate:,}/min, {result.visitors:,} visitors ({result.arrival}), "
+        f"rate {result.rate:,}/min, {count(result.visitors, 'visitor')} ({result.arrival}), "
         f"faults: {faults}, seed {result.seed}",
         "",
         f"{'minute':>6}  {'queued':>10}  {'admitted':>10}  {'expected':>10}  {'consumers':>9}",
@@ -211,17 +231,15 @@ def render_table(result: SimulationResult) -> str:
         f"most admitted in any 60 s: {result.max_admitted_in_any_60s:,} "
         f"({'within' if result.window_cap_held else 'OVER'} the rate + one batch per consumer"
         f", {cap:,} here); overtaken by 10 s or more: {result.late_overtakes}",
-        f"busiest second: {result.peak_second_ratio:.2f} x the rate's mean"
-        f" ({'within' if result.smooth else 'OVER'} 1.25 x mean + one batch); "
-        f"peak consumers {result.peak_consumers}",
+        busiest_second(result),
         f"AWS calls: {result.calls_per_new_visitor or 0:.2f} per new visitor, "
         f"{result.calls_per_admission or 0:.2f} per admission",
     ]
     if result.interleaved_deliveries:
         lines.append(
-            f"two deliveries of one message at once: {result.interleaved_deliveries:,} "
-            f"consumers held between their read and their write; "
-            f"{result.admission_writes_refused:,} second admission writes refused"
+            f"two deliveries of one message at once: "
+            f"{count(result.interleaved_deliveries, 'consumer')} held between a read and a "
+            f"write; second admission writes refused: {result.admission_writes_refused:,}"
         )
     if result.capacity is not None:
         lines += table_lines(result.capacity)
@@ -234,11 +252,11 @@ def render_table(result: SimulationResult) -> str:
     if result.starts_at_minute is not None:
         tau = "-" if result.prequeue_order_tau is None else f"{result.prequeue_order_tau:+.3f}"
         lines.append(
-            f"pre-queue: {result.prequeue_visitors:,} visitors drawn at minute "
+            f"pre-queue: {count(result.prequeue_visitors, 'visitor')} drawn at minute "
             f"{result.starts_at_minute + 1}; Kendall's tau of arrival against admission order "
             f"{tau} (0: no relation); all admitted before later arrivals: "
             f"{'yes' if result.prequeue_before_later else 'no'} "
-            f"({result.prequeue_exceptions:,} exceptions)"
+            f"({count(result.prequeue_exceptions, 'exception')})"
         )
     if result.capacity is not None:
         # Visitors go in as places free: the rate says nothing of the wait left.

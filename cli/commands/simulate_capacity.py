@@ -35,6 +35,7 @@ _OPTIONS = (
     setting_option("claim_minutes", default=default_for("claim_minutes")),
     click.option(
         "--visit-minutes",
+        metavar="MINUTES",
         type=click.FloatRange(MIN_MINUTES, MAX_VISIT_MINUTES),
         default=DEFAULT_VISIT_MINUTES,
         show_default=True,
@@ -43,6 +44,7 @@ _OPTIONS = (
     ),
     click.option(
         "--abandon",
+        metavar="FRACTION",
         type=FRACTION,
         default=0.0,
         show_default=True,
@@ -51,6 +53,7 @@ _OPTIONS = (
     ),
     click.option(
         "--leave",
+        metavar="FRACTION",
         type=FRACTION,
         default=DEFAULT_LEAVE,
         show_default=True,
@@ -59,6 +62,7 @@ _OPTIONS = (
     ),
     click.option(
         "--leave-line",
+        metavar="FRACTION",
         type=FRACTION,
         default=0.0,
         show_default=True,

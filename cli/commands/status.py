@@ -18,6 +18,7 @@ from beekeeper.cli.room_status import StatusReport, read_status, render_text
 @click.option("--watch", is_flag=True, help="Refresh until Ctrl-C.")
 @click.option(
     "--interval",
+    metavar="SECONDS",
     type=click.IntRange(1, 3600),
     default=5,
     show_default=True,

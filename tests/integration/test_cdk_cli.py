@@ -102,3 +102,24 @@ def test_a_missing_room_is_one_line_saying_what_to_do(tmp_path: Path) -> None:
         "`beekeeper init` or pass -c room_file=PATH"
     ]
     assert "Traceback" not in result.stderr
+
+
+def test_synth_before_the_wheels_are_fetched_says_what_to_run(tmp_path: Path) -> None:
+    # A fresh install: nothing in the consumer's wheel cache yet (beekeeper deploy fills it).
+    result = subprocess.run(
+        [sys.executable, str(REPO / "app.py")],
+        cwd=tmp_path,
+        env={**os.environ, "BEEKEEPER_WHEEL_CACHE": str(tmp_path / "empty-cache")},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    (error,) = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
+    assert error.startswith("Error: The Lambda's wheels for Python ")
+    assert error.endswith(
+        f"run `{sys.executable} -m beekeeper.stacks.lambda_wheels` once (it needs PyPI), then "
+        "synthesize again."
+    )

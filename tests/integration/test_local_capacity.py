@@ -191,7 +191,7 @@ def test_the_readmes_capacity_rehearsal_runs_as_written(args: list[str], tmp_pat
     try:
         running = json.loads(room.record_path.read_text())[LOCAL_SETTINGS_KEY]
         assert (running["max_inside"], running["rate"]) == (3, FLAGS_ONLY_RATE)
-        assert f"running at {FLAGS_ONLY_RATE} visitors/minute" in room.output()
+        assert f"running at {FLAGS_ONLY_RATE} visitors a minute" in room.output()
         assert urlsplit(running["origin"]).port == urlsplit(room.urls["demo shop"]).port
     finally:
         assert room.interrupt() == 0

@@ -28,6 +28,7 @@ from beekeeper.core.datamodel import (
     QUEUE_VISIBILITY_TIMEOUT_SECONDS,
     table_definition,
 )
+from beekeeper.core.local_room import LOCAL_OUTPUTS_KEY, LOCAL_PID_KEY, LOCAL_SETTINGS_KEY
 from beekeeper.core.settings import RoomSettings
 
 NOW = 1_700_000_040.0  # 22:14 UTC, second 0 of epoch minute 28,333,334
@@ -246,6 +247,32 @@ def write_deployment(config_dir: Path, name: str, outputs: Mapping[str, str]) ->
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(dict(outputs)), encoding="utf-8")
     return path
+
+
+def write_local_record(
+    config_dir: Path, settings: RoomSettings, outputs: Mapping[str, str], pid: int
+) -> Path:
+    """The record `beekeeper local` keeps while a room runs (local/record.py's shape)."""
+    path = config_dir / "rooms" / f"{settings.name}.local.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    record = {
+        LOCAL_PID_KEY: pid,
+        LOCAL_SETTINGS_KEY: settings.to_mapping(),
+        LOCAL_OUTPUTS_KEY: {"EndpointUrl": "http://127.0.0.1:5000/s3cret", **outputs},
+    }
+    path.write_text(json.dumps(record), encoding="utf-8")
+    return path
+
+
+def local_outputs(name: str, port: int = 8080) -> dict[str, str]:
+    """A local room's stack outputs: the same keys, loopback URLs."""
+    base = f"http://127.0.0.1:{port}"
+    return {
+        **stack_outputs(name, f"beekeeper-{name}-table", f"{base}/q", f"{base}/dlq"),
+        "MarketingUrl": f"{base}/beekeeper",
+        "ClientCheckUrl": f"{base}/client",
+        "PageUrl": f"{base}/room",
+    }
 
 
 def stack_outputs(name: str, table: str, queue_url: str, dlq_url: str) -> dict[str, str]:

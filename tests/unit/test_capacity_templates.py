@@ -12,11 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from beekeeper.apigateway.velocity.renderer import Rendered, RenderInput, render, render_response
-from beekeeper.core import polling, sessions
+from beekeeper.core import polling, schedule, sessions
 from beekeeper.core.datamodel import (
     CLIENT_REDEEM_PARAMETER,
     CLIENT_REDEEM_VALUE,
     COOKIE_NAME,
+    QUEUE_RETENTION_SECONDS,
     REDEEMED_ATTRIBUTE,
     status_copy_for,
     status_key,
@@ -97,6 +98,9 @@ def test_a_session_check_renews_exactly_as_core_sessions_says(route: str) -> Non
 
 def test_a_leave_is_exactly_core_sessions_leave() -> None:
     expected = sessions.leave_request(TABLE, TOKEN_ID, now=NOW_S)
+    # A leaver's mark outlives their place: a pre-queue place for a start a year ahead too.
+    ttl = int(expected["ExpressionAttributeValues"][":ttl"]["N"])
+    assert ttl == NOW_S + schedule.MAX_SECONDS_AHEAD + QUEUE_RETENTION_SECONDS
     assert rendered_request("leave", cookie(TOKEN)) == expected
     assert rendered_request("leave", {}, {"token": TOKEN}) == expected
     assert rendered_request("leave", cookie(f"{OTHER_ID}.5"), {"token": TOKEN}) == expected

@@ -37,7 +37,7 @@ def test_then_npx(tmp_path: Path) -> None:
 
 
 def test_without_node_the_message_says_to_install_it(tmp_path: Path) -> None:
-    with pytest.raises(UserError, match=r"needs Node\.js .* install Node\.js 20 or newer"):
+    with pytest.raises(UserError, match=r"needs Node\.js .* install Node\.js 24 or 22 \(LTS\)"):
         locate_cdk(which_of({"cdk": "/usr/local/bin/cdk"}), tmp_path)
 
 
@@ -63,6 +63,38 @@ def test_the_subprocess_runner_streams_lines_and_returns_the_exit_code(tmp_path:
     )
     assert code == 3
     assert lines == ["args: deploy --no-notices", "region: eu-west-1", f"cwd: {work}"]
+
+
+# What jsii's Python runtime prints on a Node.js release the CDK no longer supports, through
+# the CDK CLI: each line of node's banner as a Python bytes object.
+JSII_BANNER = (
+    "b'!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\\n'",
+    "b'!!  Node 20 is end-of-life and not supported anymore by this software since "
+    "2026-10-30.  !!\\n'",
+    "b\"!!  caf\\xc3\\xa9 'quoted'  !!\\n\"",
+)
+
+
+def test_the_runner_passes_jsiis_byte_strings_through_as_text(tmp_path: Path) -> None:
+    fake_cdk = tmp_path / "cdk"
+    fake_cdk.write_text(
+        "#!/bin/sh\ncat <<'EOF'\n" + "\n".join(JSII_BANNER) + "\nb'not closed\nb'x'y'\nEOF\n"
+    )
+    fake_cdk.chmod(0o755)
+    runner = SubprocessCdkRunner(which_of({"node": "/usr/bin/node", "cdk": str(fake_cdk)}))
+    lines: list[str] = []
+    code = runner.run(
+        ["synth"], env={"PATH": os.environ["PATH"]}, cwd=tmp_path, on_line=lines.append
+    )
+    assert code == 0
+    assert lines == [
+        "!" * 81,
+        "!!  Node 20 is end-of-life and not supported anymore by this software since "
+        "2026-10-30.  !!",
+        "!!  café 'quoted'  !!",
+        "b'not closed",  # not a bytes object: as it came
+        "b'x'y'",
+    ]
 
 
 EVENT = "beekeeper-sale |  3/12 | 10:00:07 | CREATE_COMPLETE      | AWS::SQS::Queue | Visitors"

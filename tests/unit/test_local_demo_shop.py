@@ -7,7 +7,10 @@ does none of that. tests/integration/test_local_capacity.py runs it against a re
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import io
+import re
 from dataclasses import dataclass, field
 from typing import Any
 from unittest.mock import create_autospec
@@ -153,9 +156,14 @@ def test_each_capacity_page_loads_the_presence_script_under_its_policy(grace: in
         f'data-gone-url="/" integrity="{presence.integrity()}" crossorigin="anonymous" async>'
     )
     assert tag in page.text
-    # The policy allows the room's script and its heartbeats, nothing else of anybody's.
+    # The policy allows the page's own style (by its hash: the style in the page) and the
+    # room's script and its heartbeats, nothing else of anybody's.
+    style = re.search(r"<style>(.*?)</style>", page.text, re.S)
+    assert style is not None
+    digest = base64.b64encode(hashlib.sha256(style.group(1).encode()).digest()).decode()
     assert page.headers["Content-Security-Policy"] == (
-        "default-src 'none'; script-src http://127.0.0.1:9/presence.js; "
+        f"default-src 'none'; style-src 'sha256-{digest}'; img-src 'none'; "
+        "script-src http://127.0.0.1:9/presence.js; "
         "connect-src http://127.0.0.1:9/presence; form-action 'self'; base-uri 'none'; "
         "frame-ancestors 'none'"
     )

@@ -49,3 +49,11 @@ def test_the_closed_page_escapes_the_message_and_follows_the_browsers_language()
     assert "&lt;b&gt;gone&lt;/b&gt;" in response["body"]
     assert "<b>" not in response["body"]
     assert "This event is over" in closed_page("", {"headers": ["not", "a", "map"]})["body"]
+
+
+@pytest.mark.parametrize(("language", "keep_open"), [("en", "page open"), ("de", "Seite geöffnet")])
+def test_the_pre_queue_says_keep_this_page_open_once(language: str, keep_open: str) -> None:
+    # The page's standing note (keepPlace) is shown beside the pre-queue's note on the draw.
+    page = strings(language)
+    assert keep_open in str(page["keepPlace"])
+    assert keep_open not in str(page["prequeueDraw"]) and "offen" not in str(page["prequeueDraw"])

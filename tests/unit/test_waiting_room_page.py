@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from beekeeper.core.colours import contrast_ratio, ink_for, readable_text_on
 from beekeeper.core.gateway_answers import route_method
 from beekeeper.core.paths import SITE_DIR
 from beekeeper.core.routes import CAPACITY, RATE, routes
@@ -27,7 +28,6 @@ from beekeeper.waiting_room_site import (
     bundle_script,
     render_page,
 )
-from beekeeper.waiting_room_site.colours import contrast_ratio, ink_for, readable_text_on
 from tests.support.sample_room import sample_room
 
 HOSTILE_NAMES = [

@@ -87,7 +87,9 @@ def test_status_shows_inside_the_cap_and_the_turnover(
     assert report["waiting"] == 500  # 1,520 arrived, 1,000 admitted, 20 left the line
     assert report["estimated_wait_seconds"] == 500 * 60 // 600  # not full: at the rate
     text = invoke("status", "checkout").output
-    assert "Inside the shop: 480 / 500; 25 went in a minute lately; 20 left the line" in text
+    assert (
+        "Inside the shop: 480 / 500; lately 25 visitors a minute went in; 20 visitors left the line"
+    ) in text
 
 
 def test_a_full_shop_estimates_the_wait_from_the_turnover(

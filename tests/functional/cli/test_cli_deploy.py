@@ -55,7 +55,6 @@ def expected_env(config_dir: Path) -> dict[str, str]:
         "PATH": "/usr/bin",
         "HOME": "/home/op",
         "CDK_DISABLE_CLI_TELEMETRY": "true",
-        "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20",
         "AWS_REGION": REGION,
         "AWS_DEFAULT_REGION": REGION,
     }

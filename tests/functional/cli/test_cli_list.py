@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from pathlib import Path
 
 from tests.support.cli_testkit import (
     Invoke,
+    local_outputs,
     room_settings,
     stack_outputs,
     write_deployment,
+    write_local_record,
     write_room,
 )
 
@@ -59,3 +63,56 @@ def test_a_broken_room_file_is_reported_not_fatal(invoke: Invoke, config_dir: Pa
     assert rows["alpha"]["region"] == "eu-west-1"
     assert "broken.toml" in rows["broken"]["error"]
     assert "display_name" in rows["broken"]["error"]  # the first thing that is wrong
+
+
+def test_a_running_local_room_is_listed_as_running_the_demo_too(
+    invoke: Invoke, config_dir: Path
+) -> None:
+    # The demo's room has no room file; a rehearsed room has one; a deployed room runs too.
+    demo = room_settings("local", region="us-east-1", origin="http://127.0.0.1:8081/")
+    write_local_record(config_dir, demo, local_outputs("local"), os.getpid())
+    write_room(config_dir, room_settings("spring"))
+    write_local_record(
+        config_dir, room_settings("spring"), local_outputs("spring", 9000), os.getpid()
+    )
+    write_room(config_dir, room_settings("summer"))
+    outputs = stack_outputs("summer", "t", "https://sqs/q", "https://sqs/dlq")
+    write_deployment(config_dir, "summer", outputs)
+    write_local_record(
+        config_dir, room_settings("summer"), local_outputs("summer", 9100), os.getpid()
+    )
+
+    rows = {row["name"]: row for row in json.loads(invoke("list", "--json").output)}
+    assert [(r["region"], r["deployed"], r["local"], r["local_pid"]) for r in rows.values()] == [
+        ("us-east-1", True, True, os.getpid()),
+        ("eu-west-1", True, True, os.getpid()),
+        ("eu-west-1", True, False, os.getpid()),
+    ]
+    assert rows["local"]["marketing_url"] == "http://127.0.0.1:8080/beekeeper"
+    assert rows["summer"]["marketing_url"] == outputs["MarketingUrl"]
+    assert rows["summer"]["local_marketing_url"] == "http://127.0.0.1:9100/beekeeper"
+
+    text = invoke("list").output
+    running = f"running under `beekeeper local` (process {os.getpid()})"
+    assert (
+        f"local (us-east-1): {running}\n  marketing URL:    http://127.0.0.1:8080/beekeeper" in text
+    )
+    assert f"spring (eu-west-1): {running}" in text
+    assert f"summer (eu-west-1): deployed; also {running}" in text
+    assert "local marketing URL: http://127.0.0.1:9100/beekeeper" in text
+
+
+def ended_process_id() -> int:
+    process = subprocess.Popen(["true"])
+    process.wait()
+    return process.pid
+
+
+def test_a_local_room_that_ended_is_not_running(invoke: Invoke, config_dir: Path) -> None:
+    pid = ended_process_id()
+    write_local_record(config_dir, room_settings("local"), local_outputs("local"), pid)
+    write_room(config_dir, room_settings("spring"))
+    write_local_record(config_dir, room_settings("spring"), local_outputs("spring"), pid)
+    rows = json.loads(invoke("list", "--json").output)
+    # The demo's ended room is gone; the rehearsed room is its room file's again.
+    assert [(r["name"], r["deployed"], r["local"]) for r in rows] == [("spring", False, False)]

@@ -189,6 +189,29 @@ def test_unknown_room_names_the_known_ones(invoke: Invoke, deployed_room: Deploy
         assert "beekeeper init --name nope" in result.output
 
 
+def test_a_stopped_local_room_without_a_room_file_says_how_to_start_it(
+    invoke: Invoke, config_dir: Path
+) -> None:
+    # The demo ran and stopped: no record, its line kept; never "create it with init".
+    never_ran = invoke("status", "local")
+    assert never_ran.exit_code == 1
+    assert never_ran.output == (
+        "Error: The local room 'local' is not running; start it with `beekeeper local`.\n"
+    )
+    saved = config_dir / "local" / "local.state.jsonl"
+    saved.parent.mkdir(parents=True)
+    saved.write_text("")
+    (config_dir / "local" / "drill.state.jsonl").write_text("")
+    for name, start in (("local", "beekeeper local"), ("drill", "beekeeper local --name drill")):
+        result = invoke("status", name)
+        assert result.exit_code == 1
+        assert (
+            f"The local room {name!r} is not running (its line is kept for its next start); "
+            f"start it with `{start}`."
+        ) in result.output
+        assert "init" not in result.output
+
+
 def test_an_invalid_room_name_argument_is_a_usage_error(invoke: Invoke) -> None:
     result = invoke("off", "../etc")
     assert result.exit_code == 2

@@ -198,7 +198,7 @@ def test_the_report_tells_what_the_simulator_measured(
         "minute." in document
     )
     assert "there is no edge (CloudFront) in front of this room" in document
-    assert f"Wrote {out} (" in result.stderr
+    assert f"Wrote the report to {out.resolve()} (" in result.stderr
 
 
 def test_without_times_the_report_finds_the_last_event(

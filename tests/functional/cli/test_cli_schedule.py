@@ -3,6 +3,8 @@ that /polling reads, and clear sentences for what can not be used."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from beekeeper.core.datamodel import STATUS_COPIES
@@ -38,7 +40,17 @@ def test_schedule_sets_the_start_live_and_tells_the_pages(
 @pytest.mark.parametrize(
     ("value", "sentence"),
     [
-        ("2023-11-29T00:00:00Z", "more than 13 days ahead"),
+        (
+            "2024-11-15T00:00:00Z",
+            "is more than 365 days ahead: a visitor's place is kept in "
+            "their cookie, which browsers keep 400 days at most",
+        ),
+        (
+            "2023-11-14T22:13:59Z",
+            "2023-11-14T22:13:59Z has passed (it is 2023-11-14T22:14:00Z "
+            "now): give the event's start, ahead of now",
+        ),
+        ("2020-01-01T09:00:00Z", "has passed"),
         ("tomorrow at nine", "is not a time"),
         ("2023-11-15T09:00:00", "has no time zone"),
         ("", "give a time"),
@@ -62,11 +74,28 @@ def test_schedule_takes_one_of_starts_at_and_clear(
     assert invoke("schedule", "sale", "--starts-at", START, "--clear").exit_code == 2
 
 
-def test_thirteen_days_ahead_is_the_limit(invoke: Invoke, deployed_room: DeployedRoom) -> None:
-    limit = int(NOW) + 13 * 24 * 3600
+def test_a_year_ahead_is_the_limit_and_now_has_passed(
+    invoke: Invoke, deployed_room: DeployedRoom
+) -> None:
+    limit = int(NOW) + 365 * 24 * 3600
 
     assert invoke("schedule", "sale", "--starts-at", format_starts_at(limit)).exit_code == 0
     assert invoke("schedule", "sale", "--starts-at", format_starts_at(limit + 1)).exit_code == 1
+    assert invoke("schedule", "sale", "--starts-at", format_starts_at(int(NOW) + 1)).exit_code == 0
+    assert invoke("schedule", "sale", "--starts-at", format_starts_at(int(NOW))).exit_code == 1
+
+
+def test_init_refuses_a_start_that_has_passed_or_is_too_far(
+    invoke: Invoke, config_dir: Path
+) -> None:
+    base = ["init", "--yes", "--name", "drop", "--origin", "https://shop.example/", "--rate", "60"]
+    for start, sentence in (("2020-01-01T09:00:00Z", "has passed"), ("2030-06-01T09:00:00Z",
+                            "is more than 365 days ahead")):  # fmt: skip
+        result = invoke(*base, "--starts-at", start)
+        assert result.exit_code == 1
+        assert f"--starts-at: {start} {sentence}" in result.output
+        assert not (config_dir / "rooms" / "drop.toml").exists()
+    assert invoke(*base, "--starts-at", START).exit_code == 0
 
 
 def test_schedule_after_the_draw_says_it_changes_nothing_for_the_line(

@@ -14,7 +14,7 @@ from beekeeper.cli.options import SettingType
 from beekeeper.core.settings import SETTINGS, RoomSettings, SettingsError
 from tests.support.cli_testkit import Invoke
 
-# `schedule --starts-at` is a live change checked against the clock (at most 13 days ahead,
+# `schedule --starts-at` is a live change checked against the clock (ahead, at most a year,
 # "" refused): it takes the time with the schedule's own sentences (core/schedule.py).
 OWN_CHECK = {("schedule", "starts_at")}
 

@@ -133,6 +133,7 @@ def test_json_report_has_every_figure(invoke: Invoke, deployed_room: DeployedRoo
         "held": False,
         "closed": False,
         "closed_message": "",
+        "minute_seconds": 60.0,  # a deployed room's minute
     }
     # The one wait formula, shared with the template and the producer (core/polling.py).
     assert report["estimated_wait_seconds"] == eta_seconds(600, 300)
@@ -293,3 +294,30 @@ def test_the_hour_counts_arrivals_and_the_line_minute_by_minute(
     text = invoke("status", "sale").output
     assert "Arrivals: peak 50/min, this minute 10\n" in text
     assert "Waiting: peak 100, now 85\n" in text
+
+
+def test_a_room_rehearsed_with_shorter_minutes_is_read_in_its_own_minutes(
+    invoke: Invoke, deployed_room: DeployedRoom, config_dir: Path
+) -> None:
+    # `beekeeper local --minute-seconds 10`: the trigger numbers its minutes now // 10.
+    record = config_dir / "rooms" / "sale.deployed.json"
+    record.write_text(json.dumps({**deployed_room.outputs, "MinuteSeconds": "10"}))
+    table, minute = deployed_room.table, int(NOW) // 10
+    put_item(table, {"pk": "config", "enabled": True, "operator_rate": 60, "rate": 60,
+                     "version": 1, "updated_at": int(NOW) - 5})  # fmt: skip
+    put_item(table, {"pk": "arrivals#0", "n": 10})
+    put_item(table, {"pk": "admitted", "n": 4})
+    put_item(table, {"pk": f"minute#{minute - 2}", "admitted": 0, "arrivals_total": 0})
+    put_item(table, {"pk": f"minute#{minute - 1}", "admitted": 4, "arrivals_total": 6})
+    put_item(table, {"pk": f"minute#{minute}", "admitted": 0, "arrivals_total": 10})
+
+    report = json.loads(invoke("status", "sale", "--json").output)
+    assert report["minute_seconds"] == 10
+    assert report["last_minute"] == minute - 1
+    assert report["last_minute_arrivals"] == 4 and report["last_minute_admitted"] == 4
+    assert report["arrivals_per_minute"][-3:] == [6, 4, 0]
+    text = invoke("status", "sale").output
+    assert "Last minute (22:13:50 UTC): 4 arrivals, 4 admitted" in text
+    assert "Arrivals: peak 6/min, this minute 0" in text
+    assert "Admitted: peak 4/min, this minute 0" in text
+    assert "Last 60 minutes of 10 s (--minute-seconds), a column a minute" in text

@@ -264,3 +264,13 @@ def test_table_unavailable_on_first_read_gives_503(aws: Aws, clock: FakeClock) -
     with stubber:
         response = producer(aws, clock).handle(event())
     assert response["statusCode"] == 503
+
+
+def test_a_closed_event_is_told_in_the_rooms_own_look(aws: Aws, clock: FakeClock) -> None:
+    p = producer(aws, clock, display_name="Autumn Drop", accent_colour="#7a1f5f")
+    write_config(aws.dynamodb, aws.table, p.settings, now=clock(), closed=True, message="Sold out")
+    response = p.handle(event())
+    assert response["statusCode"] == 200 and "Set-Cookie" not in response["headers"]
+    body = response["body"]
+    assert "<h1>Autumn Drop</h1>" in body and "--accent:#7a1f5f" in body
+    assert "<h2>This event is over</h2>" in body and "<p>Sold out</p>" in body

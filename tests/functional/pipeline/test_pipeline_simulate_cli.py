@@ -58,6 +58,8 @@ def test_table_with_faults() -> None:
     assert output.count("\n") >= 8 and "lost 0" in output
     assert "wait from joining to admission: median" in output
     assert "most admitted in any 60 s" in output
+    # 600 a minute: a mean second of 10, the bound 1.25 x 10 + one batch of 10 = 2.25 x it.
+    assert "x the rate's mean second, within the bound of 2.25 x (1.25 x the mean + one" in output
 
 
 @pytest.mark.parametrize(
@@ -100,6 +102,8 @@ def test_report_writes_one_page_and_the_table_still_prints(tmp_path: Path) -> No
     assert code == 0, output
     assert "faults: crash" in output
     page = report.read_text(encoding="utf-8")
+    size = len(page.encode("utf-8")) / 1024
+    assert f"Wrote the report to {report.resolve()} ({size:,.0f} KB)." in output
     assert page.count("<svg") == 4
     assert "A visitor arriving at 18:30 waits" in page
     assert (

@@ -7,8 +7,14 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from beekeeper.core.datamodel import DRAW_KEY, Token, draw_chunk_key, prequeue_key
-from beekeeper.core.schedule import CHUNK_SIZE, drawn_order, format_starts_at
+from beekeeper.core.datamodel import (
+    DRAW_KEY,
+    QUEUE_RETENTION_SECONDS,
+    Token,
+    draw_chunk_key,
+    prequeue_key,
+)
+from beekeeper.core.schedule import CHUNK_SIZE, MAX_SECONDS_AHEAD, drawn_order, format_starts_at
 from beekeeper.lambdas.prequeue import STALE_CLAIM_MINUTES, Draw, PrequeueSource
 from beekeeper.lambdas.room_state import RoomConfig
 from tests.support.pipeline import Aws, FakeClock, producer, room
@@ -64,6 +70,29 @@ def test_before_the_start_visitors_get_a_place_in_the_pre_queue_not_the_queue(
     (late,) = join(aws, clock, 1)
     assert aws.item(prequeue_key(late.id)) is not None
     assert aws.queue_bodies() == [str(late)]
+
+
+def test_a_place_for_a_start_a_year_ahead_lasts_past_it_cookie_and_item(
+    aws: Aws, clock: FakeClock
+) -> None:
+    # The furthest start a room takes (core/schedule.py): the place must outlive it, and the
+    # queue's retention after it, in the visitor's cookie and in the table alike.
+    start = int(clock.now) + MAX_SECONDS_AHEAD
+    link = producer(aws, clock, starts_at=format_starts_at(start))
+    response = link.handle(GET)
+    cookie = dict(
+        part.strip().split("=", 1) for part in response["headers"]["Set-Cookie"].split(";")[1:]
+        if "=" in part
+    )  # fmt: skip
+    token = Token.parse(response["headers"]["Set-Cookie"].split(";")[0].split("=", 1)[1])
+    assert token is not None
+    validity = 60 * 60
+    # Until the start, a second in line at 60 a minute, the admission and half an hour's slack.
+    assert int(cookie["Max-Age"]) == MAX_SECONDS_AHEAD + 1 + validity + 30 * 60
+    # Within what browsers keep (400 days, RFC 6265bis).
+    assert int(cookie["Max-Age"]) < 400 * 24 * 3600
+    place: Any = aws.item(prequeue_key(token.id))
+    assert int(place["ttl"]["N"]) >= start + QUEUE_RETENTION_SECONDS
 
 
 def test_the_draw_commits_before_the_start_and_draws_at_it_in_the_secrets_order(

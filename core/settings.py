@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from beekeeper.core.join_work import DEFAULT_JOIN_WORK_MS, MAX_JOIN_WORK_MS
 from beekeeper.core.names import ResourceNames
 from beekeeper.core.schedule import (
     TIME_EXAMPLE,
@@ -239,6 +240,9 @@ class RoomSettings:
     # A scheduled event's start (UTC, ISO 8601; empty: no schedule). Before it visitors join a
     # pre-queue; at it they are drawn into a random order. `beekeeper schedule` sets it live.
     starts_at: str = ""
+    # The work a new place costs, in milliseconds of a typical phone's time (core/join_work.py):
+    # the marketing link gives a place only for a solved proof-of-work challenge. 0: no work.
+    join_work: int = DEFAULT_JOIN_WORK_MS
 
     def __post_init__(self) -> None:
         validate_room_name(self.name)
@@ -302,6 +306,9 @@ class RoomSettings:
             object.__setattr__(self, "starts_at", normalise_starts_at(self.starts_at))
         except ScheduleError as error:
             raise SettingsError("starts_at", self.starts_at, str(error)) from None
+        _int_in_range(
+            "join_work", self.join_work, 0, MAX_JOIN_WORK_MS, " milliseconds, or 0 for no work"
+        )
         if self.log_retention_days not in LOG_RETENTION_DAYS_ALLOWED:
             raise SettingsError(
                 "log_retention_days",
@@ -446,6 +453,8 @@ _FIELD_HELP = {
     "this many minutes is a no-show, and their place frees.",
     "starts_at": "Scheduled start, UTC ISO 8601 (e.g. 2030-06-01T09:00:00Z); before it visitors "
     "join a pre-queue, drawn into a random order at the start; empty = no schedule.",
+    "join_work": "The work a new place in line costs, in milliseconds of a typical phone's time "
+    "(a proof of work the waiting room's page does before the visitor joins); 0 = none.",
 }
 _FIELD_DEFAULTS = {f.name: f.default for f in _FIELDS if f.default is not dataclasses.MISSING}
 _FIELD_KINDS: dict[str, type] = {
@@ -471,6 +480,7 @@ _FIELD_KINDS: dict[str, type] = {
     "session_minutes": float,
     "claim_minutes": float,
     "starts_at": str,
+    "join_work": int,
 }
 assert set(_FIELD_KINDS) == _FIELD_NAMES == set(_FIELD_HELP), "document every setting"
 

@@ -74,6 +74,8 @@ class LocalOptions:
     max_inside: int | None = None
     session_minutes: float | None = None
     claim_minutes: float | None = None
+    # The work a new place costs (RoomSettings.join_work, milliseconds of a phone's time).
+    join_work: int | None = None
     room: RoomSettings | None = None  # the room file's settings, when rehearsing a room
     new_line: bool = False  # forget the line saved by an earlier run of this room
     # Keep the line across restarts (local/saved_state.py); off for throwaway test rooms.
@@ -96,6 +98,7 @@ def local_settings(options: LocalOptions, origin: str) -> RoomSettings:
         "max_inside": options.max_inside,
         "session_minutes": options.session_minutes,
         "claim_minutes": options.claim_minutes,
+        "join_work": options.join_work,
         "starts_at": options.starts_at,
     }
     overrides.update({key: value for key, value in flags.items() if value is not None})

@@ -40,6 +40,7 @@ class RoomStack(Stack):
             table=storage.table,
             queue=storage.queue,
             ticket_keys=storage.ticket_keys,
+            join_secret=storage.join_secret,
         )
         api = RoomApi(
             self,

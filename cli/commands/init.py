@@ -56,6 +56,13 @@ from beekeeper.cli.options import SettingType
     help="A scheduled event's start, UTC ISO 8601 (e.g. 2030-06-01T09:00:00Z; not asked): "
     "visitors who come earlier join a pre-queue, drawn into a random order at the start.",
 )
+@click.option(
+    "--join-work",
+    type=SettingType("join_work"),
+    metavar="MS",
+    help="The work a new place in line costs, in milliseconds of a typical phone's time (not "
+    "asked; default 1000; 0: none).",
+)
 @click.option("--yes", "-y", is_flag=True, help="Ask nothing; take flags and defaults.")
 @click.option("--force", is_flag=True, help="Overwrite an existing room of the same name.")
 @click.pass_context

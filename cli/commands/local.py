@@ -13,6 +13,7 @@ import click
 from beekeeper.cli.errors import UserError
 from beekeeper.cli.factory import factory_of
 from beekeeper.cli.options import ROOM_NAME, FiniteFloatRange, SettingType
+from beekeeper.core.join_work import DEFAULT_JOIN_WORK_MS
 from beekeeper.core.schedule import MAX_SECONDS_AHEAD, format_starts_at
 from beekeeper.core.settings import (
     DEFAULT_CLAIM_MINUTES,
@@ -118,6 +119,14 @@ def _room_name(_ctx: click.Context, _param: click.Parameter, value: str | None) 
     f"{DEFAULT_CLAIM_MINUTES:g}).",
 )
 @click.option(
+    "--join-work",
+    type=SettingType("join_work"),
+    metavar="MS",
+    default=None,
+    help="The work a new place in line costs, in milliseconds of a typical phone's time (0: "
+    f"none; default: the room file's setting, else {DEFAULT_JOIN_WORK_MS:g}, as in AWS).",
+)
+@click.option(
     "--starts-in",
     type=FiniteFloatRange(0, MAX_SECONDS_AHEAD),
     default=None,
@@ -146,6 +155,7 @@ def local(
     max_inside: int | None,
     session_minutes: float | None,
     claim_minutes: float | None,
+    join_work: int | None,
     starts_in: float | None,
     new_line: bool,
 ) -> None:
@@ -196,6 +206,7 @@ def local(
         max_inside=max_inside,
         session_minutes=session_minutes,
         claim_minutes=claim_minutes,
+        join_work=join_work,
         room=room_settings,
         new_line=new_line,
         starts_at=(

@@ -98,6 +98,11 @@ REDEEMED_ATTRIBUTE = "redeemed_at"
 CHECKED_ATTRIBUTE = "checked_at"
 
 
+def work_key(nonce: str) -> str:
+    """A spent proof-of-work challenge (core/join_work.py): its nonce gave a place once."""
+    return f"work#{nonce}"
+
+
 def prequeue_key(token_id: str) -> str:
     """A visitor who joined before a scheduled start: their place until the draw ranks it."""
     return f"p#{token_id}"

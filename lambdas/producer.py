@@ -11,6 +11,12 @@ counts are read consistently and the next ordinal in the interleaved order is ta
 conditional write, so every visitor's place is one more than everyone's who joined before,
 however many containers serve the link. A visitor who joins a minute that has no consumer
 wakes one (lambdas/wake.py): a quiet room lets them in at once instead of next minute.
+
+With `join_work` set, a new place costs a solved proof-of-work challenge (core/join_work.py,
+lambdas/join_gate.py): a request without a solution is sent to the work page with a fresh
+challenge, a solution is checked and spent (one conditional PutItem) before the place is
+counted, and a refused one gets a fresh challenge. A returning visitor whose cookie still
+holds a place keeps today's path: no work.
 """
 
 from __future__ import annotations
@@ -36,6 +42,8 @@ from beekeeper.core.datamodel import (
     arrival_shard_key,
     origin_url_with_token,
 )
+from beekeeper.core.join_work import WORK_PARAMETER, Verdict, flood_factor
+from beekeeper.core.names import JOIN_SECRET_VARIABLE
 from beekeeper.core.polling import eta_seconds
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas import runtime
@@ -45,6 +53,8 @@ from beekeeper.lambdas.cookies import (
     stage_root,
 )
 from beekeeper.lambdas.emf import DISCARD, MetricSink
+from beekeeper.lambdas.join_answers import work_location
+from beekeeper.lambdas.join_gate import JoinGate
 from beekeeper.lambdas.pacing import MINUTE_SECONDS
 from beekeeper.lambdas.prequeue import join_prequeue
 from beekeeper.lambdas.returning import Way, returning_visit
@@ -60,6 +70,7 @@ from beekeeper.lambdas.room_state import (
     read_snapshot,
 )
 from beekeeper.lambdas.runtime import lambda_invoker
+from beekeeper.lambdas.tickets import secret_reader
 from beekeeper.lambdas.wake import wake_if_idle
 
 log = logging.getLogger("beekeeper.producer")
@@ -139,6 +150,12 @@ class Producer:
     recent_joins: deque[float] = field(default_factory=deque)
     contended_at: float = -math.inf
     metrics: MetricSink = DISCARD
+    # The proof of work (lambdas/join_gate.py); a room with join_work > 0 must have one.
+    gate: JoinGate | None = None
+
+    def __post_init__(self) -> None:
+        if self.settings.join_work and self.gate is None:
+            raise ValueError("a room whose places cost work (join_work) needs its join gate")
 
     def handle(self, event: Mapping[str, Any]) -> dict[str, Any]:
         method = event.get("httpMethod") if isinstance(event, Mapping) else None
@@ -163,6 +180,10 @@ class Producer:
                 return redirect(ROOM_LOCATION)
             if snapshot.config.closed:
                 return closed_page(snapshot.config.message, event)
+            if self.gate is not None and self.settings.join_work:
+                verdict = self._work_done(event)
+                if verdict is not Verdict.OK:
+                    return self._challenge(snapshot, verdict)
             token = self.join_line(snapshot)
             if visit.rejoins:
                 self.metrics.count(telemetry.REJOINED)
@@ -185,6 +206,29 @@ class Producer:
             secure=not is_plain_http_loopback(event),
         )
         return response
+
+    def work_ms(self, snapshot: RoomSnapshot) -> float:
+        """The work a new place costs now: the room's setting, raised while a flood lasts (the
+        join rate is the arrival counters' growth between this container's config reads)."""
+        factor = flood_factor(self.cache.arrival_rate, snapshot.config.rate)
+        return self.settings.join_work * factor
+
+    def _work_done(self, event: Mapping[str, Any]) -> Verdict | None:
+        """The request's solution checked and spent; None when it brings none."""
+        assert self.gate is not None
+        text = query_value(event, WORK_PARAMETER)
+        if text is None:
+            return None
+        verdict = self.gate.redeem(text, now=self.clock())
+        if verdict is not Verdict.OK:
+            log.info("a solution was refused: %s", verdict.value)
+        return verdict
+
+    def _challenge(self, snapshot: RoomSnapshot, verdict: Verdict | None) -> dict[str, Any]:
+        """A fresh challenge: the work page solves it and comes back."""
+        assert self.gate is not None
+        challenge = self.gate.challenge(now=self.clock(), work_ms=self.work_ms(snapshot))
+        return redirect(work_location(challenge))
 
     def snapshot(self) -> RoomSnapshot:
         """The room's config and counters, as this container last read them (cached)."""
@@ -322,6 +366,16 @@ _BASE_HEADERS = {
 }
 
 
+def query_value(event: Mapping[str, Any], name: str) -> str | None:
+    """The query parameter `name`'s value (the last of several, as API Gateway's
+    queryStringParameters keeps it), or None."""
+    parameters = event.get("queryStringParameters")
+    if not isinstance(parameters, Mapping):
+        return None
+    value = parameters.get(name)
+    return value if isinstance(value, str) else None
+
+
 def redirect(location: str) -> dict[str, Any]:
     return {"statusCode": 302, "headers": {**_BASE_HEADERS, "Location": location}, "body": ""}
 
@@ -375,8 +429,9 @@ _producer: Producer | None = None
 def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
     global _producer
     if _producer is None:
+        settings = runtime.settings()
         _producer = Producer(
-            settings=runtime.settings(),
+            settings=settings,
             table=runtime.env("TABLE_NAME"),
             queue_url=runtime.env("QUEUE_URL"),
             dynamodb=runtime.client("dynamodb"),
@@ -385,6 +440,14 @@ def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
                 runtime.client("lambda"), runtime.env("CONSUMER_FUNCTION_NAME")
             ),
             metrics=runtime.metrics(),
+            gate=JoinGate(
+                room=settings.name,
+                read_secret=secret_reader(
+                    runtime.client("secretsmanager"), runtime.env(JOIN_SECRET_VARIABLE)
+                ),
+                dynamodb=runtime.client("dynamodb"),
+                table=runtime.env("TABLE_NAME"),
+            ),
         )
     response = _producer.handle(event)
     _producer.metrics.flush_ended()

@@ -14,6 +14,7 @@ import click
 
 from beekeeper.cli.commands.simulate_capacity import capacity_options, command_words, table_lines
 from beekeeper.cli.errors import UserError
+from beekeeper.cli.options import SettingType
 from beekeeper.core.settings import MAX_RATE, MIN_RATE, SettingsError
 from beekeeper.simulator.capacity import CapacityPlan, TemplatesUnavailable
 from beekeeper.simulator.faults import FAULT_NAMES, Faults
@@ -103,6 +104,16 @@ def _start_time(ctx: click.Context, param: click.Parameter, value: str) -> datet
     help="A scheduled event starting at minute K: visitors arriving before it join the "
     "pre-queue and are drawn into a random order at the start.",
 )
+@click.option(
+    "--join-work",
+    type=SettingType("join_work"),
+    metavar="MS",
+    default=0,
+    show_default=True,
+    help="The work a place costs, in milliseconds of a typical phone's time: each visitor "
+    "solves the room's challenge (harder under a flood, as in AWS) before joining the line "
+    "(0: no work modelled; a deployed room's default is 1000).",
+)
 def simulate_command(
     rate: int,
     visitors: int,
@@ -115,6 +126,7 @@ def simulate_command(
     start_time: datetime,
     capacity: CapacityPlan | None,
     starts_at_minute: int | None,
+    join_work: int,
 ) -> None:
     """Simulate admissions minute by minute, with optional faults, without touching AWS."""
     if report_path is not None:
@@ -129,6 +141,7 @@ def simulate_command(
             seed=seed,
             capacity=capacity,
             starts_at_minute=starts_at_minute,
+            join_work_ms=join_work,
         )
     except (SettingsError, TemplatesUnavailable) as error:
         raise UserError(str(error)) from error
@@ -178,6 +191,8 @@ def command_line(result: SimulationResult) -> str:
     words += command_words(result.capacity)
     if result.starts_at_minute is not None:
         words.append(f"--starts-at-minute {result.starts_at_minute}")
+    if result.join_work_ms:
+        words.append(f"--join-work {result.join_work_ms}")
     words.append(f"--seed {result.seed}")
     return " ".join(words)
 
@@ -223,6 +238,15 @@ def render_table(result: SimulationResult) -> str:
     ]
     if result.capacity is not None:
         lines += table_lines(result.capacity)
+    if result.join_work_ms:
+        lines.append(
+            f"work before joining ({result.join_work_ms:,} ms of a typical phone): median "
+            f"{_seconds(result.join_work_seconds_p50)}, p95 "
+            f"{_seconds(result.join_work_seconds_p95)}, longest "
+            f"{_seconds(result.join_work_seconds_max)}; raised up to "
+            f"{result.join_work_flood_factor_max or 1:g} x by a flood; still solving at the end: "
+            f"{result.still_solving:,}"
+        )
     if result.positions_checked:
         lines.append(
             f"positions shown to polling pages: {result.positions_checked:,} checked, "

@@ -22,7 +22,7 @@ from urllib.parse import quote
 import pytest
 
 from beekeeper.core import datamodel
-from tests.support.localroom.http import cookie_value, enter_shop, get
+from tests.support.localroom.http import cookie_value, enter_shop, follow_link, get
 from tests.support.localroom.process import BEEKEEPER, LocalProcess, start_local, wait_until
 
 pytestmark = pytest.mark.slow
@@ -36,7 +36,19 @@ VISITORS = 200
 
 def _start(config_dir: Path, name: str) -> Iterator[LocalProcess]:
     room = start_local(
-        ["--demo", "--demo-port", "0", "--rate", str(RATE), "--minute-seconds", "2"],
+        # 200 visitors join at once: a place costs little work here (the default's is held by
+        # the smaller rooms of tests/integration).
+        [
+            "--demo",
+            "--demo-port",
+            "0",
+            "--rate",
+            str(RATE),
+            "--minute-seconds",
+            "2",
+            "--join-work",
+            "20",
+        ],
         config_dir,
         name=name,
     )
@@ -60,7 +72,7 @@ def fresh_room(tmp_path: Path) -> Iterator[LocalProcess]:
 
 
 def join(room: LocalProcess) -> str:
-    answer = get(room.urls["marketing URL"])
+    answer = follow_link(room.urls["marketing URL"])
     assert answer.status == 302, answer.text
     (set_cookie,) = answer.headers_named("Set-Cookie")
     assert "HttpOnly" in set_cookie

@@ -22,6 +22,7 @@ from botocore.exceptions import ClientError
 from beekeeper.apigateway.room import Boto3DynamoDb, HttpRequest, run_integration
 from beekeeper.core import telemetry
 from beekeeper.core.datamodel import ADMITTED_COUNTER_KEY, Token
+from beekeeper.core.join_work import WORK_PARAMETER, Challenge, solve
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas.consumer import run_consumer
 from beekeeper.lambdas.emf import MinuteMetrics
@@ -36,7 +37,8 @@ from tests.support.pipeline import aws as aws
 from tests.support.stack_testkit import CHANGED_ROOM, FULL_ROOM, MetricReference, Synthesized
 
 # The template's room, at a rate a simulated minute runs quickly.
-SETTINGS = FULL_ROOM.replace(rate=30, consumer_capacity=100)
+# A place costs a little work here: the visitors solve it on the way, as the page would.
+SETTINGS = FULL_ROOM.replace(rate=30, consumer_capacity=100, join_work=10)
 MINUTE = 60
 
 
@@ -162,6 +164,7 @@ class Room:
             sqs=self.aws.sqs,
             clock=self.clock,
             metrics=self.metrics(),
+            gate=self.aws.gate(self.settings.name),
         )
 
     def metrics(self) -> MinuteMetrics:
@@ -169,9 +172,16 @@ class Room:
 
     def visitor(self, cookie: str | None = None) -> dict[str, Any]:
         headers = {"Cookie": f"beekeeper_token={cookie}"} if cookie else {}
-        event = {"httpMethod": "GET", "path": "/beekeeper", "headers": headers}
+        event: dict[str, Any] = {"httpMethod": "GET", "path": "/beekeeper", "headers": headers}
         response = self.producer.handle(event)
         self.producer.metrics.flush_ended()  # what the handler does after every request
+        location = response["headers"].get("Location", "")
+        if location.startswith("work#"):  # a new place: the work first, then the link again
+            challenge = Challenge.parse(location.removeprefix("work#"))
+            assert challenge is not None
+            event["queryStringParameters"] = {WORK_PARAMETER: str(solve(challenge))}
+            response = self.producer.handle(event)
+            self.producer.metrics.flush_ended()
         return response
 
     def trigger(self, invoke: Callable[[dict[str, Any]], None] | None = None) -> None:

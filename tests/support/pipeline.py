@@ -18,6 +18,7 @@ from beekeeper.core.datamodel import (
 )
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas.emf import DISCARD, MetricSink
+from beekeeper.lambdas.join_gate import JoinGate
 from beekeeper.lambdas.producer import Producer
 
 TABLE = "beekeeper-shop"
@@ -35,10 +36,17 @@ def room(**changes: Any) -> RoomSettings:
 
 
 def producer(
-    aws: Aws, clock: FakeClock, *, metrics: MetricSink = DISCARD, **settings: Any
+    aws: Aws,
+    clock: FakeClock,
+    *,
+    metrics: MetricSink = DISCARD,
+    gate: JoinGate | None = None,
+    **settings: Any,
 ) -> Producer:
-    """The marketing link's code on moto, with predictable tokens and shard choices."""
+    """The marketing link's code on moto, with predictable tokens and shard choices; places
+    cost no work unless the test gives a `gate` (and join_work)."""
     counter = iter(range(1, 1_000_000))
+    settings.setdefault("join_work", 0)
     return Producer(
         settings=room(**settings),
         table=aws.table,
@@ -49,6 +57,7 @@ def producer(
         token_bytes=lambda n: next(counter).to_bytes(n, "big"),
         rng=random.Random(7),
         metrics=metrics,
+        gate=gate,
     )
 
 
@@ -59,6 +68,17 @@ class Aws:
     queue_url: str
     dlq_url: str
     table: str = TABLE
+    join_secret: str = ""  # the join secret's ARN in moto's Secrets Manager
+
+    def gate(self, room_name: str = "shop") -> JoinGate:
+        """The marketing link's proof of work on moto, reading the room's join secret."""
+        secrets = boto3.client("secretsmanager", region_name="us-east-1")
+        return JoinGate(
+            room=room_name,
+            read_secret=lambda: secrets.get_secret_value(SecretId=self.join_secret)["SecretString"],
+            dynamodb=self.dynamodb,
+            table=self.table,
+        )
 
     def item(self, pk: str) -> dict[str, Any] | None:
         return self.dynamodb.get_item(
@@ -103,7 +123,16 @@ def aws() -> Iterator[Aws]:
                 ),
             },
         )["QueueUrl"]
-        yield Aws(dynamodb=dynamodb, sqs=sqs, queue_url=queue_url, dlq_url=dlq_url)
+        join_secret = boto3.client("secretsmanager", region_name="us-east-1").create_secret(
+            Name="beekeeper-shop-join", SecretString="j" * 64
+        )["ARN"]
+        yield Aws(
+            dynamodb=dynamodb,
+            sqs=sqs,
+            queue_url=queue_url,
+            dlq_url=dlq_url,
+            join_secret=join_secret,
+        )
 
 
 class FakeClock:

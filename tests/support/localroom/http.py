@@ -7,9 +7,10 @@ import json
 import time
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from beekeeper.core.datamodel import COOKIE_NAME
+from beekeeper.core.join_work import WORK_PARAMETER, Challenge, solve
 
 
 @dataclass
@@ -45,6 +46,20 @@ def get(url: str, *, cookie: str | None = None, method: str = "GET") -> Answer:
         connection.close()
 
 
+def follow_link(marketing_url: str, *, cookie: str | None = None) -> Answer:
+    """The marketing link as the work page follows it: when the room asks for work (a redirect
+    to `work#<challenge>`), the challenge is solved (core/join_work's reference solver) and
+    the link asked again with the solution; the link's last answer."""
+    answer = get(marketing_url, cookie=cookie)
+    location = answer.header("Location") or ""
+    if answer.status != 302 or not location.startswith("work#"):
+        return answer
+    challenge = Challenge.parse(location.removeprefix("work#"))
+    assert challenge is not None, location
+    solution = quote(str(solve(challenge)), safe="")
+    return get(f"{marketing_url}?{WORK_PARAMETER}={solution}", cookie=cookie)
+
+
 def cookie_value(set_cookie: str, name: str) -> str | None:
     first = set_cookie.split(";", 1)[0]
     key, _, value = first.partition("=")
@@ -67,7 +82,7 @@ def enter_shop(admission_url: str) -> tuple[Answer, Answer]:
 def admitted_origin(marketing_url: str, polling_url: str, within_seconds: float = 15) -> str:
     """Join at the marketing link and poll as the page does until admitted; the URL the room
     sends the visitor to (token and ticket)."""
-    joined = get(marketing_url)
+    joined = follow_link(marketing_url)
     token = cookie_value(joined.header("Set-Cookie") or "", COOKIE_NAME)
     assert token is not None, joined.text
     deadline = time.monotonic() + within_seconds

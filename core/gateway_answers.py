@@ -14,7 +14,7 @@ from beekeeper.core.headers import cors_headers
 from beekeeper.core.routes import REGISTRY, Mode, route, routes
 
 # The routes answered by a Lambda or a static page rather than a template.
-OTHER_ROUTES = ("beekeeper", "room")
+OTHER_ROUTES = ("beekeeper", "room", "work")
 # Routes the shop's own pages may call with the visitor's cookie: CORS for the origin only, and
 # an OPTIONS preflight (the registry's `cors` routes).
 CORS_ROUTES = tuple(found.name for found in REGISTRY if found.cors)

@@ -12,6 +12,7 @@ region) come in as `ApiReferences`, tokens in the stack and plain names locally.
 |---|---|---|
 | /beekeeper | GET | the producer Lambda, proxy (AWS_PROXY) |
 | /room | GET | MOCK: the waiting room page (stacks/page.py) |
+| /work | GET | MOCK: the work page, where a new place's challenge is solved (stacks/page.py) |
 | the registry's routes (core/routes.py) | GET, /leave POST | AWS: DynamoDB (vtl/methods.py) |
 | the CORS routes | OPTIONS | MOCK: the preflight |
 """
@@ -33,10 +34,12 @@ from beekeeper.core.routes import mode_of, routes
 from beekeeper.core.settings import RoomSettings
 from beekeeper.stacks import page
 from beekeeper.vtl.methods import declared_headers, preflight_method, route_method, static_headers
+from beekeeper.waiting_room_site.work_page import render_work_page
 
 MethodKey = tuple[str, str]
 PRODUCER_PATH = "/beekeeper"
 PAGE_PATH = "/room"
+WORK_PATH = "/work"
 
 
 @dataclass(frozen=True)
@@ -81,7 +84,7 @@ def producer_method(refs: ApiReferences) -> dict[str, Any]:
 
 
 def page_method(html: str) -> dict[str, Any]:
-    """GET /room: the waiting room page from a MOCK integration, with the page's headers."""
+    """GET /room (and /work): a page from a MOCK integration, with the page's headers."""
     static, overridden = page.split_headers(PAGE_HEADERS)
     template = page.page_response_template(html, overridden)
     return {
@@ -110,14 +113,20 @@ def page_method(html: str) -> dict[str, Any]:
     }
 
 
-def definition(settings: RoomSettings, refs: ApiReferences, *, page_html: str) -> RestApiDefinition:
-    """The room's whole API; `page_html` is the rendered page (render_page(settings))."""
+def definition(
+    settings: RoomSettings, refs: ApiReferences, *, page_html: str, work_html: str | None = None
+) -> RestApiDefinition:
+    """The room's whole API; `page_html` is the rendered page (render_page(settings)),
+    `work_html` the work page (render_work_page(settings), rendered here when not given)."""
+    if work_html is None:
+        work_html = render_work_page(settings)
     capacity = settings.max_inside > 0
     mode = mode_of(capacity=capacity)
     session_seconds = settings.session_seconds if capacity else 0
     methods: dict[MethodKey, dict[str, Any]] = {
         (PRODUCER_PATH, "GET"): producer_method(refs),
         (PAGE_PATH, "GET"): page_method(page_html),
+        (WORK_PATH, "GET"): page_method(work_html),
     }
     for found in routes(mode).values():
         path = f"/{found.name}"
@@ -139,6 +148,7 @@ def definition(settings: RoomSettings, refs: ApiReferences, *, page_html: str) -
 __all__ = [
     "PAGE_PATH",
     "PRODUCER_PATH",
+    "WORK_PATH",
     "ApiReferences",
     "RestApiDefinition",
     "definition",

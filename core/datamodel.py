@@ -22,6 +22,9 @@ CLIENT_TOKEN_PARAMETER = "token"
 # Query parameter carrying the signed admission ticket beside the token on the redirect to the
 # origin (core/tickets.py says what the ticket is).
 ORIGIN_TICKET_PARAMETER = "beekeeper_ticket"
+# A native app's token on /polling and the marketing link (docs/apps.md): read by the cookie's
+# rules (cookies.read_token), and when present it wins over a cookie.
+TOKEN_HEADER = "Beekeeper-Token"
 # /client?token=...&redeem=1: the first such check answers allow, every later one "redeemed".
 # Only this exact value redeems; any other value of the parameter is refused (400), so a shop
 # that writes `redeem=true` learns it at once instead of checking without redeeming.

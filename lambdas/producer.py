@@ -44,7 +44,12 @@ from beekeeper.core.datamodel import (
 )
 from beekeeper.core.join_work import WORK_PARAMETER, Verdict, flood_factor
 from beekeeper.core.names import JOIN_SECRET_VARIABLE
-from beekeeper.core.polling import eta_seconds
+from beekeeper.core.polling import (
+    POLL_AFTER_MIN_SECONDS,
+    eta_seconds,
+    poll_after_seconds,
+    position,
+)
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas import runtime
 from beekeeper.lambdas.cookies import (
@@ -53,7 +58,18 @@ from beekeeper.lambdas.cookies import (
     stage_root,
 )
 from beekeeper.lambdas.emf import DISCARD, MetricSink
-from beekeeper.lambdas.join_answers import work_location
+from beekeeper.lambdas.join_answers import (
+    admitted_body,
+    challenge_body,
+    closed_body,
+    json_answer,
+    refused_body,
+    room_off_body,
+    unavailable_body,
+    waiting_body,
+    wants_json,
+    work_location,
+)
 from beekeeper.lambdas.join_gate import JoinGate
 from beekeeper.lambdas.pacing import MINUTE_SECONDS
 from beekeeper.lambdas.prequeue import join_prequeue
@@ -161,44 +177,62 @@ class Producer:
         method = event.get("httpMethod") if isinstance(event, Mapping) else None
         if not isinstance(method, str):
             return page(400, "Bad request", "This address only answers web browsers.")
+        # A native app asks for JSON (lambdas/join_answers.py): the same decisions, as JSON.
+        as_json = wants_json(event)
         if method.upper() != "GET":
-            response = page(405, "Method not allowed", "Open this link in your browser.")
+            response = (
+                json_answer(405, {"error": "the marketing link answers GET only"})
+                if as_json
+                else page(405, "Method not allowed", "Open this link in your browser.")
+            )
             response["headers"]["Allow"] = "GET"
             return response
+        origin = self.settings.origin
         try:
             snapshot = self.snapshot()
             if not snapshot.config.enabled:
-                return redirect(self.settings.origin)
+                return json_answer(200, room_off_body(origin)) if as_json else redirect(origin)
             visit = returning_visit(
                 event, dynamodb=self.dynamodb, table=self.table, snapshot=snapshot, now=self.clock()
             )
             if visit.way is Way.SHOP and visit.token is not None:
-                return redirect(
-                    origin_url_with_token(self.settings.origin, str(visit.token), visit.ticket)
-                )
+                if as_json:  # the ticket in the answer, never in a URL
+                    return json_answer(200, admitted_body(visit.token, visit.ticket, origin))
+                return redirect(origin_url_with_token(origin, str(visit.token), visit.ticket))
             if visit.way is Way.KEEP_PLACE:
+                if as_json and visit.token is not None:
+                    return json_answer(200, self._waiting(snapshot, visit.token))
                 return redirect(ROOM_LOCATION)
             if snapshot.config.closed:
+                if as_json:
+                    return json_answer(200, closed_body(snapshot.config.message))
                 return closed_page(snapshot.config.message, event)
             if self.gate is not None and self.settings.join_work:
                 verdict = self._work_done(event)
                 if verdict is not Verdict.OK:
-                    return self._challenge(snapshot, verdict)
+                    return self._challenge(snapshot, verdict, as_json=as_json)
             token = self.join_line(snapshot)
             if visit.rejoins:
                 self.metrics.count(telemetry.REJOINED)
         except Exception:
             log.exception("could not give a visitor a place in line")
             if self.settings.fail_open:
-                return redirect(self.settings.origin)
-            response = page(
-                503,
-                "Please try again in a moment",
-                "The waiting room is busy. Reload this page in half a minute to get your place.",
-            )
+                return json_answer(200, room_off_body(origin)) if as_json else redirect(origin)
+            if as_json:
+                response = json_answer(503, unavailable_body(RETRY_AFTER_SECONDS))
+            else:
+                response = page(
+                    503,
+                    "Please try again in a moment",
+                    "The waiting room is busy. Reload this page in half a minute to get your "
+                    "place.",
+                )
             response["headers"]["Retry-After"] = str(RETRY_AFTER_SECONDS)
             return response
-        response = redirect(ROOM_LOCATION)
+        if as_json:
+            response = json_answer(200, self._waiting(snapshot, token))
+        else:
+            response = redirect(ROOM_LOCATION)
         response["headers"]["Set-Cookie"] = set_cookie(
             token,
             path=stage_root(event),
@@ -224,11 +258,27 @@ class Producer:
             log.info("a solution was refused: %s", verdict.value)
         return verdict
 
-    def _challenge(self, snapshot: RoomSnapshot, verdict: Verdict | None) -> dict[str, Any]:
-        """A fresh challenge: the work page solves it and comes back."""
+    def _challenge(
+        self, snapshot: RoomSnapshot, verdict: Verdict | None, *, as_json: bool
+    ) -> dict[str, Any]:
+        """A fresh challenge: the work page solves it and comes back; an app gets it as JSON,
+        with why its solution earned no place (400) when it sent one."""
         assert self.gate is not None
         challenge = self.gate.challenge(now=self.clock(), work_ms=self.work_ms(snapshot))
-        return redirect(work_location(challenge))
+        if not as_json:
+            return redirect(work_location(challenge))
+        if verdict is None:
+            return json_answer(200, challenge_body(challenge))
+        return json_answer(400, refused_body(challenge, verdict))
+
+    def _waiting(self, snapshot: RoomSnapshot, token: Token) -> dict[str, Any]:
+        """An app's place: where and when to ask /polling (its answers say the rest)."""
+        config = snapshot.config
+        if in_prequeue(config, snapshot.draw, self.clock()) or draw_pending(config, snapshot.draw):
+            return waiting_body(token, position=None, poll_after=POLL_AFTER_MIN_SECONDS)
+        place = position(token.ordinal, snapshot.passed_total)
+        wait = poll_after_seconds(place, config.rate, claim_seconds=snapshot.claim_seconds)
+        return waiting_body(token, position=place, poll_after=wait)
 
     def snapshot(self) -> RoomSnapshot:
         """The room's config and counters, as this container last read them (cached)."""

@@ -249,6 +249,11 @@ def local(
             click.echo(f"  starts at:        {running.settings.starts_at} (pre-queue until then)")
         if running.shop_url:
             click.echo(f"  demo shop:        {running.shop_url}")
+            # The JSON join's first step, as a native app takes it (docs/apps.md).
+            click.echo(
+                "  an app joins:     curl -s -H 'Accept: application/json' "
+                f"{running.urls.marketing_url}   (the rest: docs/apps.md)"
+            )
         click.echo(f"  operator view:    {running.operator_url}")
         deployed = factory_of(ctx).store().deployment(running.settings.name) is not None
         click.echo(

@@ -287,6 +287,18 @@ def switch_room(room: LocalProcess, *, enabled: bool) -> None:
     assert result.returncode == 0, result.stderr
 
 
+def test_the_demo_shows_how_an_app_joins_and_the_command_answers_json(
+    room: LocalProcess,
+) -> None:
+    marketing = room.urls["marketing URL"]
+    shown = f"  an app joins:     curl -s -H 'Accept: application/json' {marketing}"
+    (line,) = [line for line in room.output().splitlines() if line.startswith(shown)]
+    assert "docs/apps.md" in line
+    # What that command asks: the room's challenge, as JSON.
+    answer = get(marketing, headers={"Accept": "application/json"})
+    assert answer.status == 200 and answer.json()["state"] == "work"
+
+
 def test_status_reports_the_running_room(room: LocalProcess) -> None:
     result = operator(room, "status")
     assert result.returncode == 0, result.stderr

@@ -18,6 +18,7 @@ from beekeeper.core.datamodel import (
     CLIENT_REDEEM_VALUE,
     COOKIE_NAME,
     REDEEMED_ATTRIBUTE,
+    TOKEN_HEADER,
     status_copy_for,
     status_key,
     visitor_key,
@@ -298,10 +299,14 @@ def status(**numbers: int) -> dict[str, Any]:
     return item | {"enabled": {"BOOL": True}, "slowed": {"BOOL": False}}
 
 
-def poll(items: list[dict[str, Any]], values: dict[str, str] = VALUES) -> dict[str, Any]:
+def poll(
+    items: list[dict[str, Any]],
+    values: dict[str, str] = VALUES,
+    headers: dict[str, str] | None = None,
+) -> dict[str, Any]:
     data = RenderInput(
         body=json.dumps({"Responses": {TABLE: items}}),
-        headers=cookie(TOKEN),
+        headers=cookie(TOKEN) if headers is None else headers,
         context={"requestTimeEpoch": NOW_MS},
     )
     result: dict[str, Any] = json.loads(render(load_template("polling-response.vtl", values), data))
@@ -329,6 +334,39 @@ def test_polling_says_where_a_capacity_visitor_is(
     item: dict[str, Any], expected: dict[str, Any]
 ) -> None:
     assert poll([status(), item]) == expected
+
+
+@pytest.mark.parametrize("values", [VALUES, RATE_VALUES], ids=["capacity", "rate"])
+def test_an_app_gets_its_token_and_ticket_in_the_answer_never_in_a_url(
+    values: dict[str, str],
+) -> None:
+    """An app asks /polling with its Beekeeper-Token header (docs/apps.md): the admission
+    carries the token and ticket as fields, and the shop's bare origin; no /enter detour."""
+    admitted = visitor("admitted") | {"ticket": {"S": TICKET}}
+    app = {TOKEN_HEADER: TOKEN, "Cookie": f"{COOKIE_NAME}={OTHER_ID}.7"}
+    assert poll([status(), admitted], values, app) == {
+        "allow": True,
+        "token": TOKEN,
+        "origin": ORIGIN,
+        "ticket": TICKET,
+    }
+    # A ticket that is not a compact JWS is never passed on; without one, the token alone.
+    odd = visitor("admitted") | {"ticket": {"S": 'x"}&evil=1'}}
+    expected = {"allow": True, "token": TOKEN, "origin": ORIGIN}
+    assert poll([status(), odd], values, app) == expected
+    # The header is read by the cookie's rules: a malformed one is 'malformed', whatever the
+    # cookie holds.
+    bad = {TOKEN_HEADER: TOKEN + "x", "Cookie": f"{COOKIE_NAME}={TOKEN}"}
+    assert poll([status(), admitted], values, bad) == {"allow": False, "state": "malformed"}
+    waiting = poll([status()], values, {TOKEN_HEADER.lower(): f" {TOKEN} "})
+    assert waiting["state"] == "waiting" and waiting["position"] == 234
+
+
+def test_an_apps_origin_is_the_shops_as_configured_even_an_international_one() -> None:
+    shop = "https://bücher.example/sale?from=app"
+    values = template_values(table_name=TABLE, origin=shop)
+    answer = poll([status(), visitor(None)], values, {TOKEN_HEADER: TOKEN})
+    assert answer == {"allow": True, "token": TOKEN, "origin": shop}
 
 
 def test_a_rate_room_sends_the_admitted_straight_to_the_shop() -> None:

@@ -33,13 +33,21 @@ class Answer:
         return self.body.decode("utf-8")
 
 
-def get(url: str, *, cookie: str | None = None, method: str = "GET") -> Answer:
+def get(
+    url: str,
+    *,
+    cookie: str | None = None,
+    method: str = "GET",
+    headers: dict[str, str] | None = None,
+) -> Answer:
     parts = urlsplit(url)
     connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
     try:
         path = parts.path + (f"?{parts.query}" if parts.query else "")
-        headers = {"Cookie": cookie} if cookie is not None else {}
-        connection.request(method, path, headers=headers)
+        sent = dict(headers or {})
+        if cookie is not None:
+            sent["Cookie"] = cookie
+        connection.request(method, path, headers=sent)
         response = connection.getresponse()
         return Answer(response.status, response.getheaders(), response.read())
     finally:

@@ -54,8 +54,9 @@ def run_integration(
     session_seconds: int = 0,
 ) -> HttpResponse:
     """Answer `request` on `route` as API Gateway would: 'polling', 'client', 'jwks.json', and
-    in a capacity-mode room (`session_seconds` > 0, vtl.template_values) also 'enter' and
-    'leave'. `dynamodb` receives the rendered request (`Boto3DynamoDb(client)` for boto3).
+    in a capacity-mode room (`session_seconds` > 0, vtl.template_values) also 'enter'
+    (capacity mode's /leave is the producer's: lambdas/leaving.py).
+    `dynamodb` receives the rendered request (`Boto3DynamoDb(client)` for boto3).
 
     Raises UnsupportedVtl when a template steps outside what the renderer can render
     faithfully: that is a bug to fix, not an answer to give."""

@@ -3,7 +3,7 @@
     .venv/bin/python bench/local_throughput.py [--visitors 10000] [--poll-seconds 10]
         [--admit-rate 3000 [--minute-seconds 60] [--admit-minutes 2]]
 
-Starts `beekeeper local` (rate 1/minute, so the queue only grows), then:
+Starts `beekeeper local` (rate 1/minute, so the queue only grows; `--join-work 0`), then:
 1. joins --visitors new visitors at /beekeeper from --workers keep-alive connections and prints
    the arrival rate per slice of 1,000 (how it holds up as the queue grows) and overall;
 2. with all of them queued, polls /polling with their cookies for --poll-seconds and prints the
@@ -67,6 +67,9 @@ def running_room(
     """`beekeeper local` in a subprocess; yields the gateway's base URL and the pid."""
     env = {**os.environ, "BEEKEEPER_CONFIG_DIR": config}
     args = [str(BEEKEEPER), "local", "--origin", "http://localhost:9/", "--rate", "1"]
+    # The room's own throughput: a place costs no work here (the work and what it costs a
+    # visitor and a bot are bench/join_work.py's); `--join-work MS` in the extra arguments wins.
+    args += ["--join-work", "0"]
     args += ["--port", "0", "--operator-port", "0", "--name", ROOM, "--new-line", *extra]
     process = subprocess.Popen(
         args, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True

@@ -71,6 +71,7 @@ from beekeeper.lambdas.join_answers import (
     work_location,
 )
 from beekeeper.lambdas.join_gate import JoinGate
+from beekeeper.lambdas.leaving import LEAVE_PATH, Leaving
 from beekeeper.lambdas.pacing import MINUTE_SECONDS
 from beekeeper.lambdas.prequeue import join_prequeue
 from beekeeper.lambdas.returning import Way, returning_visit
@@ -166,7 +167,8 @@ class Producer:
     recent_joins: deque[float] = field(default_factory=deque)
     contended_at: float = -math.inf
     metrics: MetricSink = DISCARD
-    # The proof of work (lambdas/join_gate.py); a room with join_work > 0 must have one.
+    # The proof of work and the room's keys (lambdas/join_gate.py): every deployed or local room
+    # has one (its tokens carry the room's mark); a room with join_work > 0 must.
     gate: JoinGate | None = None
 
     def __post_init__(self) -> None:
@@ -174,6 +176,8 @@ class Producer:
             raise ValueError("a room whose places cost work (join_work) needs its join gate")
 
     def handle(self, event: Mapping[str, Any]) -> dict[str, Any]:
+        if isinstance(event, Mapping) and event.get("resource") == LEAVE_PATH:
+            return self.leaving().handle(event)  # the function's second route
         method = event.get("httpMethod") if isinstance(event, Mapping) else None
         if not isinstance(method, str):
             return page(400, "Bad request", "This address only answers web browsers.")
@@ -241,6 +245,19 @@ class Producer:
         )
         return response
 
+    def leaving(self) -> Leaving:
+        """POST /leave (capacity mode), with this container's clients and the room's keys."""
+        gate = self.gate
+        if gate is None:
+            raise ValueError("leaving needs the room's keys: give the producer its join gate")
+        return Leaving(
+            table=self.table,
+            dynamodb=self.dynamodb,
+            shop_origin=self.settings.origin,
+            token_key=lambda: gate.keys().token,
+            clock=self.clock,
+        )
+
     def work_ms(self, snapshot: RoomSnapshot) -> float:
         """The work a new place costs now: the room's setting, raised while a flood lasts (the
         join rate is the arrival counters' growth between this container's config reads)."""
@@ -304,7 +321,10 @@ class Producer:
 
     def _place(self, snapshot: RoomSnapshot) -> Token:
         now = self.clock()
-        token = Token.issue(self._ordinal(snapshot, exact=self._quiet(now)), self.token_bytes)
+        # The room's mark in the id (core/datamodel.Token): what lets a leave tell a token the
+        # room issued from a forged one.
+        key = self.gate.keys().token if self.gate is not None else None
+        token = Token.issue(self._ordinal(snapshot, exact=self._quiet(now)), self.token_bytes, key)
         config, draw = snapshot.config, snapshot.draw
         if in_prequeue(config, draw, now):
             # Before a scheduled start: a place in the pre-queue, drawn at the start.

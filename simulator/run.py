@@ -30,6 +30,7 @@ from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas.consumer import run_consumer
 from beekeeper.lambdas.emf import DISCARD, MetricSink
 from beekeeper.lambdas.join_gate import JoinGate
+from beekeeper.lambdas.leaving import Leaving
 from beekeeper.lambdas.producer import Producer
 from beekeeper.lambdas.room_state import write_config
 from beekeeper.lambdas.trigger import run_trigger
@@ -296,6 +297,14 @@ def simulate(
     )
 
     index_of: dict[str, int] = {}  # token id -> visitor
+    # The room's keys and proof of work: its tokens carry its mark, as every room's do.
+    gate = JoinGate(
+        room=settings.name,
+        read_secret=lambda: JOIN_SECRET,
+        dynamodb=Counted(table, calls_by_role, "producer"),
+        table=TABLE,
+        token_bytes=rng.randbytes,
+    )
     crowd = (
         CapacityCrowd(
             plan=capacity,
@@ -304,6 +313,14 @@ def simulate(
             table=table,
             table_name=TABLE,
             rng=random.Random(seed + 2),  # noqa: S311 - the crowd's choices, not a secret
+            # POST /leave: the producer's route, with the room's keys.
+            leaving=Leaving(
+                table=TABLE,
+                dynamodb=Counted(table, calls_by_role, "leave"),
+                shop_origin=settings.origin,
+                token_key=lambda: gate.keys().token,
+                clock=scheduler.clock,
+            ),
         )
         if capacity is not None
         else None
@@ -358,15 +375,7 @@ def simulate(
         rng=random.Random(seed + 1),  # noqa: S311 - shard choice, not a secret
         invoke_consumer=start_consumer,
         metrics=new_sink(),
-        gate=JoinGate(
-            room=settings.name,
-            read_secret=lambda: JOIN_SECRET,
-            dynamodb=Counted(table, calls_by_role, "producer"),
-            table=TABLE,
-            token_bytes=rng.randbytes,
-        )
-        if join_work_ms
-        else None,
+        gate=gate,
     )
     solver_rng = random.Random(seed + 3)  # noqa: S311 - the visitors' phones, not a secret
     flood_factor_max = [1.0]

@@ -13,8 +13,9 @@ region) come in as `ApiReferences`, tokens in the stack and plain names locally.
 | /beekeeper | GET | the producer Lambda, proxy (AWS_PROXY) |
 | /room | GET | MOCK: the waiting room page (stacks/page.py) |
 | /work | GET | MOCK: the work page, where a new place's challenge is solved (stacks/page.py) |
-| the registry's routes (core/routes.py) | GET, /leave POST | AWS: DynamoDB (vtl/methods.py) |
-| the CORS routes | OPTIONS | MOCK: the preflight |
+| /leave (capacity) | POST | the producer, proxy: the token's mark checked (lambdas/leaving.py) |
+| the registry's routes (core/routes.py) | GET | AWS: DynamoDB (vtl/methods.py) |
+| the CORS routes (/client, /leave) | OPTIONS | MOCK: the preflight |
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from beekeeper.core.gateway_answers import gateway_responses
+from beekeeper.core.gateway_answers import LEAVE_METHOD, LEAVE_ROUTE, gateway_responses
 from beekeeper.core.headers import PAGE_HEADERS
 from beekeeper.core.local_room import (
     LOCAL_INTEGRATION_ROLE,
@@ -33,13 +34,20 @@ from beekeeper.core.local_room import (
 from beekeeper.core.routes import mode_of, routes
 from beekeeper.core.settings import RoomSettings
 from beekeeper.stacks import page
-from beekeeper.vtl.methods import declared_headers, preflight_method, route_method, static_headers
+from beekeeper.vtl.methods import (
+    declared_headers,
+    preflight_for,
+    preflight_method,
+    route_method,
+    static_headers,
+)
 from beekeeper.waiting_room_site.work_page import render_work_page
 
 MethodKey = tuple[str, str]
 PRODUCER_PATH = "/beekeeper"
 PAGE_PATH = "/room"
 WORK_PATH = "/work"
+LEAVE_PATH = f"/{LEAVE_ROUTE}"
 
 
 @dataclass(frozen=True)
@@ -70,14 +78,15 @@ class RestApiDefinition:
     gateway_responses: dict[str, dict[str, Any]]
 
 
-def producer_method(refs: ApiReferences) -> dict[str, Any]:
-    """GET /beekeeper: the marketing link, the producer through a Lambda proxy integration."""
+def producer_method(refs: ApiReferences, http_method: str = "GET") -> dict[str, Any]:
+    """GET /beekeeper: the marketing link, the producer through a Lambda proxy integration
+    (and capacity mode's POST /leave, its second route)."""
     uri = (
         f"arn:{refs.partition}:apigateway:{refs.region}:lambda:path/2015-03-31/functions/"
         f"{refs.producer_arn}/invocations"
     )
     return {
-        "HttpMethod": "GET",
+        "HttpMethod": http_method,
         "AuthorizationType": "NONE",
         "Integration": {"Type": "AWS_PROXY", "IntegrationHttpMethod": "POST", "Uri": uri},
     }
@@ -142,6 +151,10 @@ def definition(
         )
         if found.cors:
             methods[(path, "OPTIONS")] = preflight_method(found, settings.origin)
+    if capacity:
+        # POST /leave: the producer's, which checks the token's mark (lambdas/leaving.py).
+        methods[(LEAVE_PATH, LEAVE_METHOD)] = producer_method(refs, LEAVE_METHOD)
+        methods[(LEAVE_PATH, "OPTIONS")] = preflight_for(LEAVE_METHOD, settings.origin)
     return RestApiDefinition(methods, gateway_responses(settings.origin))
 
 

@@ -19,7 +19,6 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from beekeeper.apigateway.room import Boto3DynamoDb, HttpRequest, run_integration
 from beekeeper.core import telemetry
 from beekeeper.core.datamodel import ADMITTED_COUNTER_KEY, Token
 from beekeeper.core.join_work import WORK_PARAMETER, Challenge, solve
@@ -320,16 +319,16 @@ def test_a_capacity_rooms_dashboard_reads_what_its_functions_emit(
         response = room.visitor()
         tokens.append(response["headers"]["Set-Cookie"].split(";")[0].split("=", 1)[1])
         clock.now += 1
-    left = run_integration(  # the second visitor leaves the line before their turn
-        "leave",
-        HttpRequest(method="POST", path="/leave", query={"token": tokens[1]}, headers={}),
-        dynamodb=Boto3DynamoDb(aws.dynamodb),
-        table_name=aws.table,
-        origin=settings.origin,
-        request_time_ms=int(clock.now * 1000),
-        session_seconds=settings.session_seconds,
+    # The second visitor leaves the line before their turn (the producer's POST /leave).
+    left = room.producer.handle(
+        {
+            "resource": "/leave",
+            "httpMethod": "POST",
+            "headers": {},
+            "queryStringParameters": {"token": tokens[1]},
+        }
     )
-    assert left.body.strip() == '{"left": true}'
+    assert left["body"] == '{"left": true}'
     room.next_minute()
     room.trigger()
     room.consumers()

@@ -14,14 +14,25 @@ from moto import mock_aws
 from beekeeper.core.datamodel import (
     QUEUE_MAX_RECEIVE_COUNT,
     QUEUE_VISIBILITY_TIMEOUT_SECONDS,
+    Token,
     table_definition,
 )
+from beekeeper.core.join_work import JoinKeys
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas.emf import DISCARD, MetricSink
 from beekeeper.lambdas.join_gate import JoinGate
 from beekeeper.lambdas.producer import Producer
 
 TABLE = "beekeeper-shop"
+# The room's join secret in the moto account, and the token key derived from it.
+JOIN_SECRET_VALUE = "j" * 64
+TOKEN_KEY = JoinKeys.from_secret(JOIN_SECRET_VALUE).token
+
+
+def issued_token(ordinal: int, *, key: bytes = TOKEN_KEY) -> Token:
+    """A token as the room issues it (its id marked with the room's key), predictable: its
+    random part is the ordinal."""
+    return Token.issue(ordinal, lambda size: ordinal.to_bytes(size, "big"), key)
 
 
 def room(**changes: Any) -> RoomSettings:
@@ -124,7 +135,7 @@ def aws() -> Iterator[Aws]:
             },
         )["QueueUrl"]
         join_secret = boto3.client("secretsmanager", region_name="us-east-1").create_secret(
-            Name="beekeeper-shop-join", SecretString="j" * 64
+            Name="beekeeper-shop-join", SecretString=JOIN_SECRET_VALUE
         )["ARN"]
         yield Aws(
             dynamodb=dynamodb,

@@ -1,5 +1,6 @@
-"""Capacity mode's templates (/client sessions, /enter, /leave, /polling's capacity answers),
-rendered with the local renderer: their requests are core/sessions.py's, whatever comes in."""
+"""Capacity mode's templates (/client sessions, /enter, /polling's capacity answers), rendered
+with the local renderer: their requests are core/sessions.py's, whatever comes in. (/leave is
+the producer's route: tests/functional/pipeline/test_leaving.py.)"""
 
 from __future__ import annotations
 
@@ -96,29 +97,15 @@ def test_a_session_check_renews_exactly_as_core_sessions_says(route: str) -> Non
     assert rendered_request(route, cookie(TOKEN), request_time=str(NOW_MS)) == expected
 
 
-def test_a_leave_is_exactly_core_sessions_leave() -> None:
-    expected = sessions.leave_request(TABLE, TOKEN_ID, now=NOW_S)
-    assert rendered_request("leave", cookie(TOKEN)) == expected
-    assert rendered_request("leave", {}, {"token": TOKEN}) == expected
-    assert rendered_request("leave", cookie(f"{OTHER_ID}.5"), {"token": TOKEN}) == expected
-
-
 @pytest.mark.parametrize("request_time", [None, "", "12a", "-5", "1" * 16, "1.5e12"])
-def test_an_unreadable_request_time_renews_and_removes_nobody(request_time: object) -> None:
-    for route in ("client", "enter", "leave"):
+def test_an_unreadable_request_time_renews_nobody(request_time: object) -> None:
+    for route in ("client", "enter"):
         request = rendered_request(route, cookie(TOKEN), request_time=request_time)
         assert request["Key"] == {"pk": {"S": NO_VISITOR_KEY}}
-    leave = rendered_request("leave", cookie(TOKEN), request_time=request_time)
-    assert leave["ConditionExpression"] == sessions.NO_VISITOR_CONDITION
 
 
 @pytest.mark.parametrize("headers", [{}, cookie("bad"), cookie(f"{TOKEN_ID}.")])
-def test_no_usable_token_leaves_nobody(headers: dict[str, str]) -> None:
-    leave = rendered_request("leave", headers)
-    # The key no visitor has, on condition that it exists: nothing can be written.
-    assert leave["Key"] == {"pk": {"S": NO_VISITOR_KEY}}
-    assert leave["ConditionExpression"] == sessions.NO_VISITOR_CONDITION
-    assert sessions.NO_VISITOR_CONDITION.startswith("attribute_exists(pk) AND ")
+def test_no_usable_token_renews_nobody(headers: dict[str, str]) -> None:
     session = rendered_request("client", headers)
     assert session["Key"] == {"pk": {"S": NO_VISITOR_KEY}}
     assert session["ConditionExpression"] == sessions.SESSION_CONDITION  # fails: no item
@@ -127,37 +114,22 @@ def test_no_usable_token_leaves_nobody(headers: dict[str, str]) -> None:
 @settings(max_examples=80, deadline=None)
 @given(headers=HEADERS, query=QUERIES)
 def test_any_request_renders_one_of_the_owners_requests(headers, query) -> None:
-    for route in ("client", "enter", "leave"):
+    for route in ("client", "enter"):
         request = rendered_request(route, headers, query)
         key = request["Key"]["pk"]["S"]
         assert key == NO_VISITOR_KEY or re.fullmatch(r"v#[A-Za-z0-9_-]{22}", key)
         token_id = key.removeprefix("v#")
-        if route == "leave":
-            expected = sessions.leave_request(TABLE, token_id, now=NOW_S)
-            if key == NO_VISITOR_KEY:
-                expected = {
-                    **expected,
-                    "ConditionExpression": sessions.NO_VISITOR_CONDITION,
-                    "ExpressionAttributeValues": {
-                        **expected["ExpressionAttributeValues"],
-                        ":now": {"N": "0"},
-                        ":ttl": sessions.leave_request(TABLE, token_id, now=0)[
-                            "ExpressionAttributeValues"
-                        ][":ttl"],
-                    },
-                }
-        else:
-            # Only /client reads `redeem`: 1 redeems, any other value reaches nobody.
-            redeem = query.get(CLIENT_REDEEM_PARAMETER) if route == "client" else None
-            malformed = redeem is not None and redeem != CLIENT_REDEEM_VALUE
-            assert key == NO_VISITOR_KEY or not malformed
-            expected = sessions.session_request(
-                TABLE,
-                token_id,
-                now=0 if malformed else NOW_S,
-                session_seconds=SESSION_SECONDS,
-                redeem=redeem == CLIENT_REDEEM_VALUE,
-            )
+        # Only /client reads `redeem`: 1 redeems, any other value reaches nobody.
+        redeem = query.get(CLIENT_REDEEM_PARAMETER) if route == "client" else None
+        malformed = redeem is not None and redeem != CLIENT_REDEEM_VALUE
+        assert key == NO_VISITOR_KEY or not malformed
+        expected = sessions.session_request(
+            TABLE,
+            token_id,
+            now=0 if malformed else NOW_S,
+            session_seconds=SESSION_SECONDS,
+            redeem=redeem == CLIENT_REDEEM_VALUE,
+        )
         assert request == expected
 
 
@@ -178,11 +150,9 @@ THROTTLED = [
 def test_success_answers() -> None:
     client = answer(registered("client").response_template, {}, cookie(TOKEN))
     assert (json.loads(client.text), client.status) == ({"allow": True}, None)
-    leave = answer(registered("leave").response_template, {}, cookie(TOKEN))
-    assert (json.loads(leave.text), leave.status) == ({"left": True}, None)
 
 
-@pytest.mark.parametrize(("route", "field"), [("client", "allow"), ("leave", "left")])
+@pytest.mark.parametrize(("route", "field"), [("client", "allow")])
 def test_a_failed_condition_is_a_no_and_anything_else_the_rooms_trouble(
     route: str, field: str
 ) -> None:

@@ -58,7 +58,7 @@ def test_every_template_file_is_a_routes_and_every_route_has_its_files() -> None
 
 def test_the_modes_have_the_routes_the_rooms_answer() -> None:
     assert list(routes(RATE)) == ["polling", "client", "jwks.json"]
-    assert list(routes(CAPACITY)) == ["polling", "client", "enter", "leave", "jwks.json"]
+    assert list(routes(CAPACITY)) == ["polling", "client", "enter", "jwks.json"]
     for route in REGISTRY:
         assert set(route.modes) <= set(MODES) and route.modes
         # Every route answers from DynamoDB: an "unavailable" answer, or a redirect whose one

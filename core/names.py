@@ -23,6 +23,9 @@ CONSUMER_FUNCTION_VARIABLE = "CONSUMER_FUNCTION_NAME"
 TICKET_KEYS_SECRET_VARIABLE = "TICKET_KEYS_SECRET"
 # The producer's: the secret its challenges and token ids are signed with (core/join_work.py).
 JOIN_SECRET_VARIABLE = "JOIN_SECRET"
+# The producer's: the room's own public origin, its page's (`https://<host>`), which a leave
+# with the cookie may come from (lambdas/leaving.py).
+ROOM_ORIGIN_VARIABLE = "ROOM_ORIGIN"
 
 
 @dataclass(frozen=True)

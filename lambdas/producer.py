@@ -25,6 +25,7 @@ import dataclasses
 import html
 import logging
 import math
+import os
 import random
 import secrets
 import time
@@ -43,7 +44,7 @@ from beekeeper.core.datamodel import (
     origin_url_with_token,
 )
 from beekeeper.core.join_work import WORK_PARAMETER, Verdict, flood_factor
-from beekeeper.core.names import JOIN_SECRET_VARIABLE
+from beekeeper.core.names import JOIN_SECRET_VARIABLE, ROOM_ORIGIN_VARIABLE
 from beekeeper.core.polling import (
     POLL_AFTER_MIN_SECONDS,
     eta_seconds,
@@ -170,6 +171,8 @@ class Producer:
     # The proof of work and the room's keys (lambdas/join_gate.py): every deployed or local room
     # has one (its tokens carry the room's mark); a room with join_work > 0 must.
     gate: JoinGate | None = None
+    # The room's own public origin (its page's), which /leave takes a cookie's leave from.
+    room_origin: str = ""
 
     def __post_init__(self) -> None:
         if self.settings.join_work and self.gate is None:
@@ -256,6 +259,7 @@ class Producer:
             shop_origin=self.settings.origin,
             token_key=lambda: gate.keys().token,
             clock=self.clock,
+            room_origin=self.room_origin,
         )
 
     def work_ms(self, snapshot: RoomSnapshot) -> float:
@@ -518,6 +522,7 @@ def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
                 dynamodb=runtime.client("dynamodb"),
                 table=runtime.env("TABLE_NAME"),
             ),
+            room_origin=os.environ.get(ROOM_ORIGIN_VARIABLE, ""),
         )
     response = _producer.handle(event)
     _producer.metrics.flush_ended()

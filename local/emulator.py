@@ -42,6 +42,9 @@ class RoomResources:
     dead_letter_queue_url: str
     ticket_keys_secret: str = ""  # the secret's ARN; "" for a room without ticket keys
     join_secret: str = ""  # the join secret's ARN (core/join_work.py); "" for none
+    # The room's public origin, its page's (http://127.0.0.1:PORT): what the stack gives the
+    # producer as ROOM_ORIGIN; set once the gateway's port is bound.
+    room_origin: str = ""
 
 
 class Emulator:

@@ -11,6 +11,7 @@ Rooms with different names can run in one process side by side.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -21,6 +22,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from beekeeper.core.config_dir import local_state_file
+from beekeeper.core.headers import browser_origin
 from beekeeper.core.local_room import LOCAL_REGION
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas.room_state import Unprocessed, read_snapshot, write_config
@@ -196,7 +198,11 @@ class LocalRoom:
         emulator = Emulator()
         self.endpoint_url = emulator.start()
         self._stack.append(emulator.stop)
-        self.resources = resources = emulator.create_room_resources(settings.name)
+        # The room's page is served from the gateway's address: its public origin.
+        self.resources = resources = dataclasses.replace(
+            emulator.create_room_resources(settings.name),
+            room_origin=browser_origin(gateway_server.base_url),
+        )
         if options.save_line:
             saved = SavedState(local_state_file(settings.name))
             self.restored = saved.restore(emulator, discard=options.new_line)

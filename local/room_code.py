@@ -200,6 +200,7 @@ def load_room_code(
             dynamodb=dynamodb,
             table=table,
         ),
+        room_origin=resources.room_origin,
     )
 
     def produce(event: dict[str, Any]) -> Mapping[str, Any]:

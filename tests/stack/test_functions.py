@@ -38,9 +38,15 @@ def test_function_environment_follows_the_data_model(synthesized: Synthesized, r
     if role in ("trigger", "producer"):
         expected_keys.add("CONSUMER_FUNCTION_NAME")
     if role == "producer":  # the marketing link alone reads the join secret
-        expected_keys.add("JOIN_SECRET")
+        expected_keys |= {"JOIN_SECRET", "ROOM_ORIGIN"}
         join_id, _ = synthesized.secret("JoinSecret")
         assert environment["JOIN_SECRET"] == {"Ref": join_id}
+        # The room's page's origin: the API's own address (what a cookie's /leave comes from).
+        api_id, _ = synthesized.only("AWS::ApiGateway::RestApi")
+        origin = flatten(environment["ROOM_ORIGIN"])
+        assert origin == f"https://<Ref:{api_id}>.execute-api.eu-west-1.<Ref:AWS::URLSuffix>"
+        marketing = flatten(synthesized.raw["Outputs"]["MarketingUrl"]["Value"])
+        assert marketing.startswith(origin + "/")
     if role == "consumer":
         expected_keys.add("TICKET_KEYS_SECRET")
         secret_id, _ = synthesized.secret("TicketKeys")

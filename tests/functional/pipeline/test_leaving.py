@@ -152,3 +152,70 @@ def test_ten_thousand_forged_leaves_leave_the_table_empty_and_the_warden_free(
     assert places.read_inside(aws.dynamodb, aws.table) == 0
     freed = aws.item(visitor_key(holder.id))
     assert freed is not None and LEAVING_ATTRIBUTE not in freed
+
+
+ROOM_ORIGIN = "https://abc.execute-api.eu-west-1.amazonaws.com"
+
+
+def browser_leave(
+    aws: Aws, clock: FakeClock, token: Token, headers: dict[str, str], query: bool = False
+) -> tuple[int, dict[str, Any]]:
+    """A cookie's leave with the headers a browser (or a crafted request) sends."""
+    p = producer(aws, clock, gate=aws.gate(), **CAPACITY)
+    p.room_origin = ROOM_ORIGIN
+    event = {
+        "resource": "/leave",
+        "httpMethod": "POST",
+        "headers": {"Cookie": f"{COOKIE_NAME}={token}", **headers},
+        "queryStringParameters": {"token": str(token)} if query else None,
+    }
+    answered = p.handle(event)
+    return answered["statusCode"], json.loads(answered["body"])
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Origin": SHOP, "Sec-Fetch-Site": "cross-site"},  # the shop's page
+        {"Origin": ROOM_ORIGIN, "Sec-Fetch-Site": "same-origin"},
+        {"origin": ROOM_ORIGIN.upper()},  # as compared by its browser form, any casing of name
+        # The room's page sends no referrer: its beacon's Origin is "null", Sec-Fetch-Site
+        # says it is the room's own.
+        {"Origin": "null", "Sec-Fetch-Site": "same-origin"},
+        {"Sec-Fetch-Site": "same-origin"},
+        {},  # neither: no browser sent it (every browser puts Origin on a POST)
+    ],
+)
+def test_a_cookies_leave_from_the_rooms_page_or_the_shops_is_taken(
+    aws: Aws, clock: FakeClock, headers: dict[str, str]
+) -> None:
+    token = issued_token(3)
+    assert browser_leave(aws, clock, token, headers) == (200, {"left": True})
+    assert aws.item(visitor_key(token.id)) is not None
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site"},
+        # A page of the same site on another host or port: Lax cookies ride along.
+        {
+            "Origin": "https://other.execute-api.eu-west-1.amazonaws.com",
+            "Sec-Fetch-Site": "same-site",
+        },
+        {"Origin": "https://shop.example.com:8443", "Sec-Fetch-Site": "same-site"},
+        {"Origin": "null", "Sec-Fetch-Site": "cross-site"},  # a sandboxed foreign frame
+        {"Origin": "null"},  # a null origin without the browser's word for it
+        {"Sec-Fetch-Site": "same-site"},
+    ],
+)
+def test_a_cookies_leave_from_a_foreign_page_is_403_and_writes_nothing(
+    aws: Aws, clock: FakeClock, headers: dict[str, str]
+) -> None:
+    token = issued_token(4)
+    status, body = browser_leave(aws, clock, token, headers)
+    assert status == 403 and body["left"] is False
+    assert "POST /leave?token=" in body["message"]
+    assert items(aws) == []
+    # A shop's server to server leave carries its token in the query: no page check, as before.
+    assert browser_leave(aws, clock, token, headers, query=True) == (200, {"left": True})

@@ -40,6 +40,11 @@ ROOM = "bench-leaves"
 COOKIE = "beekeeper_token"
 
 
+def drain(process: subprocess.Popen[str]) -> None:
+    for _line in process.stdout or ():
+        pass
+
+
 @contextmanager
 def running_room(config: str) -> Iterator[tuple[str, dict[str, Any]]]:
     """`beekeeper local` with one place; yields the gateway's base URL and the room's outputs."""
@@ -61,7 +66,8 @@ def running_room(config: str) -> Iterator[tuple[str, dict[str, Any]]]:
                 break
         if not base:
             raise SystemExit("beekeeper local did not start")
-        threading.Thread(target=lambda: [None for _ in process.stdout or ()], daemon=True).start()
+        # Keep reading its log, so a full pipe never blocks the room.
+        threading.Thread(target=drain, args=(process,), daemon=True).start()
         record = json.loads((Path(config) / "rooms" / f"{ROOM}.local.json").read_text())
         yield base, record["outputs"]
     finally:

@@ -58,12 +58,13 @@ NONCE_BYTES = 16
 MAC_BYTES = 16
 
 # How fast a typical phone's browser runs the page's solver on one core: an estimate, not a
-# measurement. The page's solver makes about 1.5 million tries a second on one core of the
-# 2-core server the benchmarks run on (bench/join_work.py); a mid-range Android phone's single
-# core scores about a third of a current desktop core in Geekbench 6. The page runs up to
-# MAX_WORKERS solvers at once, so on a phone with several cores a visitor waits less than
-# `join_work` says.
-PHONE_TRIES_PER_SECOND = 500_000
+# measurement. The page's solver makes 2.4 to 3.2 million tries a second on one thread of
+# headless Chromium on the 2-core server the benchmarks run on (bench/join_work.py); a mid-range
+# phone's single core scores about a third of a current desktop core's in Geekbench 6 (which
+# sets 2,500 at an Intel Core i7-12700's). The page runs up to MAX_WORKERS solvers at once, so
+# on a phone with several cores a visitor waits less than `join_work` says; a phone slower than
+# typical waits more.
+PHONE_TRIES_PER_SECOND = 1_000_000
 MAX_WORKERS = 4
 
 DEFAULT_JOIN_WORK_MS = 1_000

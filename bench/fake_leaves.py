@@ -19,60 +19,30 @@ import argparse
 import base64
 import http.client
 import json
-import os
 import secrets
-import subprocess
-import sys
 import tempfile
 import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import boto3
+import local_room
 
-BEEKEEPER = Path(sys.executable).with_name("beekeeper")
 ROOM = "bench-leaves"
 COOKIE = "beekeeper_token"
-
-
-def drain(process: subprocess.Popen[str]) -> None:
-    for _line in process.stdout or ():
-        pass
 
 
 @contextmanager
 def running_room(config: str) -> Iterator[tuple[str, dict[str, Any]]]:
     """`beekeeper local` with one place; yields the gateway's base URL and the room's outputs."""
-    env = {**os.environ, "BEEKEEPER_CONFIG_DIR": config}
-    args = [str(BEEKEEPER), "local", "--origin", "http://localhost:9/", "--rate", "600"]
-    args += ["--max-inside", "1", "--session-minutes", "5", "--claim-minutes", "5"]
-    args += ["--join-work", "0", "--port", "0", "--operator-port", "0", "--name", ROOM]
-    args += ["--new-line"]
-    process = subprocess.Popen(
-        args, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
-    try:
-        assert process.stdout is not None
-        base = ""
-        for line in process.stdout:
-            if "marketing URL:" in line:
-                base = line.split()[-1].rsplit("/beekeeper", 1)[0]
-            if "Ctrl-C" in line:
-                break
-        if not base:
-            raise SystemExit("beekeeper local did not start")
-        # Keep reading its log, so a full pipe never blocks the room.
-        threading.Thread(target=drain, args=(process,), daemon=True).start()
-        record = json.loads((Path(config) / "rooms" / f"{ROOM}.local.json").read_text())
-        yield base, record["outputs"]
-    finally:
-        process.terminate()
-        process.wait(30)
+    args = ["--origin", "http://localhost:9/", "--rate", "600", "--max-inside", "1"]
+    args += ["--session-minutes", "5", "--claim-minutes", "5", "--join-work", "0"]
+    with local_room.running_room(ROOM, args, config) as room:
+        yield room.base, room.outputs
 
 
 class Client:

@@ -27,13 +27,12 @@ import secrets
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
+
+import local_room
 
 from beekeeper.core.join_work import (
     DEFAULT_JOIN_WORK_MS,
@@ -47,7 +46,6 @@ from beekeeper.core.join_work import (
 )
 from beekeeper.core.paths import SITE_DIR
 
-BEEKEEPER = Path(sys.executable).with_name("beekeeper")
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
@@ -96,37 +94,15 @@ def native(work_ms: float, places: int) -> None:
             )
 
 
-def drain(process: subprocess.Popen[str]) -> None:
-    for _line in process.stdout or ():
-        pass
-
-
 @contextmanager
-def local_room(work_ms: float) -> Iterator[str]:
-    with tempfile.TemporaryDirectory() as config:
-        env = {**os.environ, "BEEKEEPER_CONFIG_DIR": config}
-        args = [str(BEEKEEPER), "local", "--origin", "http://localhost:9/", "--rate", "60"]
-        args += ["--join-work", str(int(work_ms)), "--port", "0", "--operator-port", "0"]
-        args += ["--name", "bench-work", "--new-line"]
-        process = subprocess.Popen(
-            args, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-        )
-        try:
-            assert process.stdout is not None
-            marketing = ""
-            for line in process.stdout:
-                if "marketing URL:" in line:
-                    marketing = line.split()[-1]
-                if "Ctrl-C" in line:
-                    break
-            if not marketing:
-                raise SystemExit("beekeeper local did not start")
-            # Keep reading its log, so a full pipe never blocks the room.
-            threading.Thread(target=drain, args=(process,), daemon=True).start()
-            yield marketing
-        finally:
-            process.terminate()
-            process.wait(30)
+def running_room(work_ms: float) -> Iterator[str]:
+    """`beekeeper local --join-work MS`; yields its marketing URL."""
+    args = ["--origin", "http://localhost:9/", "--rate", "60", "--join-work", str(int(work_ms))]
+    with (
+        tempfile.TemporaryDirectory() as config,
+        local_room.running_room("bench-work", args, config) as room,
+    ):
+        yield room.marketing_url
 
 
 def solver_script() -> str:
@@ -138,7 +114,7 @@ def solver_script() -> str:
 def browser(work_ms: float, visitors: int) -> None:
     from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as playwright, local_room(work_ms) as marketing:
+    with sync_playwright() as playwright, running_room(work_ms) as marketing:
         launched = playwright.chromium.launch(
             executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
         )

@@ -13,15 +13,11 @@ request at all. docs/page.md describes it.
 from __future__ import annotations
 
 import html
-import json
-from urllib.parse import urlsplit
 
 from beekeeper.core.join_work import MAX_WORKERS, WORK_PARAMETER
 from beekeeper.core.paths import SITE_DIR
 from beekeeper.core.settings import RoomSettings
 from beekeeper.waiting_room_site import (
-    _EXPORT,
-    _LOCAL_IMPORT,
     _PLACEHOLDER,
     DEFAULT_LANGUAGE,
     JOIN_URL,
@@ -29,6 +25,10 @@ from beekeeper.waiting_room_site import (
     PageTemplateError,
     _logo_element,
     _sha256,
+    bundle_script,
+    image_source,
+    load_locales,
+    script_json,
 )
 from beekeeper.waiting_room_site.colours import theme_properties
 
@@ -49,18 +49,12 @@ def render_work_page(settings: RoomSettings) -> str:
         "defaultLanguage": DEFAULT_LANGUAGE,
         "strings": locales,
     }
-    # Every <, > and & as a JSON escape: no setting or string can close the element.
-    config_text = (
-        json.dumps(config, ensure_ascii=False, separators=(",", ":"))
-        .replace("<", "\\u003c")
-        .replace(">", "\\u003e")
-        .replace("&", "\\u0026")
-    )
+    config_text = script_json(config)  # nothing in it can close the element
     values = {
         "DISPLAY_NAME": html.escape(settings.display_name),
         "LOGO": _logo_element(settings.logo_url),
         "NOSCRIPT": "".join(
-            f'<p lang="{lang}">{html.escape(strings["noscript"])}</p>'
+            f'<p lang="{lang}">{html.escape(str(strings["noscript"]))}</p>'
             for lang, strings in locales.items()
         ),
         "PAGE_STYLE": f"<style>{style}</style>",
@@ -86,33 +80,23 @@ def render_work_page(settings: RoomSettings) -> str:
     return page
 
 
-def work_locales() -> dict[str, dict[str, str]]:
+def work_locales() -> dict[str, dict[str, object]]:
     """Every language's strings, the default language first."""
-    found = {path.stem: path for path in (WORK_DIR / "locales").glob("*.json")}
-    order = sorted(found, key=lambda lang: (lang != DEFAULT_LANGUAGE, lang))
-    return {lang: json.loads(found[lang].read_text(encoding="utf-8")) for lang in order}
+    return load_locales(WORK_DIR / "locales")
 
 
 def bundle_work_script() -> str:
     """solver.js and work.js as one module: their local import line and `export` dropped."""
-    parts = []
-    for name in WORK_SCRIPT_FILES:
-        source = _LOCAL_IMPORT.sub("", (WORK_DIR / name).read_text(encoding="utf-8"))
-        parts.append(_EXPORT.sub("", source))
-    return "\n".join(parts)
+    return bundle_script(WORK_SCRIPT_FILES, WORK_DIR)
 
 
 def work_security_policy(style: str, script: str, logo_url: str) -> str:
     """Its own inline script and styles, the logo, workers from blob: URLs; nothing else."""
-    image_source = "'none'"
-    if logo_url:
-        parts = urlsplit(logo_url)
-        image_source = f"{parts.scheme}://{parts.netloc}"
     return (
         "default-src 'none'; "
         f"script-src '{_sha256(script)}'; "
         f"style-src '{_sha256(style)}'; "
-        f"img-src {image_source}; "
+        f"img-src {image_source(logo_url)}; "
         "worker-src blob:; "
         "connect-src 'none'; "
         "base-uri 'none'; form-action 'none'"

@@ -18,17 +18,11 @@ from beekeeper.waiting_room_site.work_page import (
     render_work_page,
     work_locales,
 )
+from tests.support.sample_room import sample_room
 
 
 def room(**changes: object) -> RoomSettings:
-    base = RoomSettings(
-        name="spring",
-        display_name="Spring sale",
-        region="eu-west-1",
-        origin="https://shop.example.com",
-        rate=60,
-    )
-    return base.replace(**changes) if changes else base
+    return sample_room(**changes)
 
 
 def digest(text: str) -> str:

@@ -44,9 +44,8 @@ export function initialHash() {
   ]);
 }
 
-// One block: `w` holds the block's 16 words in w[0..15] and room for the schedule up to w[63];
-// `state` is updated in place.
-export function compress(state, w, k) {
+// The message schedule (FIPS 180-4, 6.2.2 step 1): w[16..63] from the block's words w[0..15].
+export function schedule(w) {
   for (let t = 16; t < 64; t++) {
     const x = w[t - 15];
     const y = w[t - 2];
@@ -54,14 +53,18 @@ export function compress(state, w, k) {
     const s1 = ((y >>> 17) | (y << 15)) ^ ((y >>> 19) | (y << 13)) ^ (y >>> 10);
     w[t] = (w[t - 16] + s0 + w[t - 7] + s1) | 0;
   }
-  let a = state[0], b = state[1], c = state[2], d = state[3];
-  let e = state[4], f = state[5], g = state[6], h = state[7];
-  for (let t = 0; t < 64; t++) {
+}
+
+// Rounds `first` to `last` - 1 (FIPS 180-4, 6.2.2 step 3) from the working variables `from`
+// (a to h, eight words) into `into`.
+export function rounds(from, w, k, first, last, into) {
+  let a = from[0], b = from[1], c = from[2], d = from[3];
+  let e = from[4], f = from[5], g = from[6], h = from[7];
+  for (let t = first; t < last; t++) {
     const big1 = ((e >>> 6) | (e << 26)) ^ ((e >>> 11) | (e << 21)) ^ ((e >>> 25) | (e << 7));
-    const choose = (e & f) ^ (~e & g);
-    const t1 = (h + big1 + choose + k[t] + w[t]) | 0;
+    const t1 = (h + big1 + ((e & f) ^ (~e & g)) + k[t] + w[t]) | 0;
     const big0 = ((a >>> 2) | (a << 30)) ^ ((a >>> 13) | (a << 19)) ^ ((a >>> 22) | (a << 10));
-    const majority = (a & b) ^ (a & c) ^ (b & c);
+    const t2 = (big0 + ((a & b) ^ (a & c) ^ (b & c))) | 0;
     h = g;
     g = f;
     f = e;
@@ -69,16 +72,25 @@ export function compress(state, w, k) {
     d = c;
     c = b;
     b = a;
-    a = (t1 + big0 + majority) | 0;
+    a = (t1 + t2) | 0;
   }
-  state[0] = (state[0] + a) | 0;
-  state[1] = (state[1] + b) | 0;
-  state[2] = (state[2] + c) | 0;
-  state[3] = (state[3] + d) | 0;
-  state[4] = (state[4] + e) | 0;
-  state[5] = (state[5] + f) | 0;
-  state[6] = (state[6] + g) | 0;
-  state[7] = (state[7] + h) | 0;
+  into[0] = a;
+  into[1] = b;
+  into[2] = c;
+  into[3] = d;
+  into[4] = e;
+  into[5] = f;
+  into[6] = g;
+  into[7] = h;
+}
+
+// One block: `w` holds the block's 16 words in w[0..15] and room for the schedule up to w[63];
+// `state` is updated in place.
+export function compress(state, w, k) {
+  schedule(w);
+  const variables = new Int32Array(8);
+  rounds(state, w, k, 0, 64, variables);
+  for (let i = 0; i < 8; i++) state[i] = (state[i] + variables[i]) | 0;
 }
 
 // SHA-256 of `bytes` (a Uint8Array), as eight 32-bit words.
@@ -117,56 +129,16 @@ export function searchCounters(seed, index, target, start, tries) {
   w[8] = index;
   w[10] = 0x80000000 | 0; // the padding's first bit
   w[15] = 320; // the message's length in bits
-  let a = iv[0], b = iv[1], c = iv[2], d = iv[3], e = iv[4], f = iv[5], g = iv[6], h = iv[7];
-  for (let t = 0; t < 9; t++) {
-    const big1 = ((e >>> 6) | (e << 26)) ^ ((e >>> 11) | (e << 21)) ^ ((e >>> 25) | (e << 7));
-    const t1 = (h + big1 + ((e & f) ^ (~e & g)) + k[t] + w[t]) | 0;
-    const big0 = ((a >>> 2) | (a << 30)) ^ ((a >>> 13) | (a << 19)) ^ ((a >>> 22) | (a << 10));
-    const t2 = (big0 + ((a & b) ^ (a & c) ^ (b & c))) | 0;
-    h = g;
-    g = f;
-    f = e;
-    e = (d + t1) | 0;
-    d = c;
-    c = b;
-    b = a;
-    a = (t1 + t2) | 0;
-  }
-  const mid = new Int32Array([a, b, c, d, e, f, g, h]);
+  const mid = new Int32Array(8);
+  rounds(iv, w, k, 0, 9, mid);
+  const variables = new Int32Array(8);
   const end = Math.min(start + tries, 0x100000000);
   for (let counter = start; counter < end; counter++) {
     w[9] = counter | 0;
-    for (let t = 16; t < 64; t++) {
-      const x = w[t - 15];
-      const y = w[t - 2];
-      const s0 = ((x >>> 7) | (x << 25)) ^ ((x >>> 18) | (x << 14)) ^ (x >>> 3);
-      const s1 = ((y >>> 17) | (y << 15)) ^ ((y >>> 19) | (y << 13)) ^ (y >>> 10);
-      w[t] = (w[t - 16] + s0 + w[t - 7] + s1) | 0;
-    }
-    a = mid[0];
-    b = mid[1];
-    c = mid[2];
-    d = mid[3];
-    e = mid[4];
-    f = mid[5];
-    g = mid[6];
-    h = mid[7];
-    for (let t = 9; t < 64; t++) {
-      const big1 = ((e >>> 6) | (e << 26)) ^ ((e >>> 11) | (e << 21)) ^ ((e >>> 25) | (e << 7));
-      const t1 = (h + big1 + ((e & f) ^ (~e & g)) + k[t] + w[t]) | 0;
-      const big0 = ((a >>> 2) | (a << 30)) ^ ((a >>> 13) | (a << 19)) ^ ((a >>> 22) | (a << 10));
-      const t2 = (big0 + ((a & b) ^ (a & c) ^ (b & c))) | 0;
-      h = g;
-      g = f;
-      f = e;
-      e = (d + t1) | 0;
-      d = c;
-      c = b;
-      b = a;
-      a = (t1 + t2) | 0;
-    }
+    schedule(w);
+    rounds(mid, w, k, 9, 64, variables);
     // Only the digest's first word is compared: the initial value plus the last `a`.
-    if ((iv[0] + a) >>> 0 < target) return counter;
+    if ((iv[0] + variables[0]) >>> 0 < target) return counter;
   }
   return -1;
 }

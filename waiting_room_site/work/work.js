@@ -11,6 +11,8 @@ import {
   initialHash,
   parseChallenge,
   roundConstants,
+  rounds,
+  schedule,
   searchCounters,
   solutionText,
 } from "./solver.js";
@@ -35,6 +37,8 @@ export function workerSource() {
   return [
     roundConstants.toString(),
     initialHash.toString(),
+    schedule.toString(),
+    rounds.toString(),
     searchCounters.toString(),
     "onmessage = (event) => {",
     "  const { seed, target, indices } = event.data;",

@@ -7,10 +7,10 @@ import json
 import time
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 
 from beekeeper.core.datamodel import COOKIE_NAME
-from beekeeper.core.join_work import WORK_PARAMETER, Challenge, solve
+from tests.support.join_work import solved_link
 
 
 @dataclass
@@ -59,13 +59,8 @@ def follow_link(marketing_url: str, *, cookie: str | None = None) -> Answer:
     to `work#<challenge>`), the challenge is solved (core/join_work's reference solver) and
     the link asked again with the solution; the link's last answer."""
     answer = get(marketing_url, cookie=cookie)
-    location = answer.header("Location") or ""
-    if answer.status != 302 or not location.startswith("work#"):
-        return answer
-    challenge = Challenge.parse(location.removeprefix("work#"))
-    assert challenge is not None, location
-    solution = quote(str(solve(challenge)), safe="")
-    return get(f"{marketing_url}?{WORK_PARAMETER}={solution}", cookie=cookie)
+    solved = solved_link(marketing_url, answer.status, answer.header("Location"))
+    return answer if solved is None else get(solved, cookie=cookie)
 
 
 def cookie_value(set_cookie: str, name: str) -> str | None:

@@ -3,7 +3,7 @@
     .venv/bin/python bench/local_throughput.py [--visitors 10000] [--poll-seconds 10]
         [--admit-rate 3000 [--minute-seconds 60] [--admit-minutes 2]]
 
-Starts `beekeeper local` (rate 1/minute, so the queue only grows), then:
+Starts `beekeeper local` (rate 1/minute, so the queue only grows; `--join-work 0`), then:
 1. joins --visitors new visitors at /beekeeper from --workers keep-alive connections and prints
    the arrival rate per slice of 1,000 (how it holds up as the queue grows) and overall;
 2. with all of them queued, polls /polling with their cookies for --poll-seconds and prints the
@@ -27,7 +27,6 @@ import os
 import random
 import re
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -36,6 +35,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
+
+import local_room
 
 COOKIE = re.compile(r"beekeeper_token=([^;]+)")
 
@@ -49,15 +50,8 @@ def cpu_seconds(pid: int | None) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-BEEKEEPER = Path(sys.executable).with_name("beekeeper")
+BEEKEEPER = local_room.BEEKEEPER
 ROOM = "bench"
-
-
-def _drain(process: subprocess.Popen[str], log_path: str | None) -> None:
-    assert process.stdout is not None
-    with open(log_path or os.devnull, "w", encoding="utf-8") as log:
-        for line in process.stdout:
-            log.write(line)
 
 
 @contextmanager
@@ -65,28 +59,12 @@ def running_room(
     extra: list[str], config: str, log_path: str | None = None
 ) -> Iterator[tuple[str, int | None]]:
     """`beekeeper local` in a subprocess; yields the gateway's base URL and the pid."""
-    env = {**os.environ, "BEEKEEPER_CONFIG_DIR": config}
-    args = [str(BEEKEEPER), "local", "--origin", "http://localhost:9/", "--rate", "1"]
-    args += ["--port", "0", "--operator-port", "0", "--name", ROOM, "--new-line", *extra]
-    process = subprocess.Popen(
-        args, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
-    try:
-        assert process.stdout is not None
-        base = ""
-        for line in process.stdout:
-            if "marketing URL:" in line:
-                base = line.split()[-1].rsplit("/beekeeper", 1)[0]
-            if "Ctrl-C" in line:
-                break
-        if not base:
-            raise SystemExit("beekeeper local did not start")
-        # Keep reading its log (into --room-log, if given), so a full pipe never blocks the room.
-        threading.Thread(target=_drain, args=(process, log_path), daemon=True).start()
-        yield base, process.pid
-    finally:
-        process.terminate()
-        process.wait(30)
+    args = ["--origin", "http://localhost:9/", "--rate", "1"]
+    # The room's own throughput: a place costs no work here (the work and what it costs a
+    # visitor and a bot are bench/join_work.py's); `--join-work MS` in the extra arguments wins.
+    args += ["--join-work", "0", *extra]
+    with local_room.running_room(ROOM, args, config, log_path) as room:
+        yield room.base, room.pid
 
 
 class Worker(threading.Thread):

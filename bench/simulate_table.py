@@ -15,6 +15,7 @@ then how many AWS calls the producer makes per new visitor against moto (in-proc
 from __future__ import annotations
 
 import argparse
+import functools
 import random
 import sys
 import time
@@ -124,12 +125,20 @@ def quiet_positions() -> None:
         )
 
 
+def read_join_secret(secrets: Any, secret_id: str) -> str:
+    return str(secrets.get_secret_value(SecretId=secret_id)["SecretString"])
+
+
 def producer_calls(visitors: int = 200) -> None:
-    """AWS calls per new visitor, counted at botocore's before-call hook against moto."""
+    """AWS calls per new visitor, counted at botocore's before-call hook against moto: without
+    work, and with a place costing work (the challenge asked for, solved, and the solution
+    spent; the calls do not depend on the difficulty, so it is a small one here)."""
     import boto3
     from moto import mock_aws
 
+    from beekeeper.core.join_work import Challenge, solve
     from beekeeper.core.settings import RoomSettings
+    from beekeeper.lambdas.join_gate import JoinGate
     from beekeeper.lambdas.producer import Producer
 
     event = {
@@ -139,7 +148,12 @@ def producer_calls(visitors: int = 200) -> None:
         "requestContext": {"path": "/prod/beekeeper"},
     }
     print()
-    for label, spacing in (("busy room, 100 a second", 0.01), ("quiet room, 2 a second", 0.5)):
+    rooms = [
+        (f"{room}, {work}", spacing, work_ms)
+        for room, spacing in (("busy room, 100 a second", 0.01), ("quiet room, 2 a second", 0.5))
+        for work, work_ms in (("no work", 0), ("work on", 10))
+    ]
+    for label, spacing, work_ms in rooms:
         with mock_aws():
             dynamodb = boto3.client("dynamodb", region_name="us-east-1")
             dynamodb.create_table(
@@ -155,7 +169,9 @@ def producer_calls(visitors: int = 200) -> None:
             def count(model: Any, calls: list[str] = calls, **_: Any) -> None:
                 calls.append(model.name)
 
-            for client in (dynamodb, sqs):
+            secrets = boto3.client("secretsmanager", region_name="us-east-1")
+            secret = secrets.create_secret(Name="join", SecretString="s" * 64)["ARN"]
+            for client in (dynamodb, sqs, secrets):
                 client.meta.events.register("before-call.*.*", count)
             now = [1_800_000_000.0]
 
@@ -169,6 +185,7 @@ def producer_calls(visitors: int = 200) -> None:
                     region="us-east-1",
                     origin="https://shop.example.com",
                     rate=1000,
+                    join_work=work_ms,
                 ),
                 table="t",
                 queue_url=url,
@@ -176,10 +193,21 @@ def producer_calls(visitors: int = 200) -> None:
                 sqs=sqs,
                 clock=clock,
                 rng=random.Random(1),
+                gate=JoinGate(
+                    room="bench",
+                    read_secret=functools.partial(read_join_secret, secrets, secret),
+                    dynamodb=dynamodb,
+                    table="t",
+                ),
             )
             for _ in range(visitors):
                 now[0] += spacing  # the config is re-read every 5 s
-                assert producer.handle(event)["statusCode"] == 302
+                answer = producer.handle(event)
+                if work_ms:  # the work page's round: the challenge, solved, the link again
+                    location = answer["headers"]["Location"].removeprefix("work#")
+                    solution = str(solve(Challenge.parse(location)))  # type: ignore[arg-type]
+                    answer = producer.handle({**event, "queryStringParameters": {"work": solution}})
+                assert answer["headers"]["Location"] == "room"
         kinds = {name: calls.count(name) for name in sorted(set(calls))}
         print(
             f"producer, {label}: {visitors} new visitors, {len(calls)} AWS calls "

@@ -8,6 +8,8 @@ Standard library only: shipped inside the Lambda asset.
 from __future__ import annotations
 
 import base64
+import hashlib
+import hmac
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,14 +24,24 @@ CLIENT_TOKEN_PARAMETER = "token"
 # Query parameter carrying the signed admission ticket beside the token on the redirect to the
 # origin (core/tickets.py says what the ticket is).
 ORIGIN_TICKET_PARAMETER = "beekeeper_ticket"
+# A native app's token on /polling and the marketing link (docs/apps.md): read by the cookie's
+# rules (cookies.read_token), and when present it wins over a cookie.
+TOKEN_HEADER = "Beekeeper-Token"
 # /client?token=...&redeem=1: the first such check answers allow, every later one "redeemed".
 # Only this exact value redeems; any other value of the parameter is refused (400), so a shop
 # that writes `redeem=true` learns it at once instead of checking without redeeming.
 CLIENT_REDEEM_PARAMETER = "redeem"
 CLIENT_REDEEM_VALUE = "1"
 
-TOKEN_ID_BYTES = 16  # 128 bits from a CSPRNG
+TOKEN_ID_BYTES = 16  # 128 bits: CSPRNG bytes, or CSPRNG bytes and the room's mark
 TOKEN_ID_LENGTH = 22  # base64url of 16 bytes, unpadded
+# A token the room issues carries its mark in the id (same length, same pattern): 8 CSPRNG bytes,
+# then the first 8 bytes of HMAC-SHA256 under the room's token key of those bytes and the
+# ordinal. Only the room can make one, and it can tell one from a forged token without a table
+# read (lambdas/leaving.py: a leave for a token the room never issued writes nothing). Guessing
+# an issued id still means guessing 128 bits: the mark is unpredictable without the key.
+TOKEN_RANDOM_BYTES = 8
+TOKEN_MARK_BYTES = TOKEN_ID_BYTES - TOKEN_RANDOM_BYTES
 MAX_ORDINAL_DIGITS = 12
 # A token is "<id>.<ordinal>": the id is the secret that admits, the ordinal is the visitor's
 # estimated place in the arrival order (it only feeds the position shown; editing it admits
@@ -57,13 +69,41 @@ class Token:
         return cls(token_id, int(ordinal))
 
     @classmethod
-    def issue(cls, ordinal: int, token_bytes: Callable[[int], bytes]) -> Token:
-        """A new token; `token_bytes` is the CSPRNG (secrets.token_bytes in production)."""
-        raw = token_bytes(TOKEN_ID_BYTES)
-        if len(raw) != TOKEN_ID_BYTES:
-            raise ValueError("the token source must return 16 bytes")
+    def issue(
+        cls, ordinal: int, token_bytes: Callable[[int], bytes], key: bytes | None = None
+    ) -> Token:
+        """A new token; `token_bytes` is the CSPRNG (secrets.token_bytes in production). With
+        the room's token `key` its id carries the room's mark (see TOKEN_RANDOM_BYTES)."""
+        if key is None:
+            raw = token_bytes(TOKEN_ID_BYTES)
+            if len(raw) != TOKEN_ID_BYTES:
+                raise ValueError("the token source must return 16 bytes")
+        else:
+            random_part = token_bytes(TOKEN_RANDOM_BYTES)
+            if len(random_part) != TOKEN_RANDOM_BYTES:
+                raise ValueError("the token source must return 8 bytes")
+            raw = random_part + _mark(key, random_part, ordinal)
         token_id = base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
         return cls(token_id, ordinal)
+
+    def issued_with(self, key: bytes) -> bool:
+        """Whether the room holding `key` issued this token (its id and ordinal unchanged)."""
+        try:
+            raw = base64.urlsafe_b64decode(self.id + "==")
+        except ValueError:
+            return False
+        # Two ids that decode to the same bytes (the last character's unused bits) are one id
+        # only in its canonical spelling: the one the room wrote.
+        canonical = base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+        if len(raw) != TOKEN_ID_BYTES or canonical != self.id:
+            return False
+        random_part, mark = raw[:TOKEN_RANDOM_BYTES], raw[TOKEN_RANDOM_BYTES:]
+        return hmac.compare_digest(mark, _mark(key, random_part, self.ordinal))
+
+
+def _mark(key: bytes, random_part: bytes, ordinal: int) -> bytes:
+    message = random_part + b"." + str(ordinal).encode("ascii")
+    return hmac.new(key, message, hashlib.sha256).digest()[:TOKEN_MARK_BYTES]
 
 
 # -- table keys (partition key "pk", string; no sort key) -----------------------------------
@@ -96,6 +136,11 @@ HOLDING_STATES = (STATE_ADMITTED, STATE_INSIDE)
 # redeemed, never removed), and in rate mode when it was last checked (epoch s).
 REDEEMED_ATTRIBUTE = "redeemed_at"
 CHECKED_ATTRIBUTE = "checked_at"
+
+
+def work_key(nonce: str) -> str:
+    """A spent proof-of-work challenge (core/join_work.py): its nonce gave a place once."""
+    return f"work#{nonce}"
 
 
 def prequeue_key(token_id: str) -> str:

@@ -16,16 +16,20 @@ from beekeeper.core.routes import CAPACITY, REGISTRY, Mode, route, routes
 
 # The routes answered by a Lambda or a static page rather than a template; a capacity-mode room
 # also serves the presence script (core/presence.py).
-OTHER_ROUTES = ("beekeeper", "room")
+OTHER_ROUTES = ("beekeeper", "room", "work")
 CAPACITY_OTHER_ROUTES = (SCRIPT_ROUTE,)
+# Capacity mode's POST /leave: the producer Lambda's (lambdas/leaving.py), which alone can tell
+# a token the room issued from a forged one; the shop's pages may call it (CORS, a preflight).
+LEAVE_ROUTE = "leave"
+LEAVE_METHOD = "POST"
 # Routes the shop's own pages may call with the visitor's cookie: CORS for the origin only, and
-# an OPTIONS preflight (the registry's `cors` routes).
-CORS_ROUTES = tuple(found.name for found in REGISTRY if found.cors)
+# an OPTIONS preflight (the registry's `cors` routes, and /leave).
+CORS_ROUTES = (*(found.name for found in REGISTRY if found.cors), LEAVE_ROUTE)
 
 
 def route_method(name: str) -> str:
-    """The method a templated route answers (its preflight aside): the registry's."""
-    return route(name).method
+    """The method a route answers (its preflight aside): the registry's, or /leave's."""
+    return LEAVE_METHOD if name == LEAVE_ROUTE else route(name).method
 
 
 def route_methods(mode: Mode) -> dict[str, tuple[str, ...]]:
@@ -36,6 +40,8 @@ def route_methods(mode: Mode) -> dict[str, tuple[str, ...]]:
     for found in routes(mode).values():
         preflight = ("OPTIONS",) if found.cors else ()
         methods[f"/{found.name}"] = (found.method, *preflight)
+    if mode == CAPACITY:
+        methods[f"/{LEAVE_ROUTE}"] = (LEAVE_METHOD, "OPTIONS")
     return methods
 
 

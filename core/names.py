@@ -21,6 +21,11 @@ QUEUE_URL_VARIABLE = "QUEUE_URL"
 CONSUMER_FUNCTION_VARIABLE = "CONSUMER_FUNCTION_NAME"
 # The consumer's: the secret holding the room's ticket keys (lambdas/tickets.py).
 TICKET_KEYS_SECRET_VARIABLE = "TICKET_KEYS_SECRET"
+# The producer's: the secret its challenges and token ids are signed with (core/join_work.py).
+JOIN_SECRET_VARIABLE = "JOIN_SECRET"
+# The producer's: the room's own public origin, its page's (`https://<host>`), which a leave
+# with the cookie may come from (lambdas/leaving.py).
+ROOM_ORIGIN_VARIABLE = "ROOM_ORIGIN"
 
 
 @dataclass(frozen=True)
@@ -50,6 +55,11 @@ class ResourceNames:
         """The ticket keys' secret in a local room's store (in AWS CloudFormation names it: a
         deleted secret's name stays taken for days, and a room may be deployed again)."""
         return f"{self.stack}-ticket-keys"
+
+    @property
+    def local_join_secret(self) -> str:
+        """The join secret in a local room's store (in AWS CloudFormation names it)."""
+        return f"{self.stack}-join"
 
     def function(self, role: str) -> str:
         if role not in FUNCTION_ROLES:

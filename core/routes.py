@@ -101,24 +101,8 @@ REGISTRY: tuple[Route, ...] = (
         redirect=True,
         reads_token=True,
     ),
-    # A POST, so that a page's sendBeacon (text/plain) and a shop's server (JSON, a form) can
-    # call it; its body is never read.
-    Route(
-        "leave",
-        "UpdateItem",
-        {CAPACITY: "leave-request.vtl"},
-        "leave-response.vtl",
-        method="POST",
-        refusal_template="leave-refused.vtl",
-        error_body=_unavailable({"left": False}),
-        request_content_types=(
-            "application/json",
-            "text/plain",
-            "application/x-www-form-urlencoded",
-        ),
-        cors=True,
-        reads_token=True,
-    ),
+    # (POST /leave is the producer Lambda's in capacity mode, not a template's: only it can
+    # tell a token the room issued from a forged one; lambdas/leaving.py.)
     # The presence script's heartbeat from the shop's pages (core/presence.py): a POST without a
     # body or cookie, so a browser sends it without a preflight (a CORS simple request); every
     # answer is about one visitor and is never stored.

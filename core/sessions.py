@@ -17,13 +17,14 @@ write whatever the number of visitors inside, and never touches a shared item:
   warden reads to release the place (lambdas/places.py). Refused for a second leave and for a
   visitor whose place is gone (expired, ended).
 
-The room keeps no record of who waits (a waiting visitor's token is only on the queue), so a
-leave for a well-formed token without an item is taken as a waiting visitor's.
+The room keeps no record of who waits (a waiting visitor's token is only on the queue), so the
+leave is sent only for a token whose id carries the room's mark (lambdas/leaving.py, the
+producer's route): a token the room never issued writes nothing.
 
-The mapping templates (vtl/_session-request.vtl, vtl/leave-request.vtl) can not import
-Python: they receive the expressions below as synth-time placeholders and fill in the values,
-and tests/unit/test_capacity_templates.py holds their requests equal to these functions. The
-simulator sends these functions' requests.
+The session's mapping template (vtl/_session-request.vtl) can not import Python: it receives
+the expressions below as synth-time placeholders and fills in the values, and
+tests/unit/test_capacity_templates.py holds its requests equal to these functions. The leave is
+sent by lambdas/leaving.py itself.
 """
 
 from __future__ import annotations
@@ -63,10 +64,6 @@ LEAVE_UPDATE = (
     "#ttl = if_not_exists(#ttl, :ttl)"
 )
 LEAVE_CONDITION = f"attribute_not_exists({PARTITION_KEY}) OR ({HOLDS_A_PLACE})"
-# A request without a usable token targets the key no visitor has (vtl.NO_VISITOR_KEY) on this
-# condition, which it fails: nobody leaves, nothing is written. (It names every value the
-# leave's condition names: DynamoDB refuses a request with a value its expressions do not use.)
-NO_VISITOR_CONDITION = f"attribute_exists({PARTITION_KEY}) AND {HOLDS_A_PLACE}"
 
 
 def _n(value: int) -> dict[str, str]:
@@ -129,13 +126,8 @@ def template_values() -> dict[str, str]:
         "SESSION_REDEEM_UPDATE": SESSION_REDEEM_UPDATE,
         "SESSION_REDEEM_CONDITION": SESSION_REDEEM_CONDITION,
         "SESSION_RETURNS": SESSION_RETURNS,
-        "LEAVE_UPDATE": LEAVE_UPDATE,
-        "LEAVE_CONDITION": LEAVE_CONDITION,
-        "NO_VISITOR_CONDITION": NO_VISITOR_CONDITION,
         "STATE_ADMITTED": STATE_ADMITTED,
         "STATE_INSIDE": STATE_INSIDE,
         "STATE_LEFT": STATE_LEFT,
-        "LEAVING_VALUE": LEAVING_VALUE,
         "VISITOR_TTL_GRACE": str(VISITOR_TTL_GRACE_SECONDS),
-        "LEFT_TTL": str(PLACE_TTL_SECONDS),
     }

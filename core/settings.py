@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from beekeeper.core.join_work import DEFAULT_JOIN_WORK_MS, MAX_JOIN_WORK_MS
 from beekeeper.core.loopback import is_loopback_host
 from beekeeper.core.names import ResourceNames
 from beekeeper.core.schedule import (
@@ -513,6 +514,17 @@ class RoomSettings:
             f"{MAX_DAYS_AHEAD} days ahead; before it visitors join a pre-queue, drawn into a "
             "random order at the start; empty = no schedule.",
             Text(_starts_at, "TIME"),
+        ),
+    )
+
+    # The marketing link gives a place only for a solved proof-of-work challenge
+    # (core/join_work.py).
+    join_work: int = field(
+        default=DEFAULT_JOIN_WORK_MS,
+        metadata=setting(
+            "The work a new place in line costs, in milliseconds of a typical phone's time "
+            "(a proof of work the waiting room's page does before the visitor joins); 0 = none.",
+            WholeNumber(1, MAX_JOIN_WORK_MS, " milliseconds", zero="no work"),
         ),
     )
 

@@ -3,7 +3,9 @@
 Browsers send one Cookie header ("a=1; b=2"); proxies and API Gateway may split it into
 several (multiValueHeaders) and header names arrive in any case. Only a cookie named exactly
 `beekeeper_token` whose value is a well-formed token counts (`read_token`, the same rule the
-/polling template applies); anything else is ignored.
+/polling template applies); anything else is ignored. A native app sends its token in the
+`Beekeeper-Token` header instead (docs/apps.md): present, it is read by the same value rules
+and wins over any cookie.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from beekeeper.core.datamodel import COOKIE_NAME, Token
+from beekeeper.core.datamodel import COOKIE_NAME, TOKEN_HEADER, Token
 
 
 def header_values(event: Mapping[str, Any], name: str) -> list[str]:
@@ -55,8 +57,13 @@ class TokenReading:
     token: Token | None = None
 
 
-def read_token(cookie_headers: Sequence[str], header_count: int) -> TokenReading:
+def read_token(
+    cookie_headers: Sequence[str], header_count: int, token_headers: Sequence[str] = ()
+) -> TokenReading:
     """The token in the request's Cookie headers, by the rule /polling applies.
+
+    An app's `Beekeeper-Token` headers (`token_headers`, any casing), when there is one, are
+    read instead: each value trimmed, the first well-formed one wins, otherwise malformed.
 
     The headers are joined with ";" (an empty first one adds no part), split on ";" into at
     most MAX_COOKIE_PARTS parts (the last holds the rest), each part cut at its first "=";
@@ -66,6 +73,12 @@ def read_token(cookie_headers: Sequence[str], header_count: int) -> TokenReading
     """
     if header_count > MAX_HEADERS:
         return TokenReading(NO_TOKEN)
+    if token_headers:
+        for value in token_headers:
+            token = Token.parse(value.strip(_TRIMMED))
+            if token is not None:
+                return TokenReading(OK, token)
+        return TokenReading(MALFORMED)
     joined = ""
     for header in cookie_headers:
         joined = header if not joined else f"{joined};{header}"
@@ -81,9 +94,12 @@ def read_token(cookie_headers: Sequence[str], header_count: int) -> TokenReading
     return TokenReading(state)
 
 
-def token_from_cookies(event: Mapping[str, Any]) -> Token | None:
-    """The visitor's well-formed token, or None (no cookie, other cookies, malformed value)."""
-    return read_token(header_values(event, "cookie"), header_count(event)).token
+def token_from_request(event: Mapping[str, Any]) -> Token | None:
+    """The visitor's well-formed token (an app's header, else the cookie), or None."""
+    reading = read_token(
+        header_values(event, "cookie"), header_count(event), header_values(event, TOKEN_HEADER)
+    )
+    return reading.token
 
 
 def header_count(event: Mapping[str, Any]) -> int:

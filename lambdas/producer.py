@@ -11,6 +11,12 @@ counts are read consistently and the next ordinal in the interleaved order is ta
 conditional write, so every visitor's place is one more than everyone's who joined before,
 however many containers serve the link. A visitor who joins a minute that has no consumer
 wakes one (lambdas/wake.py): a quiet room lets them in at once instead of next minute.
+
+With `join_work` set, a new place costs a solved proof-of-work challenge (core/join_work.py,
+lambdas/join_gate.py): a request without a solution is sent to the work page with a fresh
+challenge, a solution is checked and spent (one conditional PutItem) before the place is
+counted, and a refused one gets a fresh challenge. A returning visitor whose cookie still
+holds a place keeps today's path: no work.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
+import os
 import random
 import secrets
 import time
@@ -37,8 +44,15 @@ from beekeeper.core.datamodel import (
     origin_url_with_token,
 )
 from beekeeper.core.headers import MARKETING_LINK_HEADERS
+from beekeeper.core.join_work import WORK_PARAMETER, Verdict, flood_factor
+from beekeeper.core.names import JOIN_SECRET_VARIABLE, ROOM_ORIGIN_VARIABLE
 from beekeeper.core.plain_page import Brand
-from beekeeper.core.polling import eta_seconds
+from beekeeper.core.polling import (
+    POLL_AFTER_MIN_SECONDS,
+    eta_seconds,
+    poll_after_seconds,
+    position,
+)
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas import runtime
 from beekeeper.lambdas.cookies import (
@@ -47,6 +61,20 @@ from beekeeper.lambdas.cookies import (
     stage_root,
 )
 from beekeeper.lambdas.emf import DISCARD, MetricSink
+from beekeeper.lambdas.join_answers import (
+    admitted_body,
+    challenge_body,
+    closed_body,
+    json_answer,
+    refused_body,
+    room_off_body,
+    unavailable_body,
+    waiting_body,
+    wants_json,
+    work_location,
+)
+from beekeeper.lambdas.join_gate import JoinGate
+from beekeeper.lambdas.leaving import LEAVE_PATH, Leaving
 from beekeeper.lambdas.pacing import MINUTE_SECONDS
 from beekeeper.lambdas.prequeue import join_prequeue
 from beekeeper.lambdas.returning import Way, returning_visit
@@ -61,6 +89,7 @@ from beekeeper.lambdas.room_state import (
     read_number,
     read_snapshot,
 )
+from beekeeper.lambdas.tickets import secret_reader
 from beekeeper.lambdas.wake import wake_if_idle
 
 log = logging.getLogger("beekeeper.producer")
@@ -139,48 +168,79 @@ class Producer:
     recent_joins: deque[float] = field(default_factory=deque)
     contended_at: float = -math.inf
     metrics: MetricSink = DISCARD
+    # The proof of work and the room's keys (lambdas/join_gate.py): every deployed or local room
+    # has one (its tokens carry the room's mark); a room with join_work > 0 must.
+    gate: JoinGate | None = None
+    # The room's own public origin (its page's), which /leave takes a cookie's leave from.
+    room_origin: str = ""
+
+    def __post_init__(self) -> None:
+        if self.settings.join_work and self.gate is None:
+            raise ValueError("a room whose places cost work (join_work) needs its join gate")
 
     def handle(self, event: Mapping[str, Any]) -> dict[str, Any]:
+        if isinstance(event, Mapping) and event.get("resource") == LEAVE_PATH:
+            return self.leaving().handle(event)  # the function's second route
         method = event.get("httpMethod") if isinstance(event, Mapping) else None
         if not isinstance(method, str):
             return page(400, "Bad request", "This address only answers web browsers.", self.brand)
+        # A native app asks for JSON (lambdas/join_answers.py): the same decisions, as JSON.
+        as_json = wants_json(event)
         if method.upper() != "GET":
-            response = page(
-                405, "Method not allowed", "Open this link in your browser.", self.brand
+            response = (
+                json_answer(405, {"error": "the marketing link answers GET only"})
+                if as_json
+                else page(405, "Method not allowed", "Open this link in your browser.", self.brand)
             )
             response["headers"]["Allow"] = "GET"
             return response
+        origin = self.settings.origin
         try:
             snapshot = self.snapshot()
             if not snapshot.config.enabled:
-                return redirect(self.settings.origin)
+                return json_answer(200, room_off_body(origin)) if as_json else redirect(origin)
             visit = returning_visit(
                 event, dynamodb=self.dynamodb, table=self.table, snapshot=snapshot, now=self.clock()
             )
             if visit.way is Way.SHOP and visit.token is not None:
-                return redirect(
-                    origin_url_with_token(self.settings.origin, str(visit.token), visit.ticket)
-                )
+                if as_json:  # the ticket in the answer, never in a URL
+                    return json_answer(200, admitted_body(visit.token, visit.ticket, origin))
+                return redirect(origin_url_with_token(origin, str(visit.token), visit.ticket))
             if visit.way is Way.KEEP_PLACE:
+                if as_json and visit.token is not None:
+                    return json_answer(200, self._waiting(snapshot, visit.token))
                 return redirect(ROOM_LOCATION)
             if snapshot.config.closed:
+                if as_json:
+                    return json_answer(200, closed_body(snapshot.config.message))
                 return closed_page(snapshot.config.message, event, self.brand)
+            if self.gate is not None and self.settings.join_work:
+                verdict = self._work_done(event)
+                if verdict is not Verdict.OK:
+                    return self._challenge(snapshot, verdict, as_json=as_json)
             token = self.join_line(snapshot)
             if visit.rejoins:
                 self.metrics.count(telemetry.REJOINED)
         except Exception:
             log.exception("could not give a visitor a place in line")
             if self.settings.fail_open:
-                return redirect(self.settings.origin)
-            response = page(
-                503,
-                "Please try again in a moment",
-                "The waiting room is busy. Reload this page in half a minute to get your place.",
-                self.brand,
-            )
+                return json_answer(200, room_off_body(origin)) if as_json else redirect(origin)
+            if as_json:
+                response = json_answer(503, unavailable_body(RETRY_AFTER_SECONDS))
+            else:
+                response = page(
+                    503,
+                    "Please try again in a moment",
+                    "The waiting room is busy. Reload this page in half a minute to get your "
+                    "place.",
+                    self.brand,
+                )
             response["headers"]["Retry-After"] = str(RETRY_AFTER_SECONDS)
             return response
-        response = redirect(ROOM_LOCATION)
+        if as_json:
+            response = json_answer(200, self._waiting(snapshot, token))
+        else:
+            response = redirect(ROOM_LOCATION)
         response["headers"]["Set-Cookie"] = set_cookie(
             token,
             path=stage_root(event),
@@ -193,6 +253,59 @@ class Producer:
     def brand(self) -> Brand:
         """The room's name and look, for the pages the marketing link answers with."""
         return Brand.of(self.settings)
+
+    def leaving(self) -> Leaving:
+        """POST /leave (capacity mode), with this container's clients and the room's keys."""
+        gate = self.gate
+        if gate is None:
+            raise ValueError("leaving needs the room's keys: give the producer its join gate")
+        return Leaving(
+            table=self.table,
+            dynamodb=self.dynamodb,
+            shop_origin=self.settings.origin,
+            token_key=lambda: gate.keys().token,
+            clock=self.clock,
+            room_origin=self.room_origin,
+        )
+
+    def work_ms(self, snapshot: RoomSnapshot) -> float:
+        """The work a new place costs now: the room's setting, raised while a flood lasts (the
+        join rate is the arrival counters' growth between this container's config reads)."""
+        factor = flood_factor(self.cache.arrival_rate, snapshot.config.rate)
+        return self.settings.join_work * factor
+
+    def _work_done(self, event: Mapping[str, Any]) -> Verdict | None:
+        """The request's solution checked and spent; None when it brings none."""
+        assert self.gate is not None
+        text = query_value(event, WORK_PARAMETER)
+        if text is None:
+            return None
+        verdict = self.gate.redeem(text, now=self.clock())
+        if verdict is not Verdict.OK:
+            log.info("a solution was refused: %s", verdict.value)
+        return verdict
+
+    def _challenge(
+        self, snapshot: RoomSnapshot, verdict: Verdict | None, *, as_json: bool
+    ) -> dict[str, Any]:
+        """A fresh challenge: the work page solves it and comes back; an app gets it as JSON,
+        with why its solution earned no place (400) when it sent one."""
+        assert self.gate is not None
+        challenge = self.gate.challenge(now=self.clock(), work_ms=self.work_ms(snapshot))
+        if not as_json:
+            return redirect(work_location(challenge))
+        if verdict is None:
+            return json_answer(200, challenge_body(challenge))
+        return json_answer(400, refused_body(challenge, verdict))
+
+    def _waiting(self, snapshot: RoomSnapshot, token: Token) -> dict[str, Any]:
+        """An app's place: where and when to ask /polling (its answers say the rest)."""
+        config = snapshot.config
+        if in_prequeue(config, snapshot.draw, self.clock()) or draw_pending(config, snapshot.draw):
+            return waiting_body(token, position=None, poll_after=POLL_AFTER_MIN_SECONDS)
+        place = position(token.ordinal, snapshot.passed_total)
+        wait = poll_after_seconds(place, config.rate, claim_seconds=snapshot.claim_seconds)
+        return waiting_body(token, position=place, poll_after=wait)
 
     def snapshot(self) -> RoomSnapshot:
         """The room's config and counters, as this container last read them (cached)."""
@@ -218,7 +331,10 @@ class Producer:
 
     def _place(self, snapshot: RoomSnapshot) -> Token:
         now = self.clock()
-        token = Token.issue(self._ordinal(snapshot, exact=self._quiet(now)), self.token_bytes)
+        # The room's mark in the id (core/datamodel.Token): what lets a leave tell a token the
+        # room issued from a forged one.
+        key = self.gate.keys().token if self.gate is not None else None
+        token = Token.issue(self._ordinal(snapshot, exact=self._quiet(now)), self.token_bytes, key)
         config, draw = snapshot.config, snapshot.draw
         if in_prequeue(config, draw, now):
             # Before a scheduled start: a place in the pre-queue, drawn at the start.
@@ -325,6 +441,16 @@ class Producer:
         return min(max_age, longest)
 
 
+def query_value(event: Mapping[str, Any], name: str) -> str | None:
+    """The query parameter `name`'s value (the last of several, as API Gateway's
+    queryStringParameters keeps it), or None."""
+    parameters = event.get("queryStringParameters")
+    if not isinstance(parameters, Mapping):
+        return None
+    value = parameters.get(name)
+    return value if isinstance(value, str) else None
+
+
 def redirect(location: str) -> dict[str, Any]:
     headers = {**MARKETING_LINK_HEADERS, "Location": location}
     return {"statusCode": 302, "headers": headers, "body": ""}
@@ -395,10 +521,20 @@ _producer: Producer | None = None
 def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
     global _producer
     if _producer is None:
+        wiring = runtime.wiring()
         _producer = Producer(
-            **runtime.wiring(),
+            **wiring,
             invoke_consumer=runtime.consumer_invoker(),
             metrics=runtime.metrics(),
+            gate=JoinGate(
+                room=wiring["settings"].name,
+                read_secret=secret_reader(
+                    runtime.client("secretsmanager"), runtime.env(JOIN_SECRET_VARIABLE)
+                ),
+                dynamodb=wiring["dynamodb"],
+                table=wiring["table"],
+            ),
+            room_origin=os.environ.get(ROOM_ORIGIN_VARIABLE, ""),
         )
     response = _producer.handle(event)
     _producer.metrics.flush_ended()

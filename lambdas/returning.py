@@ -32,7 +32,7 @@ from typing import Any
 from beekeeper.core.datamodel import STATE_ENDED, STATE_LEFT, TICKET_ATTRIBUTE, Token, visitor_key
 from beekeeper.core.polling import is_unknown
 from beekeeper.core.tickets import TICKET_PATTERN
-from beekeeper.lambdas.cookies import token_from_cookies
+from beekeeper.lambdas.cookies import token_from_request
 from beekeeper.lambdas.prequeue import read_prequeue_item
 from beekeeper.lambdas.room_state import Item, RoomSnapshot, key, read_number
 
@@ -84,7 +84,7 @@ def returning_visit(
     event: Mapping[str, Any], *, dynamodb: Any, table: str, snapshot: RoomSnapshot, now: float
 ) -> Visit:
     """The visit a marketing-link request is: new, or a returning visitor's (see the table)."""
-    token = token_from_cookies(event)
+    token = token_from_request(event)
     if token is None:
         return Visit(Way.NEW_PLACE)
     try:

@@ -1,6 +1,6 @@
 """The AWS services behind a local room: the room's store, in this process.
 
-It holds the room's real queue (with its dead-letter queue), table and ticket keys' secret,
+It holds the room's real queue (with its dead-letter queue), table, ticket keys' and join secrets,
 and the CloudWatch metrics its functions write (as EMF lines, extracted as CloudWatch Logs
 extracts them), with the settings and under the names the stack deploys (`core/datamodel.py`,
 `core/names.py`), in the in-memory store the simulator uses too (store/). The room's own code
@@ -41,6 +41,10 @@ class RoomResources:
     queue_url: str
     dead_letter_queue_url: str
     ticket_keys_secret: str = ""  # the secret's ARN; "" for a room without ticket keys
+    join_secret: str = ""  # the join secret's ARN (core/join_work.py); "" for none
+    # The room's public origin, its page's (http://127.0.0.1:PORT): what the stack gives the
+    # producer as ROOM_ORIGIN; set once the gateway's port is bound.
+    room_origin: str = ""
 
 
 class Emulator:
@@ -98,7 +102,10 @@ class Emulator:
         # The ticket keys' secret starts without keys, as the stack's does (`beekeeper local`
         # gives the room its first, `beekeeper keys` rotates them).
         secret = self.secretsmanager.create(names.local_ticket_keys_secret, EMPTY_KEY_RING)
-        return RoomResources(names.table, queue.url, dead_letters.url, secret.arn)
+        # The join secret is generated when the room is created, as Secrets Manager generates
+        # the stack's (a saved line restores the one it was signed with).
+        join = self.secretsmanager.create(names.local_join_secret, secrets.token_urlsafe(48))
+        return RoomResources(names.table, queue.url, dead_letters.url, secret.arn, join.arn)
 
     def queue_url(self, queue_name: str) -> str:
         return f"{self.endpoint_url}/{LOCAL_ACCOUNT}/{queue_name}"

@@ -6,7 +6,7 @@ is what that definition makes API Gateway answer:
 
 | method: integration | answered by (as in AWS) |
 |---|---|
-| /beekeeper: AWS_PROXY | the producer Lambda's handler, with a REST proxy event |
+| /beekeeper, /leave (capacity): AWS_PROXY | the producer Lambda's handler, a REST proxy event |
 | the registry's routes: AWS | their templates run as API Gateway runs them, on the store |
 | /room, the preflights: MOCK | the same runtime (beekeeper.apigateway.runtime) |
 | no such method | the MISSING_AUTHENTICATION_TOKEN gateway response (403) |
@@ -114,7 +114,7 @@ class Gateway:
                 status, headers = response.status, list(response.headers.items())
                 body = response.body.encode("utf-8")
             elif found.integration.type == "AWS_PROXY":
-                status, headers, body = self._producer(environ)
+                status, headers, body = self._producer(environ, found.path)
             else:
                 status, headers, body = self._integration(found, environ)
         except Exception:
@@ -130,11 +130,14 @@ class Gateway:
 
     # -- routes ---------------------------------------------------------------------------
 
-    def _producer(self, environ: dict[str, Any]) -> tuple[int, list[tuple[str, str]], bytes]:
+    def _producer(
+        self, environ: dict[str, Any], resource: str
+    ) -> tuple[int, list[tuple[str, str]], bytes]:
+        """The producer's routes: the marketing link, and capacity mode's /leave."""
         body = _read_body(environ)
         event = rest_proxy_event(
             environ,
-            resource="/beekeeper",
+            resource=resource,
             host=self._host,
             request_time_ms=int(self._clock() * 1000),
             body=body,

@@ -11,6 +11,7 @@ Rooms with different names can run in one process side by side.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -21,6 +22,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from beekeeper.core.config_dir import local_state_file
+from beekeeper.core.headers import browser_origin
 from beekeeper.core.local_room import (
     DEFAULT_DEMO_PORT,
     DEFAULT_OPERATOR_PORT,
@@ -81,6 +83,8 @@ class LocalOptions:
     claim_minutes: float | None = None
     presence_grace_seconds: int | None = None
     presence_idle_minutes: float | None = None
+    # The work a new place costs (RoomSettings.join_work, milliseconds of a phone's time).
+    join_work: int | None = None
     room: RoomSettings | None = None  # the room file's settings, when rehearsing a room
     new_line: bool = False  # forget the line saved by an earlier run of this room
     # Keep the line across restarts (local/saved_state.py); off for throwaway test rooms.
@@ -105,6 +109,7 @@ def local_settings(options: LocalOptions, origin: str) -> RoomSettings:
         "claim_minutes": options.claim_minutes,
         "presence_grace_seconds": options.presence_grace_seconds,
         "presence_idle_minutes": options.presence_idle_minutes,
+        "join_work": options.join_work,
         "starts_at": options.starts_at,
     }
     overrides.update({key: value for key, value in flags.items() if value is not None})
@@ -200,7 +205,11 @@ class LocalRoom:
         emulator = Emulator()
         self.endpoint_url = emulator.start()
         self._stack.append(emulator.stop)
-        self.resources = resources = emulator.create_room_resources(settings.name)
+        # The room's page is served from the gateway's address: its public origin.
+        self.resources = resources = dataclasses.replace(
+            emulator.create_room_resources(settings.name),
+            room_origin=browser_origin(gateway_server.base_url),
+        )
         if options.save_line:
             saved = SavedState(local_state_file(settings.name))
             self.restored = saved.restore(emulator, discard=options.new_line)

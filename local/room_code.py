@@ -166,6 +166,7 @@ def load_room_code(
     from beekeeper.apigateway.runtime import invoke
     from beekeeper.lambdas.consumer import run_consumer
     from beekeeper.lambdas.governor import fetch_once, run_governor
+    from beekeeper.lambdas.join_gate import JoinGate
     from beekeeper.lambdas.producer import Producer
     from beekeeper.lambdas.tickets import NO_TICKETS, TicketHook, TicketIssuer, secret_reader
     from beekeeper.lambdas.trigger import run_trigger
@@ -195,6 +196,13 @@ def load_room_code(
         invoke_consumer=starter,
         minute_seconds=minute_seconds,
         metrics=_Shared(metrics.sink()),
+        gate=JoinGate(
+            room=settings.name,
+            read_secret=secret_reader(client("secretsmanager"), resources.join_secret),
+            dynamodb=wiring["dynamodb"],
+            table=wiring["table"],
+        ),
+        room_origin=resources.room_origin,
     )
 
     def produce(event: dict[str, Any]) -> Mapping[str, Any]:

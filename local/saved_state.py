@@ -16,7 +16,8 @@ rewritten compactly (atomically) and appended to again.
 What a restart keeps: the table (config, counters, minute claims, every admitted visitor's
 item, so /client keeps answering true, and the published ticket keys), the ticket keys'
 secret (so tickets signed before the restart still verify against /jwks.json after it and the
-same keys go on signing), and every message not yet deleted, in order. Messages
+same keys go on signing), the join secret (so the tokens in line still carry ids the room
+signed, and can leave), and every message not yet deleted, in order. Messages
 a consumer held in flight are visible again at once (their consumers ended with the process);
 one already admitted is recognised by the consumer's consistent read and deleted, as a
 duplicate delivery is. Receive counts start again from zero.

@@ -3,7 +3,7 @@
 Every visitor of a capacity-mode simulation (simulator/run.py with `max_inside` > 0) has a page
 and, once let in, a visit, and everything they send the room goes through the room's real
 mapping templates (`apigateway.room.run_integration` against the simulated table, as local
-mode answers them):
+mode answers them), and a leave through the producer's real /leave (lambdas/leaving.py):
 
 - **waiting**: the page polls as the waiting room page does (first a second after joining,
   then after the answer's `poll_after` plus up to a quarter more of jitter), reading the table
@@ -52,6 +52,7 @@ from beekeeper.core.page_timing import FIRST_POLL_AFTER_JOIN_SECONDS, POLL_JITTE
 from beekeeper.core.polling import admission_flow, eta_seconds, poll_after_seconds, position
 from beekeeper.core.presence import BEAT_SECONDS, PRESENCE_ROUTE, PRESENT, Presence
 from beekeeper.core.settings import RoomSettings
+from beekeeper.lambdas.leaving import LEAVE_PATH, Leaving
 from beekeeper.lambdas.room_state import read_number
 from beekeeper.simulator import occupancy
 from beekeeper.simulator.clock import Scheduler
@@ -216,6 +217,7 @@ class CapacityCrowd:
     table: FakeTable
     table_name: str
     rng: random.Random
+    leaving: Leaving
     visitors: list[Visitor] = field(default_factory=list, init=False)
     client_checks: int = field(default=0, init=False)
     heartbeats: int = field(default=0, init=False)  # the presence script's, sent
@@ -313,7 +315,7 @@ class CapacityCrowd:
             return  # the page already went on to the shop (or stopped)
         visitor.page_done = True
         cookie = {"Cookie": f"{COOKIE_NAME}={visitor.token}", "Content-Type": "text/plain"}
-        if self._request("leave", "POST", {}, cookie) == '{"left": true}':
+        if self._leave({}, cookie) == '{"left": true}':
             visitor.left_at = self.scheduler.now
 
     # -- the visit --------------------------------------------------------------------------
@@ -362,7 +364,7 @@ class CapacityCrowd:
         visitor.gone_at = now
         if visitor.leaves_shop:
             query = {"token": str(visitor.token)}
-            if self._request("leave", "POST", query, {}) == '{"left": true}':
+            if self._leave(query, {}) == '{"left": true}':
                 visitor.left_at = now
         elif self.plan.presence_grace_seconds:
             # The tab closes: the page's last heartbeat (pagehide), then nothing.
@@ -409,6 +411,17 @@ class CapacityCrowd:
 
     def _at(self, delay: float, action: Callable[[], None]) -> None:
         self.scheduler.at(self.scheduler.now + delay, action)
+
+    def _leave(self, query: dict[str, str], headers: dict[str, str]) -> str:
+        """POST /leave's answer body: the producer's route, with a proxy event."""
+        event = {
+            "resource": LEAVE_PATH,
+            "path": LEAVE_PATH,
+            "httpMethod": "POST",
+            "headers": headers,
+            "queryStringParameters": query or None,
+        }
+        return str(self.leaving.handle(event)["body"])
 
     def _request(
         self, route: str, method: str, query: dict[str, str], headers: dict[str, str]

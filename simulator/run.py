@@ -4,6 +4,10 @@ Visitors join through the producer on a schedule (a burst before the first minut
 over some minutes); the trigger runs at the start of every minute (twice with the
 double-trigger fault) and starts the consumers it plans, each a simulated process, a fraction
 of a second later; a visitor who joins a minute without a consumer wakes one the same way.
+With `join_work_ms` a visitor first gets the producer's challenge (its difficulty rises under a
+flood as the producer's does), spends the modelled solving time (simulator/solving.py), and
+joins when it is done: the challenge's single use is spent with the producer's conditional
+write, then the place is given.
 What is measured comes from the fakes' own logs (simulator/measure.py), not from the code
 under test.
 """
@@ -25,6 +29,8 @@ from beekeeper.core.schedule import format_starts_at
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas.consumer import run_consumer
 from beekeeper.lambdas.emf import DISCARD, MetricSink
+from beekeeper.lambdas.join_gate import JoinGate
+from beekeeper.lambdas.leaving import Leaving
 from beekeeper.lambdas.producer import Producer
 from beekeeper.lambdas.room_state import write_config
 from beekeeper.lambdas.trigger import run_trigger
@@ -36,12 +42,15 @@ from beekeeper.simulator.fake_dynamodb import FakeTable
 from beekeeper.simulator.fake_sqs import FakeQueue
 from beekeeper.simulator.faults import FaultLog, Faults, Interleavings
 from beekeeper.simulator.prequeue import prequeue_figures
+from beekeeper.simulator.solving import solve_seconds
 from beekeeper.simulator.visitors import PositionProbe
 
 # A realistic epoch (a whole minute) so epoch minutes and TTLs look like production's.
 EPOCH = 1_800_000_000 - 1_800_000_000 % 60
 TABLE = "beekeeper-sim"
 QUEUE_URL = "https://sqs.simulated/queue"
+# The simulated room's join secret (it signs challenges nobody forges here).
+JOIN_SECRET = "simulated-join-secret-" + "0" * 42
 # How long an asynchronous Lambda invoke takes to start the function (modelled).
 START_LATENCY_SECONDS = (0.05, 0.5)
 # Visitors whose pages are simulated polling: every one up to this many, a sample beyond.
@@ -166,6 +175,15 @@ class SimulationResult:
     prequeue_order_tau: float | None = None
     prequeue_before_later: bool = True
     prequeue_exceptions: int = 0
+    # The work a place costs (--join-work, ms of a typical phone's time; 0: none modelled):
+    # the visitors' solving times from the challenge to joining the line, and the most the
+    # work rose by under a flood. Visitors still solving when the run ends never joined.
+    join_work_ms: int = 0
+    join_work_seconds_p50: float | None = None
+    join_work_seconds_p95: float | None = None
+    join_work_seconds_max: float | None = None
+    join_work_flood_factor_max: float | None = None
+    still_solving: int = 0
 
     @property
     def exact(self) -> bool:
@@ -234,13 +252,15 @@ def simulate(
     capacity: CapacityPlan | None = None,
     starts_at_minute: int | None = None,
     metrics: Callable[[Callable[[], float]], MetricSink] | None = None,
+    join_work_ms: int = 0,
 ) -> SimulationResult:
     """`rate_changes`: (seconds after the first minute starts, new rate) for live changes;
     `capacity`: a cap on the visitors inside, and how visitors wait and shop (capacity mode).
     `starts_at_minute` K: a scheduled event starting at minute K; earlier arrivals join the
     pre-queue and are drawn at the start. `metrics(clock)`: a new sink on the simulated clock for
     each container, as Lambda gives one (the producer's, and each trigger's and consumer's run),
-    to record the room's metrics (none by default)."""
+    to record the room's metrics (none by default). `join_work_ms`: the work a place costs
+    (see the module)."""
     faults = faults or Faults()
     settings = RoomSettings(
         name="simulated",
@@ -248,6 +268,7 @@ def simulate(
         region="us-east-1",
         origin="https://shop.example.com",
         rate=rate,
+        join_work=join_work_ms,
     )
     if consumer_capacity:
         settings = settings.replace(consumer_capacity=consumer_capacity)
@@ -266,7 +287,11 @@ def simulate(
     queue = FakeQueue(scheduler, rng, faults, QUEUE_URL, interleavings)
     table = FakeTable(scheduler, rng, faults, TABLE, interleavings)
     calls_by_role: Counter[str] = Counter()
-    joined_at = arrival.times(visitors)
+    clicked_at = arrival.times(visitors)  # when each visitor follows the marketing link
+    # When each visitor joined the line, in the order they joined (without work: the clicks).
+    joined_at = list(clicked_at)
+    joined_count = [0]
+    solving_seconds: list[float] = []
     admitted_at: list[float | None] = [None] * visitors
     lanes: list[tuple[float, float]] = []
     lanes_per_minute: dict[int, int] = {}
@@ -279,6 +304,14 @@ def simulate(
     )
 
     index_of: dict[str, int] = {}  # token id -> visitor
+    # The room's keys and proof of work: its tokens carry its mark, as every room's do.
+    gate = JoinGate(
+        room=settings.name,
+        read_secret=lambda: JOIN_SECRET,
+        dynamodb=Counted(table, calls_by_role, "producer"),
+        table=TABLE,
+        token_bytes=rng.randbytes,
+    )
     crowd = (
         CapacityCrowd(
             plan=capacity,
@@ -287,6 +320,14 @@ def simulate(
             table=table,
             table_name=TABLE,
             rng=random.Random(seed + 2),  # noqa: S311 - the crowd's choices, not a secret
+            # POST /leave: the producer's route, with the room's keys.
+            leaving=Leaving(
+                table=TABLE,
+                dynamodb=Counted(table, calls_by_role, "leave"),
+                shop_origin=settings.origin,
+                token_key=lambda: gate.keys().token,
+                clock=scheduler.clock,
+            ),
         )
         if capacity is not None
         else None
@@ -344,10 +385,16 @@ def simulate(
         rng=random.Random(seed + 1),  # noqa: S311 - shard choice, not a secret
         invoke_consumer=start_consumer,
         metrics=new_sink(),
+        gate=gate,
     )
+    solver_rng = random.Random(seed + 3)  # noqa: S311 - the visitors' phones, not a secret
+    flood_factor_max = [1.0]
 
-    def join(first: int, last: int) -> None:
-        for index in range(first, last):
+    def join(count: int) -> None:
+        for _ in range(count):
+            index = joined_count[0]
+            joined_count[0] += 1
+            joined_at[index] = scheduler.now
             token: Token = producer.join_line(producer.snapshot())
             index_of[token.id] = index
             if starts_at is None or joined_at[index] >= starts_at:
@@ -359,6 +406,23 @@ def simulate(
             if crowd is not None:
                 crowd.joined(index, token)
         producer.metrics.flush_ended()  # what the handler does after every request
+
+    def ask_for_work(count: int) -> None:
+        """`count` visitors follow the link at once: each gets the producer's challenge and
+        joins once their phone has solved it (the challenge spent as the producer spends it)."""
+        assert producer.gate is not None
+        for _ in range(count):
+            work_ms = producer.work_ms(producer.snapshot())
+            flood_factor_max[0] = max(flood_factor_max[0], work_ms / join_work_ms)
+            challenge = producer.gate.challenge(now=scheduler.now, work_ms=work_ms)
+            seconds = solve_seconds(solver_rng, challenge)
+            solving_seconds.append(seconds)
+
+            def done(challenge: Any = challenge) -> None:
+                producer.gate.spend(challenge)  # type: ignore[union-attr]
+                join(1)
+
+            scheduler.at(scheduler.now + seconds, done)
 
     def trigger() -> None:
         sink = new_sink()
@@ -384,13 +448,14 @@ def simulate(
     def change_rate(new_rate: int) -> None:
         write_config(table, TABLE, settings, now=scheduler.now, operator_rate=new_rate)
 
-    # Visitors who join at the same moment join in one scheduled step.
+    # Visitors who follow the link at the same moment do so in one scheduled step.
     first = 0
     while first < visitors:
         last = first
-        while last < visitors and joined_at[last] == joined_at[first]:
+        while last < visitors and clicked_at[last] == clicked_at[first]:
             last += 1
-        scheduler.at(joined_at[first], functools.partial(join, first, last))
+        step = ask_for_work if join_work_ms else join
+        scheduler.at(clicked_at[first], functools.partial(step, last - first))
         first = last
     for m in range(minutes):
         start = EPOCH + 60 * m
@@ -410,6 +475,10 @@ def simulate(
         scheduler.stop()
         pipeline_log.setLevel(level)
     producer.metrics.flush()
+    # Only those who joined are in line; a visitor still solving at the end never joined.
+    joined_at = joined_at[: joined_count[0]]
+    admitted_at = admitted_at[: joined_count[0]]
+    solving_seconds.sort()
 
     # Visitors who left the line (capacity mode) are out of it: not waiting, not lost.
     left_the_line = crowd.left_the_line() if crowd is not None else set()
@@ -531,6 +600,12 @@ def simulate(
         prequeue_order_tau=None if drawn.order_tau is None else round(drawn.order_tau, 4),
         prequeue_before_later=drawn.before_later,
         prequeue_exceptions=drawn.exceptions,
+        join_work_ms=join_work_ms,
+        join_work_seconds_p50=_round(measure.percentile(solving_seconds, 0.5)),
+        join_work_seconds_p95=_round(measure.percentile(solving_seconds, 0.95)),
+        join_work_seconds_max=_round(solving_seconds[-1] if solving_seconds else None),
+        join_work_flood_factor_max=round(flood_factor_max[0], 2) if join_work_ms else None,
+        still_solving=visitors - joined_count[0],
     )
 
 

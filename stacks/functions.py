@@ -188,6 +188,7 @@ class RoomFunctions(Construct):
         table: ITable,
         queue: sqs.IQueue,
         ticket_keys: secretsmanager.ISecret,
+        join_secret: secretsmanager.ISecret,
     ) -> None:
         super().__init__(scope, construct_id)
         code = _staged_code()
@@ -235,7 +236,13 @@ class RoomFunctions(Construct):
             names.CONSUMER_FUNCTION_VARIABLE: self.consumer.function.function_name,
         }
         # The producer keeps whatever concurrency the others do not reserve.
-        self.producer = make("producer", starts_consumers, None)
+        self.producer = make(
+            "producer",
+            {**starts_consumers, names.JOIN_SECRET_VARIABLE: join_secret.secret_arn},
+            None,
+        )
+        # The join secret: read by the marketing link, and by nothing else.
+        self.producer.allow(permissions.READS_JOIN_SECRET, [join_secret.secret_arn])
         self.trigger = make("trigger", starts_consumers, reserved["trigger"])
         # The unqualified ARN only: they invoke $LATEST, never a version.
         for starter in (self.trigger, self.producer):

@@ -65,6 +65,14 @@ TICKET_KEYS_ROTATION = Acknowledgement(
     "value at once, which would refuse every ticket signed before the swap.",
 )
 
+JOIN_SECRET_ROTATION = Acknowledgement(
+    "AwsSolutions-SMG4",
+    "The secret signs the marketing link's challenges and every waiting visitor's token id "
+    "(the check that lets a real visitor leave the line): a rotation would make every token "
+    "in line unable to leave. It is generated when the room is created and dies with it; "
+    "`beekeeper destroy` and a new deploy give a new room a new one.",
+)
+
 LOGGING_OFF = (
     Acknowledgement(
         "AwsSolutions-APIG1",

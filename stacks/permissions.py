@@ -91,6 +91,9 @@ STARTS_CONSUMERS = ("lambda:InvokeFunction",)
 # The consumer reads the room's ticket keys (lambdas/tickets.py), once a minute per container.
 READS_TICKET_KEYS = ("secretsmanager:GetSecretValue",)
 
+# The producer reads the room's join secret (core/join_work.py), once per container.
+READS_JOIN_SECRET = ("secretsmanager:GetSecretValue",)
+
 # What a function needs to write its own log group (created by the stack, with a retention).
 LOG_ACTIONS = ("logs:CreateLogStream", "logs:PutLogEvents")
 

@@ -13,8 +13,10 @@ region) come in as `ApiReferences`, tokens in the stack and plain names locally.
 | /beekeeper | GET | the producer Lambda, proxy (AWS_PROXY) |
 | /room | GET | MOCK: the waiting room page (stacks/page.py) |
 | /presence.js | GET | capacity mode, MOCK: the presence script (waiting_room_site/presence.py) |
-| the registry's routes (core/routes.py) | GET, /leave POST | AWS: DynamoDB (vtl/methods.py) |
-| the CORS routes | OPTIONS | MOCK: the preflight |
+| /work | GET | MOCK: the work page, where a new place's challenge is solved (stacks/page.py) |
+| /leave (capacity) | POST | the producer, proxy: the token's mark checked (lambdas/leaving.py) |
+| the registry's routes (core/routes.py) | GET, /presence POST | AWS: DynamoDB (vtl/methods.py) |
+| the CORS routes (/client, /leave, /presence) | OPTIONS | MOCK: the preflight |
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from beekeeper.core.gateway_answers import gateway_responses
+from beekeeper.core.gateway_answers import LEAVE_METHOD, LEAVE_ROUTE, gateway_responses
 from beekeeper.core.headers import PAGE_HEADERS, PRESENCE_SCRIPT_HEADERS
 from beekeeper.core.local_room import (
     LOCAL_INTEGRATION_ROLE,
@@ -34,13 +36,22 @@ from beekeeper.core.presence import SCRIPT_ROUTE, Presence
 from beekeeper.core.routes import mode_of, routes
 from beekeeper.core.settings import RoomSettings
 from beekeeper.stacks import page
-from beekeeper.vtl.methods import declared_headers, preflight_method, route_method, static_headers
+from beekeeper.vtl.methods import (
+    declared_headers,
+    preflight_for,
+    preflight_method,
+    route_method,
+    static_headers,
+)
 from beekeeper.waiting_room_site.presence import script_bytes
+from beekeeper.waiting_room_site.work_page import render_work_page
 
 MethodKey = tuple[str, str]
 PRODUCER_PATH = "/beekeeper"
 PAGE_PATH = "/room"
 PRESENCE_SCRIPT_PATH = f"/{SCRIPT_ROUTE}"
+WORK_PATH = "/work"
+LEAVE_PATH = f"/{LEAVE_ROUTE}"
 
 
 @dataclass(frozen=True)
@@ -71,21 +82,22 @@ class RestApiDefinition:
     gateway_responses: dict[str, dict[str, Any]]
 
 
-def producer_method(refs: ApiReferences) -> dict[str, Any]:
-    """GET /beekeeper: the marketing link, the producer through a Lambda proxy integration."""
+def producer_method(refs: ApiReferences, http_method: str = "GET") -> dict[str, Any]:
+    """GET /beekeeper: the marketing link, the producer through a Lambda proxy integration
+    (and capacity mode's POST /leave, its second route)."""
     uri = (
         f"arn:{refs.partition}:apigateway:{refs.region}:lambda:path/2015-03-31/functions/"
         f"{refs.producer_arn}/invocations"
     )
     return {
-        "HttpMethod": "GET",
+        "HttpMethod": http_method,
         "AuthorizationType": "NONE",
         "Integration": {"Type": "AWS_PROXY", "IntegrationHttpMethod": "POST", "Uri": uri},
     }
 
 
 def page_method(html: str) -> dict[str, Any]:
-    """GET /room: the waiting room page from a MOCK integration, with the page's headers."""
+    """GET /room (and /work): a page from a MOCK integration, with the page's headers."""
     return _static_method(html, PAGE_HEADERS, accept=("text/html", "application/json"))
 
 
@@ -130,14 +142,20 @@ def _static_method(
     }
 
 
-def definition(settings: RoomSettings, refs: ApiReferences, *, page_html: str) -> RestApiDefinition:
-    """The room's whole API; `page_html` is the rendered page (render_page(settings))."""
+def definition(
+    settings: RoomSettings, refs: ApiReferences, *, page_html: str, work_html: str | None = None
+) -> RestApiDefinition:
+    """The room's whole API; `page_html` is the rendered page (render_page(settings)),
+    `work_html` the work page (render_work_page(settings), rendered here when not given)."""
+    if work_html is None:
+        work_html = render_work_page(settings)
     capacity = settings.max_inside > 0
     mode = mode_of(capacity=capacity)
     session_seconds = settings.session_seconds if capacity else 0
     methods: dict[MethodKey, dict[str, Any]] = {
         (PRODUCER_PATH, "GET"): producer_method(refs),
         (PAGE_PATH, "GET"): page_method(page_html),
+        (WORK_PATH, "GET"): page_method(work_html),
     }
     if capacity:
         methods[(PRESENCE_SCRIPT_PATH, "GET")] = script_method()
@@ -156,6 +174,10 @@ def definition(settings: RoomSettings, refs: ApiReferences, *, page_html: str) -
         )
         if found.cors:
             methods[(path, "OPTIONS")] = preflight_method(found, settings.origin)
+    if capacity:
+        # POST /leave: the producer's, which checks the token's mark (lambdas/leaving.py).
+        methods[(LEAVE_PATH, LEAVE_METHOD)] = producer_method(refs, LEAVE_METHOD)
+        methods[(LEAVE_PATH, "OPTIONS")] = preflight_for(LEAVE_METHOD, settings.origin)
     return RestApiDefinition(methods, gateway_responses(settings.origin))
 
 
@@ -163,6 +185,7 @@ __all__ = [
     "PAGE_PATH",
     "PRESENCE_SCRIPT_PATH",
     "PRODUCER_PATH",
+    "WORK_PATH",
     "ApiReferences",
     "RestApiDefinition",
     "definition",

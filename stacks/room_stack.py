@@ -40,6 +40,7 @@ class RoomStack(Stack):
             table=storage.table,
             queue=storage.queue,
             ticket_keys=storage.ticket_keys,
+            join_secret=storage.join_secret,
         )
         api = RoomApi(
             self,
@@ -49,6 +50,11 @@ class RoomStack(Stack):
             producer=functions.producer.function,
             logging_enabled=api_logging,
         )
+        # The room's public origin, its page's: the one value the producer checks a cookie's
+        # /leave against (lambdas/leaving.py). The API's own address here; a distribution in
+        # front of the API passes its origin instead.
+        room_origin = f"https://{api.api.rest_api_id}.execute-api.{self.region}.{self.url_suffix}"
+        functions.producer.function.add_environment(names.ROOM_ORIGIN_VARIABLE, room_origin)
         monitoring = RoomMonitoring(
             self,
             "Monitoring",

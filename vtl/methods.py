@@ -170,9 +170,14 @@ def route_method(
 
 
 def preflight_method(route: Route, origin: str) -> dict[str, Any]:
-    """OPTIONS: the CORS preflight the shop's pages may send, answered by API Gateway itself
-    (a MOCK integration)."""
-    headers = preflight_headers(origin, route.method)
+    """OPTIONS: the CORS preflight the shop's pages may send to a templated route."""
+    return preflight_for(route.method, origin)
+
+
+def preflight_for(method: str, origin: str) -> dict[str, Any]:
+    """OPTIONS: the CORS preflight of a route answering `method` (a templated route, or the
+    producer's POST /leave), answered by API Gateway itself (a MOCK integration)."""
+    headers = preflight_headers(origin, method)
     return {
         "HttpMethod": "OPTIONS",
         "AuthorizationType": "NONE",
@@ -204,6 +209,7 @@ __all__ = [
     "declared_headers",
     "dynamodb_uri",
     "error_headers",
+    "preflight_for",
     "preflight_method",
     "response_headers",
     "route_method",

@@ -129,23 +129,33 @@ def room_config_json(settings: RoomSettings, locales: dict[str, dict[str, object
         "defaultLanguage": DEFAULT_LANGUAGE,
         "strings": locales,
     }
-    text = json.dumps(config, ensure_ascii=False, separators=(",", ":"))
+    return script_json(config)
+
+
+def script_json(value: object) -> str:
+    """`value` as JSON safe inside a <script> element: every <, > and & as a JSON escape."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def load_locales() -> dict[str, dict[str, object]]:
+def load_locales(folder: Path = SITE_DIR / "locales") -> dict[str, dict[str, object]]:
     """Every language's strings, English first (the fallback), then by language tag."""
-    found = {path.stem: path for path in (SITE_DIR / "locales").glob("*.json")}
+    found = {path.stem: path for path in folder.glob("*.json")}
     order = sorted(found, key=lambda lang: (lang != DEFAULT_LANGUAGE, lang))
     return {lang: json.loads(found[lang].read_text(encoding="utf-8")) for lang in order}
 
 
-def bundle_script(constants: Mapping[str, int | float] = PAGE_CONSTANTS) -> str:
-    """page.js and room.js as one module: their local import line and `export` keywords
-    dropped, and the page's timing (`constants`, core/page_timing.py's) written in."""
+def bundle_script(
+    files: tuple[str, ...] = SCRIPT_FILES,
+    folder: Path = SITE_DIR,
+    constants: Mapping[str, int | float] = PAGE_CONSTANTS,
+) -> str:
+    """page.js and room.js (or `files` of `folder`) as one module: their local import line and
+    `export` keywords dropped, and the page's timing (`constants`, core/page_timing.py's)
+    written in."""
     parts = []
-    for name in SCRIPT_FILES:
-        source = _LOCAL_IMPORT.sub("", _read(name))
+    for name in files:
+        source = _LOCAL_IMPORT.sub("", (folder / name).read_text(encoding="utf-8"))
         parts.append(_EXPORT.sub("", source))
     return with_constants("\n".join(parts), constants)
 
@@ -164,18 +174,22 @@ def security_policy(page: str, script: str, logo_url: str) -> str:
     """Nothing may load but the page's own inline script and styles, /polling and the logo."""
     styles = " ".join(f"'{_sha256(match)}'" for match in _INLINE_STYLE.findall(page))
     style_source = styles or "'none'"
-    image_source = "'none'"
-    if logo_url:
-        parts = urlsplit(logo_url)
-        image_source = f"{parts.scheme}://{parts.netloc}"
     return (
         "default-src 'none'; "
         f"script-src '{_sha256(script)}'; "
         f"style-src {style_source}; "
-        f"img-src {image_source}; "
+        f"img-src {image_source(logo_url)}; "
         "connect-src 'self'; "
         "base-uri 'none'; form-action 'none'"
     )
+
+
+def image_source(logo_url: str) -> str:
+    """The policy's img-src: the logo's origin, or nothing at all."""
+    if not logo_url:
+        return "'none'"
+    parts = urlsplit(logo_url)
+    return f"{parts.scheme}://{parts.netloc}"
 
 
 def _sha256(text: str) -> str:

@@ -22,6 +22,7 @@ NOT_ASKED = (
     "presence_grace_seconds",
     "presence_idle_minutes",
     "starts_at",
+    "join_work",
 )
 
 

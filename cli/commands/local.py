@@ -97,6 +97,10 @@ def _port_option(flag: str, default: int, serves: str) -> Callable[[F], F]:
     note="In real minutes. Default: the room file's, else "
     f"{default_for('presence_idle_minutes'):g}.",
 )
+@setting_option(
+    "join_work",
+    note=f"Default: the room file's, else {default_for('join_work'):,}, as in AWS.",
+)
 @click.option(
     "--starts-in",
     metavar="SECONDS",
@@ -129,6 +133,7 @@ def local(
     claim_minutes: float | None,
     presence_grace_seconds: int | None,
     presence_idle_minutes: float | None,
+    join_work: int | None,
     starts_in: float | None,
     new_line: bool,
 ) -> None:
@@ -179,6 +184,7 @@ def local(
         claim_minutes=claim_minutes,
         presence_grace_seconds=presence_grace_seconds,
         presence_idle_minutes=presence_idle_minutes,
+        join_work=join_work,
         room=room_settings,
         new_line=new_line,
         starts_at=(
@@ -222,6 +228,11 @@ def local(
             click.echo(f"  starts at:        {running.settings.starts_at} (pre-queue until then)")
         if running.shop_url:
             click.echo(f"  demo shop:        {running.shop_url}")
+            # The JSON join's first step, as a native app takes it (docs/apps.md).
+            click.echo(
+                "  an app joins:     curl -s -H 'Accept: application/json' "
+                f"{running.urls.marketing_url}   (the rest: docs/apps.md)"
+            )
         click.echo(f"  operator view:    {running.operator_url}")
         factory = factory_of(ctx)
         deployed = factory.store().deployment(running.settings.name) is not None

@@ -16,7 +16,7 @@ from beekeeper.cli.commands.simulate_capacity import capacity_options, command_w
 from beekeeper.cli.errors import UserError
 from beekeeper.cli.options import setting_option
 from beekeeper.cli.pages import write_page
-from beekeeper.core.settings import SettingsError
+from beekeeper.core.settings import SettingsError, default_for
 from beekeeper.core.words import count
 from beekeeper.lambdas.pacing import RECEIVE_BATCH
 from beekeeper.simulator.capacity import CapacityPlan, TemplatesUnavailable
@@ -110,6 +110,13 @@ def _start_time(ctx: click.Context, param: click.Parameter, value: str) -> datet
     help="A scheduled event starting at minute K: visitors arriving before it join the "
     "pre-queue and are drawn into a random order at the start.",
 )
+@setting_option(
+    "join_work",
+    default=0,
+    note="Each visitor solves the room's challenge (harder under a flood, as in AWS) before "
+    "joining the line; 0 here: no work modelled (a deployed room's default is "
+    f"{default_for('join_work'):,}).",
+)
 def simulate_command(
     rate: int,
     visitors: int,
@@ -122,6 +129,7 @@ def simulate_command(
     start_time: datetime,
     capacity: CapacityPlan | None,
     starts_at_minute: int | None,
+    join_work: int,
 ) -> None:
     """Simulate admissions minute by minute, with optional faults, without touching AWS."""
     if report_path is not None:
@@ -136,6 +144,7 @@ def simulate_command(
             seed=seed,
             capacity=capacity,
             starts_at_minute=starts_at_minute,
+            join_work_ms=join_work,
         )
     except (SettingsError, TemplatesUnavailable) as error:
         raise UserError(str(error)) from error
@@ -181,6 +190,8 @@ def command_line(result: SimulationResult) -> str:
     words += command_words(result.capacity)
     if result.starts_at_minute is not None:
         words.append(f"--starts-at-minute {result.starts_at_minute}")
+    if result.join_work_ms:
+        words.append(f"--join-work {result.join_work_ms}")
     words.append(f"--seed {result.seed}")
     return " ".join(words)
 
@@ -243,6 +254,15 @@ def render_table(result: SimulationResult) -> str:
         )
     if result.capacity is not None:
         lines += table_lines(result.capacity)
+    if result.join_work_ms:
+        lines.append(
+            f"work before joining ({result.join_work_ms:,} ms of a typical phone): median "
+            f"{_seconds(result.join_work_seconds_p50)}, p95 "
+            f"{_seconds(result.join_work_seconds_p95)}, longest "
+            f"{_seconds(result.join_work_seconds_max)}; raised up to "
+            f"{result.join_work_flood_factor_max or 1:g} x by a flood; still solving at the end: "
+            f"{result.still_solving:,}"
+        )
     if result.positions_checked:
         lines.append(
             f"positions shown to polling pages: {result.positions_checked:,} checked, "

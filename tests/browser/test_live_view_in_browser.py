@@ -22,7 +22,7 @@ import pytest
 
 from beekeeper.local.operator_view import REFRESH_SECONDS
 from tests.support.chromium import watch
-from tests.support.localroom.http import get
+from tests.support.localroom.http import follow_link
 from tests.support.localroom.process import LocalProcess, start_local
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -39,7 +39,7 @@ sync_api = pytest.importorskip("playwright.sync_api")
 def room(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalProcess]:
     room = start_local(
         ["--demo", "--demo-port", "0", "--rate", str(RATE), "--minute-seconds",
-         str(MINUTE_SECONDS)],
+         str(MINUTE_SECONDS), "--join-work", "20"],
         tmp_path_factory.mktemp("config"),
         name="live-view",
     )  # fmt: skip
@@ -87,7 +87,7 @@ def test_the_view_follows_visitors_in_and_no_visitor_page_can_read_it(
         assert page.locator("svg").count() == 2
         before = page.locator("#per-minute-text").inner_text()
         for _ in range(VISITORS):
-            assert get(room.urls["marketing URL"]).status == 302
+            assert follow_link(room.urls["marketing URL"]).status == 302
         refresh_until(page, lambda: figure(page, "arrived") == VISITORS)
         refresh_until(page, lambda: figure(page, "admitted") > 0)
         first_seen = figure(page, "admitted")

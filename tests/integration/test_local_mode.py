@@ -23,7 +23,7 @@ import pytest
 
 from beekeeper.core import datamodel
 from beekeeper.core.polling import eta_seconds
-from tests.support.localroom.http import cookie_value, enter_shop, get
+from tests.support.localroom.http import cookie_value, enter_shop, follow_link, get
 from tests.support.localroom.process import BEEKEEPER, LocalProcess, start_local, wait_until
 
 pytestmark = pytest.mark.slow
@@ -37,7 +37,19 @@ VISITORS = 200
 
 def _start(config_dir: Path, name: str) -> Iterator[LocalProcess]:
     room = start_local(
-        ["--demo", "--demo-port", "0", "--rate", str(RATE), "--minute-seconds", "2"],
+        # 200 visitors join at once: a place costs little work here (the default's is held by
+        # the smaller rooms of tests/integration).
+        [
+            "--demo",
+            "--demo-port",
+            "0",
+            "--rate",
+            str(RATE),
+            "--minute-seconds",
+            "2",
+            "--join-work",
+            "20",
+        ],
         config_dir,
         name=name,
     )
@@ -61,7 +73,7 @@ def fresh_room(tmp_path: Path) -> Iterator[LocalProcess]:
 
 
 def join(room: LocalProcess) -> str:
-    answer = get(room.urls["marketing URL"])
+    answer = follow_link(room.urls["marketing URL"])
     assert answer.status == 302, answer.text
     (set_cookie,) = answer.headers_named("Set-Cookie")
     assert "HttpOnly" in set_cookie
@@ -276,6 +288,18 @@ def switch_room(room: LocalProcess, *, enabled: bool) -> None:
     """`beekeeper off` / `on`, as the operator types them."""
     result = operator(room, "on" if enabled else "off")
     assert result.returncode == 0, result.stderr
+
+
+def test_the_demo_shows_how_an_app_joins_and_the_command_answers_json(
+    room: LocalProcess,
+) -> None:
+    marketing = room.urls["marketing URL"]
+    shown = f"  an app joins:     curl -s -H 'Accept: application/json' {marketing}"
+    (line,) = [line for line in room.output().splitlines() if line.startswith(shown)]
+    assert "docs/apps.md" in line
+    # What that command asks: the room's challenge, as JSON.
+    answer = get(marketing, headers={"Accept": "application/json"})
+    assert answer.status == 200 and answer.json()["state"] == "work"
 
 
 def test_status_reports_the_running_room(room: LocalProcess) -> None:

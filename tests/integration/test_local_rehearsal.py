@@ -18,7 +18,7 @@ import pytest
 from beekeeper.core.datamodel import COOKIE_NAME
 from beekeeper.core.local_room import LOCAL_SETTINGS_KEY
 from beekeeper.core.settings import RoomSettings
-from tests.support.localroom.http import cookie_value, get
+from tests.support.localroom.http import cookie_value, follow_link, get
 from tests.support.localroom.process import LocalProcess, operator, start_local, wait_until
 
 pytestmark = pytest.mark.slow
@@ -50,7 +50,7 @@ def config_dir(tmp_path: Path) -> Path:
 
 
 def join(room: LocalProcess) -> str:
-    answer = get(room.urls["marketing URL"])
+    answer = follow_link(room.urls["marketing URL"])
     token = cookie_value(answer.header("Set-Cookie") or "", COOKIE_NAME)
     assert answer.status == 302 and token
     return token

@@ -25,7 +25,16 @@ RATE = 10  # a room minute: 10 visitors in 2 s, so 30 make a line of three minut
 @pytest.fixture()
 def room(tmp_path: Path) -> Iterator[LocalProcess]:
     started = start_local(
-        ["--demo", "--rate", str(RATE), "--minute-seconds", str(MINUTE_SECONDS)],
+        # 35 visitors: a place costs little work here.
+        [
+            "--demo",
+            "--rate",
+            str(RATE),
+            "--minute-seconds",
+            str(MINUTE_SECONDS),
+            "--join-work",
+            "20",
+        ],
         tmp_path,
         "local",
     )

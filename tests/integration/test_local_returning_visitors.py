@@ -17,7 +17,7 @@ import pytest
 
 from beekeeper.core import datamodel, polling
 from beekeeper.core.datamodel import CONFIG_FRESH_SECONDS
-from tests.support.localroom.http import Answer, cookie_value, get
+from tests.support.localroom.http import Answer, cookie_value, follow_link, get
 from tests.support.localroom.process import LocalProcess, start_local
 
 pytestmark = pytest.mark.slow
@@ -44,7 +44,7 @@ def marketing_link(room: LocalProcess, token: str | None = None, raw: str | None
         if raw is not None
         else (f"theme=dark; {datamodel.COOKIE_NAME}={token}" if token else None)
     )
-    answer = get(room.urls["marketing URL"], cookie=cookie)
+    answer = follow_link(room.urls["marketing URL"], cookie=cookie)
     assert answer.status == 302, answer.text
     return answer
 

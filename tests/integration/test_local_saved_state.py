@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import secrets
 import stat
 import time
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ from beekeeper.apigateway.room import HttpRequest, run_integration
 from beekeeper.core import tickets as facts
 from beekeeper.core.datamodel import Token
 from beekeeper.core.headers import browser_origin
+from beekeeper.core.join_work import JoinKeys
 from beekeeper.core.local_room import LOCAL_REGION
 from beekeeper.core.names import ResourceNames
 from beekeeper.lambdas.ticket_keys import TicketKeyStore
@@ -206,6 +208,27 @@ def test_tickets_signed_before_a_restart_verify_after_it(
     assert str(private["d"]) in path.read_text()
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert str(private["d"]) not in caplog.text
+
+
+def join_secret(emulator: Emulator) -> str:
+    secret = emulator.secretsmanager.secrets[NAMES.local_join_secret]
+    return str(secret.current.value)
+
+
+def test_tokens_in_the_saved_line_still_carry_the_rooms_mark_after_a_restart(
+    tmp_path: Path, started: list[Emulator]
+) -> None:
+    """The join secret is kept with the line: a visitor in line can still leave after a
+    restart (lambdas/leaving.py checks the mark), and a new line has a new secret."""
+    path = tmp_path / "saved.state.jsonl"
+    first, _ = run(started, path)
+    secret = join_secret(first)
+    token = Token.issue(7, secrets.token_bytes, JoinKeys.from_secret(secret).token)
+    second, _ = run(started, path)
+    assert join_secret(second) == secret
+    assert token.issued_with(JoinKeys.from_secret(join_secret(second)).token)
+    third, _ = run(started, path, discard=True)
+    assert join_secret(third) != secret
 
 
 def test_a_new_line_forgets_the_keys_too(tmp_path: Path, started: list[Emulator]) -> None:

@@ -178,6 +178,8 @@ def test_installed_package_finds_its_data_files(installed: Path, tmp_path: Path)
         " 'fragments': sorted(v.template_values(table_name='t', origin='https://x.example')),"
         " 'site': sorted(f.name for f in p.SITE_DIR.iterdir()"
         "   if f.is_file() and f.suffix != '.py'),"
+        " 'work': sorted(f.relative_to(p.SITE_DIR).as_posix()"
+        "   for f in (p.SITE_DIR / 'work').rglob('*') if f.is_file()),"
         " 'stacks': sorted(f.name for f in p.STACKS_DIR.glob('*.py'))}))"
     )
     result = _run([str(installed / "python"), "-c", probe], tmp_path)
@@ -195,6 +197,12 @@ def test_installed_package_finds_its_data_files(installed: Path, tmp_path: Path)
             if f.is_file() and f.suffix != ".py"
         ),
         "stacks": sorted(f.name for f in (REPO / "stacks").glob("*.py")),
+        # The work page's markup, scripts and strings (waiting_room_site/work_page.py).
+        "work": sorted(
+            f.relative_to(REPO / "waiting_room_site").as_posix()
+            for f in (REPO / "waiting_room_site" / "work").rglob("*")
+            if f.is_file()
+        ),
     }
     for key, names in expected.items():
         assert found[key] == names, key

@@ -39,9 +39,9 @@ def test_only_the_documented_acknowledgements_are_used(synthesized: Synthesized)
         for row in synthesized.nag_report
         if row["Compliance"] == "Suppressed"
     }
-    # WAF and logging are on in this room: only the public-route findings and the ticket keys'
+    # WAF and logging are on in this room: only the public-route findings and the two secrets'
     # own rotation are acknowledged.
-    expected = (*nag.PUBLIC_ROUTES, nag.TICKET_KEYS_ROTATION)
+    expected = (*nag.PUBLIC_ROUTES, nag.TICKET_KEYS_ROTATION, nag.JOIN_SECRET_ROTATION)
     assert suppressed == {(a.rule, a.reason) for a in expected}
     for acknowledgement in (*expected, nag.WAF_OFF, *nag.LOGGING_OFF):
         assert len(acknowledgement.reason) >= 60

@@ -8,6 +8,7 @@ import pytest
 
 from beekeeper.core.settings import RoomSettings
 from beekeeper.stacks import capacity
+from beekeeper.stacks.storage import JOIN_SECRET_LENGTH
 from tests.support.stack_testkit import Synthesized, flatten
 
 # Every stack test reads the synth of the whole room (tests/stack/conftest.py): slow.
@@ -39,9 +40,19 @@ def test_function_environment_follows_the_data_model(synthesized: Synthesized, r
         expected_keys.add("QUEUE_URL")
     if role in ("trigger", "producer"):
         expected_keys.add("CONSUMER_FUNCTION_NAME")
+    if role == "producer":  # the marketing link alone reads the join secret
+        expected_keys |= {"JOIN_SECRET", "ROOM_ORIGIN"}
+        join_id, _ = synthesized.secret("JoinSecret")
+        assert environment["JOIN_SECRET"] == {"Ref": join_id}
+        # The room's page's origin: the API's own address (what a cookie's /leave comes from).
+        api_id, _ = synthesized.only("AWS::ApiGateway::RestApi")
+        origin = flatten(environment["ROOM_ORIGIN"])
+        assert origin == f"https://<Ref:{api_id}>.execute-api.eu-west-1.<Ref:AWS::URLSuffix>"
+        marketing = flatten(synthesized.raw["Outputs"]["MarketingUrl"]["Value"])
+        assert marketing.startswith(origin + "/")
     if role == "consumer":
         expected_keys.add("TICKET_KEYS_SECRET")
-        secret_id, _ = synthesized.only("AWS::SecretsManager::Secret")
+        secret_id, _ = synthesized.secret("TicketKeys")
         assert environment["TICKET_KEYS_SECRET"] == {"Ref": secret_id}
     assert set(environment) == expected_keys
     room = RoomSettings.from_lambda_environment({"BEEKEEPER_ROOM": environment["BEEKEEPER_ROOM"]})
@@ -150,8 +161,23 @@ def test_only_the_consumer_carries_the_crypto_wheels_built_for_lambda(
 
 
 def test_the_ticket_keys_secret_holds_no_key_in_the_template(synthesized: Synthesized) -> None:
-    _, secret = synthesized.only("AWS::SecretsManager::Secret")
+    _, secret = synthesized.secret("TicketKeys")
     properties = secret["Properties"]
     assert "SecretString" not in properties
     generated = properties["GenerateSecretString"]
     assert json.loads(generated["SecretStringTemplate"]) == {"keys": []}
+
+
+def test_the_join_secret_is_generated_by_secrets_manager_never_written(
+    synthesized: Synthesized,
+) -> None:
+    _, secret = synthesized.secret("JoinSecret")
+    properties = secret["Properties"]
+    assert "SecretString" not in properties
+    assert properties["GenerateSecretString"] == {
+        "ExcludePunctuation": True,
+        "PasswordLength": JOIN_SECRET_LENGTH,
+    }
+    assert JOIN_SECRET_LENGTH >= 32  # what JoinKeys.from_secret asks of it
+    assert secret["DeletionPolicy"] == "Delete"
+    assert len(synthesized.resources("AWS::SecretsManager::Secret")) == 2

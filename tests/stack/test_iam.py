@@ -85,8 +85,11 @@ def test_each_function_gets_exactly_its_actions_on_its_resources(
         consumer_id, _ = synthesized.function("consumer")
         expected[f"<GetAtt:{consumer_id}.Arn>"] = set(permissions.STARTS_CONSUMERS)
     if role == "consumer":  # the function that signs tickets, and only it, reads their keys
-        secret_id, _ = synthesized.only("AWS::SecretsManager::Secret")
+        secret_id, _ = synthesized.secret("TicketKeys")
         expected[f"<Ref:{secret_id}>"] = set(permissions.READS_TICKET_KEYS)
+    if role == "producer":  # the marketing link, and only it, reads the join secret
+        join_id, _ = synthesized.secret("JoinSecret")
+        expected[f"<Ref:{join_id}>"] = set(permissions.READS_JOIN_SECRET)
     assert granted == expected
 
 
@@ -155,12 +158,13 @@ def test_the_documented_iam_table_is_the_template(synthesized: Synthesized) -> N
         if q["Properties"]["QueueName"].endswith("-visitors")
     )
     consumer = f"<GetAtt:{synthesized.function('consumer')[0]}.Arn>"
-    secret = f"<Ref:{synthesized.only('AWS::SecretsManager::Secret')[0]}>"
+    secret = f"<Ref:{synthesized.secret('TicketKeys')[0]}>"
     resources = {
         "table": table,
         "queue": queue,
         "the consumer (unqualified ARN)": consumer,
         "the ticket keys' secret": secret,
+        "the join secret": f"<Ref:{synthesized.secret('JoinSecret')[0]}>",
     }
 
     ((log_actions, log_target),) = documented.pop("each function")

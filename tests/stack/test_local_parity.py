@@ -14,10 +14,12 @@ import json
 import re
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 
 from beekeeper.core.datamodel import COOKIE_NAME, Token
+from beekeeper.core.join_work import WORK_PARAMETER, Challenge, solve
 from beekeeper.core.local_room import LOCAL_REGION
 from beekeeper.local.emulator import Emulator
 from beekeeper.local.gateway import Gateway
@@ -55,6 +57,15 @@ class LocalGateway:
         for name, value in header_list:
             grouped.setdefault(name, []).append(value)
         return int(status.split()[0]), grouped, body
+
+    def join(self) -> Answer:
+        """A new place at the marketing link, the room's challenge solved on the way."""
+        challenged = self.ask("GET", "/beekeeper")
+        (location,) = challenged[1]["Location"]
+        challenge = Challenge.parse(location.removeprefix("work#"))
+        assert challenged[0] == 302 and challenge is not None, location
+        solution = quote(str(solve(challenge)), safe="")
+        return self.ask("GET", f"/beekeeper?{WORK_PARAMETER}={solution}")
 
 
 @pytest.fixture(scope="module")
@@ -187,7 +198,7 @@ def test_table_answers_carry_the_stacks_headers(
 def test_two_cookie_headers_stay_two_and_a_returning_visitor_keeps_the_place(
     local: LocalGateway,
 ) -> None:
-    first = local.ask("GET", "/beekeeper")
+    first = local.join()
     assert first[0] == 302
     (set_cookie,) = first[1]["Set-Cookie"]
     token = set_cookie.split(";", 1)[0].split("=", 1)[1]
@@ -203,7 +214,7 @@ def test_of_several_cookie_headers_the_templates_read_the_last(local: LocalGatew
     """A mapping template's $input.params() holds one value per header name; which one of
     several AWS does not document, so local mode keeps only the last (as the proxy event's
     `headers` does for the same request; docs/vtl.md), never more than API Gateway could."""
-    first = local.ask("GET", "/beekeeper")
+    first = local.join()
     (set_cookie,) = first[1]["Set-Cookie"]
     token = set_cookie.split(";", 1)[0].split("=", 1)[1]
 

@@ -44,7 +44,7 @@ def test_outputs_are_exactly_the_data_model_keys(synthesized: Synthesized) -> No
     assert outputs["DashboardName"]["Value"] == {
         "Ref": synthesized.only("AWS::CloudWatch::Dashboard")[0]
     }
-    secret_id, _ = synthesized.only("AWS::SecretsManager::Secret")
+    secret_id, _ = synthesized.secret("TicketKeys")
     assert outputs["TicketKeysSecret"]["Value"] == {"Ref": secret_id}
     producer_id, _ = synthesized.function("producer")
     assert outputs["ProducerFunctionName"]["Value"] == {"Ref": producer_id}

@@ -44,6 +44,8 @@ def test_functions_read_the_environment_the_owner_names(synthesized: Synthesized
             wanted.add(names.CONSUMER_FUNCTION_VARIABLE)
         if role == "consumer":  # signs tickets
             wanted.add(names.TICKET_KEYS_SECRET_VARIABLE)
+        if role == "producer":  # signs challenges and token ids, checks a leave's page
+            wanted |= {names.JOIN_SECRET_VARIABLE, names.ROOM_ORIGIN_VARIABLE}
         assert variables == wanted, role
 
 

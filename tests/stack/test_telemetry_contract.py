@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from beekeeper.apigateway.room import Boto3DynamoDb, HttpRequest, run_integration
 from beekeeper.core import telemetry
 from beekeeper.core.datamodel import ADMITTED_COUNTER_KEY, Token
+from beekeeper.core.join_work import WORK_PARAMETER, Challenge, solve
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas.consumer import run_consumer
 from beekeeper.lambdas.emf import MinuteMetrics
@@ -39,7 +39,8 @@ from tests.support.stack_testkit import CHANGED_ROOM, FULL_ROOM, MetricReference
 pytestmark = pytest.mark.slow
 
 # The template's room, at a rate a simulated minute runs quickly.
-SETTINGS = FULL_ROOM.replace(rate=30, consumer_capacity=100)
+# A place costs a little work here: the visitors solve it on the way, as the page would.
+SETTINGS = FULL_ROOM.replace(rate=30, consumer_capacity=100, join_work=10)
 MINUTE = 60
 
 
@@ -165,6 +166,7 @@ class Room:
             sqs=self.aws.sqs,
             clock=self.clock,
             metrics=self.metrics(),
+            gate=self.aws.gate(self.settings.name),
         )
 
     def metrics(self) -> MinuteMetrics:
@@ -172,9 +174,16 @@ class Room:
 
     def visitor(self, cookie: str | None = None) -> dict[str, Any]:
         headers = {"Cookie": f"beekeeper_token={cookie}"} if cookie else {}
-        event = {"httpMethod": "GET", "path": "/beekeeper", "headers": headers}
+        event: dict[str, Any] = {"httpMethod": "GET", "path": "/beekeeper", "headers": headers}
         response = self.producer.handle(event)
         self.producer.metrics.flush_ended()  # what the handler does after every request
+        location = response["headers"].get("Location", "")
+        if location.startswith("work#"):  # a new place: the work first, then the link again
+            challenge = Challenge.parse(location.removeprefix("work#"))
+            assert challenge is not None
+            event["queryStringParameters"] = {WORK_PARAMETER: str(solve(challenge))}
+            response = self.producer.handle(event)
+            self.producer.metrics.flush_ended()
         return response
 
     def trigger(self, invoke: Callable[[dict[str, Any]], None] | None = None) -> None:
@@ -313,16 +322,16 @@ def test_a_capacity_rooms_dashboard_reads_what_its_functions_emit(
         response = room.visitor()
         tokens.append(response["headers"]["Set-Cookie"].split(";")[0].split("=", 1)[1])
         clock.now += 1
-    left = run_integration(  # the second visitor leaves the line before their turn
-        "leave",
-        HttpRequest(method="POST", path="/leave", query={"token": tokens[1]}, headers={}),
-        dynamodb=Boto3DynamoDb(aws.dynamodb),
-        table_name=aws.table,
-        origin=settings.origin,
-        request_time_ms=int(clock.now * 1000),
-        session_seconds=settings.session_seconds,
+    # The second visitor leaves the line before their turn (the producer's POST /leave).
+    left = room.producer.handle(
+        {
+            "resource": "/leave",
+            "httpMethod": "POST",
+            "headers": {},
+            "queryStringParameters": {"token": tokens[1]},
+        }
     )
-    assert left.body.strip() == '{"left": true}'
+    assert left["body"] == '{"left": true}'
     room.next_minute()
     room.trigger()
     room.consumers()

@@ -1,13 +1,19 @@
 """Arbitrary requests, as a hostile or broken client sends them: for the templates' property
-tests. Cookie headers mix well-formed tokens, text, near-misses of our cookie's name and
-separators; queries mix `token` in several cases with the same values, and /client's `redeem`
-with its one good value, near-misses and the same hostile values."""
+tests. Cookie headers (and an app's Beekeeper-Token header) mix well-formed tokens, text,
+near-misses of our cookie's name and separators; queries mix `token` in several cases with the
+same values, and /client's `redeem` with its one good value, near-misses and the same hostile
+values."""
 
 from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from beekeeper.core.datamodel import CLIENT_REDEEM_PARAMETER, CLIENT_REDEEM_VALUE, COOKIE_NAME
+from beekeeper.core.datamodel import (
+    CLIENT_REDEEM_PARAMETER,
+    CLIENT_REDEEM_VALUE,
+    COOKIE_NAME,
+    TOKEN_HEADER,
+)
 
 VALID_TOKENS = st.builds(
     lambda token_id, ordinal: f"{token_id}.{ordinal}",
@@ -23,7 +29,10 @@ COOKIE_HEADERS = st.one_of(
     ),
 )
 HEADER_NAMES = st.one_of(
-    st.sampled_from(["Cookie", "cookie", "COOKIE", "X-Other", "token"]), st.text(max_size=12)
+    st.sampled_from(
+        ["Cookie", "cookie", "COOKIE", "X-Other", "token", TOKEN_HEADER, TOKEN_HEADER.lower()]
+    ),
+    st.text(max_size=12),
 )
 HEADERS = st.dictionaries(HEADER_NAMES, COOKIE_HEADERS, max_size=3)
 REDEEM_VALUES = st.one_of(

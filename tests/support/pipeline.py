@@ -18,14 +18,25 @@ from beekeeper.core.datamodel import (
     Token,
     table_definition,
 )
+from beekeeper.core.join_work import JoinKeys
 from beekeeper.core.presence import Presence
 from beekeeper.core.routes import route as registered
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas import places
 from beekeeper.lambdas.emf import DISCARD, MetricSink
+from beekeeper.lambdas.join_gate import JoinGate
 from beekeeper.lambdas.producer import Producer
 
 TABLE = "beekeeper-shop"
+# The room's join secret in the moto account, and the token key derived from it.
+JOIN_SECRET_VALUE = "j" * 64
+TOKEN_KEY = JoinKeys.from_secret(JOIN_SECRET_VALUE).token
+
+
+def issued_token(ordinal: int, *, key: bytes = TOKEN_KEY) -> Token:
+    """A token as the room issues it (its id marked with the room's key), predictable: its
+    random part is the ordinal."""
+    return Token.issue(ordinal, lambda size: ordinal.to_bytes(size, "big"), key)
 
 
 def room(**changes: Any) -> RoomSettings:
@@ -40,10 +51,17 @@ def room(**changes: Any) -> RoomSettings:
 
 
 def producer(
-    aws: Aws, clock: FakeClock, *, metrics: MetricSink = DISCARD, **settings: Any
+    aws: Aws,
+    clock: FakeClock,
+    *,
+    metrics: MetricSink = DISCARD,
+    gate: JoinGate | None = None,
+    **settings: Any,
 ) -> Producer:
-    """The marketing link's code on moto, with predictable tokens and shard choices."""
+    """The marketing link's code on moto, with predictable tokens and shard choices; places
+    cost no work unless the test gives a `gate` (and join_work)."""
     counter = iter(range(1, 1_000_000))
+    settings.setdefault("join_work", 0)
     return Producer(
         settings=room(**settings),
         table=aws.table,
@@ -54,6 +72,7 @@ def producer(
         token_bytes=lambda n: next(counter).to_bytes(n, "big"),
         rng=random.Random(7),
         metrics=metrics,
+        gate=gate,
     )
 
 
@@ -64,6 +83,17 @@ class Aws:
     queue_url: str
     dlq_url: str
     table: str = TABLE
+    join_secret: str = ""  # the join secret's ARN in moto's Secrets Manager
+
+    def gate(self, room_name: str = "shop") -> JoinGate:
+        """The marketing link's proof of work on moto, reading the room's join secret."""
+        secrets = boto3.client("secretsmanager", region_name="us-east-1")
+        return JoinGate(
+            room=room_name,
+            read_secret=lambda: secrets.get_secret_value(SecretId=self.join_secret)["SecretString"],
+            dynamodb=self.dynamodb,
+            table=self.table,
+        )
 
     def item(self, pk: str) -> dict[str, Any] | None:
         return self.dynamodb.get_item(
@@ -108,7 +138,16 @@ def aws() -> Iterator[Aws]:
                 ),
             },
         )["QueueUrl"]
-        yield Aws(dynamodb=dynamodb, sqs=sqs, queue_url=queue_url, dlq_url=dlq_url)
+        join_secret = boto3.client("secretsmanager", region_name="us-east-1").create_secret(
+            Name="beekeeper-shop-join", SecretString=JOIN_SECRET_VALUE
+        )["ARN"]
+        yield Aws(
+            dynamodb=dynamodb,
+            sqs=sqs,
+            queue_url=queue_url,
+            dlq_url=dlq_url,
+            join_secret=join_secret,
+        )
 
 
 class FakeClock:

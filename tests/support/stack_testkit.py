@@ -66,6 +66,7 @@ CHANGED_ROOM = FULL_ROOM.replace(
     presence_grace_seconds=30,
     presence_idle_minutes=5,
     starts_at="2030-06-01T09:00:00Z",
+    join_work=2_000,
 )
 
 
@@ -97,6 +98,16 @@ class Synthesized:
 
     def only(self, kind: str) -> tuple[str, dict[str, Any]]:
         (found,) = self.resources(kind).items()
+        return found
+
+    def secret(self, construct: str) -> tuple[str, dict[str, Any]]:
+        """The room's secret made by the storage construct `construct` ("TicketKeys",
+        "JoinSecret"), found by its logical id."""
+        (found,) = (
+            item
+            for item in self.resources("AWS::SecretsManager::Secret").items()
+            if item[0].startswith(f"Storage{construct}")
+        )
         return found
 
     def function(self, role: str) -> tuple[str, dict[str, Any]]:

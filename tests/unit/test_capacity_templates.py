@@ -1,5 +1,6 @@
-"""Capacity mode's templates (/client sessions, /enter, /leave, /polling's capacity answers),
-rendered with the local renderer: their requests are core/sessions.py's, whatever comes in."""
+"""Capacity mode's templates (/client sessions, /enter, /polling's capacity answers), rendered
+with the local renderer: their requests are core/sessions.py's, whatever comes in. (/leave is
+the producer's route: tests/functional/pipeline/test_leaving.py.)"""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from beekeeper.core.datamodel import (
     COOKIE_NAME,
     QUEUE_RETENTION_SECONDS,
     REDEEMED_ATTRIBUTE,
+    TOKEN_HEADER,
     status_copy_for,
     status_key,
     visitor_key,
@@ -96,32 +98,23 @@ def test_a_session_check_renews_exactly_as_core_sessions_says(route: str) -> Non
     assert rendered_request(route, cookie(TOKEN), request_time=str(NOW_MS)) == expected
 
 
-def test_a_leave_is_exactly_core_sessions_leave() -> None:
+def test_a_leavers_mark_outlives_their_place() -> None:
+    # POST /leave is the producer's (lambdas/leaving.py); its write is core/sessions.py's, and
+    # a leaver's mark outlives their place: a pre-queue place for a start a year ahead too.
     expected = sessions.leave_request(TABLE, TOKEN_ID, now=NOW_S)
-    # A leaver's mark outlives their place: a pre-queue place for a start a year ahead too.
     ttl = int(expected["ExpressionAttributeValues"][":ttl"]["N"])
     assert ttl == NOW_S + schedule.MAX_SECONDS_AHEAD + QUEUE_RETENTION_SECONDS
-    assert rendered_request("leave", cookie(TOKEN)) == expected
-    assert rendered_request("leave", {}, {"token": TOKEN}) == expected
-    assert rendered_request("leave", cookie(f"{OTHER_ID}.5"), {"token": TOKEN}) == expected
 
 
 @pytest.mark.parametrize("request_time", [None, "", "12a", "-5", "1" * 16, "1.5e12"])
-def test_an_unreadable_request_time_renews_and_removes_nobody(request_time: object) -> None:
-    for route in ("client", "enter", "leave"):
+def test_an_unreadable_request_time_renews_nobody(request_time: object) -> None:
+    for route in ("client", "enter"):
         request = rendered_request(route, cookie(TOKEN), request_time=request_time)
         assert request["Key"] == {"pk": {"S": NO_VISITOR_KEY}}
-    leave = rendered_request("leave", cookie(TOKEN), request_time=request_time)
-    assert leave["ConditionExpression"] == sessions.NO_VISITOR_CONDITION
 
 
 @pytest.mark.parametrize("headers", [{}, cookie("bad"), cookie(f"{TOKEN_ID}.")])
-def test_no_usable_token_leaves_nobody(headers: dict[str, str]) -> None:
-    leave = rendered_request("leave", headers)
-    # The key no visitor has, on condition that it exists: nothing can be written.
-    assert leave["Key"] == {"pk": {"S": NO_VISITOR_KEY}}
-    assert leave["ConditionExpression"] == sessions.NO_VISITOR_CONDITION
-    assert sessions.NO_VISITOR_CONDITION.startswith("attribute_exists(pk) AND ")
+def test_no_usable_token_renews_nobody(headers: dict[str, str]) -> None:
     session = rendered_request("client", headers)
     assert session["Key"] == {"pk": {"S": NO_VISITOR_KEY}}
     assert session["ConditionExpression"] == sessions.SESSION_CONDITION  # fails: no item
@@ -130,38 +123,23 @@ def test_no_usable_token_leaves_nobody(headers: dict[str, str]) -> None:
 @settings(max_examples=80, deadline=None)
 @given(headers=HEADERS, query=QUERIES)
 def test_any_request_renders_one_of_the_owners_requests(headers, query) -> None:
-    for route in ("client", "enter", "leave"):
+    for route in ("client", "enter"):
         request = rendered_request(route, headers, query)
         key = request["Key"]["pk"]["S"]
         assert key == NO_VISITOR_KEY or re.fullmatch(r"v#[A-Za-z0-9_-]{22}", key)
         token_id = key.removeprefix("v#")
-        if route == "leave":
-            expected = sessions.leave_request(TABLE, token_id, now=NOW_S)
-            if key == NO_VISITOR_KEY:
-                expected = {
-                    **expected,
-                    "ConditionExpression": sessions.NO_VISITOR_CONDITION,
-                    "ExpressionAttributeValues": {
-                        **expected["ExpressionAttributeValues"],
-                        ":now": {"N": "0"},
-                        ":ttl": sessions.leave_request(TABLE, token_id, now=0)[
-                            "ExpressionAttributeValues"
-                        ][":ttl"],
-                    },
-                }
-        else:
-            # Only /client reads `redeem`: 1 redeems, any other value (or the name in another
-            # case) reaches nobody.
-            state = redeem_state(query) if route == "client" else "none"
-            malformed = state == "malformed"
-            assert key == NO_VISITOR_KEY or not malformed
-            expected = sessions.session_request(
-                TABLE,
-                token_id,
-                now=0 if malformed else NOW_S,
-                session_seconds=SESSION_SECONDS,
-                redeem=state == "redeem",
-            )
+        # Only /client reads `redeem`: 1 redeems, any other value (or the name in another
+        # case) reaches nobody.
+        state = redeem_state(query) if route == "client" else "none"
+        malformed = state == "malformed"
+        assert key == NO_VISITOR_KEY or not malformed
+        expected = sessions.session_request(
+            TABLE,
+            token_id,
+            now=0 if malformed else NOW_S,
+            session_seconds=SESSION_SECONDS,
+            redeem=state == "redeem",
+        )
         assert request == expected
 
 
@@ -182,11 +160,9 @@ THROTTLED = [
 def test_success_answers() -> None:
     client = answer(registered("client").response_template, {}, cookie(TOKEN))
     assert (json.loads(client.text), client.status) == ({"allow": True}, None)
-    leave = answer(registered("leave").response_template, {}, cookie(TOKEN))
-    assert (json.loads(leave.text), leave.status) == ({"left": True}, None)
 
 
-@pytest.mark.parametrize(("route", "field"), [("client", "allow"), ("leave", "left")])
+@pytest.mark.parametrize(("route", "field"), [("client", "allow")])
 def test_a_failed_condition_is_a_no_and_anything_else_the_rooms_trouble(
     route: str, field: str
 ) -> None:
@@ -303,10 +279,14 @@ def status(**numbers: int) -> dict[str, Any]:
     return item | {"enabled": {"BOOL": True}, "slowed": {"BOOL": False}}
 
 
-def poll(items: list[dict[str, Any]], values: dict[str, str] = VALUES) -> dict[str, Any]:
+def poll(
+    items: list[dict[str, Any]],
+    values: dict[str, str] = VALUES,
+    headers: dict[str, str] | None = None,
+) -> dict[str, Any]:
     data = RenderInput(
         body=json.dumps({"Responses": {TABLE: items}}),
-        headers=cookie(TOKEN),
+        headers=cookie(TOKEN) if headers is None else headers,
         context={"requestTimeEpoch": NOW_MS},
     )
     result: dict[str, Any] = json.loads(render(load_template("polling-response.vtl", values), data))
@@ -334,6 +314,39 @@ def test_polling_says_where_a_capacity_visitor_is(
     item: dict[str, Any], expected: dict[str, Any]
 ) -> None:
     assert poll([status(), item]) == expected
+
+
+@pytest.mark.parametrize("values", [VALUES, RATE_VALUES], ids=["capacity", "rate"])
+def test_an_app_gets_its_token_and_ticket_in_the_answer_never_in_a_url(
+    values: dict[str, str],
+) -> None:
+    """An app asks /polling with its Beekeeper-Token header (docs/apps.md): the admission
+    carries the token and ticket as fields, and the shop's bare origin; no /enter detour."""
+    admitted = visitor("admitted") | {"ticket": {"S": TICKET}}
+    app = {TOKEN_HEADER: TOKEN, "Cookie": f"{COOKIE_NAME}={OTHER_ID}.7"}
+    assert poll([status(), admitted], values, app) == {
+        "allow": True,
+        "token": TOKEN,
+        "origin": ORIGIN,
+        "ticket": TICKET,
+    }
+    # A ticket that is not a compact JWS is never passed on; without one, the token alone.
+    odd = visitor("admitted") | {"ticket": {"S": 'x"}&evil=1'}}
+    expected = {"allow": True, "token": TOKEN, "origin": ORIGIN}
+    assert poll([status(), odd], values, app) == expected
+    # The header is read by the cookie's rules: a malformed one is 'malformed', whatever the
+    # cookie holds.
+    bad = {TOKEN_HEADER: TOKEN + "x", "Cookie": f"{COOKIE_NAME}={TOKEN}"}
+    assert poll([status(), admitted], values, bad) == {"allow": False, "state": "malformed"}
+    waiting = poll([status()], values, {TOKEN_HEADER.lower(): f" {TOKEN} "})
+    assert waiting["state"] == "waiting" and waiting["position"] == 234
+
+
+def test_an_apps_origin_is_the_shops_as_configured_even_an_international_one() -> None:
+    shop = "https://bücher.example/sale?from=app"
+    values = template_values(table_name=TABLE, origin=shop)
+    answer = poll([status(), visitor(None)], values, {TOKEN_HEADER: TOKEN})
+    assert answer == {"allow": True, "token": TOKEN, "origin": shop}
 
 
 def test_a_rate_room_sends_the_admitted_straight_to_the_shop() -> None:

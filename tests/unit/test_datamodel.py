@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import secrets
 
 import pytest
@@ -100,3 +101,22 @@ def test_origin_url_carries_the_ticket_beside_the_token_when_there_is_one() -> N
 def test_a_reset_empties_the_event_and_keeps_the_room(pk: str, emptied: bool) -> None:
     assert datamodel.emptied_by_reset(pk, current_minute=30_000_000) is emptied
     assert (pk in datamodel.RESET_KEEPS) is (pk in ("config", "ticket-keys"))
+
+
+def test_a_token_the_room_issues_carries_its_mark_in_the_same_format() -> None:
+    key, other = b"k" * 32, b"o" * 32
+    token = Token.issue(42, lambda size: bytes(range(size)), key)
+    assert TOKEN_PATTERN.fullmatch(str(token)) and token.ordinal == 42
+    assert token.issued_with(key)
+    assert not token.issued_with(other)
+    assert not Token(token.id, 43).issued_with(key)  # an edited ordinal
+    # The same bytes, spelled with the last character's spare bits: not the id the room wrote.
+    # (The last of 22 base64url characters carries 2 bits: A, Q, g or w; the next letter has
+    # the same 2 bits and a spare one set, which a lenient decoder ignores.)
+    assert token.id[-1] in "AQgw"
+    alias = token.id[:-1] + chr(ord(token.id[-1]) + 1)
+    assert base64.urlsafe_b64decode(alias + "==") == base64.urlsafe_b64decode(token.id + "==")
+    assert not Token(alias, 42).issued_with(key)
+    # Without a key: 16 bytes of the source, no mark.
+    plain = Token.issue(42, lambda size: bytes(size))
+    assert plain.id == "A" * 22 and not plain.issued_with(key)

@@ -38,7 +38,7 @@ def test_render_page_writes_cores_values_into_the_script() -> None:
     for name, value in PAGE_CONSTANTS.items():
         assert f"const {name} = {json.dumps(value)};" in script
     # A change in core reaches the page without touching page.js.
-    changed = bundle_script({**PAGE_CONSTANTS, "MIN_POLL_SECONDS": 3, "POLL_JITTER": 0.5})
+    changed = bundle_script(constants={**PAGE_CONSTANTS, "MIN_POLL_SECONDS": 3, "POLL_JITTER": 0.5})
     assert "const MIN_POLL_SECONDS = 3;" in changed
     assert "const POLL_JITTER = 0.5;" in changed
     assert "const MIN_POLL_SECONDS = 2;" not in changed
@@ -46,7 +46,7 @@ def test_render_page_writes_cores_values_into_the_script() -> None:
 
 def test_a_value_the_script_does_not_declare_is_a_loud_error() -> None:
     with pytest.raises(ValueError, match="declares NO_SUCH_CONSTANT 0 times"):
-        bundle_script({"NO_SUCH_CONSTANT": 1})
+        bundle_script(constants={"NO_SUCH_CONSTANT": 1})
 
 
 def test_the_simulator_models_the_page_with_its_timing() -> None:

@@ -58,14 +58,7 @@ def test_every_template_file_is_a_routes_and_every_route_has_its_files() -> None
 
 def test_the_modes_have_the_routes_the_rooms_answer() -> None:
     assert list(routes(RATE)) == ["polling", "client", "jwks.json"]
-    assert list(routes(CAPACITY)) == [
-        "polling",
-        "client",
-        "enter",
-        "leave",
-        "presence",
-        "jwks.json",
-    ]
+    assert list(routes(CAPACITY)) == ["polling", "client", "enter", "presence", "jwks.json"]
     for route in REGISTRY:
         assert set(route.modes) <= set(MODES) and route.modes
         # Every route answers from DynamoDB: an "unavailable" answer, or a redirect whose one
@@ -74,7 +67,7 @@ def test_the_modes_have_the_routes_the_rooms_answer() -> None:
 
 
 def test_the_gateway_answers_read_the_registry() -> None:
-    assert CORS_ROUTES == ("client", "leave", "presence")
+    assert CORS_ROUTES == ("client", "presence", "leave")
     assert route_method("leave") == "POST" and route_method("enter") == "GET"
     assert route_method("presence") == "POST"
     assert route_methods(CAPACITY) == {

@@ -24,6 +24,7 @@ from beekeeper.core.datamodel import (
     CLIENT_TOKEN_PARAMETER,
     COOKIE_NAME,
     REDEEMED_ATTRIBUTE,
+    TOKEN_HEADER,
     TOKEN_PATTERN,
     status_copy_for,
     status_key,
@@ -747,13 +748,16 @@ def template_reading(headers: dict[str, str]) -> tuple[str, str | None]:
     if key == NO_VISITOR_KEY:
         return respond("polling", {"Responses": {TABLE: []}}, headers)["state"], None
     item = visitor_item(key.removeprefix("v#"), NOW_S + 60)
-    origin = respond("polling", {"Responses": {TABLE: [item]}}, headers)["origin"]
-    return "ok", origin.rsplit("beekeeper_token=", 1)[1]
+    answer = respond("polling", {"Responses": {TABLE: [item]}}, headers)
+    if "token" in answer:  # an app's header: the token in the answer, not in the URL
+        return "ok", answer["token"]
+    return "ok", answer["origin"].rsplit("beekeeper_token=", 1)[1]
 
 
 def python_reading(headers: dict[str, str]) -> tuple[str, str | None]:
     cookie_headers = [value for name, value in headers.items() if name.lower() == "cookie"]
-    reading = cookies.read_token(cookie_headers, len(headers))
+    token_headers = [v for name, v in headers.items() if name.lower() == TOKEN_HEADER.lower()]
+    reading = cookies.read_token(cookie_headers, len(headers), token_headers)
     return reading.state, None if reading.token is None else str(reading.token)
 
 
@@ -782,10 +786,16 @@ ODD_HEADERS = st.dictionaries(
     st.lists(COOKIE_PART, max_size=5).map(";".join),
     max_size=3,
 )
+# An app's header beside any cookies: well-formed, padded, or not a token at all.
+APP_HEADERS = st.tuples(
+    st.one_of(HEADERS, ODD_HEADERS),
+    st.sampled_from([TOKEN_HEADER, TOKEN_HEADER.lower(), TOKEN_HEADER.upper()]),
+    st.one_of(VALID_TOKENS, VALID_TOKENS.map(lambda t: f" {t}\t"), COOKIE_VALUES, ODD_TEXT),
+).map(lambda parts: {**parts[0], parts[1]: parts[2]})
 
 
 @settings(max_examples=150, deadline=None)
-@given(headers=st.one_of(HEADERS, ODD_HEADERS))
+@given(headers=st.one_of(HEADERS, ODD_HEADERS, APP_HEADERS))
 def test_the_marketing_link_and_polling_agree_on_any_cookie(headers: dict[str, str]) -> None:
     assert python_reading(headers) == template_reading(headers)
 
@@ -795,6 +805,7 @@ def test_the_templates_limits_are_the_cookie_rules() -> None:
     assert f"#if($requestParams.header.size() <= {cookies.MAX_HEADERS})" in fragment
     assert f"$cookieHeader.split(';', {cookies.MAX_COOKIE_PARTS})" in fragment
     assert f".trim() == '{COOKIE_NAME}')" in fragment
+    assert f"$headerName.toLowerCase() == '{TOKEN_HEADER.lower()}'" in fragment
 
 
 @settings(max_examples=150, deadline=None)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from beekeeper.core.join_work import DEFAULT_JOIN_WORK_MS
 from beekeeper.core.settings import RoomSettings
 from tests.support.cli_testkit import Invoke, room_settings, write_room
 
@@ -74,6 +75,22 @@ def test_slow_ms_is_a_flag_only_and_checked_like_every_setting(
         result.output
     )
     assert load(config_dir, "sale").slow_ms == 1200  # nothing written
+
+
+def test_join_work_is_a_flag_with_the_deployed_default(invoke: Invoke, config_dir: Path) -> None:
+    flags = ("--yes", "--name", "sale", "--region", "eu-west-1", "--origin", "https://s.example")
+    assert invoke("init", *flags, "--rate", "60").exit_code == 0
+    assert load(config_dir, "sale").join_work == DEFAULT_JOIN_WORK_MS == 1_000
+    assert "join_work = 1000\n" in (config_dir / "rooms" / "sale.toml").read_text()
+    result = invoke("init", *flags, "--rate", "60", "--join-work", "0", "--force")
+    assert result.exit_code == 0, result.output
+    assert load(config_dir, "sale").join_work == 0  # no work: today's marketing link
+    result = invoke("init", *flags, "--rate", "60", "--join-work", "10001", "--force")
+    assert result.exit_code == 2
+    assert (
+        "join_work: 10001 is not allowed; use a whole number from 1 to 10,000 milliseconds, "
+        "or 0 for no work"
+    ) in result.output
 
 
 def test_yes_fills_display_name_and_region_from_defaults(

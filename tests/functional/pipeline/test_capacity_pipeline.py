@@ -5,20 +5,26 @@ from __future__ import annotations
 
 from typing import Any
 
-from beekeeper.apigateway.room import Boto3DynamoDb, HttpRequest, run_integration
 from beekeeper.core.datamodel import ADMITTED_COUNTER_KEY, Token
 from beekeeper.lambdas.consumer import run_consumer
 from beekeeper.lambdas.pacing import minute_span
 from beekeeper.lambdas.places import read_inside
 from beekeeper.lambdas.room_state import write_config
 from beekeeper.lambdas.trigger import run_trigger
-from tests.support.pipeline import Aws, FakeClock, LongPollsOnTheClock, room
+from tests.support.pipeline import (
+    Aws,
+    FakeClock,
+    LongPollsOnTheClock,
+    issued_token,
+    producer,
+    room,
+)
 
 CAPACITY = {"rate": 600, "max_inside": 3, "session_minutes": 5.0, "claim_minutes": 2.0}
 
 
 def token(n: int) -> Token:
-    return Token(f"{n:022d}", n)
+    return issued_token(n)
 
 
 def payload(clock: FakeClock, rate: int) -> dict[str, Any]:
@@ -48,16 +54,15 @@ def consume(aws: Aws, clock: FakeClock, **settings: Any) -> Any:
 
 
 def leave(aws: Aws, clock: FakeClock, tok: Token) -> str:
-    response = run_integration(
-        "leave",
-        HttpRequest(method="POST", path="/leave", query={"token": str(tok)}, headers={}),
-        dynamodb=Boto3DynamoDb(aws.dynamodb),
-        table_name=aws.table,
-        origin="https://shop.example.com/sale",
-        request_time_ms=int(clock.now * 1000),
-        session_seconds=room(**CAPACITY).session_seconds,
-    )
-    return response.body.strip()
+    """The shop's server to server POST /leave?token=, the producer's route."""
+    event = {
+        "resource": "/leave",
+        "httpMethod": "POST",
+        "headers": {},
+        "queryStringParameters": {"token": str(tok)},
+    }
+    answered = producer(aws, clock, gate=aws.gate(), **CAPACITY).handle(event)
+    return str(answered["body"])
 
 
 def admitted_at(aws: Aws, count: int) -> dict[int, int]:

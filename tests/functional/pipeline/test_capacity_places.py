@@ -1,5 +1,6 @@
 """Capacity mode on moto: places taken with admissions, sessions renewed and ended through the
-routes' real templates, and the warden freeing exactly the places that are free."""
+routes' real templates and the producer's /leave, and the warden freeing exactly the places
+that are free."""
 
 from __future__ import annotations
 
@@ -21,23 +22,49 @@ from beekeeper.core.datamodel import (
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas import places
 from beekeeper.lambdas.places import Warden, read_inside
-from tests.support.pipeline import Aws, FakeClock, admit_with_places, room, visitor_request
+from tests.support.pipeline import (
+    Aws,
+    FakeClock,
+    admit_with_places,
+    issued_token,
+    producer,
+    room,
+    visitor_request,
+)
 
 ORIGIN = "https://shop.example.com/sale"
 
 
+CAPACITY = {"max_inside": 3, "session_minutes": 5, "claim_minutes": 2}
+
+
 def capacity_room(**changes: Any) -> RoomSettings:
-    return room(max_inside=3, session_minutes=5, claim_minutes=2, **changes)
+    return room(**CAPACITY, **changes)
+
+
+def settings_changes(settings: RoomSettings) -> dict[str, Any]:
+    """The changes that make `settings` out of the tests' base room."""
+    base = room().to_mapping()
+    return {k: v for k, v in settings.to_mapping().items() if base[k] != v}
 
 
 def token(n: int) -> Token:
-    return Token(f"{n:0>22}", n)
+    return issued_token(n)
 
 
 def call(
     aws: Aws, clock: FakeClock, route: str, tok: Token | None, settings: RoomSettings
 ) -> HttpResponse:
-    """A visitor's request to a capacity route, through its real templates."""
+    """A visitor's request to a capacity route: the templates', or the producer's /leave."""
+    if route == "leave":
+        event = {
+            "resource": "/leave",
+            "httpMethod": "POST",
+            "headers": {},
+            "queryStringParameters": {"token": str(tok)} if tok else None,
+        }
+        answered = producer(aws, clock, gate=aws.gate(), **settings_changes(settings)).handle(event)
+        return HttpResponse(answered["statusCode"], answered["headers"], answered["body"])
     return visitor_request(aws, clock, route, tok, settings, origin=ORIGIN)
 
 

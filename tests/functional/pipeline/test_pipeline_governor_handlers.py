@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from beekeeper.core import names
+from beekeeper.core.join_work import Challenge, solve
 from beekeeper.lambdas import runtime
 from tests.support.pipeline import Aws, room
 
@@ -24,6 +25,7 @@ def lambda_environment(aws: Aws) -> Iterator[Aws]:
         names.TABLE_NAME_VARIABLE: aws.table,
         names.QUEUE_URL_VARIABLE: aws.queue_url,
         names.CONSUMER_FUNCTION_VARIABLE: names.ResourceNames("shop").function("consumer"),
+        names.JOIN_SECRET_VARIABLE: aws.join_secret,
     }
     saved = {k: os.environ.get(k) for k in values}
     os.environ.update(values)
@@ -44,7 +46,17 @@ def test_handlers_run_from_the_environment(lambda_environment: Aws) -> None:
     aws = lambda_environment
     producer = importlib.import_module("beekeeper.lambdas.producer")
     producer._producer = None
-    response = producer.handler({"httpMethod": "GET", "path": "/beekeeper", "headers": {}}, None)
+    # The room's default join_work: the link asks for work first, then gives the place.
+    bare = producer.handler({"httpMethod": "GET", "path": "/beekeeper", "headers": {}}, None)
+    location = bare["headers"]["Location"]
+    assert bare["statusCode"] == 302 and location.startswith("work#")
+    challenge = Challenge.parse(location.removeprefix("work#"))
+    assert challenge is not None
+    solved = {"work": str(solve(challenge))}
+    response = producer.handler(
+        {"httpMethod": "GET", "path": "/beekeeper", "headers": {}, "queryStringParameters": solved},
+        None,
+    )
     assert response["statusCode"] == 302 and "Set-Cookie" in response["headers"]
 
     trigger = importlib.import_module("beekeeper.lambdas.trigger")

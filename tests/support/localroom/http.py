@@ -10,6 +10,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from beekeeper.core.datamodel import COOKIE_NAME
+from tests.support.join_work import solved_link
 
 
 @dataclass
@@ -32,17 +33,34 @@ class Answer:
         return self.body.decode("utf-8")
 
 
-def get(url: str, *, cookie: str | None = None, method: str = "GET") -> Answer:
+def get(
+    url: str,
+    *,
+    cookie: str | None = None,
+    method: str = "GET",
+    headers: dict[str, str] | None = None,
+) -> Answer:
     parts = urlsplit(url)
     connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
     try:
         path = parts.path + (f"?{parts.query}" if parts.query else "")
-        headers = {"Cookie": cookie} if cookie is not None else {}
-        connection.request(method, path, headers=headers)
+        sent = dict(headers or {})
+        if cookie is not None:
+            sent["Cookie"] = cookie
+        connection.request(method, path, headers=sent)
         response = connection.getresponse()
         return Answer(response.status, response.getheaders(), response.read())
     finally:
         connection.close()
+
+
+def follow_link(marketing_url: str, *, cookie: str | None = None) -> Answer:
+    """The marketing link as the work page follows it: when the room asks for work (a redirect
+    to `work#<challenge>`), the challenge is solved (core/join_work's reference solver) and
+    the link asked again with the solution; the link's last answer."""
+    answer = get(marketing_url, cookie=cookie)
+    solved = solved_link(marketing_url, answer.status, answer.header("Location"))
+    return answer if solved is None else get(solved, cookie=cookie)
 
 
 def cookie_value(set_cookie: str, name: str) -> str | None:
@@ -67,7 +85,7 @@ def enter_shop(admission_url: str) -> tuple[Answer, Answer]:
 def admitted_origin(marketing_url: str, polling_url: str, within_seconds: float = 15) -> str:
     """Join at the marketing link and poll as the page does until admitted; the URL the room
     sends the visitor to (token and ticket)."""
-    joined = get(marketing_url)
+    joined = follow_link(marketing_url)
     token = cookie_value(joined.header("Set-Cookie") or "", COOKIE_NAME)
     assert token is not None, joined.text
     deadline = time.monotonic() + within_seconds

@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from beekeeper.core import datamodel
-from tests.support.localroom.http import cookie_value, get
+from tests.support.localroom.http import cookie_value, follow_link, get
 from tests.support.localroom.process import LocalProcess
 
 
 def join(room: LocalProcess) -> str:
     """The token of a new place in line (the marketing link's cookie)."""
-    answer = get(room.urls["marketing URL"])
+    answer = follow_link(room.urls["marketing URL"])
     assert answer.status == 302, answer.text
     (set_cookie,) = answer.headers_named("Set-Cookie")
     token = cookie_value(set_cookie, datamodel.COOKIE_NAME)

@@ -18,21 +18,47 @@ from beekeeper.apigateway.runtime import (
     media_type,
 )
 from beekeeper.core.headers import PAGE_HEADERS, PRESENCE_SCRIPT_HEADERS, browser_origin
+from beekeeper.core.routes import CAPACITY, Route
 from beekeeper.stacks.rest_api import definition, local_references
-from beekeeper.vtl.methods import DYNAMODB_CONTENT_TYPE
+from beekeeper.vtl.methods import DYNAMODB_CONTENT_TYPE, route_method
 from beekeeper.waiting_room_site import presence
 from tests.support.stack_testkit import CHANGED_ROOM
 
-SETTINGS = CHANGED_ROOM  # a capacity room: /leave is a POST with three request templates
+SETTINGS = CHANGED_ROOM  # a capacity room
 PAGE = "<!doctype html><title>in line</title><p>é</p>"
 REFS = local_references("beekeeper-test")
 NOW_MS = 1_763_780_000_000
 CONDITION_FAILED = {"__type": "com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException"}
+# A templated POST a page's sendBeacon, a form and a server may all call: /client's templates
+# (a session renewal), under three request Content-Types. No route of the room is one since
+# /leave became the producer's; API Gateway's rules for one are held here all the same.
+BEACON = Route(
+    "beacon",
+    "UpdateItem",
+    {CAPACITY: "client-session-request.vtl"},
+    "client-response.vtl",
+    method="POST",
+    refusal_template="client-refused.vtl",
+    error_body='{"allow": false}',
+    request_content_types=("application/json", "text/plain", "application/x-www-form-urlencoded"),
+    cors=True,
+    reads_token=True,
+)
 
 
 def room_api() -> RestApi:
     api = definition(SETTINGS, REFS, page_html=PAGE)
-    return load(api.methods, api.gateway_responses)
+    beacon = route_method(
+        BEACON,
+        mode=CAPACITY,
+        table_name=REFS.table_name,
+        origin=SETTINGS.origin,
+        session_seconds=SETTINGS.session_seconds,
+        credentials=REFS.integration_role_arn,
+        region=REFS.region,
+        partition=REFS.partition,
+    )
+    return load({**api.methods, ("/beacon", "POST"): beacon}, api.gateway_responses)
 
 
 API = room_api()
@@ -75,11 +101,11 @@ def send(
         None,  # no Content-Type: application/json
     ],
 )
-def test_leave_selects_its_request_template_by_the_mime_type(content_type: str | None) -> None:
+def test_a_post_selects_its_request_template_by_the_mime_type(content_type: str | None) -> None:
     table = Table()
     headers = {"Content-Type": content_type} if content_type else {}
-    answer = send("POST", "/leave", headers, table, body="ignored=1")
-    assert (answer.status, json.loads(answer.body)) == (200, {"left": True})
+    answer = send("POST", "/beacon", headers, table, body="ignored=1")
+    assert (answer.status, json.loads(answer.body)) == (200, {"allow": True})
     ((action, request),) = table.requests
     assert action == "UpdateItem" and request["TableName"] == "beekeeper-test"
 
@@ -96,7 +122,7 @@ def test_a_media_type_without_a_template_is_415_with_the_gateway_response(
     content_type: str,
 ) -> None:
     table = Table()
-    answer = send("POST", "/leave", {"Content-Type": content_type}, table)
+    answer = send("POST", "/beacon", {"Content-Type": content_type}, table)
     assert table.requests == []
     assert answer.status == 415
     assert json.loads(answer.body) == {"error": "Unsupported Media Type"}
@@ -202,16 +228,16 @@ def test_the_preflight_is_a_mock_answer_of_204() -> None:
 
 
 def test_a_refusal_takes_its_own_integration_response_and_says_200() -> None:
-    refused = send("POST", "/leave", table=Table(400, CONDITION_FAILED))
-    assert (refused.status, json.loads(refused.body)) == (200, {"left": False})
+    refused = send("GET", "/client", table=Table(400, CONDITION_FAILED))
+    assert (refused.status, json.loads(refused.body)) == (200, {"allow": False})
     throttled = send(
-        "POST",
-        "/leave",
+        "GET",
+        "/client",
         table=Table(400, {"__type": "com.amazonaws.dynamodb.v20120810#ThrottlingException"}),
     )
-    assert (throttled.status, json.loads(throttled.body)) == (503, {"left": False})
+    assert (throttled.status, json.loads(throttled.body)) == (503, {"allow": False})
     assert refused.headers == throttled.headers
-    unavailable = send("POST", "/leave", table=Table(500, {"__type": "InternalServerError"}))
+    unavailable = send("GET", "/client", table=Table(500, {"__type": "InternalServerError"}))
     assert unavailable.status == 503 and unavailable.headers["Retry-After"] == "5"
 
 

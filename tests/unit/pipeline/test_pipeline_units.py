@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from beekeeper.lambdas.cookies import is_plain_http_loopback, stage_root, token_from_cookies
+from beekeeper.lambdas.cookies import is_plain_http_loopback, stage_root, token_from_request
 from beekeeper.lambdas.trigger import consumers_needed
 
 VALID = "abcdefghijklmnopqrstuv.7"
@@ -24,17 +24,22 @@ VALID = "abcdefghijklmnopqrstuv.7"
         ({"cookie": "beekeeper_token=abcdefghijklmnopqrst!v.7"}, None),
         ({"cookie": "beekeeper_token=abcdefghijklmnopqrstuv.1234567890123"}, None),
         ({}, None),
+        # An app's header, any casing; present, it wins over the cookie, even when malformed.
+        ({"Beekeeper-Token": VALID}, VALID),
+        ({"beekeeper-token": f" {VALID}\t", "Cookie": "beekeeper_token=B" * 1}, VALID),
+        ({"BEEKEEPER-TOKEN": "nonsense", "Cookie": f"beekeeper_token={VALID}"}, None),
+        ({"Beekeeper-Token": f"{VALID}\n.1"}, None),
     ],
 )
-def test_token_from_cookies(headers: dict[str, str], expected: str | None) -> None:
-    token = token_from_cookies({"headers": headers})
+def test_token_from_request(headers: dict[str, str], expected: str | None) -> None:
+    token = token_from_request({"headers": headers})
     assert (str(token) if token else None) == expected
 
 
 def test_multi_value_cookie_headers_are_all_read() -> None:
     event = {"multiValueHeaders": {"cookie": ["a=1", f"beekeeper_token={VALID}"]}}
-    assert str(token_from_cookies(event)) == VALID
-    assert token_from_cookies({"multiValueHeaders": {"cookie": [None, 3]}}) is None
+    assert str(token_from_request(event)) == VALID
+    assert token_from_request({"multiValueHeaders": {"cookie": [None, 3]}}) is None
 
 
 @pytest.mark.parametrize(

@@ -18,11 +18,14 @@ _PROBE = {
     "origin": "https://example.com",
     "rate": 1,
 }
+# What a setting that depends on another needs beside it to be checked on its own.
+_PROBE_FOR = {"certificate_arn": {"domain": "probe.example"}}
 
 
 def check_setting(field_name: str, value: Any) -> Any:
     """The value as the model stores it, or SettingsError with the model's sentence."""
-    settings = RoomSettings.from_mapping({**_PROBE, field_name: value}, coerce_strings=True)
+    probe = {**_PROBE, **_PROBE_FOR.get(field_name, {}), field_name: value}
+    settings = RoomSettings.from_mapping(probe, coerce_strings=True)
     return getattr(settings, field_name)
 
 

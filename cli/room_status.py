@@ -76,6 +76,8 @@ class StatusReport:
     held: bool = False
     closed: bool = False
     closed_message: str = ""
+    # The room's public address (its edge; a local room's loopback port).
+    public_url: str = ""
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -194,6 +196,7 @@ def read_status(
         held=config.held,
         closed=config.closed,
         closed_message=config.message,
+        public_url=deployment.public_url or "",
     )
 
 
@@ -320,6 +323,8 @@ def render_text(report: StatusReport, *, unicode: bool = True) -> str:
     )
     lines.append(f"Estimated wait for a newcomer: {describe_wait(report.estimated_wait_seconds)}")
     lines.extend(render_hour(report, unicode=unicode))
+    if report.public_url:
+        lines.append(f"Public address: {report.public_url}")
     return "\n".join(lines)
 
 

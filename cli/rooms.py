@@ -81,6 +81,15 @@ class Deployment:
         return self.outputs.get(names.ENDPOINT_URL_OUTPUT) or None
 
     @property
+    def public_url(self) -> str | None:
+        """The room's public address (its edge), as visitors and shops reach it."""
+        return self.outputs.get(names.PUBLIC_URL_OUTPUT)
+
+    @property
+    def edge_domain(self) -> str | None:
+        return self.outputs.get(names.EDGE_DOMAIN_OUTPUT)
+
+    @property
     def marketing_url(self) -> str | None:
         return self.outputs.get(names.MARKETING_URL_OUTPUT)
 

@@ -55,6 +55,9 @@ class Route:
     # Answers a cache may keep (public, for the key rotation's wait); every other answer is
     # about one visitor and is never stored.
     public_cache: bool = False
+    # Seconds the edge (core/edge.py) and browsers may keep an answer: the same for everyone.
+    # 0: the edge keeps nothing.
+    edge_seconds: int = 0
 
     @property
     def modes(self) -> tuple[Mode, ...]:

@@ -45,6 +45,20 @@ MAX_ARRIVAL_SHARDS = 64
 # WAF rate-based rules count requests per IP over a 5-minute window; AWS's minimum limit is 10.
 MIN_WAF_LIMIT = 10
 MAX_WAF_LIMIT = 2_000_000_000
+# The edge's per-address limit on places taken (marketing-link requests) per 5 minutes: an
+# office, a campus or a mobile carrier's NAT sends many visitors from one address, and 2,000 in
+# five minutes still fit (docs/stack.md, "The edge's WAF"); a bot looping on the link is
+# refused after 2,000 places instead of taking 418 a second.
+DEFAULT_WAF_LIMIT = 2_000
+# A custom domain for the room's public address (CloudFront's alternate domain name): a DNS
+# name of at least two labels, lower case (docs/stack.md, "A domain of your own").
+DOMAIN_PATTERN = re.compile(r"(?=.{4,253}\Z)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}")
+# CloudFront takes certificates from ACM in us-east-1 only.
+CERTIFICATE_REGION = "us-east-1"
+CERTIFICATE_ARN_PATTERN = re.compile(
+    r"arn:aws(?:-[a-z]+)*:acm:(?P<region>[a-z]{2}(?:-[a-z]+)+-\d{1,2}):\d{12}:"
+    r"certificate/[0-9a-f-]{36}"
+)
 # The governor's optional absolute latency limit for the 90th percentile of a check, in ms. The
 # governor gives each sample 5 s and counts a slower one as failed, so a limit must be below it.
 MAX_SLOW_MS = 4_000
@@ -168,6 +182,39 @@ def validate_email(field_name: str, value: object) -> str:
     return value
 
 
+def validate_domain(value: object) -> str:
+    """A host name the room answers on, lower case, without scheme, port or path."""
+    if not isinstance(value, str) or not DOMAIN_PATTERN.fullmatch(value):
+        raise SettingsError(
+            "domain",
+            value,
+            "give a host name such as 'queue.shop.example' (lower case, no https:// and no "
+            "path), or leave it empty for the distribution's own cloudfront.net address",
+        )
+    return value
+
+
+def validate_certificate_arn(value: object) -> str:
+    """An ACM certificate's ARN in us-east-1, the only region CloudFront takes one from."""
+    match = CERTIFICATE_ARN_PATTERN.fullmatch(value) if isinstance(value, str) else None
+    if match is None:
+        raise SettingsError(
+            "certificate_arn",
+            value,
+            "give an ACM certificate ARN such as 'arn:aws:acm:us-east-1:123456789012:"
+            "certificate/...', or leave it empty and `beekeeper deploy` finds an issued "
+            "certificate for the domain",
+        )
+    if match.group("region") != CERTIFICATE_REGION:
+        raise SettingsError(
+            "certificate_arn",
+            value,
+            f"CloudFront takes certificates from {CERTIFICATE_REGION} only: request or import "
+            f"the certificate in ACM in {CERTIFICATE_REGION} (N. Virginia) and give that ARN",
+        )
+    return match.group(0)
+
+
 def _int_in_range(field_name: str, value: object, low: int, high: int, hint: str = "") -> int:
     allowed = f"use a whole number from {low:,} to {high:,}{hint}"
     if isinstance(value, bool) or not isinstance(value, int):
@@ -213,8 +260,9 @@ class RoomSettings:
     consumer_capacity: int = DEFAULT_CONSUMER_CAPACITY
     # Arrival counter shards: each takes about 1,000 writes/s, so 8 take 8,000 new visitors/s.
     arrival_shards: int = DEFAULT_ARRIVAL_SHARDS
-    # Requests per IP per 5 minutes above which WAF blocks; 0 deploys no WAF.
-    waf_requests_per_5_minutes: int = 0
+    # Places (marketing-link requests) one address may take per 5 minutes before the edge's WAF
+    # refuses it; 0 deploys no WAF.
+    waf_requests_per_5_minutes: int = DEFAULT_WAF_LIMIT
     # The URL the governor samples for latency; empty means the origin itself.
     health_check_url: str = ""
     # The governor also counts a check as slow when its 90th percentile exceeds this many ms;
@@ -239,6 +287,12 @@ class RoomSettings:
     # A scheduled event's start (UTC, ISO 8601; empty: no schedule). Before it visitors join a
     # pre-queue; at it they are drawn into a random order. `beekeeper schedule` sets it live.
     starts_at: str = ""
+    # The room's public address on a domain of your own (the edge's alternate domain name);
+    # empty: the distribution's own cloudfront.net address.
+    domain: str = ""
+    # The ACM certificate (us-east-1) for `domain`; empty: `beekeeper deploy` finds an issued
+    # one that covers the domain.
+    certificate_arn: str = ""
 
     def __post_init__(self) -> None:
         validate_room_name(self.name)
@@ -302,6 +356,17 @@ class RoomSettings:
             object.__setattr__(self, "starts_at", normalise_starts_at(self.starts_at))
         except ScheduleError as error:
             raise SettingsError("starts_at", self.starts_at, str(error)) from None
+        if self.domain:
+            # Host names are case-insensitive; the room keeps the form CloudFront lists.
+            object.__setattr__(self, "domain", validate_domain(str(self.domain).lower()))
+        if self.certificate_arn:
+            validate_certificate_arn(self.certificate_arn)
+            if not self.domain:
+                raise SettingsError(
+                    "certificate_arn",
+                    self.certificate_arn,
+                    "a certificate is for a domain: set domain too, or leave both empty",
+                )
         if self.log_retention_days not in LOG_RETENTION_DAYS_ALLOWED:
             raise SettingsError(
                 "log_retention_days",
@@ -429,7 +494,8 @@ _FIELD_HELP = {
     "false shows a 'try again' page.",
     "consumer_capacity": "Visitors one consumer Lambda admits per minute at most.",
     "arrival_shards": "Arrival counter shards; each takes about 1,000 new visitors/s.",
-    "waf_requests_per_5_minutes": "Per-IP request limit per 5 minutes enforced by WAF; 0 = no WAF.",
+    "waf_requests_per_5_minutes": "Places one address may take per 5 minutes before the edge's "
+    "WAF refuses it (marketing-link requests); 0 = no WAF.",
     "health_check_url": "URL the governor samples; empty = the origin.",
     "slow_ms": "Governor: a check whose 90th percentile takes longer than this many ms is slow; "
     "0 = judge latency only against the shop's own baseline.",
@@ -446,6 +512,10 @@ _FIELD_HELP = {
     "this many minutes is a no-show, and their place frees.",
     "starts_at": "Scheduled start, UTC ISO 8601 (e.g. 2030-06-01T09:00:00Z); before it visitors "
     "join a pre-queue, drawn into a random order at the start; empty = no schedule.",
+    "domain": "The room's public address on your own domain, e.g. queue.shop.example (point it "
+    "at the distribution after the deploy); empty = the distribution's cloudfront.net address.",
+    "certificate_arn": "ACM certificate in us-east-1 for the domain; empty = `beekeeper deploy` "
+    "finds an issued one that covers it.",
 }
 _FIELD_DEFAULTS = {f.name: f.default for f in _FIELDS if f.default is not dataclasses.MISSING}
 _FIELD_KINDS: dict[str, type] = {
@@ -471,6 +541,8 @@ _FIELD_KINDS: dict[str, type] = {
     "session_minutes": float,
     "claim_minutes": float,
     "starts_at": str,
+    "domain": str,
+    "certificate_arn": str,
 }
 assert set(_FIELD_KINDS) == _FIELD_NAMES == set(_FIELD_HELP), "document every setting"
 

@@ -39,11 +39,7 @@ from beekeeper.core.datamodel import (
 from beekeeper.core.polling import eta_seconds
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas import runtime
-from beekeeper.lambdas.cookies import (
-    is_plain_http_loopback,
-    set_cookie,
-    stage_root,
-)
+from beekeeper.lambdas.cookies import COOKIE_PATH, is_plain_http_loopback, set_cookie
 from beekeeper.lambdas.emf import DISCARD, MetricSink
 from beekeeper.lambdas.pacing import MINUTE_SECONDS
 from beekeeper.lambdas.prequeue import join_prequeue
@@ -181,7 +177,7 @@ class Producer:
         response = redirect(ROOM_LOCATION)
         response["headers"]["Set-Cookie"] = set_cookie(
             token,
-            path=stage_root(event),
+            path=COOKIE_PATH,
             max_age=self._max_age(snapshot, token),
             secure=not is_plain_http_loopback(event),
         )

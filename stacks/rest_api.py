@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from beekeeper.core.edge import PAGE_PATH, PRODUCER_PATH
 from beekeeper.core.gateway_answers import gateway_responses
 from beekeeper.core.headers import PAGE_HEADERS
 from beekeeper.core.local_room import (
@@ -35,8 +36,6 @@ from beekeeper.stacks import page
 from beekeeper.vtl.methods import declared_headers, preflight_method, route_method, static_headers
 
 MethodKey = tuple[str, str]
-PRODUCER_PATH = "/beekeeper"
-PAGE_PATH = "/room"
 
 
 @dataclass(frozen=True)

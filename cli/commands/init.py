@@ -56,6 +56,18 @@ from beekeeper.cli.options import SettingType
     help="A scheduled event's start, UTC ISO 8601 (e.g. 2030-06-01T09:00:00Z; not asked): "
     "visitors who come earlier join a pre-queue, drawn into a random order at the start.",
 )
+@click.option(
+    "--domain",
+    type=SettingType("domain"),
+    help="The room's public address on your own domain, e.g. queue.shop.example (not asked; "
+    "left out: the distribution's cloudfront.net address).",
+)
+@click.option(
+    "--certificate-arn",
+    type=SettingType("certificate_arn"),
+    help="ACM certificate in us-east-1 for --domain (left out: `beekeeper deploy` finds an "
+    "issued one that covers the domain).",
+)
 @click.option("--yes", "-y", is_flag=True, help="Ask nothing; take flags and defaults.")
 @click.option("--force", is_flag=True, help="Overwrite an existing room of the same name.")
 @click.pass_context

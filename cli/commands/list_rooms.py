@@ -27,6 +27,7 @@ def room_rows(store: RoomStore) -> list[dict[str, Any]]:
             row.update(
                 deployed=True,
                 local=deployment.is_local,
+                public_url=deployment.public_url,
                 marketing_url=deployment.marketing_url,
                 client_check_url=deployment.client_check_url,
                 page_url=deployment.page_url,
@@ -55,5 +56,7 @@ def list_rooms(ctx: click.Context, as_json: bool) -> None:
         state = "local" if row["local"] else ("deployed" if row["deployed"] else "not deployed")
         click.echo(f"{row['name']} ({row['region']}): {state}")
         if row["deployed"]:
+            if row.get("public_url"):
+                click.echo(f"  public address:   {row['public_url']}")
             click.echo(f"  marketing URL:    {row['marketing_url']}")
             click.echo(f"  client check URL: {row['client_check_url']}")

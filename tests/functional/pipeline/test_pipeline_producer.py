@@ -50,7 +50,8 @@ def test_new_visitor_gets_a_token_a_message_and_a_redirect(aws: Aws, clock: Fake
     assert TOKEN_PATTERN.fullmatch(cookie["value"])
     assert {"HttpOnly", "Secure"} <= set(cookie)
     assert cookie["SameSite"] == "Lax"
-    assert cookie["Path"] == "/prod"
+    # The public address's root, though the API's stage (/prod) is in the origin's path.
+    assert cookie["Path"] == "/"
     assert Token.parse(cookie["value"]).ordinal == 1  # type: ignore[union-attr]
     # No config yet: rate 60/min, so position 1 waits a second; + 60 min validity + 30 min slack.
     assert int(cookie["Max-Age"]) == 1 + 3600 + 1800

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from beekeeper.core.shared_state import STATE_MAX_AGE_SECONDS, STATE_ROUTE
 from beekeeper.core.tickets import JWKS_ROUTE
 
 Mode = Literal["rate", "capacity"]
@@ -120,6 +121,15 @@ REGISTRY: tuple[Route, ...] = (
         ),
         cors=True,
         reads_token=True,
+    ),
+    # The shared state document: the same for every visitor, kept by the edge a moment.
+    Route(
+        STATE_ROUTE,
+        "GetItem",
+        {RATE: "state-request.vtl", CAPACITY: "state-request.vtl"},
+        "state-response.vtl",
+        error_body=_unavailable({"state": "unavailable", "retry_after": ERROR_RETRY_AFTER_SECONDS}),
+        edge_seconds=STATE_MAX_AGE_SECONDS,
     ),
     Route(
         JWKS_ROUTE,

@@ -37,6 +37,7 @@ from beekeeper.core.datamodel import (
     origin_url_with_token,
 )
 from beekeeper.core.polling import eta_seconds
+from beekeeper.core.serving import room_fragment
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas import runtime
 from beekeeper.lambdas.cookies import COOKIE_PATH, is_plain_http_loopback, set_cookie
@@ -156,7 +157,10 @@ class Producer:
                     origin_url_with_token(self.settings.origin, str(visit.token), visit.ticket)
                 )
             if visit.way is Way.KEEP_PLACE:
-                return redirect(ROOM_LOCATION)
+                # A returning visitor's turn may be a drawn rank, which only /polling knows: the
+                # page asks when a draw was ever made.
+                ordinal = visit.token.ordinal if visit.token and not snapshot.draw.state else None
+                return redirect(room_location(snapshot, ordinal))
             if snapshot.config.closed:
                 return closed_page(snapshot.config.message, event)
             token = self.join_line(snapshot)
@@ -174,7 +178,7 @@ class Producer:
             )
             response["headers"]["Retry-After"] = str(RETRY_AFTER_SECONDS)
             return response
-        response = redirect(ROOM_LOCATION)
+        response = redirect(room_location(snapshot, token.ordinal))
         response["headers"]["Set-Cookie"] = set_cookie(
             token,
             path=COOKIE_PATH,
@@ -305,6 +309,17 @@ class Producer:
         wait = until_start + eta_seconds(position, snapshot.config.rate)
         max_age = wait + self.settings.admission_validity_seconds + MAX_AGE_SLACK_SECONDS
         return min(max_age, QUEUE_RETENTION_SECONDS + self.settings.admission_validity_seconds)
+
+
+def room_location(snapshot: RoomSnapshot, ordinal: int | None) -> str:
+    """The page, with the visitor's turn in the fragment (core/serving.py): their ordinal;
+    `prequeue` while a scheduled start's draw is still to decide it; none when only the page's
+    own /polling can say (it asks)."""
+    if draw_pending(snapshot.config, snapshot.draw):
+        return f"{ROOM_LOCATION}#{room_fragment(None)}"
+    if ordinal is None:
+        return ROOM_LOCATION
+    return f"{ROOM_LOCATION}#{room_fragment(ordinal)}"
 
 
 _BASE_HEADERS = {

@@ -12,6 +12,7 @@ from beekeeper import vtl
 from beekeeper.core.edge import ORIGIN_HEADER
 from beekeeper.core.headers import PAGE_HEADERS, browser_origin
 from beekeeper.core.routes import RATE, routes
+from beekeeper.core.shared_state import STATE_MAX_AGE_SECONDS, STATE_ROUTE
 from beekeeper.core.tickets import JWKS_ROUTE
 from beekeeper.stacks import capacity
 from beekeeper.vtl.methods import (
@@ -101,8 +102,11 @@ def test_dynamodb_routes_use_the_vtl_templates_with_the_room_values(
     headers = ok["ResponseParameters"]
     assert headers["method.response.header.Content-Type"] == "'application/json'"
     # Answers about a visitor are never cached; the public keys are, for the time the key
-    # rotation waits before a new key signs.
-    cache = "'public, max-age=300'" if route == JWKS_ROUTE else "'no-store'"
+    # rotation waits before a new key signs; the shared state, the same for everyone, briefly.
+    cache = {
+        JWKS_ROUTE: "'public, max-age=300'",
+        STATE_ROUTE: f"'public, max-age={STATE_MAX_AGE_SECONDS}'",
+    }.get(route, "'no-store'")
     assert headers["method.response.header.Cache-Control"] == cache
 
 

@@ -57,8 +57,8 @@ def test_every_template_file_is_a_routes_and_every_route_has_its_files() -> None
 
 
 def test_the_modes_have_the_routes_the_rooms_answer() -> None:
-    assert list(routes(RATE)) == ["polling", "client", "jwks.json"]
-    assert list(routes(CAPACITY)) == ["polling", "client", "enter", "leave", "jwks.json"]
+    assert list(routes(RATE)) == ["polling", "client", "state", "jwks.json"]
+    assert list(routes(CAPACITY)) == ["polling", "client", "enter", "leave", "state", "jwks.json"]
     for route in REGISTRY:
         assert set(route.modes) <= set(MODES) and route.modes
         # Every route answers from DynamoDB: an "unavailable" answer, or a redirect whose one
@@ -75,5 +75,6 @@ def test_the_gateway_answers_read_the_registry() -> None:
         "/client": ("GET", "OPTIONS"),
         "/enter": ("GET",),
         "/leave": ("POST", "OPTIONS"),
+        "/state": ("GET",),
         "/jwks.json": ("GET",),
     }

@@ -78,7 +78,9 @@ export function formatNumber(n, lang) {
 }
 
 export function formatPosition(position, strings, lang) {
-  if (position <= 1) return strings.positionOne;
+  // Past the turn (the line reorders a little): no number, which only one visitor may be shown.
+  if (position < 1) return strings.positionNow;
+  if (position === 1) return strings.positionOne;
   return fill(strings.positionMany, { position: formatNumber(position, lang) });
 }
 
@@ -267,6 +269,7 @@ export function interpretAnswer(body, base, routes = {}) {
       slowed: body.slowed === true,
       updatedAt: body.updated_at,
     };
+    if (isCount(body.turn, 1)) answer.turn = body.turn;
     return capacity ? { ...answer, capacity } : answer;
   }
   if (body.state === "prequeue") {
@@ -275,7 +278,9 @@ export function interpretAnswer(body, base, routes = {}) {
   }
   if (body.state === "paused") {
     if (!isCount(body.position, 1)) return { kind: "invalid" };
-    return { kind: "paused", position: body.position, pollAfter: body.poll_after };
+    const paused = { kind: "paused", position: body.position, pollAfter: body.poll_after };
+    if (isCount(body.turn, 1)) paused.turn = body.turn;
+    return paused;
   }
   if (body.state === "closed") {
     const message = typeof body.message === "string" ? body.message.slice(0, 200) : "";
@@ -409,4 +414,204 @@ export function formatStart(epochMs, lang, timeZone = undefined) {
     timeZoneName: "short",
     timeZone,
   }).format(new Date(epochMs));
+}
+
+// -- The serving number and the page's rule (core/serving.py owns both; a test holds the two
+// equal). `timing` is the room config's: every figure comes from core/ through render_page. --
+
+/** The points of the document's history ("<ms>:<serving>:<flow> ..."); [] when malformed. */
+export function parseHistory(text) {
+  if (typeof text !== "string" || !/^\d{1,15}:\d{1,15}:\d{1,7}( \d{1,15}:\d{1,15}:\d{1,7})*$/.test(text)) {
+    return [];
+  }
+  return text.split(" ").map((part) => {
+    const [atMs, serving, flow] = part.split(":").map(Number);
+    return { atMs, serving, flow };
+  });
+}
+
+/** The admission span's start offset in a minute, and its length (core.serving.span). */
+export function span(timing) {
+  const margin = timing.minuteSeconds * timing.spanMarginFraction;
+  return [margin, timing.minuteSeconds - 2 * margin];
+}
+
+/** Lattice slots at `flow` a minute fallen due by `at` (epoch seconds), from the epoch. */
+export function dueBy(at, flow, timing) {
+  if (flow <= 0) return 0;
+  const minute = Math.floor(at / timing.minuteSeconds);
+  const [start, length] = span(timing);
+  const offset = at - minute * timing.minuteSeconds - start;
+  const within = offset < 0 ? 0 : Math.min(flow, Math.floor((offset * flow) / length) + 1);
+  return minute * flow + within;
+}
+
+/** When slot `index` (0-based, from the epoch) falls due. */
+export function slotTime(index, flow, timing) {
+  const minute = Math.floor(index / flow);
+  const [start, length] = span(timing);
+  return minute * timing.minuteSeconds + start + ((index - minute * flow) * length) / flow;
+}
+
+/** The newest point at least `delay` s before `at` (the oldest when none is), or null. */
+export function anchorPoint(points, at, delay) {
+  if (!points.length) return null;
+  const limit = (at - delay) * 1000;
+  let found = points[0];
+  for (const point of points) if (point.atMs <= limit) found = point;
+  return found;
+}
+
+/** The serving number at `at` extrapolated on the lattice from the anchor `delay` s back. */
+export function servingAt(points, at, delay, timing) {
+  const found = anchorPoint(points, at, delay);
+  if (!found) return null;
+  const since = found.atMs / 1000;
+  const until = Math.min(at, since + timing.extrapolateAtMostSeconds);
+  if (until <= since || found.flow <= 0) return found.serving;
+  return found.serving + dueBy(until, found.flow, timing) - dueBy(since, found.flow, timing);
+}
+
+/** The serving number every page shows at `at`: the place is turn minus it. */
+export function shownServing(points, at, timing) {
+  return servingAt(points, at, timing.displayDelaySeconds, timing);
+}
+
+/** Places before its turn at which the page starts asking for itself. */
+export function ownMargin(flow, timing) {
+  return Math.max(timing.minMargin, Math.ceil((flow * timing.marginSeconds) / timing.minuteSeconds));
+}
+
+/**
+ * When the page first calls its own /polling (epoch seconds): the first moment from `now` at
+ * which the serving number, extrapolated from the newest point, reaches turn - margin; null when
+ * the line is not moving or the moment is beyond the extrapolation's reach.
+ */
+export function firstOwnPoll(points, turn, now, timing) {
+  const newest = anchorPoint(points, now, 0);
+  if (!newest) return null;
+  const target = turn - ownMargin(newest.flow, timing);
+  const serving = servingAt(points, now, 0, timing);
+  if (serving !== null && serving >= target) return now;
+  if (newest.flow <= 0) return null;
+  const since = newest.atMs / 1000;
+  const index = dueBy(since, newest.flow, timing) + (target - newest.serving) - 1;
+  const when = slotTime(index, newest.flow, timing);
+  if (when > since + timing.extrapolateAtMostSeconds) return null;
+  return Math.max(now, when);
+}
+
+/** Seconds until the next fetch of the shared document. */
+export function documentDelay({ visible, now, ownPollAt, claimSeconds = 0 }, timing) {
+  if (visible) return timing.documentEverySeconds;
+  let most = timing.hiddenDocumentMaxSeconds;
+  if (claimSeconds > 0) most = Math.min(most, Math.max(timing.documentEverySeconds, claimSeconds / 2));
+  if (ownPollAt === null || ownPollAt === undefined) return most;
+  return Math.min(most, Math.max(timing.documentEverySeconds, (ownPollAt - now) / 2));
+}
+
+/**
+ * Seconds until the shown serving number reaches `turn` (the estimate, counting down with the
+ * clock), or null when nobody is being admitted.
+ */
+export function secondsToTurn(points, turn, now, timing) {
+  const found = anchorPoint(points, now, timing.displayDelaySeconds);
+  const serving = shownServing(points, now, timing);
+  if (!found || serving === null || found.flow <= 0) return null;
+  const left = turn - serving;
+  if (left <= 0) return 0;
+  const index = dueBy(now, found.flow, timing) + left - 1;
+  return Math.max(0, slotTime(index, found.flow, timing) - now);
+}
+
+/**
+ * The page's turn from its URL's fragment (the marketing link's redirect): {turn} for
+ * `#turn=<n>`, {prequeue: true} for `#prequeue` (a draw decides the turn), else {} (ask).
+ */
+export function readFragment(url, timing) {
+  let hash = "";
+  try {
+    hash = new URL(url).hash.replace(/^#/, "");
+  } catch {
+    return {};
+  }
+  if (hash === timing.prequeueFragment) return { prequeue: true };
+  const match = new RegExp(`^${timing.turnFragment}=(\\d{1,15})$`).exec(hash);
+  if (!match) return {};
+  const turn = Number(match[1]);
+  return turn >= 1 ? { turn } : {};
+}
+
+/** A capacity room's figures in the shared document, or undefined. */
+function documentCapacity(body) {
+  if (body.max_inside === undefined) return undefined;
+  const valid =
+    isCount(body.max_inside, 1) &&
+    isCount(body.inside, 0) &&
+    isCount(body.turnover, 0) &&
+    typeof body.full === "boolean";
+  if (!valid) return null;
+  return {
+    maxInside: body.max_inside,
+    inside: body.inside,
+    turnover: body.turnover,
+    full: body.full,
+    claimSeconds: isCount(body.claim_seconds, 0) ? body.claim_seconds : 0,
+  };
+}
+
+const DOCUMENT_STATES = new Set(["open", "off", "paused", "closed", "prequeue", "drawing"]);
+
+/**
+ * The shared state document (parsed JSON) as {kind, serving, rate, flow, slowed, updatedAt,
+ * points, nowMs, startsAt, drawn, ranked, prequeueBase, capacity, message, origin}, or
+ * {kind: "invalid"} (handled like a failed fetch). Without history the document's own serving
+ * number stands at its request time.
+ */
+export function interpretDocument(body, base) {
+  if (!body || typeof body !== "object" || !DOCUMENT_STATES.has(body.state)) {
+    return { kind: "invalid" };
+  }
+  if (!isCount(body.serving, 0) || !isCount(body.flow, 0) || !isCount(body.now, 0)) {
+    return { kind: "invalid" };
+  }
+  const capacity = documentCapacity(body);
+  if (capacity === null) return { kind: "invalid" };
+  let points = parseHistory(body.history);
+  if (!points.length) points = [{ atMs: body.now, serving: body.serving, flow: body.flow }];
+  const document = {
+    kind: body.state,
+    serving: body.serving,
+    rate: isCount(body.rate, 0) ? body.rate : 0,
+    flow: body.flow,
+    slowed: body.slowed === true,
+    updatedAt: body.updated_at,
+    points,
+    nowMs: body.now,
+    startsAt: isCount(body.starts_at, 0) ? body.starts_at : 0,
+    drawn: body.drawn === true,
+    ranked: body.ranked === true,
+    prequeueBase: isCount(body.prequeue_base, 0) ? body.prequeue_base : 0,
+    message: typeof body.message === "string" ? body.message.slice(0, 200) : "",
+  };
+  if (capacity) document.capacity = capacity;
+  if (body.state === "off") {
+    const origin = safeRedirectUrl(body.origin, base);
+    if (!origin) return { kind: "invalid" };
+    document.origin = origin;
+  }
+  return document;
+}
+
+/**
+ * The offset (ms) of the room's clock from this one, from the documents fetched lately: each
+ * gives a lower bound (its request time plus the edge's Age, against when it arrived). A clock
+ * within CLOCK_TOLERANCE_MS of the room's is taken as right: the Age header counts whole
+ * seconds, and a page on a well-set clock should not be moved by it.
+ */
+export const CLOCK_TOLERANCE_MS = 1500;
+export function clockOffset(samples) {
+  if (!samples.length) return 0;
+  const best = Math.max(...samples);
+  return Math.abs(best) < CLOCK_TOLERANCE_MS ? 0 : best;
 }

@@ -30,7 +30,6 @@ from beekeeper.core.datamodel import (
     arrival_shard_key,
     status_key,
 )
-from beekeeper.core.polling import admission_flow
 from beekeeper.core.schedule import is_message
 from beekeeper.core.settings import RoomSettings
 from beekeeper.core.shared_state import Point, extend_history
@@ -221,17 +220,20 @@ class RoomSnapshot:
 
     @property
     def serving_flow(self) -> int:
-        """Visitors a minute the line moves at now: the admission flow while the room admits,
-        0 while it admits nobody (off, closed, held, waiting for a scheduled start's draw)."""
+        """Visitors a minute the line moves at now, steadily: the rate while the room admits
+        on its lattice; 0 while it admits nobody (off, closed, held, waiting for a scheduled
+        start's draw) or only as places free (a full shop: the line jumps when they do, and
+        the pages learn it from the next status rather than extrapolate a turnover)."""
         config = self.config
-        if not config.enabled or config.closed or config.held or draw_pending(config, self.draw):
+        if (
+            not config.enabled
+            or config.closed
+            or config.held
+            or draw_pending(config, self.draw)
+            or (config.max_inside > 0 and self.inside >= config.max_inside)
+        ):
             return 0
-        return admission_flow(
-            config.rate,
-            max_inside=config.max_inside,
-            inside=self.inside,
-            turnover=self.turnover,
-        )
+        return config.rate
 
 
 BATCH_GET_LIMIT = 100  # keys per BatchGetItem call (DynamoDB's limit)

@@ -511,17 +511,18 @@ export function documentDelay({ visible, now, ownPollAt, claimSeconds = 0 }, tim
 }
 
 /**
- * Seconds until the shown serving number reaches `turn` (the estimate, counting down with the
- * clock), or null when nobody is being admitted.
+ * Seconds until the shown serving number reaches `turn` at `flow` a minute (the estimate,
+ * counting down with the clock), or null when nobody is being admitted now.
  */
-export function secondsToTurn(points, turn, now, timing) {
-  const found = anchorPoint(points, now, timing.displayDelaySeconds);
+export function secondsToTurn(points, turn, now, flow, timing) {
+  // The places left as shown, at the document's flow (the rate, or a full shop's turnover):
+  // a new rate shows at once.
   const serving = shownServing(points, now, timing);
-  if (!found || serving === null || found.flow <= 0) return null;
+  if (serving === null || !(flow > 0)) return null;
   const left = turn - serving;
   if (left <= 0) return 0;
-  const index = dueBy(now, found.flow, timing) + left - 1;
-  return Math.max(0, slotTime(index, found.flow, timing) - now);
+  const index = dueBy(now, flow, timing) + left - 1;
+  return Math.max(0, slotTime(index, flow, timing) - now);
 }
 
 /**

@@ -277,7 +277,7 @@ export function startRoom(env) {
     const serving = shownServing(doc.points, now, timing);
     const place = state.turn - serving;
     const paused = doc.kind === "paused";
-    const waitSeconds = paused ? null : secondsToTurn(doc.points, state.turn, now, timing);
+    const waitSeconds = paused ? null : secondsToTurn(doc.points, state.turn, now, doc.flow, timing);
     showPlace(place, waitSeconds, doc, paused);
     state.tick = window.setTimeout(render, 1000 - ((roomNow() * 1000) % 1000));
   }

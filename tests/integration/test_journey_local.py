@@ -66,6 +66,9 @@ def test_the_journey_a_shop_relies_on(local_room: LocalProcess) -> None:
     journey.client_says_who_came_through(room, tokens)
     journey.off_sends_new_visitors_to_the_shop(room)
     journey.rate_changes_the_status(room, 120)
-    steps = ["marketing link", "page", "/polling", "admission", "tickets", "/client", "off", "rate"]
+    steps = [
+        "marketing link", "page", "state", "/polling", "admission", "tickets", "/client", "off",
+        "rate",
+    ]  # fmt: skip
     assert [line.split(":")[0] for line in room.report] == steps
     print("\n".join(room.report))

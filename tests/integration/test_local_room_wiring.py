@@ -19,6 +19,7 @@ from beekeeper.core import names
 from beekeeper.core.datamodel import COOKIE_NAME, Token
 from beekeeper.core.headers import PAGE_HEADERS
 from beekeeper.core.local_room import LOCAL_OUTPUTS_KEY, LOCAL_PID_KEY, LOCAL_SETTINGS_KEY
+from beekeeper.local.edge import METHOD_REFUSED_BODY
 from beekeeper.local.room import LocalOptions, LocalRoom
 from tests.support.localroom.doubles import double_code
 from tests.support.localroom.http import cookie_value, enter_shop, get
@@ -151,14 +152,18 @@ def test_the_page_and_unknown_paths(room: LocalRoom) -> None:
     for name, value in PAGE_HEADERS.items():
         assert page.headers_named(name) == [value], name
     assert "Local rehearsal" in page.text
-    # What API Gateway answers for a method or path the stack does not define.
-    for url, method in (
-        (room.urls.page_url, "POST"),
-        (room.urls.page_url, "HEAD"),
-        (room.urls.client_check_url, "DELETE"),
-        (room.urls.marketing_url.replace("/beekeeper", "/nothing"), "GET"),
-    ):
+    # A method the edge's behavior does not allow: the edge refuses it, nothing goes on.
+    for url, method in ((room.urls.page_url, "POST"), (room.urls.client_check_url, "DELETE")):
         answer = get(url, method=method)
-        assert answer.status == 403, (url, method)
-        if method != "HEAD":
-            assert answer.json() == {"error": "Missing Authentication Token"}
+        assert (answer.status, answer.body) == (403, METHOD_REFUSED_BODY), (url, method)
+    # The edge kept the page: HEAD is answered from its copy (API Gateway has no HEAD method).
+    head = get(room.urls.page_url, method="HEAD")
+    assert (head.status, head.body, head.header("X-Cache")) == (
+        200,
+        b"",
+        "Hit from the local edge",
+    )
+    # What API Gateway answers for a path the stack does not define.
+    answer = get(room.urls.marketing_url.replace("/beekeeper", "/nothing"))
+    assert answer.status == 403
+    assert answer.json() == {"error": "Missing Authentication Token"}

@@ -181,3 +181,28 @@ def test_the_cdk_cross_region_handler_only_reads_the_cdk_s_exports(
         )
     }
     assert actions and all(action.startswith("ssm:") for action in actions), actions
+
+
+def test_local_mode_s_edge_treats_every_path_as_the_distribution_does(
+    synthesized: Synthesized,
+) -> None:
+    """The local edge and the template come from one description: what the template keeps at
+    the edge, and how long, the local edge keeps too; what it never keeps, neither does it."""
+    from beekeeper.local.edge import Edge
+    from tests.unit.test_local_edge import Clock, Origin, ask
+
+    for made in _config(synthesized)["CacheBehaviors"]:
+        path = made["PathPattern"]
+        if made["CachePolicyId"] == CACHING_DISABLED:
+            kept = 0
+        else:
+            kept = _policy(synthesized, made["CachePolicyId"], "AWS::CloudFront::CachePolicy")[
+                "MaxTTL"
+            ]
+        origin, clock = Origin(headers={"Cache-Control": "public, max-age=100000"}), Clock()
+        edge = Edge(origin, mode="rate", clock=clock)
+        method = "GET" if "GET" in made["AllowedMethods"] else made["AllowedMethods"][0]
+        ask(edge, path, method=method)
+        clock.now += max(0, kept - 0.01)
+        ask(edge, path, method=method)
+        assert len(origin.seen) == (1 if kept else 2), path

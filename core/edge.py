@@ -56,6 +56,13 @@ PAGE_PATH = "/room"
 # The page is the same for everyone: the edge keeps it for a minute (a redeployed page is seen
 # within that), browsers ask again on every load (stacks/page.py's headers say both).
 PAGE_EDGE_SECONDS = 60
+# How many of CloudFront's caches ask the origin for a cached object once per lifetime each:
+# without Origin Shield "CloudFront might send requests directly to your origin from multiple
+# edge locations or regional edge caches" (CloudFront API reference, OriginShield). Taken as
+# one per regional edge cache, 13 at the time of writing: an assumption of the cost model
+# (core/polling_load.py) and the simulator (simulator/pages.py), not a promise (a few origin
+# requests a second either way; Origin Shield, charged extra, would make it one).
+EDGE_CACHES = 13
 
 # Statuses CloudFront would keep for its error caching minimum TTL; each is configured with 0.
 CACHED_ERROR_STATUSES = (400, 403, 404, 405, 414, 416, 500, 501, 502, 503, 504)
@@ -165,6 +172,7 @@ __all__ = [
     "ALL_METHODS",
     "CACHED_ERROR_STATUSES",
     "CORS_METHODS",
+    "EDGE_CACHES",
     "ERROR_CACHING_SECONDS",
     "GET_METHODS",
     "ORIGIN_HEADER",

@@ -11,11 +11,13 @@ STATE_MAX_AGE_SECONDS (core/edge.py), so a million waiting pages cost the origin
 requests a second. docs/pipeline.md, "The shared state", says how the page uses it.
 
 The history: each time the status copies are published, copy 0 gets one more point (when,
-the serving number, the flow then); points older than HISTORY_SECONDS are dropped (the newest
-such one is kept as the anchor) and at most HISTORY_POINTS are kept. Any copy of the document
-a page fetched within the last few seconds therefore holds every point a moment ago, and the
-place a page shows is a function of those points and the clock alone (core/serving.py): two
-pages holding different copies show the same serving number at the same moment.
+the serving number, the flow then, and the line then: the visitors waiting and the joins a
+minute lately, which bound how far the place shown may be extrapolated); points older than
+HISTORY_SECONDS are dropped (the newest such one is kept as the anchor) and at most
+HISTORY_POINTS are kept. Any copy of the document a page fetched within the last few seconds
+therefore holds every point a moment ago, and the place a page shows is a function of those
+points and the clock alone (core/serving.py): two pages holding different copies show the same
+serving number at the same moment.
 
 Standard library only: it ships in the Lambda asset.
 """
@@ -31,10 +33,14 @@ STATE_MAX_AGE_SECONDS = 2
 
 HISTORY_SECONDS = 60
 HISTORY_POINTS = 24
-# "<ms>:<serving>:<flow>" points, space-separated, oldest first: what the publisher writes and
-# the template checks again before placing it in the answer (a copy that does not match is
-# answered without a history).
-_POINT = r"[0-9]{1,15}:[0-9]{1,15}:[0-9]{1,7}"
+# The joins a minute a point states are measured over at least this long (the newest earlier
+# point at least this old, else the oldest one).
+JOINS_OVER_SECONDS = 1
+# "<ms>:<serving>:<flow>:<waiting>:<joins>" points (the last two may be absent: a point written
+# before they were), space-separated, oldest first: what the publisher writes and the template
+# checks again before placing it in the answer (a copy that does not match is answered without
+# a history).
+_POINT = r"[0-9]{1,15}:[0-9]{1,15}:[0-9]{1,7}(:[0-9]{1,15}:[0-9]{1,9})?"
 HISTORY_PATTERN = rf"^{_POINT}( {_POINT}){{0,{HISTORY_POINTS - 1}}}$"
 _HISTORY = re.compile(HISTORY_PATTERN)
 
@@ -53,14 +59,25 @@ STATES = (OFF, CLOSED, PAUSED, PREQUEUE, DRAWING, OPEN)
 @dataclass(frozen=True)
 class Point:
     """The serving number at a moment, and the flow (visitors a minute) it moved at after it;
-    a flow of 0: nobody is being admitted (held, closed, off, or waiting for the draw)."""
+    a flow of 0: nobody is being admitted (held, closed, off, or waiting for the draw). The
+    line then, when known: the visitors waiting, and the joins a minute lately (the serving
+    number can not pass the visitors who have joined: core/serving.py bounds the place shown
+    by them)."""
 
     at_ms: int
     serving: int
     flow: int
+    waiting: int | None = None
+    joins: int = 0
+
+    @property
+    def arrivals(self) -> int | None:
+        """The visitors who had joined by then (None when the point does not say)."""
+        return None if self.waiting is None else self.serving + self.waiting
 
     def text(self) -> str:
-        return f"{self.at_ms}:{self.serving}:{self.flow}"
+        line = "" if self.waiting is None else f":{self.waiting}:{self.joins}"
+        return f"{self.at_ms}:{self.serving}:{self.flow}{line}"
 
 
 def parse_history(text: str) -> tuple[Point, ...]:
@@ -69,9 +86,27 @@ def parse_history(text: str) -> tuple[Point, ...]:
         return ()
     points = []
     for part in text.split(" "):
-        at_ms, serving, flow = part.split(":")
-        points.append(Point(int(at_ms), int(serving), int(flow)))
+        fields = [int(field) for field in part.split(":")]
+        if len(fields) == 5:
+            points.append(Point(*fields[:3], waiting=fields[3], joins=fields[4]))
+        else:
+            points.append(Point(*fields))
     return tuple(points)
+
+
+def joins_per_minute(history: str, at_ms: int, arrivals: int) -> int:
+    """The joins a minute from the history's newest point at least JOINS_OVER_SECONDS before
+    `at_ms` (else its oldest) that states its line, to `arrivals` at `at_ms`; 0 without one."""
+    stated = [p for p in parse_history(history) if p.arrivals is not None and p.at_ms < at_ms]
+    if not stated:
+        return 0
+    limit = at_ms - JOINS_OVER_SECONDS * 1000
+    base = stated[0]
+    for point in stated:
+        if point.at_ms <= limit:
+            base = point
+    joined = max(0, arrivals - (base.arrivals or 0))
+    return round(joined * 60_000 / (at_ms - base.at_ms))
 
 
 def extend_history(text: str, point: Point) -> str:
@@ -116,6 +151,7 @@ __all__ = [
     "HISTORY_PATTERN",
     "HISTORY_POINTS",
     "HISTORY_SECONDS",
+    "JOINS_OVER_SECONDS",
     "OFF",
     "OPEN",
     "PAUSED",
@@ -126,5 +162,6 @@ __all__ = [
     "Point",
     "document_state",
     "extend_history",
+    "joins_per_minute",
     "parse_history",
 ]

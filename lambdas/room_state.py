@@ -32,7 +32,7 @@ from beekeeper.core.datamodel import (
 )
 from beekeeper.core.schedule import is_message
 from beekeeper.core.settings import RoomSettings
-from beekeeper.core.shared_state import Point, extend_history
+from beekeeper.core.shared_state import Point, extend_history, joins_per_minute
 
 Item = Mapping[str, Mapping[str, Any]]
 
@@ -395,6 +395,18 @@ def set_effective_rate(
     return True
 
 
+def history_point(snapshot: RoomSnapshot, now: float) -> Point:
+    """The shared state's point for a publish now: the serving number, its flow, the line."""
+    at_ms = round(now * 1000)
+    return Point(
+        at_ms,
+        snapshot.passed_total,
+        snapshot.serving_flow,
+        waiting=snapshot.waiting,
+        joins=joins_per_minute(snapshot.history, at_ms, snapshot.arrivals_total),
+    )
+
+
 def status_item(snapshot: RoomSnapshot, copy: int, now: float) -> dict[str, Any]:
     """A status copy. `admitted_total` counts the places passed (admitted, or left and
     skipped): /polling's position is the ordinal minus it. In capacity mode the copy also says
@@ -413,14 +425,7 @@ def status_item(snapshot: RoomSnapshot, copy: int, now: float) -> dict[str, Any]
         else {}
     )
     history = (
-        {
-            "history": {
-                "S": extend_history(
-                    snapshot.history,
-                    Point(round(now * 1000), snapshot.passed_total, snapshot.serving_flow),
-                )
-            }
-        }
+        {"history": {"S": extend_history(snapshot.history, history_point(snapshot, now))}}
         if copy == STATE_COPY
         else {}
     )

@@ -5,14 +5,15 @@ and, once let in, a visit, and everything they send the room goes through the ro
 mapping templates (`apigateway.room.run_integration` against the simulated table, as local
 mode answers them):
 
-- **waiting**: the page polls as the waiting room page does (first a second after joining,
-  then after the answer's `poll_after` plus up to a quarter more of jitter), reading the table
-  as /polling does. A fraction `abandon` walk away without a word at some moment before their
-  turn: the room only learns of it when their claim runs out (a no-show). A fraction
+- **waiting**: the page follows the shared state and asks /polling near its turn, as every
+  simulated page does (simulator/pages.py, the page's own rule), and tells this crowd when it
+  sees the admission. A fraction `abandon` walk away without a word at some moment before
+  their turn: the room only learns of it when their claim runs out (a no-show). A fraction
   `leave_line` press "Leave the line" (POST /leave with the cookie) at a moment drawn
   uniformly within the wait their page first estimated.
-- **admitted**: the page's next poll sees the admission and sends the visitor through GET
-  /enter, which starts the session. The shop checks the visitor with GET /client?token= on
+- **admitted**: the page, seeing the admission (an item that holds a place and has not
+  expired, as /polling reads it), sends the visitor through GET /enter, which starts the
+  session. The shop checks the visitor with GET /client?token= on
   their first page and then every 30 s while they shop, for an exponentially distributed time
   of mean `visit_minutes`; then a fraction `leave` of them end the visit with POST
   /leave?token= (the shop, server to server), and the others just go idle and their session
@@ -41,7 +42,7 @@ from beekeeper.core.datamodel import (
     status_key,
     visitor_key,
 )
-from beekeeper.core.polling import admission_flow, eta_seconds, poll_after_seconds, position
+from beekeeper.core.polling import admission_flow, eta_seconds, position
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas.room_state import read_number
 from beekeeper.simulator import occupancy
@@ -70,10 +71,9 @@ def _integration() -> Any:
     return integration
 
 
-# The page: its first poll a second after joining, then `poll_after` plus up to 25% jitter
-# (waiting_room_site/page.js).
+# The page's first look at the line, a second after joining (its estimate: leavers press the
+# button within it).
 PAGE_LOAD_SECONDS = 1.0
-POLL_JITTER = 0.25
 # From the page noticing its admission to the /enter request, and from arriving to the shop's
 # first /client check (the shop's first page).
 REDIRECT_SECONDS = (0.05, 0.3)
@@ -196,8 +196,13 @@ class CapacityCrowd:
         self.client_checks = 0
         # Requests the visitors made (API Gateway's, not the room's functions').
         self.gateway_calls = 0
-        # Told when a visitor who left the line was passed over (the position probe).
+        # Told when a visitor who left the line was passed over (the pages), and when a visitor
+        # pressed "Leave the line" (their page stops).
         self.on_passed_over: Callable[[int, float], None] | None = None
+        self.on_left_line: Callable[[int, float], None] | None = None
+        # Told of every request a visitor (or the shop, for them) sends the room's API: /enter,
+        # /client, /leave (the pages' origin and edge requests).
+        self.on_request: Callable[[float], None] | None = None
         table.database.observers.append(self._written)
 
     # -- hooks from the simulation ----------------------------------------------------------
@@ -218,7 +223,8 @@ class CapacityCrowd:
             )
         )
         self._by_id[token.id] = index
-        self._at(PAGE_LOAD_SECONDS, lambda: self._poll(index, first=True))
+        if self.visitors[index].leave_line_fraction is not None:
+            self._at(PAGE_LOAD_SECONDS, lambda: self._plan_leaving(index))
 
     def admitted(self, token_id: str, when: float) -> None:
         """The first admission write of a visitor (the fake table's log)."""
@@ -243,7 +249,8 @@ class CapacityCrowd:
 
     # -- the page ---------------------------------------------------------------------------
 
-    def _poll(self, index: int, *, first: bool = False) -> None:
+    def noticed(self, index: int, _when: float) -> None:
+        """The page's own /polling found the visitor's item (simulator/pages.py)."""
         visitor = self.visitors[index]
         if visitor.page_done:
             return
@@ -259,21 +266,21 @@ class CapacityCrowd:
             if not visitor.abandons:
                 self._at(self._rng.uniform(*REDIRECT_SECONDS), lambda: self._enter(index))
             return  # an abandoned page is closed: nobody follows the admission
+
+    def _plan_leaving(self, index: int) -> None:
+        """When a leaver presses the button: within the wait the page first estimated."""
+        visitor = self.visitors[index]
         status = self._table.items.get(status_key(status_copy_for(visitor.token.ordinal)))
-        rate = read_number(status, "rate")
         flow = admission_flow(
-            rate,
+            read_number(status, "rate"),
             max_inside=read_number(status, "max_inside"),
             inside=read_number(status, "inside"),
             turnover=read_number(status, "turnover"),
         )
         shown = position(visitor.token.ordinal, read_number(status, "admitted_total"))
-        if first and visitor.leave_line_fraction is not None:
-            estimate = eta_seconds(shown, flow)
-            self._at(visitor.leave_line_fraction * estimate, lambda: self._leave_line(index))
-        claim = read_number(status, "claim_seconds") if read_number(status, "max_inside") else 0
-        wait = poll_after_seconds(shown, flow, claim_seconds=claim) if status else 5
-        self._at(wait * (1 + self._rng.uniform(0, POLL_JITTER)), lambda: self._poll(index))
+        estimate = eta_seconds(shown, flow)
+        fraction = visitor.leave_line_fraction or 0.0
+        self._at(fraction * estimate, lambda: self._leave_line(index))
 
     def _leave_line(self, index: int) -> None:
         visitor = self.visitors[index]
@@ -283,6 +290,8 @@ class CapacityCrowd:
         cookie = {"Cookie": f"{COOKIE_NAME}={visitor.token}", "Content-Type": "text/plain"}
         if self._request("leave", "POST", {}, cookie) == '{"left": true}':
             visitor.left_at = self._scheduler.now
+        if self.on_left_line is not None:
+            self.on_left_line(index, self._scheduler.now)
 
     # -- the visit --------------------------------------------------------------------------
 
@@ -348,6 +357,8 @@ class CapacityCrowd:
         self, route: str, method: str, query: dict[str, str], headers: dict[str, str]
     ) -> str:
         """The route's answer body, as API Gateway gives it, at the simulated time."""
+        if self.on_request is not None:
+            self.on_request(self._scheduler.now)
         before = self._table.calls
         integration = self._integration
         response = integration.run_integration(

@@ -26,7 +26,7 @@ import re
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from beekeeper.core import schedule, serving
+from beekeeper.core import schedule, serving, shared_state
 from beekeeper.core.paths import SITE_DIR
 from beekeeper.core.settings import RoomSettings, SettingsError
 from beekeeper.core.shared_state import STATE_ROUTE
@@ -120,12 +120,12 @@ def page_timing(minute_seconds: float = MINUTE_SECONDS) -> dict[str, float | int
         "minuteSeconds": minute_seconds,
         "spanMarginFraction": serving.SPAN_MARGIN_FRACTION,
         "documentEverySeconds": serving.DOCUMENT_EVERY_SECONDS,
+        "stateMaxAgeSeconds": shared_state.STATE_MAX_AGE_SECONDS,
         "hiddenDocumentMaxSeconds": serving.HIDDEN_DOCUMENT_MAX_SECONDS,
         "displayDelaySeconds": serving.DISPLAY_DELAY_SECONDS,
         "ownPollEverySeconds": serving.OWN_POLL_EVERY_SECONDS,
         "extrapolateAtMostSeconds": serving.EXTRAPOLATE_AT_MOST_SECONDS,
         "marginSeconds": serving.MARGIN_SECONDS,
-        "minMargin": serving.MIN_MARGIN,
         "turnFragment": serving.TURN_FRAGMENT,
         "prequeueFragment": serving.PREQUEUE_FRAGMENT,
         "startJitterSeconds": schedule.START_JITTER_SECONDS,

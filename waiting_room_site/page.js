@@ -419,14 +419,16 @@ export function formatStart(epochMs, lang, timeZone = undefined) {
 // -- The serving number and the page's rule (core/serving.py owns both; a test holds the two
 // equal). `timing` is the room config's: every figure comes from core/ through render_page. --
 
-/** The points of the document's history ("<ms>:<serving>:<flow> ..."); [] when malformed. */
+/**
+ * The points of the document's history ("<ms>:<serving>:<flow>[:<waiting>:<joins>] ...",
+ * core.shared_state); [] when malformed.
+ */
 export function parseHistory(text) {
-  if (typeof text !== "string" || !/^\d{1,15}:\d{1,15}:\d{1,7}( \d{1,15}:\d{1,15}:\d{1,7})*$/.test(text)) {
-    return [];
-  }
+  const point = "\\d{1,15}:\\d{1,15}:\\d{1,7}(?::\\d{1,15}:\\d{1,9})?";
+  if (typeof text !== "string" || !new RegExp(`^${point}( ${point})*$`).test(text)) return [];
   return text.split(" ").map((part) => {
-    const [atMs, serving, flow] = part.split(":").map(Number);
-    return { atMs, serving, flow };
+    const [atMs, serving, flow, waiting, joins] = part.split(":").map(Number);
+    return waiting === undefined ? { atMs, serving, flow } : { atMs, serving, flow, waiting, joins };
   });
 }
 
@@ -462,47 +464,97 @@ export function anchorPoint(points, at, delay) {
   return found;
 }
 
-/** The serving number at `at` extrapolated on the lattice from the anchor `delay` s back. */
+/**
+ * The serving number at `at` extrapolated on the lattice from the anchor `delay` s back (the
+ * oldest point's own, not moved, while none is that old: every copy holds that one).
+ */
 export function servingAt(points, at, delay, timing) {
   const found = anchorPoint(points, at, delay);
   if (!found) return null;
   const since = found.atMs / 1000;
+  if (since > at - delay) return found.serving;
   const until = Math.min(at, since + timing.extrapolateAtMostSeconds);
   if (until <= since || found.flow <= 0) return found.serving;
   return found.serving + dueBy(until, found.flow, timing) - dueBy(since, found.flow, timing);
 }
 
-/** The serving number every page shows at `at`: the place is turn minus it. */
+/**
+ * The serving number every page shows at `at`: the place is turn minus it. Never past the
+ * visitors the anchor's line says have joined by then (core.serving.shown_serving).
+ */
 export function shownServing(points, at, timing) {
-  return servingAt(points, at, timing.displayDelaySeconds, timing);
+  const serving = servingAt(points, at, timing.displayDelaySeconds, timing);
+  const found = anchorPoint(points, at, timing.displayDelaySeconds);
+  if (serving === null || !found) return serving;
+  return withinLine(found, serving, at, timing);
 }
 
-/** Places before its turn at which the page starts asking for itself. */
-export function ownMargin(flow, timing) {
-  return Math.max(timing.minMargin, Math.ceil((flow * timing.marginSeconds) / timing.minuteSeconds));
+/** The visitors `point`'s line says have joined by `at` (null when it does not say). */
+function joinedBy(point, at, timing) {
+  if (point.waiting === undefined) return null;
+  const elapsed = Math.min(Math.max(0, at - point.atMs / 1000), timing.extrapolateAtMostSeconds);
+  return point.serving + point.waiting + Math.floor((point.joins * elapsed) / 60);
+}
+
+/** `serving` bounded by the visitors `point`'s line says have joined by `at`. */
+function withinLine(point, serving, at, timing) {
+  const joined = joinedBy(point, at, timing);
+  return joined === null ? serving : Math.max(point.serving, Math.min(serving, joined));
 }
 
 /**
- * When the page first calls its own /polling (epoch seconds): the first moment from `now` at
- * which the serving number, extrapolated from the newest point, reaches turn - margin; null when
- * the line is not moving or the moment is beyond the extrapolation's reach.
+ * The document was published before this visitor came (core.serving.document_predates): its
+ * newest point's line does not reach the page's turn. The page fetches it again sooner.
  */
-export function firstOwnPoll(points, turn, now, timing) {
+export function documentPredates(points, turn, now, timing) {
+  const newest = anchorPoint(points, now, 0);
+  const joined = newest ? joinedBy(newest, now, timing) : null;
+  return joined !== null && turn > joined;
+}
+
+/**
+ * When the page calls its own /polling (epoch seconds): now when the serving number, extrapolated
+ * from the newest point, has reached its turn (or, as the page loads, is one place short);
+ * else `marginSeconds` after the moment it is predicted to reach it; null when the line is not
+ * moving or that moment is beyond the extrapolation's reach.
+ */
+export function firstOwnPoll(points, turn, now, timing, loading = false) {
   const newest = anchorPoint(points, now, 0);
   if (!newest) return null;
-  const target = turn - ownMargin(newest.flow, timing);
-  const serving = servingAt(points, now, 0, timing);
-  if (serving !== null && serving >= target) return now;
+  let serving = servingAt(points, now, 0, timing);
+  if (serving !== null) serving = withinLine(newest, serving, now, timing);
+  if (serving !== null && (serving >= turn || (loading && serving >= turn - 1))) return now;
   if (newest.flow <= 0) return null;
   const since = newest.atMs / 1000;
-  const index = dueBy(since, newest.flow, timing) + (target - newest.serving) - 1;
-  const when = slotTime(index, newest.flow, timing);
+  const index = dueBy(since, newest.flow, timing) + (turn - newest.serving) - 1;
+  let when = slotTime(index, newest.flow, timing) + timing.marginSeconds;
+  if (newest.waiting !== undefined && turn > newest.serving + newest.waiting) {
+    // The line the point states reaches the turn only as people join.
+    if (newest.joins <= 0) return null;
+    when = Math.max(when, since + ((turn - newest.serving - newest.waiting) * 60) / newest.joins);
+  }
   if (when > since + timing.extrapolateAtMostSeconds) return null;
   return Math.max(now, when);
 }
 
+/**
+ * The line as the page's own /polling answer says it (core.serving.answer_point): the serving
+ * number turn - position at the status's `updatedAt`, at the newest flow; null without points.
+ */
+export function answerPoint(points, turn, position, updatedAt) {
+  if (!points.length || !(updatedAt > 0)) return null;
+  return { atMs: updatedAt * 1000, serving: turn - position, flow: points[points.length - 1].flow };
+}
+
+/** The points the own /polling is planned from (core.serving.with_answer). */
+export function withAnswer(points, answered) {
+  if (!answered || (points.length && answered.atMs <= points[points.length - 1].atMs)) return points;
+  return [...points, answered];
+}
+
 /** Seconds until the next fetch of the shared document. */
-export function documentDelay({ visible, now, ownPollAt, claimSeconds = 0 }, timing) {
+export function documentDelay({ visible, now, ownPollAt, claimSeconds = 0, predates = false }, timing) {
+  if (predates) return timing.stateMaxAgeSeconds;
   if (visible) return timing.documentEverySeconds;
   let most = timing.hiddenDocumentMaxSeconds;
   if (claimSeconds > 0) most = Math.min(most, Math.max(timing.documentEverySeconds, claimSeconds / 2));

@@ -16,7 +16,9 @@ import {
   clockOffset,
   DEFAULT_LANGUAGE,
   documentDelay,
+  documentPredates,
   fill,
+  answerPoint,
   firstOwnPoll,
   formatClock,
   formatNumber,
@@ -38,6 +40,7 @@ import {
   safeRedirectUrl,
   secondsToTurn,
   sendLeave,
+  withAnswer,
   shouldAnnounce,
   shownServing,
   smoothEstimate,
@@ -101,6 +104,9 @@ export function startRoom(env) {
     ownNear: false, // asking every few seconds: the turn has come or is about to
     ownInFlight: false,
     ownNextAt: 0,
+    // Until the first document with a turn: a page loading at the front asks at once.
+    loading: true,
+    answered: null, // the line as the last own /polling answer said it (core.serving.with_answer)
     ownFailures: 0,
     lastAnswer: null, // the last waiting answer of /polling (shown when there is no document)
     position: null,
@@ -229,10 +235,12 @@ export function startRoom(env) {
 
   function nextDocument() {
     const doc = state.doc;
-    const ownPollAt = doc && state.turn !== null ? firstOwnPoll(doc.points, state.turn, roomNow(), timing) : null;
+    const ownPollAt = doc && state.turn !== null ? firstOwnPoll(ownPoints(doc), state.turn, roomNow(), timing) : null;
     const claimSeconds = doc?.capacity?.claimSeconds ?? 0;
+    // The first document with the turn, if published before this visitor came: again soon.
+    const predates = state.loading && doc && state.turn !== null && documentPredates(doc.points, state.turn, roomNow(), timing);
     const delay = documentDelay(
-      { visible: visible(), now: roomNow(), ownPollAt, claimSeconds },
+      { visible: visible(), now: roomNow(), ownPollAt, claimSeconds, predates },
       timing,
     );
     scheduleDocument(Math.round(delay * 1000));
@@ -249,8 +257,10 @@ export function startRoom(env) {
     if (state.turn === null) {
       if (doc.kind === "prequeue" || doc.kind === "drawing") {
         showPrequeue(doc.startsAt, doc.kind === "drawing");
+        // Asked first at the start, spread over a few seconds (the draw is made then).
         if (!state.ownTimer && !state.ownInFlight) {
-          scheduleOwn(prequeueDelay(0, doc.startsAt * 1000 - roomNow() * 1000, env.random));
+          const untilStart = Math.max(0, doc.startsAt * 1000 - roomNow() * 1000);
+          scheduleOwn(Math.round(untilStart + timing.startJitterSeconds * 1000 * env.random()));
         }
         return;
       }
@@ -378,6 +388,11 @@ export function startRoom(env) {
     state.ownTimer = window.setTimeout(ownPoll, delayMs);
   }
 
+  // The points the own /polling is planned from: the document's, and the last own answer's.
+  function ownPoints(doc) {
+    return withAnswer(doc.points, state.answered);
+  }
+
   // Near the turn, at the moment the shared state predicts: not before.
   function planOwnPoll() {
     const doc = state.doc;
@@ -390,7 +405,8 @@ export function startRoom(env) {
       return;
     }
     const now = roomNow();
-    const at = firstOwnPoll(doc.points, state.turn, now, timing);
+    const at = firstOwnPoll(ownPoints(doc), state.turn, now, timing, state.loading);
+    state.loading = false;
     window.clearTimeout(state.ownTimer);
     state.ownTimer = null;
     if (at === null) return;
@@ -450,13 +466,16 @@ export function startRoom(env) {
       return;
     }
     if (answer.turn) state.turn = answer.turn;
+    if (answer.kind === "waiting" && state.doc && state.turn !== null) {
+      state.answered = answerPoint(state.doc.points, state.turn, answer.position, answer.updatedAt);
+    }
     if (state.doc && state.turn !== null) {
       // The shared state shows the place. Not admitted yet: ask again every few seconds while
       // the state says the turn has come, else when it next says so.
       state.ownNear = false;
       handleDocument(state.doc);
       const now = roomNow();
-      const at = state.doc.kind === "open" ? firstOwnPoll(state.doc.points, state.turn, now, timing) : null;
+      const at = state.doc.kind === "open" ? firstOwnPoll(ownPoints(state.doc), state.turn, now, timing) : null;
       if (answer.kind === "waiting" && at !== null && at <= now) {
         state.ownNear = true;
         scheduleOwn(timing.ownPollEverySeconds * 1000);

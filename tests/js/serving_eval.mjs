@@ -4,14 +4,16 @@
 import { readFileSync } from "node:fs";
 
 import {
+  answerPoint,
   documentDelay,
+  documentPredates,
   dueBy,
   firstOwnPoll,
-  ownMargin,
   parseHistory,
   servingAt,
   shownServing,
   slotTime,
+  withAnswer,
 } from "../../waiting_room_site/page.js";
 
 const { timing, cases } = JSON.parse(readFileSync(0, "utf8"));
@@ -23,11 +25,18 @@ const answers = cases.map((c) => {
     serving_now: servingAt(points, c.at, 0, timing),
     shown: shownServing(points, c.at, timing),
     first_own_poll: firstOwnPoll(points, c.turn, c.at, timing),
-    margin: ownMargin(c.flow, timing),
+    first_own_poll_loading: firstOwnPoll(points, c.turn, c.at, timing, true),
+    first_own_poll_answered: firstOwnPoll(
+      withAnswer(points, answerPoint(points, c.turn, c.position, c.updated_at)),
+      c.turn,
+      c.at,
+      timing,
+    ),
     document_delay: documentDelay(
       { visible: c.visible, now: c.at, ownPollAt: c.own_poll_at, claimSeconds: c.claim },
       timing,
     ),
+    predates: documentPredates(points, c.turn, c.at, timing),
   };
 });
 process.stdout.write(JSON.stringify(answers));

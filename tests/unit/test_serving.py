@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -12,9 +10,9 @@ from beekeeper.core import serving
 from beekeeper.core.serving import (
     DISPLAY_DELAY_SECONDS,
     EXTRAPOLATE_AT_MOST_SECONDS,
+    MARGIN_SECONDS,
     due_by,
     first_own_poll,
-    margin,
     serving_at,
     shown_serving,
     slot_time,
@@ -76,38 +74,74 @@ def test_the_serving_number_is_extrapolated_from_the_anchor_for_at_most_a_while(
     assert serving_at(held, T0 + 200, delay=0, minute_seconds=60) == 340
 
 
+def test_the_place_shown_never_moves_faster_than_people_came() -> None:
+    """A burst into an idle room: the anchor says nobody waited and nobody came, so the place
+    shown stays at the anchor's number (not "any moment now" for everyone) until a point from
+    the burst is the delay old; a short line is shown passing those who joined at their pace."""
+    at = T0 + 30
+    idle = [Point(int(T0 * 1000), 500, 30_000, waiting=0, joins=0)]
+    assert serving_at(idle, at, delay=DISPLAY_DELAY_SECONDS, minute_seconds=60) > 10_000  # type: ignore[operator]
+    assert shown_serving(idle, at, minute_seconds=60) == 500
+    short = [Point(int(T0 * 1000), 500, 30_000, waiting=20, joins=600)]
+    assert shown_serving(short, at, minute_seconds=60) == 500 + 20 + 300
+    # A long line: the lattice, as without the line.
+    busy = [Point(int(T0 * 1000), 500, 600, waiting=90_000, joins=6_000)]
+    assert shown_serving(busy, at, minute_seconds=60) == serving_at(
+        busy, at, delay=DISPLAY_DELAY_SECONDS, minute_seconds=60
+    )
+
+
+def test_no_copy_moves_the_place_before_its_oldest_point_is_the_delay_old() -> None:
+    """A room's first seconds: a copy fetched before anything was published holds only the
+    document's own point, a later one the first points; both show the first point's number."""
+    bare = [Point(int((T0 + 1) * 1000), 0, 0)]
+    published = [Point(int((T0 + 0.2) * 1000), 0, 300), Point(int((T0 + 2) * 1000), 9, 300)]
+    for at in (T0 + 1, T0 + 3, T0 + DISPLAY_DELAY_SECONDS):
+        assert shown_serving(bare, at, minute_seconds=60) == 0
+        assert shown_serving(published, at, minute_seconds=60) == 0
+    later = T0 + 0.2 + DISPLAY_DELAY_SECONDS + 1
+    assert shown_serving(published, later, minute_seconds=60) == due_by(later, 300, 60) - due_by(
+        T0 + 0.2, 300, 60
+    )
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     flow=st.integers(1, 300_000),
     turn_ahead=st.integers(1, 2_000_000),
     since=st.floats(0, 30),
 )
-def test_the_first_own_poll_is_the_first_moment_the_serving_number_reaches_the_margin(
+def test_the_own_poll_comes_the_margin_after_the_serving_number_reaches_the_turn(
     flow: int, turn_ahead: int, since: float
 ) -> None:
     points = [Point(int((T0 - since) * 1000), 1000, flow)]
     turn = 1000 + turn_ahead
     at = first_own_poll(points, turn, T0, minute_seconds=60)
-    target = turn - margin(flow, 60)
     if at is None:
         reach = serving_at(points, T0 + 3600, delay=0, minute_seconds=60)
-        assert reach is not None and reach < target
+        assert reach is not None and reach < turn
         return
-    assert serving_at(points, at + 1e-6, delay=0, minute_seconds=60) >= target  # type: ignore[operator]
-    if at > T0:
-        assert serving_at(points, at - 1e-3, delay=0, minute_seconds=60) < target  # type: ignore[operator]
+    if at == T0:
+        assert serving_at(points, T0, delay=0, minute_seconds=60) >= turn  # type: ignore[operator]
+        return
+    reached = at - MARGIN_SECONDS
+    assert serving_at(points, reached + 1e-6, delay=0, minute_seconds=60) >= turn  # type: ignore[operator]
+    assert serving_at(points, reached - 1e-3, delay=0, minute_seconds=60) < turn  # type: ignore[operator]
 
 
-def test_the_margin_is_half_a_second_of_admissions_and_at_least_one_place() -> None:
-    assert margin(5, 60) == 1
-    assert margin(600, 60) == 5
-    assert margin(300_000, 60) == math.ceil(300_000 * serving.MARGIN_SECONDS / 60)
+def test_a_page_loading_at_the_front_asks_at_once() -> None:
+    """A visitor let straight in may be admitted before the state says so."""
+    points = [Point(int(T0 * 1000), 10, 5)]  # 5 a minute: the next slot is 1 s into it
+    now = T0 + 0.5
+    assert first_own_poll(points, 11, now, minute_seconds=60, loading=True) == now
+    assert first_own_poll(points, 11, now, minute_seconds=60) == T0 + 1 + MARGIN_SECONDS
+    assert first_own_poll(points, 12, now, minute_seconds=60, loading=True) != now
 
 
 def test_a_line_that_does_not_move_is_never_asked_about_early() -> None:
     points = [Point(int(T0 * 1000), 10, 0)]
     assert first_own_poll(points, 500, T0 + 5, minute_seconds=60) is None
-    assert first_own_poll(points, 11, T0 + 5, minute_seconds=60) == T0 + 5  # at the front
+    assert first_own_poll(points, 10, T0 + 5, minute_seconds=60) == T0 + 5  # its turn came
 
 
 @pytest.mark.parametrize(

@@ -33,7 +33,10 @@ def cases(rng: random.Random, minute_seconds: float) -> list[dict[str, Any]]:
         for _ in range(rng.randrange(1, 12)):
             at_ms += rng.randrange(1, 8000)
             served += rng.randrange(0, 1 + flow // 10)
-            text = extend_history(text, Point(at_ms, served, rng.choice([flow, flow, 0])))
+            line = rng.choice([None, 0, rng.randrange(0, 10 * max(1, flow))])
+            joins = rng.choice([0, flow // 2, 2 * flow, rng.randrange(0, 10**6)])
+            point = Point(at_ms, served, rng.choice([flow, flow, 0]), waiting=line, joins=joins)
+            text = extend_history(text, point)
         at = at_ms / 1000 + rng.uniform(-5, 90)
         found.append(
             {
@@ -45,6 +48,9 @@ def cases(rng: random.Random, minute_seconds: float) -> list[dict[str, Any]]:
                 "visible": rng.random() < 0.5,
                 "own_poll_at": rng.choice([None, at + rng.uniform(0, 900)]),
                 "claim": rng.choice([0, 0, 120]),
+                # The page's own /polling answer: its place, and when its status was written.
+                "position": rng.randrange(1, 2 * max(1, flow) + 2),
+                "updated_at": rng.choice([0, int(at) - rng.randrange(0, 10), int(at_ms / 1000)]),
             }
         )
     return found
@@ -65,7 +71,19 @@ def python_answers(found: list[dict[str, Any]], minute_seconds: float) -> list[d
                 "first_own_poll": serving.first_own_poll(
                     points, c["turn"], c["at"], minute_seconds=minute_seconds
                 ),
-                "margin": serving.margin(c["flow"], minute_seconds),
+                "first_own_poll_loading": serving.first_own_poll(
+                    points, c["turn"], c["at"], minute_seconds=minute_seconds, loading=True
+                ),
+                "first_own_poll_answered": serving.first_own_poll(
+                    serving.with_answer(
+                        points,
+                        serving.answer_point(points, c["turn"], c["position"], c["updated_at"]),
+                    ),
+                    c["turn"],
+                    c["at"],
+                    minute_seconds=minute_seconds,
+                ),
+                "predates": serving.document_predates(points, c["turn"], c["at"]),
                 "document_delay": serving.document_delay(
                     visible=c["visible"],
                     now=c["at"],

@@ -20,9 +20,11 @@ from beekeeper.core.settings import RoomSettings
 from beekeeper.core.shared_state import (
     HISTORY_POINTS,
     HISTORY_SECONDS,
+    JOINS_OVER_SECONDS,
     Point,
     document_state,
     extend_history,
+    joins_per_minute,
     parse_history,
 )
 from beekeeper.lambdas.room_state import DrawStatus, RoomConfig, RoomSnapshot, status_item
@@ -78,7 +80,8 @@ def test_an_open_room_tells_the_serving_number_the_flow_and_its_history() -> Non
         "flow": 600,
         "slowed": False,
         "updated_at": int(NOW),
-        "history": f"{round(NOW * 1000)}:1000:600",
+        # When, the serving number, its flow, the visitors waiting, the joins a minute lately.
+        "history": f"{round(NOW * 1000)}:1000:600:400:0",
         "now": NOW_MS,
     }
     assert response_headers(route("state"), ORIGIN) == {
@@ -203,6 +206,25 @@ def test_the_history_keeps_a_minute_and_the_anchor_before_it_in_time_order() -> 
     assert extend_history(text, Point(1, 1, 1)) == text
 
 
-@pytest.mark.parametrize("text", ["", "x", "1:2:3 4:5", "1:2:3  4:5:6"])
+@pytest.mark.parametrize("text", ["", "x", "1:2:3 4:5", "1:2:3  4:5:6", "1:2:3:4", "1:2:3:4:5:6"])
 def test_a_malformed_history_reads_as_none(text: str) -> None:
     assert parse_history(text) == ()
+
+
+def test_a_point_states_the_line_and_the_joins_a_minute_lately() -> None:
+    old = Point(1_000_000, 50, 600)  # written before points stated their line
+    assert parse_history(f"{old.text()} 1001000:60:600:5:120") == (
+        old,
+        Point(1_001_000, 60, 600, waiting=5, joins=120),
+    )
+    text = ""
+    for second, arrivals in ((0, 100), (2, 110), (6, 130), (8, 150)):
+        text = extend_history(text, Point(second * 1000, 90, 600, waiting=arrivals - 90))
+    # From the newest point at least JOINS_OVER_SECONDS back: 8 s, 150 joined, to 10 s, 190.
+    assert JOINS_OVER_SECONDS == 1
+    assert joins_per_minute(text, 10_000, 190) == round(40 * 60 / 2)
+    # None that old: the oldest.
+    assert joins_per_minute(text, 500, 103) == round(3 * 60 / 0.5)
+    # None stating its line, or none at all: 0.
+    assert joins_per_minute(Point(0, 1, 1).text(), 10_000, 500) == 0
+    assert joins_per_minute("", 10_000, 500) == 0

@@ -17,16 +17,18 @@ import argparse
 from collections import Counter
 from typing import Any
 
+# us-east-1 list prices: bench/prices.py (shared with bench/visitor_cost.py).
+from prices import (
+    DYNAMODB_READ_UNIT,
+    DYNAMODB_WRITE_UNIT,
+    LAMBDA_ARM_GB_SECOND,
+    LAMBDA_REQUEST,
+    SQS_REQUEST,
+)
+
 from beekeeper.simulator import run as simulation
 from beekeeper.simulator.run import Arrival
 
-# us-east-1 list prices (USD), as published by AWS in 2025: Lambda arm64 per GB-second and per
-# request; DynamoDB on-demand per write and read request unit; SQS standard per request.
-LAMBDA_ARM_GB_SECOND = 0.0000133334
-LAMBDA_REQUEST = 0.20 / 1_000_000
-DYNAMODB_WRITE_UNIT = 0.625 / 1_000_000
-DYNAMODB_READ_UNIT = 0.125 / 1_000_000
-SQS_REQUEST = 0.40 / 1_000_000
 # The trigger's memory (stacks/functions.py) and the assumed time an invocation takes.
 TRIGGER_MEMORY_GB = 0.25
 INVOCATION_OVERHEAD_SECONDS = 0.02

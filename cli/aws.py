@@ -31,8 +31,15 @@ class AwsClients:
         self._session_factory = session_factory
 
     def client(
-        self, service: str, settings: RoomSettings, deployment: Deployment | None = None
+        self,
+        service: str,
+        settings: RoomSettings,
+        deployment: Deployment | None = None,
+        *,
+        region: str | None = None,
     ) -> Any:
+        """`region`: another region than the room's (the edge's certificate and WAF live in
+        us-east-1)."""
         endpoint = deployment.endpoint_url if deployment is not None else None
         session = self._session_factory()
         # A local room's emulator takes any key: the operator needs no AWS account for it, and
@@ -40,7 +47,7 @@ class AwsClients:
         credentials = PLACEHOLDER_CREDENTIALS if endpoint else {}
         return session.client(
             service,
-            region_name=settings.region,
+            region_name=region or settings.region,
             endpoint_url=endpoint,
             config=_CLIENT_CONFIG,
             **credentials,

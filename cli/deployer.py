@@ -23,17 +23,26 @@ import botocore.exceptions
 
 from beekeeper.cli.aws import AwsClients
 from beekeeper.cli.cdk import CdkRunner, LineSink
+from beekeeper.cli.certificates import certificate_for
 from beekeeper.cli.change_review import question, replacements
 from beekeeper.cli.deploy_checks import Resolve, check_deployable
 from beekeeper.cli.errors import DeployError, UserError
 from beekeeper.cli.lambda_quota import ConcurrencyProbe, check_room_fits
 from beekeeper.cli.rooms import Deployment, RoomStore
 from beekeeper.cli.ticket_keys import issuer, key_store
-from beekeeper.core.settings import RoomSettings
+from beekeeper.core.edge import WAF_REGION
+from beekeeper.core.settings import CERTIFICATE_REGION, RoomSettings
 from beekeeper.lambdas.ticket_keys import KeysChangedError
 from beekeeper.lambdas.tickets import KeyRingError
+from beekeeper.stacks.app import CERTIFICATE_CONTEXT
 
 APP_MODULE = "beekeeper.stacks.app"
+# A well-formed certificate ARN for `cdk destroy` of a room whose certificate deploy found: the
+# app describes the room with it, and destroying creates nothing.
+_ANY_CERTIFICATE = (
+    f"arn:aws:acm:{CERTIFICATE_REGION}:000000000000:certificate/"
+    "00000000-0000-0000-0000-000000000000"
+)
 BOOTSTRAP_VERSION_PARAMETER = "/cdk-bootstrap/hnb659fds/version"
 # Stacks in these states can not be updated; deleting them is what "run it again" needs.
 _DELETE_BEFORE_DEPLOY = frozenset(
@@ -97,15 +106,27 @@ class Deployer:
     def outputs_file(self, name: str) -> Path:
         return self.work_dir(name) / "outputs.json"
 
-    def app_args(self, name: str) -> list[str]:
-        return ["--app", f"{shlex.quote(self.python)} -m {APP_MODULE}", "-c", f"room={name}"]
+    def app_args(self, name: str, *, certificate: str | None = None) -> list[str]:
+        """The app and the room; `certificate`: the domain's, found by deploy (cli/certificates)."""
+        found = ["-c", f"{CERTIFICATE_CONTEXT}={certificate}"] if certificate else []
+        return [
+            "--app",
+            f"{shlex.quote(self.python)} -m {APP_MODULE}",
+            "-c",
+            f"room={name}",
+            *found,
+        ]
 
-    def deploy_args(self, name: str, *, api_logging: bool = True) -> list[str]:
+    def deploy_args(
+        self, name: str, *, api_logging: bool = True, certificate: str | None = None
+    ) -> list[str]:
         # Without the account's API Gateway logging role, a stage with logs can not be created.
         logging = [] if api_logging else ["-c", "api_logging=false"]
         return [
             "deploy",
-            *self.app_args(name),
+            # The room and, when it has one, its edge WAF in us-east-1 (stacks/edge_waf.py).
+            "--all",
+            *self.app_args(name, certificate=certificate),
             *logging,
             "--require-approval",
             "never",
@@ -116,12 +137,20 @@ class Deployer:
             "events",
         ]
 
-    def diff_args(self, name: str, *, api_logging: bool = True) -> list[str]:
+    def diff_args(
+        self, name: str, *, api_logging: bool = True, certificate: str | None = None
+    ) -> list[str]:
         logging = [] if api_logging else ["-c", "api_logging=false"]
-        return ["diff", *self.app_args(name), *logging, "--no-notices"]
+        return ["diff", *self.app_args(name, certificate=certificate), *logging, "--no-notices"]
 
-    def destroy_args(self, name: str) -> list[str]:
-        return ["destroy", *self.app_args(name), "--force", "--no-notices"]
+    def destroy_args(self, name: str, *, certificate: str | None = None) -> list[str]:
+        return [
+            "destroy",
+            "--all",
+            *self.app_args(name, certificate=certificate),
+            "--force",
+            "--no-notices",
+        ]
 
     # -- deploy -----------------------------------------------------------------------------
 
@@ -130,13 +159,30 @@ class Deployer:
         self.runner.ensure_available()  # before anything is asked of AWS
         # The consumer's crypto wheels, for Lambda's platform: synth (and cdk diff) only read them.
         self.lambda_wheels()
+        # The domain's certificate, before anything is deployed: each mistake is one sentence.
+        found = certificate_for(
+            settings, lambda: self.aws.client("acm", settings, region=CERTIFICATE_REGION)
+        )
+        # The app reads a room file's own certificate; one deploy found goes in as context.
+        certificate = None if settings.certificate_arn else found
+        if certificate:
+            self.say(f"The room's domain {settings.domain} is served with {certificate}.")
         cloudformation = self.aws.client("cloudformation", settings)
         account = self.aws.client("sts", settings).get_caller_identity()["Account"]
-        if not self._bootstrapped(settings):
-            target = f"aws://{account}/{settings.region}"
-            self.say(f"Bootstrapping {target} for the CDK (once per account and region).")
-            self._run(settings, ["bootstrap", target, "--no-notices"], "bootstrapping", "bootstrap")
-        running = self._clear_failed_stack(cloudformation, settings)
+        for region in self._regions(settings):
+            if not self._bootstrapped(settings, region):
+                target = f"aws://{account}/{region}"
+                self.say(f"Bootstrapping {target} for the CDK (once per account and region).")
+                self._run(
+                    settings, ["bootstrap", target, "--no-notices"], "bootstrapping", "bootstrap"
+                )
+        if settings.waf_requests_per_5_minutes:
+            self._clear_failed_stack(
+                self.aws.client("cloudformation", settings, region=WAF_REGION),
+                settings,
+                settings.names.edge_waf_stack,
+            )
+        running = self._clear_failed_stack(cloudformation, settings, settings.stack_name)
         # A new account's Lambda quota may be too small for the room's reservations: say so
         # now rather than after minutes of a deploy that rolls back.
         check_room_fits(settings, self.concurrency(settings, deployed=running))
@@ -148,16 +194,19 @@ class Deployer:
                 "settings and deploy again to add them."
             )
         if running:
-            self._review_changes(settings, api_logging=api_logging)
+            self._review_changes(settings, api_logging=api_logging, certificate=certificate)
         outputs_file = self.outputs_file(settings.name)
         outputs_file.parent.mkdir(parents=True, exist_ok=True)
         outputs_file.unlink(missing_ok=True)
         self._run(
             settings,
-            self.deploy_args(settings.name, api_logging=api_logging),
+            self.deploy_args(settings.name, api_logging=api_logging, certificate=certificate),
             f"deploying {settings.stack_name}",
             "deploy",
         )
+        if not settings.waf_requests_per_5_minutes:
+            # The rule was turned off since the last deploy: its stack is nobody's now.
+            self._remove_edge_waf(settings)
         outputs = self._read_outputs(settings, outputs_file)
         self.store.record_deployment(settings.name, outputs)
         deployment = Deployment(outputs)
@@ -189,8 +238,16 @@ class Deployer:
         account = self.aws.client("apigateway", settings).get_account()
         return bool(account.get("cloudwatchRoleArn"))
 
-    def _bootstrapped(self, settings: RoomSettings) -> bool:
-        ssm = self.aws.client("ssm", settings)
+    @staticmethod
+    def _regions(settings: RoomSettings) -> list[str]:
+        """Where the room's stacks go: its region, and us-east-1 for its edge WAF."""
+        regions = [settings.region]
+        if settings.waf_requests_per_5_minutes and WAF_REGION not in regions:
+            regions.append(WAF_REGION)
+        return regions
+
+    def _bootstrapped(self, settings: RoomSettings, region: str) -> bool:
+        ssm = self.aws.client("ssm", settings, region=region)
         try:
             ssm.get_parameter(Name=BOOTSTRAP_VERSION_PARAMETER)
         except botocore.exceptions.ClientError as error:
@@ -199,16 +256,22 @@ class Deployer:
             raise
         return True
 
-    def stack_status(self, cloudformation: Any, settings: RoomSettings) -> str | None:
+    def stack_status(
+        self, cloudformation: Any, settings: RoomSettings, stack_name: str | None = None
+    ) -> str | None:
         try:
-            stacks = cloudformation.describe_stacks(StackName=settings.stack_name)["Stacks"]
+            stacks = cloudformation.describe_stacks(StackName=stack_name or settings.stack_name)[
+                "Stacks"
+            ]
         except botocore.exceptions.ClientError as error:
             if "does not exist" in str(error.response.get("Error", {}).get("Message", "")):
                 return None
             raise
         return str(stacks[0]["StackStatus"]) if stacks else None
 
-    def _review_changes(self, settings: RoomSettings, *, api_logging: bool) -> None:
+    def _review_changes(
+        self, settings: RoomSettings, *, api_logging: bool, certificate: str | None
+    ) -> None:
         """Show what the deploy changes (`cdk diff`); ask before anything would be replaced."""
         self.say(f"Changes to {settings.stack_name} (cdk diff):")
         lines: list[str] = []
@@ -218,7 +281,7 @@ class Deployer:
             self.say(line)
 
         code = self.runner.run(
-            self.diff_args(settings.name, api_logging=api_logging),
+            self.diff_args(settings.name, api_logging=api_logging, certificate=certificate),
             env=cdk_environment(self.environ, settings, self.store.directory),
             cwd=self._ensure_work_dir(settings),
             on_line=show,
@@ -236,34 +299,50 @@ class Deployer:
                 f"{settings.name} --yes` to replace them anyway."
             )
 
-    def _clear_failed_stack(self, cloudformation: Any, settings: RoomSettings) -> bool:
+    def _clear_failed_stack(
+        self, cloudformation: Any, settings: RoomSettings, stack_name: str
+    ) -> bool:
         """True when a stack that a deploy updates in place is running."""
-        status = self.stack_status(cloudformation, settings)
+        status = self.stack_status(cloudformation, settings, stack_name)
         if status is None:
             return False
+        region = cloudformation.meta.region_name
         if status.endswith("_IN_PROGRESS"):
             raise UserError(
-                f"Stack {settings.stack_name} is busy ({status}); wait until it finishes "
+                f"Stack {stack_name} is busy ({status}); wait until it finishes "
                 f"and run `beekeeper deploy {settings.name}` again."
             )
         if status == "UPDATE_ROLLBACK_FAILED":
             raise UserError(
-                f"Stack {settings.stack_name} is stuck in UPDATE_ROLLBACK_FAILED; run `aws "
-                f"cloudformation continue-update-rollback --stack-name {settings.stack_name} "
-                f"--region {settings.region}`, then `beekeeper deploy {settings.name}` again."
+                f"Stack {stack_name} is stuck in UPDATE_ROLLBACK_FAILED; run `aws "
+                f"cloudformation continue-update-rollback --stack-name {stack_name} "
+                f"--region {region}`, then `beekeeper deploy {settings.name}` again."
             )
         if status in _DELETE_BEFORE_DEPLOY:
             self.say(
-                f"Stack {settings.stack_name} is left over from a failed deploy ({status}); "
+                f"Stack {stack_name} is left over from a failed deploy ({status}); "
                 "deleting it first."
             )
-            cloudformation.delete_stack(StackName=settings.stack_name)
-            cloudformation.get_waiter("stack_delete_complete").wait(
-                StackName=settings.stack_name,
-                WaiterConfig={"Delay": self.wait_delay_seconds, "MaxAttempts": 360},
-            )
+            self._delete_stack(cloudformation, stack_name)
             return False
         return True
+
+    def _delete_stack(self, cloudformation: Any, stack_name: str) -> None:
+        cloudformation.delete_stack(StackName=stack_name)
+        cloudformation.get_waiter("stack_delete_complete").wait(
+            StackName=stack_name,
+            WaiterConfig={"Delay": self.wait_delay_seconds, "MaxAttempts": 360},
+        )
+
+    def _remove_edge_waf(self, settings: RoomSettings) -> None:
+        """Delete the room's edge WAF stack in us-east-1 if one is left from a deploy with the
+        rule on (the room's stack no longer refers to it)."""
+        cloudformation = self.aws.client("cloudformation", settings, region=WAF_REGION)
+        name = settings.names.edge_waf_stack
+        if self.stack_status(cloudformation, settings, name) is None:
+            return
+        self.say(f"Removing {name} in {WAF_REGION}: the room has no per-address rule now.")
+        self._delete_stack(cloudformation, name)
 
     def _read_outputs(self, settings: RoomSettings, path: Path) -> dict[str, str]:
         try:
@@ -282,13 +361,20 @@ class Deployer:
         deployment = self.store.deployment(settings.name)
         if deployment is None or not deployment.is_local:
             self.runner.ensure_available()
+            # The app needs the domain's certificate to describe the room; any well-formed one
+            # does to delete it (nothing is created).
+            placeholder = (
+                _ANY_CERTIFICATE if settings.domain and not settings.certificate_arn else None
+            )
             # Also when nothing was recorded: a first deploy that failed may have left a stack.
             self._run(
                 settings,
-                self.destroy_args(settings.name),
+                self.destroy_args(settings.name, certificate=placeholder),
                 f"destroying {settings.stack_name}",
                 "destroy",
             )
+            if not settings.waf_requests_per_5_minutes:
+                self._remove_edge_waf(settings)
         self.store.forget(settings.name)
 
     # -- running the CDK CLI ----------------------------------------------------------------

@@ -80,6 +80,8 @@ class StatusReport:
     # The room's minute in seconds: 60, or a local room's shortened one (--minute-seconds);
     # last_minute and chart_first_minute count these minutes.
     minute_seconds: float = 60.0
+    # The room's public address (its edge; a local room's loopback port).
+    public_url: str = ""
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -200,6 +202,7 @@ def read_status(
         closed=config.closed,
         closed_message=config.message,
         minute_seconds=minute_seconds,
+        public_url=deployment.public_url or "",
     )
 
 
@@ -328,6 +331,8 @@ def render_text(report: StatusReport, *, unicode: bool = True) -> str:
     )
     lines.append(f"Estimated wait for a newcomer: {describe_wait(report.estimated_wait_seconds)}")
     lines.extend(render_hour(report, unicode=unicode))
+    if report.public_url:
+        lines.append(f"Public address: {report.public_url}")
     return "\n".join(lines)
 
 

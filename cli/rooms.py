@@ -96,6 +96,10 @@ class Deployment:
     dead_letter_queue_url = _Output(names.DEAD_LETTER_QUEUE_URL_OUTPUT)
     # The AWS API emulator's address for a local room; None for a room in AWS.
     endpoint_url = _Output(names.ENDPOINT_URL_OUTPUT)
+    # The room's public address (its edge), as visitors and shops reach it.
+    public_url = _Output(names.PUBLIC_URL_OUTPUT)
+    # The distribution's own domain name (where a custom domain's DNS record points).
+    edge_domain = _Output(names.EDGE_DOMAIN_OUTPUT)
     marketing_url = _Output(names.MARKETING_URL_OUTPUT)
     client_check_url = _Output(names.CLIENT_CHECK_URL_OUTPUT)
     page_url = _Output(names.PAGE_URL_OUTPUT)

@@ -172,6 +172,13 @@ def status_copy_for(ordinal: int) -> int:
     return ordinal % STATUS_COPIES
 
 
+# The copy the shared state document is read from (core/shared_state.py): the one copy that
+# also carries the serving number's history. The edge keeps the document, so the origin reads
+# it a few times a second at most, far below what one item serves.
+STATE_COPY = 0
+STATE_KEY = status_key(STATE_COPY)
+
+
 CONFIG_KEY = "config"
 # How stale a container's copy of the config item may get: the producer caches it this long,
 # a consumer re-reads it this often (its long polls end within it). So an operator's change

@@ -12,16 +12,20 @@ from typing import Any
 
 from beekeeper.core.headers import cors_headers
 from beekeeper.core.presence import SCRIPT_ROUTE
-from beekeeper.core.routes import CAPACITY, REGISTRY, Mode, route, routes
+from beekeeper.core.routes import (
+    CAPACITY,
+    LEAVE_METHOD,
+    LEAVE_ROUTE,
+    REGISTRY,
+    Mode,
+    route,
+    routes,
+)
 
 # The routes answered by a Lambda or a static page rather than a template; a capacity-mode room
 # also serves the presence script (core/presence.py).
 OTHER_ROUTES = ("beekeeper", "room", "work")
 CAPACITY_OTHER_ROUTES = (SCRIPT_ROUTE,)
-# Capacity mode's POST /leave: the producer Lambda's (lambdas/leaving.py), which alone can tell
-# a token the room issued from a forged one; the shop's pages may call it (CORS, a preflight).
-LEAVE_ROUTE = "leave"
-LEAVE_METHOD = "POST"
 # Routes the shop's own pages may call with the visitor's cookie: CORS for the origin only, and
 # an OPTIONS preflight (the registry's `cors` routes, and /leave).
 CORS_ROUTES = (*(found.name for found in REGISTRY if found.cors), LEAVE_ROUTE)

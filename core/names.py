@@ -39,6 +39,11 @@ class ResourceNames:
         return f"{STACK_PREFIX}-{self.room}"
 
     @property
+    def edge_waf_stack(self) -> str:
+        """The edge's WAF, a stack of its own in us-east-1 (core.edge.WAF_REGION)."""
+        return f"{self.stack}-edge-waf"
+
+    @property
     def table(self) -> str:
         return self.stack
 
@@ -80,12 +85,17 @@ DASHBOARD_NAME_OUTPUT = "DashboardName"
 # keys (which `beekeeper keys` writes).
 JWKS_URL_OUTPUT = "JwksUrl"
 TICKET_KEYS_SECRET_OUTPUT = "TicketKeysSecret"
+# The room's public address (the edge: https://<domain or distribution>), the distribution's
+# own domain name (where a custom domain's DNS record points) and ID, and the API's stage URL,
+# which only the edge may use (the origin lock refuses anyone else).
+PUBLIC_URL_OUTPUT = "PublicUrl"
+EDGE_DOMAIN_OUTPUT = "EdgeDomain"
+DISTRIBUTION_ID_OUTPUT = "DistributionId"
+ORIGIN_URL_OUTPUT = "OriginUrl"
 # Recorded for a local room only: the address of its AWS API emulator, and the length of its
 # minute in seconds (`beekeeper local --minute-seconds`), which its metrics are written in.
 ENDPOINT_URL_OUTPUT = "EndpointUrl"
 MINUTE_SECONDS_OUTPUT = "MinuteSeconds"
-# Recorded for a room deployed behind a CloudFront distribution (an edge): its id.
-DISTRIBUTION_ID_OUTPUT = "DistributionId"
 
 
 def function_output(role: str) -> str:
@@ -106,4 +116,8 @@ STACK_OUTPUTS = (
     DASHBOARD_NAME_OUTPUT,
     JWKS_URL_OUTPUT,
     TICKET_KEYS_SECRET_OUTPUT,
+    PUBLIC_URL_OUTPUT,
+    EDGE_DOMAIN_OUTPUT,
+    DISTRIBUTION_ID_OUTPUT,
+    ORIGIN_URL_OUTPUT,
 )

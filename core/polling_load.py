@@ -1,25 +1,85 @@
-"""What the poll rule (core/polling.py) costs: the /polling requests per second of a line.
+"""What a room's visitors send: the requests per second past the edge (the origin, API
+Gateway) and at the edge (CloudFront). The one owner of the model.
 
-The stack sizes its throttle with it (stacks/capacity.py) and bench/polling_capacity.py
-tabulates it, so both use the rule the template answers with, not a guess at an interval.
+The stack sizes its stage throttle with it (stacks/capacity.py), bench/edge_load.py
+tabulates it next to `beekeeper simulate`'s measurement of the same requests (the page's rule
+run for every visitor: simulator/pages.py), and bench/visitor_cost.py prices it.
 
-With `line_length` visitors waiting and the room admitting `rate_per_minute`, the visitor at
-position p polls every poll_after(p) seconds; the page
-never polls sooner than asked (it only adds jitter, `interval_factor` >= 1 on average). The
-load is the sum over the positions of 1 / (interval_factor x poll_after): exact for a line
-that does not move faster than its polls, and an upper bound with interval_factor 1.
+Past the edge, whatever the length of the line (docs/pipeline.md, "The shared state"):
+
+- the marketing link (GET /beekeeper): one request per join;
+- the pages' own /polling: OWN_POLLS_PER_ADMISSION per admission (the page asks at the moment
+  the shared state predicts its turn, then every 2 s until the answer is the admission:
+  simulated 1.005-1.02 at 30,000 and 300,000 a minute, up to 2.5 in a room admitting ten a
+  minute, where it is a fraction of a request a second);
+- the edge's misses: the shared state once per STATE_MAX_AGE_SECONDS and the page once per
+  PAGE_EDGE_SECONDS, from each of EDGE_CACHES caches (an assumption: core/edge.py);
+- the shop's ticket checks (GET /client), if it checks online, and capacity mode's /enter and
+  /leave: `client_checks_per_admission` each.
+
+At the edge, on top: every waiting page fetches the shared state every DOCUMENT_EVERY_SECONDS
+while it is visible (hidden pages far from their turn much less often: core/serving.py), and
+loads the page once.
+
+The poll rule of /polling's answer (core/polling.py) is what a page without the shared state
+falls back to; `standing_polls_per_second` gives what it would cost a line, the load the edge
+removes (bench/edge_load.py shows both).
 """
 
 from __future__ import annotations
 
+from beekeeper.core.edge import EDGE_CACHES, PAGE_EDGE_SECONDS
 from beekeeper.core.polling import POLL_AFTER_MAX_SECONDS, poll_after_seconds
+from beekeeper.core.serving import DOCUMENT_EVERY_SECONDS
+from beekeeper.core.shared_state import STATE_MAX_AGE_SECONDS
+
+# Own /polling per admission the stack provisions for: the simulated figures (above) with room
+# for a standard queue's worse reordering and a busier table.
+OWN_POLLS_PER_ADMISSION = 1.3
+
+
+def edge_misses_per_second() -> float:
+    """The shared state's and the page's misses reaching the origin, at most."""
+    return EDGE_CACHES / STATE_MAX_AGE_SECONDS + EDGE_CACHES / PAGE_EDGE_SECONDS
+
+
+def origin_requests_per_second(
+    *,
+    joins_per_second: float,
+    rate_per_minute: float,
+    client_checks_per_admission: float = 0.0,
+    own_polls_per_admission: float = OWN_POLLS_PER_ADMISSION,
+) -> float:
+    """Requests past the edge: joins, own polls and checks per admission, the edge's misses."""
+    admissions = rate_per_minute / 60
+    per_admission = own_polls_per_admission + client_checks_per_admission
+    return joins_per_second + admissions * per_admission + edge_misses_per_second()
+
+
+def edge_requests_per_second(
+    *,
+    waiting: int,
+    joins_per_second: float,
+    rate_per_minute: float,
+    client_checks_per_admission: float = 0.0,
+) -> float:
+    """Every request at the edge: the origin's, each waiting (visible) page's fetches of the
+    shared state, and each new visitor's page load."""
+    origin = origin_requests_per_second(
+        joins_per_second=joins_per_second,
+        rate_per_minute=rate_per_minute,
+        client_checks_per_admission=client_checks_per_admission,
+    )
+    return origin - edge_misses_per_second() + waiting / DOCUMENT_EVERY_SECONDS + joins_per_second
 
 
 def standing_polls_per_second(
     line_length: int, rate_per_minute: int, *, interval_factor: float = 1.0
 ) -> float:
-    """Sum over positions 1..line_length of 1 / (interval_factor x poll_after), in groups of
-    positions with the same poll interval (it only grows towards the back)."""
+    """The poll rule's load without the edge: sum over positions 1..line_length of
+    1 / (interval_factor x poll_after), in groups of positions with the same poll interval (it
+    only grows towards the back). Exact for a line that does not move faster than its polls,
+    and an upper bound with interval_factor 1."""
     if line_length <= 0:
         return 0.0
     if rate_per_minute <= 0:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from beekeeper.core.presence import PRESENCE_ROUTE, PRESENT
+from beekeeper.core.shared_state import STATE_MAX_AGE_SECONDS, STATE_ROUTE
 from beekeeper.core.tickets import JWKS_ROUTE
 
 Mode = Literal["rate", "capacity"]
@@ -26,6 +27,11 @@ MODES: tuple[Mode, ...] = (RATE, CAPACITY)
 
 # Seconds the "unavailable" answer (the room could not read its table) asks a client to wait.
 ERROR_RETRY_AFTER_SECONDS = 5
+# Capacity mode's POST /leave: the producer Lambda's (lambdas/leaving.py), which alone can tell
+# a token the room issued from a forged one; the shop's pages may call it (CORS, a preflight).
+# Not a template route, so not in the registry.
+LEAVE_ROUTE = "leave"
+LEAVE_METHOD = "POST"
 
 
 @dataclass(frozen=True)
@@ -56,6 +62,9 @@ class Route:
     # Answers a cache may keep (public, for the key rotation's wait); every other answer is
     # about one visitor and is never stored.
     public_cache: bool = False
+    # Seconds the edge (core/edge.py) and browsers may keep an answer: the same for everyone.
+    # 0: the edge keeps nothing.
+    edge_seconds: int = 0
 
     @property
     def modes(self) -> tuple[Mode, ...]:
@@ -119,6 +128,15 @@ REGISTRY: tuple[Route, ...] = (
         reads_token=True,
         public_cache=False,
     ),
+    # The shared state document: the same for every visitor, kept by the edge a moment.
+    Route(
+        STATE_ROUTE,
+        "GetItem",
+        {RATE: "state-request.vtl", CAPACITY: "state-request.vtl"},
+        "state-response.vtl",
+        error_body=_unavailable({"state": "unavailable", "retry_after": ERROR_RETRY_AFTER_SECONDS}),
+        edge_seconds=STATE_MAX_AGE_SECONDS,
+    ),
     Route(
         JWKS_ROUTE,
         "GetItem",
@@ -170,6 +188,8 @@ def template_files() -> frozenset[str]:
 __all__ = [
     "CAPACITY",
     "ERROR_RETRY_AFTER_SECONDS",
+    "LEAVE_METHOD",
+    "LEAVE_ROUTE",
     "MODES",
     "RATE",
     "REGISTRY",

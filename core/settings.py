@@ -53,6 +53,20 @@ MAX_ARRIVAL_SHARDS = 64
 # WAF rate-based rules count requests per IP over a 5-minute window; AWS's minimum limit is 10.
 MIN_WAF_LIMIT = 10
 MAX_WAF_LIMIT = 2_000_000_000
+# The edge's per-address limit on places taken (marketing-link requests) per 5 minutes: an
+# office, a campus or a mobile carrier's NAT sends many visitors from one address, and 2,000 in
+# five minutes still fit (docs/stack.md, "The edge's WAF"); a bot looping on the link is
+# refused after 2,000 places instead of taking 418 a second.
+DEFAULT_WAF_LIMIT = 2_000
+# A custom domain for the room's public address (CloudFront's alternate domain name): a DNS
+# name of at least two labels, lower case (docs/stack.md, "A domain of your own").
+DOMAIN_PATTERN = re.compile(r"(?=.{4,253}\Z)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}")
+# CloudFront takes certificates from ACM in us-east-1 only.
+CERTIFICATE_REGION = "us-east-1"
+CERTIFICATE_ARN_PATTERN = re.compile(
+    r"arn:aws(?:-[a-z]+)*:acm:(?P<region>[a-z]{2}(?:-[a-z]+)+-\d{1,2}):\d{12}:"
+    r"certificate/[0-9a-f-]{36}"
+)
 # The governor's optional absolute latency limit for the 90th percentile of a check, in ms. The
 # governor gives each sample 5 s and counts a slower one as failed, so a limit must be below it.
 MAX_SLOW_MS = 4_000
@@ -170,6 +184,40 @@ def validate_email(field_name: str, value: object) -> str:
     return value
 
 
+def validate_domain(value: object) -> str:
+    """A host name the room answers on, lower case, without scheme, port or path."""
+    text = value.lower() if isinstance(value, str) else value
+    if not isinstance(text, str) or not DOMAIN_PATTERN.fullmatch(text):
+        raise SettingsError(
+            "domain",
+            value,
+            "give a host name such as 'queue.shop.example' (no https:// and no path), or "
+            "leave it empty for the distribution's own cloudfront.net address",
+        )
+    return text
+
+
+def validate_certificate_arn(value: object) -> str:
+    """An ACM certificate's ARN in us-east-1, the only region CloudFront takes one from."""
+    match = CERTIFICATE_ARN_PATTERN.fullmatch(value) if isinstance(value, str) else None
+    if match is None:
+        raise SettingsError(
+            "certificate_arn",
+            value,
+            "give an ACM certificate ARN such as 'arn:aws:acm:us-east-1:123456789012:"
+            "certificate/...', or leave it empty and `beekeeper deploy` finds an issued "
+            "certificate for the domain",
+        )
+    if match.group("region") != CERTIFICATE_REGION:
+        raise SettingsError(
+            "certificate_arn",
+            value,
+            f"CloudFront takes certificates from {CERTIFICATE_REGION} only: request or import "
+            f"the certificate in ACM in {CERTIFICATE_REGION} (N. Virginia) and give that ARN",
+        )
+    return match.group(0)
+
+
 # -- rules: what a setting's values may be, each with the sentence that says so ------------------
 
 
@@ -282,6 +330,14 @@ def _display_name(_field_name: str, value: object) -> str:
 
 def _region(_field_name: str, value: object) -> str:
     return validate_region(value)
+
+
+def _domain(_field_name: str, value: object) -> str:
+    return validate_domain(value)
+
+
+def _certificate_arn(_field_name: str, value: object) -> str:
+    return validate_certificate_arn(value)
 
 
 def _url(field_name: str, value: object) -> str:
@@ -405,10 +461,12 @@ class RoomSettings:
             WholeNumber(1, MAX_ARRIVAL_SHARDS),
         ),
     )
+    # The edge's per-address limit (core/edge.py builds the rule): a NAT's visitors still fit.
     waf_requests_per_5_minutes: int = field(
-        default=0,
+        default=DEFAULT_WAF_LIMIT,
         metadata=setting(
-            "Per-IP request limit per 5 minutes enforced by WAF; 0 = no WAF.",
+            "Places one address may take per 5 minutes before the edge's WAF refuses it "
+            "(marketing-link requests); 0 = no WAF.",
             WholeNumber(MIN_WAF_LIMIT, MAX_WAF_LIMIT, zero="no WAF"),
         ),
     )
@@ -527,11 +585,36 @@ class RoomSettings:
             WholeNumber(1, MAX_JOIN_WORK_MS, " milliseconds", zero="no work"),
         ),
     )
+    # The edge's alternate domain name (stacks/edge.py); host names are case-insensitive and
+    # the room keeps the form CloudFront lists.
+    domain: str = field(
+        default="",
+        metadata=setting(
+            "The room's public address on your own domain, e.g. queue.shop.example (point it "
+            "at the distribution after the deploy); empty = the distribution's cloudfront.net "
+            "address.",
+            Text(_domain, "DOMAIN", optional=True),
+        ),
+    )
+    certificate_arn: str = field(
+        default="",
+        metadata=setting(
+            "ACM certificate in us-east-1 for the domain; empty = `beekeeper deploy` finds an "
+            "issued one that covers it.",
+            Text(_certificate_arn, "ARN", optional=True),
+        ),
+    )
 
     def __post_init__(self) -> None:
         for description in SETTINGS.values():
             value = description.rule(description.name, getattr(self, description.name))
             object.__setattr__(self, description.name, value)
+        if self.certificate_arn and not self.domain:
+            raise SettingsError(
+                "certificate_arn",
+                self.certificate_arn,
+                "a certificate is for a domain: set domain too, or leave both empty",
+            )
 
     # -- derived values -------------------------------------------------------------------
 

@@ -135,16 +135,10 @@ def is_plain_http_loopback(event: Mapping[str, Any]) -> bool:
         return False
 
 
-def stage_root(event: Mapping[str, Any]) -> str:
-    """The path the stage is served under, e.g. "/prod": requestContext.path minus the path."""
-    context = event.get("requestContext")
-    full = context.get("path") if isinstance(context, Mapping) else None
-    path = event.get("path")
-    if isinstance(full, str) and isinstance(path, str) and path and full.endswith(path):
-        root = full[: len(full) - len(path)]
-        if root.startswith("/") and all(c.isalnum() or c in "/-_." for c in root):
-            return root.rstrip("/") or "/"
-    return "/"
+# The cookie's Path: the room's public address is a host of its own (the edge's, the room's
+# domain, or local mode's port), whose root is the room's; the API's stage prefix, which the
+# edge adds on the way to the origin (its origin path), is never in a visitor's URL.
+COOKIE_PATH = "/"
 
 
 def set_cookie(token: Token, *, path: str, max_age: int, secure: bool) -> str:

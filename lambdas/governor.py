@@ -53,7 +53,13 @@ from beekeeper.lambdas.governor_records import (
 )
 from beekeeper.lambdas.governor_sampling import Fetcher, Sample, fetch_once, sample
 from beekeeper.lambdas.governor_stats import Baseline, CheckStats, errors_to_degrade
-from beekeeper.lambdas.room_state import RoomConfig, key, read_config, set_effective_rate
+from beekeeper.lambdas.room_state import (
+    RoomConfig,
+    key,
+    read_config,
+    refresh_status,
+    set_effective_rate,
+)
 
 log = logging.getLogger("beekeeper.governor")
 
@@ -237,6 +243,13 @@ def run_governor(
     ):
         log.info("governor: the operator changed the config meanwhile; their rate stands")
         return dataclasses.replace(decision, decision=SUPERSEDED, rate_after=config.rate)
+    if decision.rate_after != config.rate:
+        # The waiting pages learn the new rate from the shared state within seconds, not at
+        # the next periodic publish (docs/pipeline.md, "The shared state").
+        try:
+            refresh_status(dynamodb, table, settings, now=now)
+        except Exception:
+            log.exception("governor: the new rate is set; the status copies follow within a minute")
     dynamodb.put_item(TableName=table, Item=new_state.to_item(now))
     recent = recent_decisions(_get(dynamodb, table, GOVERNOR_LOG_KEY))
     dynamodb.put_item(TableName=table, Item=log_item([*recent, decision]))

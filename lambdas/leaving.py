@@ -45,7 +45,6 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from beekeeper.core.datamodel import CLIENT_TOKEN_PARAMETER, TOKEN_HEADER, Token
-from beekeeper.core.gateway_answers import LEAVE_ROUTE
 from beekeeper.core.headers import JSON_ANSWER_HEADERS, browser_origin, cors_headers
 from beekeeper.core.routes import ERROR_RETRY_AFTER_SECONDS
 from beekeeper.core.sessions import leave_request
@@ -55,7 +54,6 @@ from beekeeper.lambdas.room_state import error_code
 log = logging.getLogger("beekeeper.leaving")
 
 # The proxy event's `resource` on this route (the producer's other route is /beekeeper).
-LEAVE_PATH = f"/{LEAVE_ROUTE}"
 
 
 @dataclass(frozen=True)

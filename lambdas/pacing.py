@@ -29,16 +29,16 @@ import math
 from collections import deque
 from dataclasses import dataclass, field
 
+from beekeeper.core.serving import SPAN_MARGIN_FRACTION
+
 MINUTE_SECONDS = 60.0  # local mode may shorten the scheduler's minute for a rehearsal
 RECEIVE_BATCH = 10  # SQS's maximum per ReceiveMessage
 # Due slots a lane may keep unused: exactly one receive batch, so a backlogged lane can wait
 # for a whole batch to fall due without forfeiting any of it.
 BANK = RECEIVE_BATCH
 PEAK_FACTOR = 1.25
-# The lattice leaves the first and the last second of every minute empty: consumers started
-# at the minute's turn are ready when the first slot falls due, and an admission written a
-# moment late still lands in its own minute.
-SPAN_MARGIN_FRACTION = 1 / 60
+# The lattice leaves the first and the last second of every minute empty (core/serving.py owns
+# it: the waiting page extrapolates the serving number on the same lattice).
 # Float slack, in slots: a wake-up computed for exactly a slot's due time must count that
 # slot, though epoch seconds carry only about 0.2 microseconds of precision.
 _EPSILON = 1e-3

@@ -43,6 +43,7 @@ from beekeeper.core.datamodel import (
     arrival_shard_key,
     origin_url_with_token,
 )
+from beekeeper.core.edge import LEAVE_PATH
 from beekeeper.core.headers import MARKETING_LINK_HEADERS
 from beekeeper.core.join_work import WORK_PARAMETER, Verdict, flood_factor
 from beekeeper.core.names import JOIN_SECRET_VARIABLE, ROOM_ORIGIN_VARIABLE
@@ -53,13 +54,10 @@ from beekeeper.core.polling import (
     poll_after_seconds,
     position,
 )
+from beekeeper.core.serving import room_fragment
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas import runtime
-from beekeeper.lambdas.cookies import (
-    is_plain_http_loopback,
-    set_cookie,
-    stage_root,
-)
+from beekeeper.lambdas.cookies import COOKIE_PATH, is_plain_http_loopback, set_cookie
 from beekeeper.lambdas.emf import DISCARD, MetricSink
 from beekeeper.lambdas.join_answers import (
     admitted_body,
@@ -74,7 +72,7 @@ from beekeeper.lambdas.join_answers import (
     work_location,
 )
 from beekeeper.lambdas.join_gate import JoinGate
-from beekeeper.lambdas.leaving import LEAVE_PATH, Leaving
+from beekeeper.lambdas.leaving import Leaving
 from beekeeper.lambdas.pacing import MINUTE_SECONDS
 from beekeeper.lambdas.prequeue import join_prequeue
 from beekeeper.lambdas.returning import Way, returning_visit
@@ -209,7 +207,10 @@ class Producer:
             if visit.way is Way.KEEP_PLACE:
                 if as_json and visit.token is not None:
                     return json_answer(200, self._waiting(snapshot, visit.token))
-                return redirect(ROOM_LOCATION)
+                # A returning visitor's turn may be a drawn rank, which only /polling knows: the
+                # page asks when a draw was ever made.
+                ordinal = visit.token.ordinal if visit.token and not snapshot.draw.state else None
+                return redirect(room_location(snapshot, ordinal))
             if snapshot.config.closed:
                 if as_json:
                     return json_answer(200, closed_body(snapshot.config.message))
@@ -240,10 +241,10 @@ class Producer:
         if as_json:
             response = json_answer(200, self._waiting(snapshot, token))
         else:
-            response = redirect(ROOM_LOCATION)
+            response = redirect(room_location(snapshot, token.ordinal))
         response["headers"]["Set-Cookie"] = set_cookie(
             token,
-            path=stage_root(event),
+            path=COOKIE_PATH,
             max_age=self._max_age(snapshot, token),
             secure=not is_plain_http_loopback(event),
         )
@@ -449,6 +450,17 @@ def query_value(event: Mapping[str, Any], name: str) -> str | None:
         return None
     value = parameters.get(name)
     return value if isinstance(value, str) else None
+
+
+def room_location(snapshot: RoomSnapshot, ordinal: int | None) -> str:
+    """The page, with the visitor's turn in the fragment (core/serving.py): their ordinal;
+    `prequeue` while a scheduled start's draw is still to decide it; none when only the page's
+    own /polling can say (it asks)."""
+    if draw_pending(snapshot.config, snapshot.draw):
+        return f"{ROOM_LOCATION}#{room_fragment(None)}"
+    if ordinal is None:
+        return ROOM_LOCATION
+    return f"{ROOM_LOCATION}#{room_fragment(ordinal)}"
 
 
 def redirect(location: str) -> dict[str, Any]:

@@ -24,12 +24,15 @@ from beekeeper.core.datamodel import (
     GOVERNOR_KEY,
     INSIDE_KEY,
     PARTITION_KEY,
+    STATE_COPY,
+    STATE_KEY,
     STATUS_COPIES,
     arrival_shard_key,
     status_key,
 )
 from beekeeper.core.schedule import is_message
 from beekeeper.core.settings import RoomSettings
+from beekeeper.core.shared_state import Point, extend_history, joins_per_minute
 
 Item = Mapping[str, Mapping[str, Any]]
 
@@ -195,6 +198,8 @@ class RoomSnapshot:
     # Capacity mode: the claim window (settings), which bounds how rarely a waiting page polls.
     claim_seconds: int = 0
     draw: DrawStatus = DrawStatus()
+    # The serving number's history as the state copy holds it (core/shared_state.py).
+    history: str = ""
 
     @property
     def passed_total(self) -> int:
@@ -212,6 +217,21 @@ class RoomSnapshot:
 
     def with_admitted_total(self, admitted_total: int) -> RoomSnapshot:
         return dataclasses.replace(self, admitted_total=admitted_total)
+
+    @property
+    def serving_flow(self) -> int:
+        """Visitors a minute the line moves at now: the rate while the room admits on its
+        lattice; in a full shop, where visitors go in only as places free, the turnover (the
+        visitors let in a minute lately), at most the rate: the pages extrapolate it, ask for
+        themselves near the turn it predicts and every 2 s after, as they would at a steady
+        rate; 0 while the room admits nobody (off, closed, held, waiting for a scheduled
+        start's draw)."""
+        config = self.config
+        if not config.enabled or config.closed or config.held or draw_pending(config, self.draw):
+            return 0
+        if config.max_inside > 0 and self.inside >= config.max_inside:
+            return min(config.rate, self.turnover)
+        return config.rate
 
 
 BATCH_GET_LIMIT = 100  # keys per BatchGetItem call (DynamoDB's limit)
@@ -254,8 +274,9 @@ def batch_get(
 
 
 def snapshot_keys(settings: RoomSettings) -> list[str]:
-    """The items a RoomSnapshot is read from: config, counters, arrival shards."""
-    keys = [CONFIG_KEY, ADMITTED_COUNTER_KEY, DRAW_KEY, *_shard_keys(settings)]
+    """The items a RoomSnapshot is read from: config, counters, arrival shards, and the state
+    copy (for the history the next publish extends)."""
+    keys = [CONFIG_KEY, ADMITTED_COUNTER_KEY, DRAW_KEY, *_shard_keys(settings), STATE_KEY]
     return [*keys, INSIDE_KEY] if settings.max_inside else keys
 
 
@@ -275,6 +296,7 @@ def snapshot_from_items(items: Mapping[str, Item], settings: RoomSettings) -> Ro
         turnover=read_number(items.get(INSIDE_KEY), "turnover"),
         claim_seconds=settings.claim_seconds if settings.max_inside else 0,
         draw=DrawStatus.from_item(items.get(DRAW_KEY)),
+        history=read_text(items.get(STATE_KEY), "history"),
     )
 
 
@@ -375,6 +397,18 @@ def set_effective_rate(
     return True
 
 
+def history_point(snapshot: RoomSnapshot, now: float) -> Point:
+    """The shared state's point for a publish now: the serving number, its flow, the line."""
+    at_ms = round(now * 1000)
+    return Point(
+        at_ms,
+        snapshot.passed_total,
+        snapshot.serving_flow,
+        waiting=snapshot.waiting,
+        joins=joins_per_minute(snapshot.history, at_ms, snapshot.arrivals_total),
+    )
+
+
 def status_item(snapshot: RoomSnapshot, copy: int, now: float) -> dict[str, Any]:
     """A status copy. `admitted_total` counts the places passed (admitted, or left and
     skipped): /polling's position is the ordinal minus it. In capacity mode the copy also says
@@ -392,8 +426,14 @@ def status_item(snapshot: RoomSnapshot, copy: int, now: float) -> dict[str, Any]
         if config.max_inside > 0
         else {}
     )
+    history = (
+        {"history": {"S": extend_history(snapshot.history, history_point(snapshot, now))}}
+        if copy == STATE_COPY
+        else {}
+    )
     return {
         **key(status_key(copy)),
+        **history,
         "admitted_total": number(snapshot.passed_total),
         **capacity,
         **schedule_status(snapshot),

@@ -24,6 +24,9 @@ class Reading:
     admitted: int  # cumulative
     rate: int  # the rate in force (the governor's, when it slows the room)
     enabled: bool = True
+    # Requests the room's edge answered, and those it sent its origin, cumulative (local/edge.py).
+    edge_requests: int = 0
+    origin_requests: int = 0
 
     @property
     def waiting(self) -> int:
@@ -40,6 +43,9 @@ class LiveSeries:
     waiting_step_seconds: float
     waiting: list[int]  # every `waiting_step_seconds` from `first_minute_at` to the latest
     latest: Reading | None
+    # Requests a second at the edge and at the origin between the last two readings.
+    edge_per_second: float = 0.0
+    origin_per_second: float = 0.0
 
 
 class LiveCounters:
@@ -91,6 +97,12 @@ class LiveCounters:
             reading = at(moment)
             known = reading is not None and reading.at <= moment
             waiting.append(reading.waiting if known and reading is not None else 0)
+        edge_rate = origin_rate = 0.0
+        if len(readings) >= 2 and readings[-1].at > readings[-2].at:
+            last, before = readings[-1], readings[-2]
+            elapsed = last.at - before.at
+            edge_rate = max(0, last.edge_requests - before.edge_requests) / elapsed
+            origin_rate = max(0, last.origin_requests - before.origin_requests) / elapsed
         return LiveSeries(
             first_minute_at=origin,
             minute_seconds=minute,
@@ -100,4 +112,6 @@ class LiveCounters:
             waiting_step_seconds=step,
             waiting=waiting,
             latest=readings[-1] if readings else None,
+            edge_per_second=edge_rate,
+            origin_per_second=origin_rate,
         )

@@ -144,7 +144,7 @@ class OperatorView:
         now = self.clock()
         series = self.counters.series(now)
         updated = f"Updated at {clock(datetime.fromtimestamp(now).replace(microsecond=0))}"
-        body = _figures(series.latest)
+        body = _figures(series.latest, series)
         try:
             body += "".join(chart.to_html() for chart in live_charts(series))
         except ChartsUnavailable as error:
@@ -177,7 +177,7 @@ def live_charts(series: LiveSeries) -> list[figures.Chart]:
     ]
 
 
-def _figures(latest: Any) -> str:
+def _figures(latest: Any, series: LiveSeries | None = None) -> str:
     if latest is None:
         return '<p class="figures-pending">The room\'s counters have not been read yet.</p>'
     wait = eta_seconds(latest.waiting, latest.rate) if latest.enabled else None
@@ -188,6 +188,12 @@ def _figures(latest: Any) -> str:
         ("Rate", f"{latest.rate:,} a minute" if latest.enabled else "off"),
         ("A newcomer waits", "the room is off" if wait is None else about(wait)),
     ]
+    if series is not None:
+        # What visitors' pages ask: all of it at the edge, the rest of it at the origin.
+        items += [
+            ("Edge requests", f"{series.edge_per_second:,.1f} a second"),
+            ("Origin requests", f"{series.origin_per_second:,.1f} a second"),
+        ]
     cells = "".join(
         f'<div><dt>{name}</dt><dd data-figure="{name.lower().replace(" ", "-")}">'
         f"{html.escape(value)}</dd></div>"

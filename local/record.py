@@ -61,8 +61,15 @@ def stack_outputs(
     endpoint_url: str,
     minute_seconds: float = 60.0,
 ) -> dict[str, str]:
-    """The deployed stack's outputs (core/names.py), a local room's values, and its endpoint."""
+    """The deployed stack's outputs (core/names.py), a local room's values, and its endpoint.
+    The room's public address is its loopback port (its in-process edge, local/edge.py), and
+    so is the origin's: one process answers both."""
+    public = urls.marketing_url.removesuffix("/beekeeper")
     return {
+        names.PUBLIC_URL_OUTPUT: public,
+        names.EDGE_DOMAIN_OUTPUT: public.split("://", 1)[1],
+        names.DISTRIBUTION_ID_OUTPUT: "",  # a local room has no distribution
+        names.ORIGIN_URL_OUTPUT: f"{public}/",
         names.MARKETING_URL_OUTPUT: urls.marketing_url,
         names.CLIENT_CHECK_URL_OUTPUT: urls.client_check_url,
         names.PAGE_URL_OUTPUT: urls.page_url,

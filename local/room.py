@@ -32,10 +32,12 @@ from beekeeper.core.local_room import (
     LOCAL_REGION,
 )
 from beekeeper.core.plain_page import Brand
+from beekeeper.core.routes import mode_of
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas.room_state import Unprocessed, read_snapshot, write_config
 from beekeeper.lambdas.ticket_keys import TicketKeyStore
 from beekeeper.local.demo_shop import CapacityMode, DemoShop, Occupancy, RoomFacts
+from beekeeper.local.edge import Edge
 from beekeeper.local.emulator import Emulator, RoomResources
 from beekeeper.local.gateway import Gateway
 from beekeeper.local.http_server import ServerThread
@@ -151,6 +153,8 @@ class LocalRoom:
         self.endpoint_url = ""
         self.resources: RoomResources | None = None
         self.record: RoomRecord | None = None
+        self.edge: Edge | None = None  # the public address: the edge in front of the gateway
+        self.emulator: Emulator | None = None  # the room's store, as its AWS clients reach it
         self.restored = Restored(found=False)
         self.operator_url: str | None = None
         # The room's counters a few times a minute (or second, in a shortened minute).
@@ -203,6 +207,7 @@ class LocalRoom:
         self.operator_url = view_server.base_url + "/"
 
         emulator = Emulator()
+        self.emulator = emulator
         self.endpoint_url = emulator.start()
         self._stack.append(emulator.stop)
         # The room's page is served from the gateway's address: its public origin.
@@ -249,7 +254,10 @@ class LocalRoom:
             table_name=resources.table_name,
             host=f"127.0.0.1:{gateway_server.port}",
         )
-        late_gateway.app = gateway
+        # The public port is the edge's, in front of the gateway, as a deployed room's public
+        # address is its distribution's (core/edge.py).
+        self.edge = Edge(gateway, mode=mode_of(capacity=settings.max_inside > 0))
+        late_gateway.app = self.edge
         if shop_server is not None:
             late_shop.app = DemoShop(
                 room=RoomFacts(
@@ -336,6 +344,7 @@ class LocalRoom:
                 log.debug("counters unavailable: %s", error)
                 snapshot = None
             if snapshot is not None:
+                counts = self.edge.counts if self.edge is not None else None
                 self.counters.add(
                     Reading(
                         at=time.time(),
@@ -343,6 +352,8 @@ class LocalRoom:
                         admitted=snapshot.admitted_total,
                         rate=snapshot.config.rate,
                         enabled=snapshot.config.enabled,
+                        edge_requests=counts.edge_total if counts else 0,
+                        origin_requests=counts.origin_total if counts else 0,
                     )
                 )
             if self._reporter_stop.wait(self.counters.sample_seconds):

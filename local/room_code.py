@@ -266,6 +266,7 @@ def load_room_code(
         consumer=run_consumer_once,
         governor=run_governor_once,
         integration=invoke,
-        page=render_page,
+        # The page extrapolates the line on the room's (perhaps shortened) minute.
+        page=lambda settings: render_page(settings, minute_seconds=minute_seconds),
         connect_consumers=starter.connect,
     )

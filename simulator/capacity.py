@@ -5,14 +5,15 @@ and, once let in, a visit, and everything they send the room goes through the ro
 mapping templates (`apigateway.room.run_integration` against the simulated table, as local
 mode answers them), and a leave through the producer's real /leave (lambdas/leaving.py):
 
-- **waiting**: the page polls as the waiting room page does (first a second after joining,
-  then after the answer's `poll_after` plus up to a quarter more of jitter), reading the table
-  as /polling does. A fraction `abandon` walk away without a word at some moment before their
-  turn: the room only learns of it when their claim runs out (a no-show). A fraction
+- **waiting**: the page follows the shared state and asks /polling near its turn, as every
+  simulated page does (simulator/pages.py, the page's own rule), and tells this crowd when it
+  sees the admission. A fraction `abandon` walk away without a word at some moment before
+  their turn: the room only learns of it when their claim runs out (a no-show). A fraction
   `leave_line` press "Leave the line" (POST /leave with the cookie) at a moment drawn
   uniformly within the wait their page first estimated.
-- **admitted**: the page's next poll sees the admission and sends the visitor through GET
-  /enter, which starts the session. The shop checks the visitor with GET /client?token= on
+- **admitted**: the page, seeing the admission (an item that holds a place and has not
+  expired, as /polling reads it), sends the visitor through GET /enter, which starts the
+  session. The shop checks the visitor with GET /client?token= on
   their first page and then every 30 s while they shop, for an exponentially distributed time
   of mean `visit_minutes`; then a fraction `leave` of them end the visit with POST
   /leave?token= (the shop, server to server), and the others just go idle and their session
@@ -48,11 +49,12 @@ from beekeeper.core.datamodel import (
     status_key,
     visitor_key,
 )
-from beekeeper.core.page_timing import FIRST_POLL_AFTER_JOIN_SECONDS, POLL_JITTER
-from beekeeper.core.polling import admission_flow, eta_seconds, poll_after_seconds, position
+from beekeeper.core.edge import LEAVE_PATH
+from beekeeper.core.page_timing import FIRST_POLL_AFTER_JOIN_SECONDS
+from beekeeper.core.polling import admission_flow, eta_seconds, position
 from beekeeper.core.presence import BEAT_SECONDS, PRESENCE_ROUTE, PRESENT, Presence
 from beekeeper.core.settings import RoomSettings
-from beekeeper.lambdas.leaving import LEAVE_PATH, Leaving
+from beekeeper.lambdas.leaving import Leaving
 from beekeeper.lambdas.room_state import read_number
 from beekeeper.simulator import occupancy
 from beekeeper.simulator.clock import Scheduler
@@ -80,8 +82,6 @@ def _integration() -> Any:
     return integration
 
 
-# The page (core/page_timing.py): its first poll FIRST_POLL_AFTER_JOIN_SECONDS after joining,
-# then `poll_after` plus up to POLL_JITTER more.
 # From the page noticing its admission to the /enter request, and from arriving to the shop's
 # first /client check (the shop's first page).
 REDIRECT_SECONDS = (0.05, 0.3)
@@ -223,8 +223,13 @@ class CapacityCrowd:
     heartbeats: int = field(default=0, init=False)  # the presence script's, sent
     # Requests the visitors made (API Gateway's, not the room's functions').
     gateway_calls: int = field(default=0, init=False)
-    # Told when a visitor who left the line was passed over (the position probe).
+    # Told when a visitor who left the line was passed over (the pages), and when a visitor
+    # pressed "Leave the line" (their page stops).
     on_passed_over: Callable[[int, float], None] | None = field(default=None, init=False)
+    on_left_line: Callable[[int, float], None] | None = field(default=None, init=False)
+    # Told of every request a visitor (or the shop, for them) sends the room's API: /enter,
+    # /client, /presence, /leave (the pages' origin and edge requests).
+    on_request: Callable[[float], None] | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         self._target = TemplateTarget(self.table.database)
@@ -252,7 +257,9 @@ class CapacityCrowd:
             )
         )
         self._by_id[token.id] = index
-        self._at(FIRST_POLL_AFTER_JOIN_SECONDS, lambda: self._poll(index, first=True))
+        if self.visitors[index].leave_line_fraction is not None:
+            # The page's first look at the line: leavers press the button within its estimate.
+            self._at(FIRST_POLL_AFTER_JOIN_SECONDS, lambda: self._plan_leaving(index))
 
     def admitted(self, token_id: str, when: float) -> None:
         """The first admission write of a visitor (the fake table's log)."""
@@ -277,7 +284,8 @@ class CapacityCrowd:
 
     # -- the page ---------------------------------------------------------------------------
 
-    def _poll(self, index: int, *, first: bool = False) -> None:
+    def noticed(self, index: int, _when: float) -> None:
+        """The page's own /polling found the visitor's item (simulator/pages.py)."""
         visitor = self.visitors[index]
         if visitor.page_done:
             return
@@ -293,21 +301,21 @@ class CapacityCrowd:
             if not visitor.abandons:
                 self._at(self.rng.uniform(*REDIRECT_SECONDS), lambda: self._enter(index))
             return  # an abandoned page is closed: nobody follows the admission
+
+    def _plan_leaving(self, index: int) -> None:
+        """When a leaver presses the button: within the wait the page first estimated."""
+        visitor = self.visitors[index]
         status = self.table.items.get(status_key(status_copy_for(visitor.token.ordinal)))
-        rate = read_number(status, "rate")
         flow = admission_flow(
-            rate,
+            read_number(status, "rate"),
             max_inside=read_number(status, "max_inside"),
             inside=read_number(status, "inside"),
             turnover=read_number(status, "turnover"),
         )
         shown = position(visitor.token.ordinal, read_number(status, "admitted_total"))
-        if first and visitor.leave_line_fraction is not None:
-            estimate = eta_seconds(shown, flow)
-            self._at(visitor.leave_line_fraction * estimate, lambda: self._leave_line(index))
-        claim = read_number(status, "claim_seconds") if read_number(status, "max_inside") else 0
-        wait = poll_after_seconds(shown, flow, claim_seconds=claim) if status else 5
-        self._at(wait * (1 + self.rng.uniform(0, POLL_JITTER)), lambda: self._poll(index))
+        estimate = eta_seconds(shown, flow)
+        fraction = visitor.leave_line_fraction or 0.0
+        self._at(fraction * estimate, lambda: self._leave_line(index))
 
     def _leave_line(self, index: int) -> None:
         visitor = self.visitors[index]
@@ -317,6 +325,8 @@ class CapacityCrowd:
         cookie = {"Cookie": f"{COOKIE_NAME}={visitor.token}", "Content-Type": "text/plain"}
         if self._leave({}, cookie) == '{"left": true}':
             visitor.left_at = self.scheduler.now
+        if self.on_left_line is not None:
+            self.on_left_line(index, self.scheduler.now)
 
     # -- the visit --------------------------------------------------------------------------
 
@@ -414,6 +424,8 @@ class CapacityCrowd:
 
     def _leave(self, query: dict[str, str], headers: dict[str, str]) -> str:
         """POST /leave's answer body: the producer's route, with a proxy event."""
+        if self.on_request is not None:
+            self.on_request(self.scheduler.now)
         event = {
             "resource": LEAVE_PATH,
             "path": LEAVE_PATH,
@@ -427,6 +439,8 @@ class CapacityCrowd:
         self, route: str, method: str, query: dict[str, str], headers: dict[str, str]
     ) -> str:
         """The route's answer body, as API Gateway gives it, at the simulated time."""
+        if self.on_request is not None:
+            self.on_request(self.scheduler.now)
         before = self.table.calls
         integration = self._integration
         response = integration.run_integration(

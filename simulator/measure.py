@@ -59,6 +59,11 @@ class History:
         return sorted(t for t in self.admitted if t is not None and t < self.end)
 
 
+def per_minute_of(per_second: Sequence[int], minutes: int) -> list[int]:
+    """Counts per second (from the first minute's start) summed per minute."""
+    return [sum(per_second[m * 60 : (m + 1) * 60]) for m in range(minutes)]
+
+
 def percentile(sorted_values: Sequence[float], fraction: float) -> float | None:
     """The nearest-rank percentile of already sorted values (None for none)."""
     if not sorted_values:

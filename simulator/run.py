@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from beekeeper.core.datamodel import Token
+from beekeeper.core.datamodel import DRAW_KEY, Token
 from beekeeper.core.schedule import format_starts_at
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas.consumer import run_consumer
@@ -32,7 +32,7 @@ from beekeeper.lambdas.emf import DISCARD, MetricSink
 from beekeeper.lambdas.join_gate import JoinGate
 from beekeeper.lambdas.leaving import Leaving
 from beekeeper.lambdas.producer import Producer
-from beekeeper.lambdas.room_state import write_config
+from beekeeper.lambdas.room_state import read_number, refresh_status, write_config
 from beekeeper.lambdas.trigger import run_trigger
 from beekeeper.lambdas.wiring import RoomWiring
 from beekeeper.simulator import measure
@@ -41,9 +41,9 @@ from beekeeper.simulator.clock import Scheduler
 from beekeeper.simulator.fake_dynamodb import FakeTable
 from beekeeper.simulator.fake_sqs import FakeQueue
 from beekeeper.simulator.faults import FaultLog, Faults, Interleavings
+from beekeeper.simulator.pages import PageCrowd
 from beekeeper.simulator.prequeue import prequeue_figures
 from beekeeper.simulator.solving import solve_seconds
-from beekeeper.simulator.visitors import PositionProbe
 
 # A realistic epoch (a whole minute) so epoch minutes and TTLs look like production's.
 EPOCH = 1_800_000_000 - 1_800_000_000 % 60
@@ -53,7 +53,8 @@ QUEUE_URL = "https://sqs.simulated/queue"
 JOIN_SECRET = "simulated-join-secret-" + "0" * 42
 # How long an asynchronous Lambda invoke takes to start the function (modelled).
 START_LATENCY_SECONDS = (0.05, 0.5)
-# Visitors whose pages are simulated polling: every one up to this many, a sample beyond.
+# Visitors whose shown place is checked against the truth: every one up to this many, a
+# sample beyond (every page is simulated; simulator/pages.py).
 POLLING_VISITORS = 5_000
 # How often the line's length is sampled for `waiting_over_time`.
 WAITING_STEP_SECONDS = 10
@@ -62,11 +63,12 @@ WAITING_STEP_SECONDS = 10
 @dataclass(frozen=True)
 class Arrival:
     """ "burst": everyone just before the first minute; "uniform:K": evenly over K minutes;
-    "at:S": everyone S seconds into the first minute."""
+    "at:S": everyone S seconds into the first minute; "over:S" (tests only): evenly over the
+    first S seconds of the first minute."""
 
     kind: str
     minutes: int = 0
-    seconds: int = 0
+    seconds: float = 0
 
     @classmethod
     def parse(cls, text: str) -> Arrival:
@@ -87,12 +89,16 @@ class Arrival:
             return [EPOCH - 1.0] * visitors
         if self.kind == "at":
             return [EPOCH + float(self.seconds)] * visitors
+        if self.kind == "over":
+            return [EPOCH + self.seconds * i / visitors for i in range(visitors)]
         span = self.minutes * 60
         return [EPOCH + span * i / visitors for i in range(visitors)]
 
     def __str__(self) -> str:
         if self.kind == "uniform":
             return f"uniform:{self.minutes}"
+        if self.kind == "over":
+            return f"over:{self.seconds:g}"
         return f"at:{self.seconds}" if self.kind == "at" else self.kind
 
 
@@ -138,13 +144,28 @@ class SimulationResult:
     max_window_excess: int = 0
     # Admissions that passed a visitor still waiting who had joined at least 10 s earlier.
     late_overtakes: int = 0
-    # Polls of the simulated pages, and how many showed a position other than the true one.
+    # Places shown by a sample of the pages at their fetches of the shared state, and how many
+    # were other than the true one (a place below 1, "at the front", counts as 1).
     positions_checked: int = 0
     position_errors: int = 0
     position_error_max: int = 0
-    # From admission to the polling page noticing it, over the pages that polled meanwhile.
+    # From admission to the page noticing it (its own /polling seeing the admission).
     noticed_seconds_p50: float | None = None
     noticed_seconds_p90: float | None = None
+    # What the pages send (simulator/pages.py): every request past the edge reaches the
+    # origin (the joins, the pages' own /polling, the edge's misses); every request at all
+    # reaches the edge (those, the page loads and the shared state's fetches). Per calendar
+    # minute like `admitted_per_minute`, and per second at the busiest and on average.
+    origin_requests_per_minute: list[int] = field(default_factory=list)
+    edge_requests_per_minute: list[int] = field(default_factory=list)
+    origin_requests_per_second_peak: int = 0
+    origin_requests_per_second_mean: float = 0.0
+    edge_requests_per_second_peak: int = 0
+    visitor_polls_per_admission: float | None = None
+    # The origin's requests against the joins and admissions of the same minute: the worst
+    # minute (minutes with any) and the whole run (issue 26: at most 1.3).
+    origin_ratio_max: float | None = None
+    origin_ratio: float | None = None
     consumers_woken: int = 0  # consumers started by a visitor joining a minute without one
     # The marketing link's calls per new visitor, and the trigger's and consumers' calls per
     # visitor admitted.
@@ -253,6 +274,7 @@ def simulate(
     starts_at_minute: int | None = None,
     metrics: Callable[[Callable[[], float]], MetricSink] | None = None,
     join_work_ms: int = 0,
+    watch_pages: Callable[[PageCrowd], None] | None = None,
 ) -> SimulationResult:
     """`rate_changes`: (seconds after the first minute starts, new rate) for live changes;
     `capacity`: a cap on the visitors inside, and how visitors wait and shop (capacity mode).
@@ -299,8 +321,18 @@ def simulate(
     skipped = [0]
     refused = [0]
     woken = [0]
-    probe = PositionProbe(
-        scheduler, table, visitors, sample_every=max(1, visitors // POLLING_VISITORS)
+    end = EPOCH + 60 * minutes
+    probe = PageCrowd(
+        scheduler=scheduler,
+        table=table,
+        visitors=visitors,
+        rng=random.Random(seed + 4),  # noqa: S311 - page loads, not a secret
+        minute_seconds=60.0,
+        origin_time=EPOCH,
+        end=end,
+        sample_every=max(1, visitors // POLLING_VISITORS),
+        starts_at=starts_at,
+        draw_base=lambda: read_number(table.items.get(DRAW_KEY), "admitted_base"),
     )
 
     index_of: dict[str, int] = {}  # token id -> visitor
@@ -341,6 +373,8 @@ def simulate(
             crowd.admitted(token_id, when)
 
     table.on_admission = on_admission
+    if watch_pages is not None:
+        watch_pages(probe)  # a test's look at the pages (it schedules its own checks)
 
     def wired(role: str) -> RoomWiring:
         """The room's code bound to the fakes, its calls counted under `role`."""
@@ -354,6 +388,9 @@ def simulate(
 
     if crowd is not None:
         crowd.on_passed_over = probe.passed
+        crowd.on_left_line = probe.left
+        crowd.on_request = probe.origin_request
+        probe.on_noticed = crowd.noticed
 
     def start_consumer(payload: dict[str, Any]) -> None:
         minute = int(payload["minute"]) - EPOCH // 60
@@ -397,12 +434,8 @@ def simulate(
             joined_at[index] = scheduler.now
             token: Token = producer.join_line(producer.snapshot())
             index_of[token.id] = index
-            if starts_at is None or joined_at[index] >= starts_at:
-                probe.joined(index, token)
-            else:
-                # A drawn place is not shown by the ordinal: the probe's truth (join order)
-                # does not hold for the pre-queue.
-                probe.waiting_only(index)
+            prequeue = starts_at is not None and joined_at[index] < starts_at
+            probe.joined(index, token.ordinal, token.id, prequeue=prequeue)
             if crowd is not None:
                 crowd.joined(index, token)
         producer.metrics.flush_ended()  # what the handler does after every request
@@ -415,6 +448,9 @@ def simulate(
             work_ms = producer.work_ms(producer.snapshot())
             flood_factor_max[0] = max(flood_factor_max[0], work_ms / join_work_ms)
             challenge = producer.gate.challenge(now=scheduler.now, work_ms=work_ms)
+            # The bare marketing link reaches the producer for its challenge: one more request
+            # past the edge per place (the work page itself comes from the edge's copy).
+            probe.origin_request(scheduler.now)
             seconds = solve_seconds(solver_rng, challenge)
             solving_seconds.append(seconds)
 
@@ -448,6 +484,10 @@ def simulate(
     def change_rate(new_rate: int) -> None:
         write_config(table, TABLE, settings, now=scheduler.now, operator_rate=new_rate)
 
+    # The room was deployed before: its status (and the shared state's history) as the last
+    # minute's trigger published it, before anyone came.
+    refresh_status(table, TABLE, settings, now=EPOCH - 60.0)
+    before_start = table.calls  # not the run's
     # Visitors who follow the link at the same moment do so in one scheduled step.
     first = 0
     while first < visitors:
@@ -464,7 +504,6 @@ def simulate(
             scheduler.at(start + rng.uniform(0.5, 20.0), trigger_again)
     for offset, new_rate in rate_changes:
         scheduler.at(EPOCH + offset, functools.partial(change_rate, new_rate))
-    end = EPOCH + 60 * minutes
     # The code under simulation logs every fault it survives: thousands of lines per minute.
     pipeline_log = logging.getLogger("beekeeper")
     level = pipeline_log.level
@@ -513,10 +552,27 @@ def simulate(
     drawn = prequeue_figures(in_prequeue, order)
     # The room's calls: the visitors' own requests (capacity mode's /enter, /client, /leave)
     # are API Gateway's.
-    calls = queue.calls + table.calls - (crowd.gateway_calls if crowd is not None else 0)
+    calls = (
+        queue.calls + table.calls - before_start - (crowd.gateway_calls if crowd is not None else 0)
+    )
     joined_total = len(index_of)
     waits = measure.waits(history)
     median = measure.percentile(waits, 0.5)
+    pages = probe.figures()
+    origin_minutes = measure.per_minute_of(pages.origin_per_second, minutes)
+    edge_minutes = measure.per_minute_of(pages.edge_per_second, minutes)
+    admissions_minutes = measure.admitted_per_minute(history)
+    joins_minutes = measure.arrivals_per_minute(
+        dataclasses.replace(history, joined=joined_at, admitted=admitted_at)
+    )
+    ratios = [
+        origin / (joins + admitted)
+        for origin, joins, admitted in zip(
+            origin_minutes, joins_minutes, admissions_minutes, strict=True
+        )
+        if joins + admitted > 0
+    ]
+    total_served = sum(joins_minutes) + sum(admissions_minutes)
     windows = measure.sliding_windows(history)
     smooth = measure.smoothness(history)
     return SimulationResult(
@@ -566,11 +622,23 @@ def simulate(
         max_admitted_in_any_60s=windows.max_admitted,
         max_window_excess=windows.max_excess,
         late_overtakes=measure.late_overtakes(history),
-        positions_checked=probe.polls,
-        position_errors=probe.errors,
-        position_error_max=probe.largest_error,
-        noticed_seconds_p50=_round(measure.percentile(sorted(probe.noticed_after), 0.5)),
-        noticed_seconds_p90=_round(measure.percentile(sorted(probe.noticed_after), 0.9)),
+        positions_checked=pages.positions_checked,
+        position_errors=pages.position_errors,
+        position_error_max=pages.largest_error,
+        noticed_seconds_p50=_round(measure.percentile(pages.noticed_after, 0.5)),
+        noticed_seconds_p90=_round(measure.percentile(pages.noticed_after, 0.9)),
+        origin_requests_per_minute=origin_minutes,
+        edge_requests_per_minute=edge_minutes,
+        origin_requests_per_second_peak=max(pages.origin_per_second, default=0),
+        origin_requests_per_second_mean=round(sum(origin_minutes) / (60 * minutes), 1)
+        if minutes
+        else 0.0,
+        edge_requests_per_second_peak=max(pages.edge_per_second, default=0),
+        visitor_polls_per_admission=(
+            round(pages.own_polls / admitted_total, 3) if admitted_total else None
+        ),
+        origin_ratio_max=round(max(ratios), 3) if ratios else None,
+        origin_ratio=round(sum(origin_minutes) / total_served, 3) if total_served else None,
         consumers_woken=woken[0],
         calls_per_new_visitor=(
             round(calls_by_role["producer"] / joined_total, 3) if joined_total else None

@@ -26,6 +26,7 @@ from aws_cdk.aws_dynamodb import ITable
 from constructs import Construct
 
 from beekeeper.apigateway.model import InvalidApi, check
+from beekeeper.core.edge import ORIGIN_HEADER
 from beekeeper.core.settings import RoomSettings
 from beekeeper.stacks import capacity, permissions, rest_api
 from beekeeper.stacks.functions import RETENTION
@@ -63,6 +64,7 @@ class RoomApi(Construct):
         table: ITable,
         producer: lambda_.IFunction,
         logging_enabled: bool,
+        origin_secret: str,
         define: Callable[..., rest_api.RestApiDefinition] = rest_api.definition,
     ) -> None:
         """`define` is stacks/rest_api.definition (a test hands in another to see a broken
@@ -151,11 +153,7 @@ class RoomApi(Construct):
             raise InvalidApi(f"The room's API can not be synthesized: {error}") from None
         self._methods(self.definition, producer, integration_role)
         self._gateway_responses(self.definition)
-        self.web_acl = (
-            self._waf(settings.waf_requests_per_5_minutes)
-            if settings.waf_requests_per_5_minutes
-            else None
-        )
+        self.origin_lock = self._origin_lock(origin_secret)
 
     # -- routes ------------------------------------------------------------------------
 
@@ -217,59 +215,65 @@ class RoomApi(Construct):
         )
         self.stage.node.add_dependency(group)
 
-    def _waf(self, limit: int) -> wafv2.CfnWebACL:
-        """A per-IP rate-based rule: more than `limit` requests in 5 minutes from one address
-        get 429 with Retry-After until the address slows down."""
-        name = f"{self.settings.stack_name}-per-ip"
+    def _origin_lock(self, secret: str) -> wafv2.CfnWebACL:
+        """The origin lock: the stage answers only requests that came through the edge, which
+        adds ORIGIN_HEADER with the stack's secret to each (stacks/edge.py); anything else gets
+        403 before API Gateway runs it. A per-address rule could not work here: behind
+        CloudFront every request comes from CloudFront's own addresses, so the per-address
+        limit is the edge's (stacks/edge_waf.py)."""
+        name = f"{self.settings.stack_name}-origin-lock"
+        visibility = wafv2.CfnWebACL.VisibilityConfigProperty(
+            cloud_watch_metrics_enabled=True, metric_name=name, sampled_requests_enabled=True
+        )
         acl = wafv2.CfnWebACL(
             self,
-            "WebAcl",
+            "OriginLock",
             name=name,
             scope="REGIONAL",
-            default_action=wafv2.CfnWebACL.DefaultActionProperty(allow={}),
-            visibility_config=wafv2.CfnWebACL.VisibilityConfigProperty(
-                cloud_watch_metrics_enabled=True,
-                metric_name=name,
-                sampled_requests_enabled=True,
+            default_action=wafv2.CfnWebACL.DefaultActionProperty(
+                block=wafv2.CfnWebACL.BlockActionProperty(
+                    custom_response=wafv2.CfnWebACL.CustomResponseProperty(
+                        response_code=403, custom_response_body_key="UseThePublicAddress"
+                    )
+                )
             ),
+            visibility_config=visibility,
             custom_response_bodies={
-                "TooManyRequests": wafv2.CfnWebACL.CustomResponseBodyProperty(
+                "UseThePublicAddress": wafv2.CfnWebACL.CustomResponseBodyProperty(
                     content_type="APPLICATION_JSON",
-                    content='{"error": "too many requests from this address"}',
+                    content='{"message": "this is the room\'s origin; use its public address"}',
                 )
             },
             rules=[
                 wafv2.CfnWebACL.RuleProperty(
-                    name="PerIpRate",
+                    name="FromTheEdge",
                     priority=0,
                     statement=wafv2.CfnWebACL.StatementProperty(
-                        rate_based_statement=wafv2.CfnWebACL.RateBasedStatementProperty(
-                            limit=limit, aggregate_key_type="IP", evaluation_window_sec=300
+                        byte_match_statement=wafv2.CfnWebACL.ByteMatchStatementProperty(
+                            field_to_match=wafv2.CfnWebACL.FieldToMatchProperty(
+                                single_header={"Name": ORIGIN_HEADER}
+                            ),
+                            positional_constraint="EXACTLY",
+                            search_string=secret,
+                            text_transformations=[
+                                wafv2.CfnWebACL.TextTransformationProperty(priority=0, type="NONE")
+                            ],
                         )
                     ),
-                    action=wafv2.CfnWebACL.RuleActionProperty(
-                        block=wafv2.CfnWebACL.BlockActionProperty(
-                            custom_response=wafv2.CfnWebACL.CustomResponseProperty(
-                                response_code=429,
-                                custom_response_body_key="TooManyRequests",
-                                response_headers=[
-                                    wafv2.CfnWebACL.CustomHTTPHeaderProperty(
-                                        name="Retry-After", value="60"
-                                    )
-                                ],
-                            )
-                        )
-                    ),
+                    action=wafv2.CfnWebACL.RuleActionProperty(allow={}),
                     visibility_config=wafv2.CfnWebACL.VisibilityConfigProperty(
                         cloud_watch_metrics_enabled=True,
-                        metric_name=f"{name}-rate",
+                        metric_name=f"{name}-edge",
                         sampled_requests_enabled=True,
                     ),
                 )
             ],
         )
         association = wafv2.CfnWebACLAssociation(
-            self, "WebAclAssociation", resource_arn=self.stage.stage_arn, web_acl_arn=acl.attr_arn
+            self,
+            "OriginLockAssociation",
+            resource_arn=self.stage.stage_arn,
+            web_acl_arn=acl.attr_arn,
         )
         association.node.add_dependency(self.stage)
         return acl

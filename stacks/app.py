@@ -17,7 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from beekeeper.core import config_dir
-from beekeeper.core.settings import RoomSettings, SettingsError, validate_room_name
+from beekeeper.core.settings import (
+    RoomSettings,
+    SettingsError,
+    validate_certificate_arn,
+    validate_room_name,
+)
 
 # What `cdk synth` builds with no context: a room anyone can read the template of.
 SAMPLE_ROOM = RoomSettings(
@@ -31,6 +36,9 @@ SAMPLE_ROOM = RoomSettings(
 ROOM_CONTEXT = "room"
 ROOM_FILE_CONTEXT = "room_file"
 API_LOGGING_CONTEXT = "api_logging"
+# The domain's certificate, when the room file names none: `beekeeper deploy` finds an issued
+# one in us-east-1 (cli/certificates.py) and passes its ARN.
+CERTIFICATE_CONTEXT = "certificate_arn"
 
 
 class RoomChoiceError(Exception):
@@ -89,6 +97,23 @@ def api_logging_from_context(context: Mapping[str, Any]) -> bool:
     raise RoomChoiceError(f"-c {API_LOGGING_CONTEXT}={value}: use true or false")
 
 
+def certificate_from_context(settings: RoomSettings, context: Mapping[str, Any]) -> str | None:
+    """The domain's certificate: the room file's, else the one `beekeeper deploy` found."""
+    if not settings.domain or settings.certificate_arn:
+        return None
+    given = context.get(CERTIFICATE_CONTEXT)
+    if not given:
+        raise RoomChoiceError(
+            f"the room has the domain {settings.domain} but no certificate_arn: deploy it with "
+            f"`beekeeper deploy {settings.name}`, which finds an issued certificate for the "
+            f"domain in us-east-1, or pass -c {CERTIFICATE_CONTEXT}=ARN"
+        )
+    try:
+        return validate_certificate_arn(str(given))
+    except SettingsError as error:
+        raise RoomChoiceError(f"-c {CERTIFICATE_CONTEXT}: {error}") from error
+
+
 def main() -> None:
     # Imported here: choosing a room (above) needs no CDK, so the CLI and tests use it cheaply.
     import aws_cdk as cdk
@@ -96,21 +121,22 @@ def main() -> None:
     app = cdk.App()
     context = {
         key: app.node.try_get_context(key)
-        for key in (ROOM_CONTEXT, ROOM_FILE_CONTEXT, API_LOGGING_CONTEXT)
+        for key in (ROOM_CONTEXT, ROOM_FILE_CONTEXT, API_LOGGING_CONTEXT, CERTIFICATE_CONTEXT)
     }
     context = {key: value for key, value in context.items() if value is not None}
     try:
         settings = room_from_context(context)
         api_logging = api_logging_from_context(context)
+        certificate = certificate_from_context(settings, context)
     except RoomChoiceError as error:
         print(f"Error: {error}", file=sys.stderr)
         sys.exit(1)
 
     from beekeeper.stacks.lambda_wheels import MissingWheels
-    from beekeeper.stacks.room_stack import RoomStack
+    from beekeeper.stacks.room_stack import build_room
 
     try:
-        RoomStack(app, settings=settings, api_logging=api_logging)
+        build_room(app, settings, api_logging=api_logging, certificate_arn=certificate)
     except MissingWheels as error:  # a fresh clone before its first deploy: say what to run
         print(f"Error: {error}", file=sys.stderr)
         sys.exit(1)

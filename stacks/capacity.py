@@ -9,16 +9,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from beekeeper.core.polling_load import standing_polls_per_second
+from beekeeper.core.polling_load import origin_requests_per_second
 from beekeeper.core.presence import Presence
 from beekeeper.core.settings import RoomSettings
 
 # One arrival counter item takes about 1,000 writes/s (DynamoDB's per-partition write limit);
 # the producer spreads new visitors over `arrival_shards` of them (docs/data-model.md).
 ARRIVALS_PER_SHARD_PER_SECOND = 1_000
-# A room is sized to keep this many visitors waiting at once, each polling as the /polling
-# answer's poll rule asks (core/polling.py): often near the front, every 5 minutes far back.
-DESIGN_WAITING_VISITORS = 200_000
 # An admitted visitor's pages at the shop each may call /client once.
 CLIENT_CHECKS_PER_ADMITTED_VISITOR = 10
 # API Gateway's default per-region account quota: a stage limit above it changes nothing
@@ -67,9 +64,10 @@ def arrivals_per_second(settings: RoomSettings) -> int:
 
 
 def polls_per_second(settings: RoomSettings) -> int:
-    """/polling requests per second of the design line at the room's rate, by the poll rule
-    (never sooner than asked: the page's jitter only stretches the intervals)."""
-    return math.ceil(standing_polls_per_second(DESIGN_WAITING_VISITORS, settings.rate))
+    """The pages' own /polling at the room's rate and the edge's misses (the shared state,
+    the page), by the model (core/polling_load.py): whatever the length of the line, as the
+    edge answers everything else."""
+    return math.ceil(origin_requests_per_second(joins_per_second=0, rate_per_minute=settings.rate))
 
 
 def client_checks_per_second(settings: RoomSettings) -> int:
@@ -86,8 +84,8 @@ def heartbeats_per_second(settings: RoomSettings) -> int:
 
 
 def stage_throttle(settings: RoomSettings) -> StageThrottle:
-    """Stage limit = arrivals + polls + /client checks + heartbeats; the marketing link alone =
-    arrivals."""
+    """Stage limit = arrivals + own polls and the edge's misses + /client checks +
+    heartbeats; the marketing link alone = arrivals."""
     arrivals = arrivals_per_second(settings)
     total = (
         arrivals

@@ -51,10 +51,32 @@ PUBLIC_ROUTES = (
 )
 
 WAF_OFF = Acknowledgement(
-    "AwsSolutions-APIG3",
-    "The per-IP WAF rule is a room setting (waf_requests_per_5_minutes), off by default: "
-    "visitors behind one shop or carrier NAT share an address, and the stage throttling "
-    "already bounds the load. Set it above 0 to deploy the rule.",
+    "AwsSolutions-CFR2",
+    "The edge's per-address WAF rule is a room setting (waf_requests_per_5_minutes, on by "
+    "default) that this room turned off with 0; the origin lock still keeps visitors on the "
+    "edge. Set it above 0 to deploy the rule.",
+)
+
+# Findings of the edge (stacks/edge.py) whatever the room's settings.
+EDGE = (
+    Acknowledgement(
+        "AwsSolutions-CFR1",
+        "A waiting room is for whoever follows the shop's marketing link, wherever they are: "
+        "restricting countries is the shop's decision, made at its own site.",
+    ),
+    Acknowledgement(
+        "AwsSolutions-CFR3",
+        "CloudFront access logs would record every URL with its query string, and "
+        "/client?token= and /leave?token= carry a visitor's admission secret; the API's "
+        "access log (no query string, no headers) and the WAF's metrics record the traffic.",
+    ),
+)
+
+DEFAULT_CERTIFICATE = Acknowledgement(
+    "AwsSolutions-CFR4",
+    "Without a domain of its own the room answers on the distribution's cloudfront.net name, "
+    "whose default certificate CloudFront serves with its own TLS policy; set domain (with a "
+    "us-east-1 certificate) and the distribution requires TLS 1.2 or later.",
 )
 
 TICKET_KEYS_ROTATION = Acknowledgement(

@@ -46,7 +46,16 @@ TABLE_ACTIONS: dict[str, tuple[str, ...]] = {
         "dynamodb:GetItem",
     ),
     # Read and write its baseline and decisions, adjust the config item's rate.
-    "governor": ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"),
+    # Its state and log (GetItem, PutItem), the rate (conditional UpdateItem), and after a
+    # change the status copies, read and written as the CLI does (BatchGetItem,
+    # BatchWriteItem), so that waiting pages learn the new rate within seconds.
+    "governor": (
+        "dynamodb:GetItem",
+        "dynamodb:PutItem",
+        "dynamodb:UpdateItem",
+        "dynamodb:BatchGetItem",
+        "dynamodb:BatchWriteItem",
+    ),
 }
 
 # Capacity mode (max_inside > 0) adds what the places take (lambdas/places.py), to the

@@ -24,7 +24,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from beekeeper.core.gateway_answers import LEAVE_METHOD, LEAVE_ROUTE, gateway_responses
+from beekeeper.core.edge import (
+    LEAVE_PATH,
+    PAGE_PATH,
+    PRESENCE_SCRIPT_PATH,
+    PRODUCER_PATH,
+    WORK_PATH,
+)
+from beekeeper.core.gateway_answers import LEAVE_METHOD, gateway_responses
 from beekeeper.core.headers import PAGE_HEADERS, PRESENCE_SCRIPT_HEADERS
 from beekeeper.core.local_room import (
     LOCAL_INTEGRATION_ROLE,
@@ -32,7 +39,7 @@ from beekeeper.core.local_room import (
     LOCAL_PRODUCER,
     LOCAL_REGION,
 )
-from beekeeper.core.presence import SCRIPT_ROUTE, Presence
+from beekeeper.core.presence import Presence
 from beekeeper.core.routes import mode_of, routes
 from beekeeper.core.settings import RoomSettings
 from beekeeper.stacks import page
@@ -47,11 +54,6 @@ from beekeeper.waiting_room_site.presence import script_bytes
 from beekeeper.waiting_room_site.work_page import render_work_page
 
 MethodKey = tuple[str, str]
-PRODUCER_PATH = "/beekeeper"
-PAGE_PATH = "/room"
-PRESENCE_SCRIPT_PATH = f"/{SCRIPT_ROUTE}"
-WORK_PATH = "/work"
-LEAVE_PATH = f"/{LEAVE_ROUTE}"
 
 
 @dataclass(frozen=True)

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from aws_cdk import CfnOutput, Environment, Stack, Tags
 from constructs import Construct
 
 from beekeeper.core import names
+from beekeeper.core.edge import PAGE_PATH, PRODUCER_PATH
 from beekeeper.core.settings import RoomSettings
 from beekeeper.core.tickets import JWKS_ROUTE
 from beekeeper.stacks import nag
 from beekeeper.stacks.api import RoomApi
+from beekeeper.stacks.edge import RoomEdge, origin_secret
+from beekeeper.stacks.edge_waf import EdgeWafStack
 from beekeeper.stacks.functions import RoomFunctions
 from beekeeper.stacks.monitoring import RoomMonitoring
 from beekeeper.stacks.storage import RoomStorage
@@ -24,11 +28,21 @@ class RoomStack(Stack):
         *,
         settings: RoomSettings,
         api_logging: bool = True,
+        edge_waf: EdgeWafStack | None = None,
+        certificate_arn: str | None = None,
         **kwargs: Any,
     ) -> None:
+        """`edge_waf`: the room's WAF stack in us-east-1 (None: the room has no per-address
+        rule); `certificate_arn`: the domain's certificate when the settings name none
+        (`beekeeper deploy` finds one)."""
         kwargs.setdefault("env", Environment(region=settings.region))
         kwargs.setdefault("description", f"Beekeeper waiting room '{settings.name}'")
-        super().__init__(scope, settings.stack_name, **kwargs)
+        super().__init__(
+            scope,
+            settings.stack_name,
+            cross_region_references=edge_waf is not None,
+            **kwargs,
+        )
         self.settings = settings
         Tags.of(self).add("beekeeper:room", settings.name)
 
@@ -49,6 +63,16 @@ class RoomStack(Stack):
             table=storage.table,
             producer=functions.producer.function,
             logging_enabled=api_logging,
+            origin_secret=origin_secret(),
+        )
+        edge = RoomEdge(
+            self,
+            "Edge",
+            settings=settings,
+            api=api.api,
+            secret=origin_secret(),
+            web_acl_arn=edge_waf.web_acl.attr_arn if edge_waf is not None else None,
+            certificate_arn=settings.certificate_arn or certificate_arn,
         )
         # The room's public origin, its page's: the one value the producer checks a cookie's
         # /leave against (lambdas/leaving.py). The API's own address here; a distribution in
@@ -67,18 +91,24 @@ class RoomStack(Stack):
             api=api.api,
         )
 
-        acknowledgements = list(nag.PUBLIC_ROUTES)
-        if api.web_acl is None:
+        acknowledgements = [*nag.PUBLIC_ROUTES, *nag.EDGE]
+        if edge_waf is None:
             acknowledgements.append(nag.WAF_OFF)
+        if not settings.domain:
+            acknowledgements.append(nag.DEFAULT_CERTIFICATE)
         if not api_logging:
             acknowledgements.extend(nag.LOGGING_OFF)
         nag.acknowledge_in_stack(self, tuple(acknowledgements))
 
         # The keys docs/data-model.md promises the CLI ("Stack outputs").
         outputs = {
-            names.MARKETING_URL_OUTPUT: api.url_for("/beekeeper"),
-            names.CLIENT_CHECK_URL_OUTPUT: api.url_for("/client"),
-            names.PAGE_URL_OUTPUT: api.url_for("/room"),
+            names.MARKETING_URL_OUTPUT: edge.url_for(PRODUCER_PATH),
+            names.CLIENT_CHECK_URL_OUTPUT: edge.url_for("/client"),
+            names.PAGE_URL_OUTPUT: edge.url_for(PAGE_PATH),
+            names.PUBLIC_URL_OUTPUT: edge.url_for(""),
+            names.EDGE_DOMAIN_OUTPUT: edge.distribution.distribution_domain_name,
+            names.DISTRIBUTION_ID_OUTPUT: edge.distribution.distribution_id,
+            names.ORIGIN_URL_OUTPUT: api.stage.url_for_path("/"),
             names.TABLE_NAME_OUTPUT: storage.table.table_name,
             names.QUEUE_URL_OUTPUT: storage.queue.queue_url,
             names.DEAD_LETTER_QUEUE_URL_OUTPUT: storage.dead_letter_queue.queue_url,
@@ -87,8 +117,36 @@ class RoomStack(Stack):
                 for role in names.FUNCTION_ROLES
             },
             names.DASHBOARD_NAME_OUTPUT: monitoring.dashboard.dashboard_name,
-            names.JWKS_URL_OUTPUT: api.url_for(f"/{JWKS_ROUTE}"),
+            names.JWKS_URL_OUTPUT: edge.url_for(f"/{JWKS_ROUTE}"),
             names.TICKET_KEYS_SECRET_OUTPUT: storage.ticket_keys.secret_arn,
         }
         for key, value in outputs.items():
             CfnOutput(self, key, value=value)
+
+
+@dataclass(frozen=True)
+class RoomStacks:
+    """A room's stacks: the room itself, and its edge WAF in us-east-1 when it has one."""
+
+    room: RoomStack
+    edge_waf: EdgeWafStack | None
+
+
+def build_room(
+    app: Construct,
+    settings: RoomSettings,
+    *,
+    api_logging: bool = True,
+    certificate_arn: str | None = None,
+) -> RoomStacks:
+    """Every stack of a room, as `beekeeper deploy` deploys them (stacks/app.py) and the stack
+    tests synthesize them."""
+    edge_waf = EdgeWafStack(app, settings=settings) if settings.waf_requests_per_5_minutes else None
+    room = RoomStack(
+        app,
+        settings=settings,
+        api_logging=api_logging,
+        edge_waf=edge_waf,
+        certificate_arn=certificate_arn,
+    )
+    return RoomStacks(room, edge_waf)

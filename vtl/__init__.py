@@ -20,13 +20,14 @@ import json
 import re
 from collections.abc import Mapping
 
-from beekeeper.core import client_check, polling, schedule, sessions, tickets
+from beekeeper.core import client_check, polling, schedule, sessions, shared_state, tickets
 from beekeeper.core.datamodel import (
     CLIENT_REDEEM_PARAMETER,
     CLIENT_REDEEM_VALUE,
     ORIGIN_TICKET_PARAMETER,
     ORIGIN_TOKEN_PARAMETER,
     STATE_ENDED,
+    STATE_KEY,
     TICKET_KEYS_KEY,
     TICKET_KEYS_PUBLISHED,
 )
@@ -132,6 +133,9 @@ def template_values(
         "PREQUEUE_DRAWING_POLL": str(schedule.PREQUEUE_DRAWING_POLL_SECONDS),
         "PAUSED_POLL": str(schedule.PAUSED_POLL_SECONDS),
         "MESSAGE_PATTERN": schedule.MESSAGE_PATTERN,
+        "STATE_KEY": STATE_KEY,
+        "HISTORY_PATTERN": shared_state.HISTORY_PATTERN,
+        **{f"STATE_{state.upper()}": state for state in shared_state.STATES},
         "ORIGIN": origin,
         "ENTER_VIA": ', "via": "enter"' if session_seconds else "",
         "SESSION_SECONDS": str(session_seconds),

@@ -60,6 +60,12 @@ def response_headers(route: Route, origin: str) -> dict[str, str]:
     routes' let the shop's pages read them."""
     if route.public_cache:
         return dict(JWKS_HEADERS)
+    if route.edge_seconds:
+        # The same for everyone: the edge and browsers keep it that long (core/edge.py).
+        return {
+            "Content-Type": JSON_ANSWER_HEADERS["Content-Type"],
+            "Cache-Control": f"public, max-age={route.edge_seconds}",
+        }
     headers = dict(JSON_ANSWER_HEADERS)
     if route.cors:
         headers |= cors_headers(origin)

@@ -10,9 +10,10 @@ for one room. The sources stay separate for maintenance and are inlined here:
   page's timing written in from core/page_timing.py (as the templates get the poll rule's);
 - locales/*.json: every visible string, one file per language, put into the room's JSON config.
 
-The page makes no request except its own /polling, in capacity mode its /leave (and the room's
-logo, when one is set); a Content-Security-Policy with the hashes of the inline script and styles
-says so to the browser.
+The page makes no request except the room's shared state (/state), its own /polling near its
+turn, in capacity mode its /leave (and the room's logo, when one is set); a
+Content-Security-Policy with the hashes of the inline script and styles says so to the browser.
+Every figure of its rule (core/serving.py) reaches it in the room config's `timing`.
 docs/page.md documents the hooks a custom template must keep.
 
 Beside the page's files lives the presence script the shop's own pages load (presence.js, and
@@ -30,16 +31,20 @@ from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from beekeeper.core import schedule, serving, shared_state
 from beekeeper.core.colours import theme_properties
 from beekeeper.core.page_timing import PAGE_CONSTANTS
 from beekeeper.core.paths import SITE_DIR
 from beekeeper.core.settings import RoomSettings, SettingsError
+from beekeeper.core.shared_state import STATE_ROUTE
+from beekeeper.lambdas.pacing import MINUTE_SECONDS
 
 # Transferred size the page must stay under (uncompressed, so it holds whatever the transport).
 MAX_PAGE_BYTES = 50_000
 
-# Relative to the page's own URL, so /prod/room polls /prod/polling and local /room polls /polling.
+# Relative to the page's own URL: the public address's root (core/edge.py).
 POLL_URL = "polling"
+STATE_URL = STATE_ROUTE
 JOIN_URL = "beekeeper"
 # Capacity mode's routes (core/routes.py): an admission names "enter" in `via` and the page
 # goes there instead of straight to the shop; the "Leave the line" button posts to leave.
@@ -76,8 +81,9 @@ class PageTemplateError(SettingsError):
         super().__init__("custom_template", path, problem)
 
 
-def render_page(settings: RoomSettings) -> str:
-    """The room's page: one HTML document with its styles, script, strings and settings inlined."""
+def render_page(settings: RoomSettings, *, minute_seconds: float = MINUTE_SECONDS) -> str:
+    """The room's page: one HTML document with its styles, script, strings and settings inlined.
+    `minute_seconds`: the admission lattice's minute (local mode may shorten it)."""
     template = _read_template(settings.custom_template)
     locales = load_locales()
     script = bundle_script()
@@ -92,7 +98,7 @@ def render_page(settings: RoomSettings) -> str:
         "PAGE_STYLE": f"<style>{style}</style>",
         "ROOM_CONFIG": (
             '<script type="application/json" id="beekeeper-room">'
-            + room_config_json(settings, locales)
+            + room_config_json(settings, locales, minute_seconds=minute_seconds)
             + "</script>"
         ),
         "PAGE_SCRIPT": f'<script type="module">{script}</script>',
@@ -114,7 +120,31 @@ def render_page(settings: RoomSettings) -> str:
     return page
 
 
-def room_config_json(settings: RoomSettings, locales: dict[str, dict[str, object]]) -> str:
+def page_timing(minute_seconds: float = MINUTE_SECONDS) -> dict[str, float | int | str]:
+    """The figures of the page's rule, from their owners (core/serving.py, core/schedule.py)."""
+    return {
+        "minuteSeconds": minute_seconds,
+        "spanMarginFraction": serving.SPAN_MARGIN_FRACTION,
+        "documentEverySeconds": serving.DOCUMENT_EVERY_SECONDS,
+        "stateMaxAgeSeconds": shared_state.STATE_MAX_AGE_SECONDS,
+        "hiddenDocumentMaxSeconds": serving.HIDDEN_DOCUMENT_MAX_SECONDS,
+        "displayDelaySeconds": serving.DISPLAY_DELAY_SECONDS,
+        "ownPollEverySeconds": serving.OWN_POLL_EVERY_SECONDS,
+        "extrapolateAtMostSeconds": serving.EXTRAPOLATE_AT_MOST_SECONDS,
+        "marginSeconds": serving.MARGIN_SECONDS,
+        "turnFragment": serving.TURN_FRAGMENT,
+        "prequeueFragment": serving.PREQUEUE_FRAGMENT,
+        "startJitterSeconds": schedule.START_JITTER_SECONDS,
+        "drawingPollSeconds": schedule.PREQUEUE_DRAWING_POLL_SECONDS,
+    }
+
+
+def room_config_json(
+    settings: RoomSettings,
+    locales: dict[str, dict[str, object]],
+    *,
+    minute_seconds: float = MINUTE_SECONDS,
+) -> str:
     """The room's config for the script, safe inside a <script> element.
 
     Every `<`, `>` and `&` is written as a JSON \\u escape, so no setting can close the element
@@ -123,10 +153,12 @@ def room_config_json(settings: RoomSettings, locales: dict[str, dict[str, object
     config = {
         "displayName": settings.display_name,
         "pollUrl": POLL_URL,
+        "stateUrl": STATE_URL,
         "joinUrl": JOIN_URL,
         "enterUrl": ENTER_URL,
         "leaveUrl": LEAVE_URL,
         "defaultLanguage": DEFAULT_LANGUAGE,
+        "timing": page_timing(minute_seconds),
         "strings": locales,
     }
     return script_json(config)
@@ -150,14 +182,14 @@ def bundle_script(
     folder: Path = SITE_DIR,
     constants: Mapping[str, int | float] = PAGE_CONSTANTS,
 ) -> str:
-    """page.js and room.js (or `files` of `folder`) as one module: their local import line and
-    `export` keywords dropped, and the page's timing (`constants`, core/page_timing.py's)
-    written in."""
+    """page.js and room.js (or `files` of `folder`) as one module: their local import line,
+    `export` keywords and comments dropped (the sources keep them; the page carries only the
+    code), and the page's timing (`constants`, core/page_timing.py's) written in."""
     parts = []
     for name in files:
         source = _LOCAL_IMPORT.sub("", (folder / name).read_text(encoding="utf-8"))
         parts.append(_EXPORT.sub("", source))
-    return with_constants("\n".join(parts), constants)
+    return _without_comments(with_constants("\n".join(parts), constants))
 
 
 def with_constants(script: str, constants: Mapping[str, int | float]) -> str:
@@ -168,6 +200,27 @@ def with_constants(script: str, constants: Mapping[str, int | float]) -> str:
         if found != 1:
             raise ValueError(f"the page's script declares {name} {found} times, not once")
     return script
+
+
+def _without_comments(source: str) -> str:
+    """The source without its whole-line comments (`// ...` lines, `/* ... */` blocks that start
+    a line), blank lines and indentation; a comment after code on the same line stays (it may
+    sit in a string). The sources are written so that no string spans lines (a test holds
+    it)."""
+    kept = []
+    in_block = False
+    for line in source.splitlines():
+        stripped = line.strip()
+        if in_block:
+            in_block = "*/" not in stripped
+            continue
+        if stripped.startswith("/*"):
+            in_block = "*/" not in stripped
+            continue
+        if not stripped or stripped.startswith("//"):
+            continue
+        kept.append(stripped)
+    return "\n".join(kept)
 
 
 def security_policy(page: str, script: str, logo_url: str) -> str:

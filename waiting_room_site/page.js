@@ -81,7 +81,9 @@ export function formatNumber(n, lang) {
 }
 
 export function formatPosition(position, strings, lang) {
-  if (position <= 1) return strings.positionOne;
+  // Past the turn (the line reorders a little): no number, which only one visitor may be shown.
+  if (position < 1) return strings.positionNow;
+  if (position === 1) return strings.positionOne;
   return fill(strings.positionMany, { position: formatNumber(position, lang) });
 }
 
@@ -270,6 +272,7 @@ export function interpretAnswer(body, base, routes = {}) {
       slowed: body.slowed === true,
       updatedAt: body.updated_at,
     };
+    if (isCount(body.turn, 1)) answer.turn = body.turn;
     return capacity ? { ...answer, capacity } : answer;
   }
   if (body.state === "prequeue") {
@@ -278,7 +281,9 @@ export function interpretAnswer(body, base, routes = {}) {
   }
   if (body.state === "paused") {
     if (!isCount(body.position, 1)) return { kind: "invalid" };
-    return { kind: "paused", position: body.position, pollAfter: body.poll_after };
+    const paused = { kind: "paused", position: body.position, pollAfter: body.poll_after };
+    if (isCount(body.turn, 1)) paused.turn = body.turn;
+    return paused;
   }
   if (body.state === "closed") {
     const message = typeof body.message === "string" ? body.message.slice(0, 200) : "";
@@ -412,4 +417,257 @@ export function formatStart(epochMs, lang, timeZone = undefined) {
     timeZoneName: "short",
     timeZone,
   }).format(new Date(epochMs));
+}
+
+// -- The serving number and the page's rule (core/serving.py owns both; a test holds the two
+// equal). `timing` is the room config's: every figure comes from core/ through render_page. --
+
+/**
+ * The points of the document's history ("<ms>:<serving>:<flow>[:<waiting>:<joins>] ...",
+ * core.shared_state); [] when malformed.
+ */
+export function parseHistory(text) {
+  const point = "\\d{1,15}:\\d{1,15}:\\d{1,7}(?::\\d{1,15}:\\d{1,9})?";
+  if (typeof text !== "string" || !new RegExp(`^${point}( ${point})*$`).test(text)) return [];
+  return text.split(" ").map((part) => {
+    const [atMs, serving, flow, waiting, joins] = part.split(":").map(Number);
+    return waiting === undefined ? { atMs, serving, flow } : { atMs, serving, flow, waiting, joins };
+  });
+}
+
+/** The admission span's start offset in a minute, and its length (core.serving.span). */
+export function span(timing) {
+  const margin = timing.minuteSeconds * timing.spanMarginFraction;
+  return [margin, timing.minuteSeconds - 2 * margin];
+}
+
+/** Lattice slots at `flow` a minute fallen due by `at` (epoch seconds), from the epoch. */
+export function dueBy(at, flow, timing) {
+  if (flow <= 0) return 0;
+  const minute = Math.floor(at / timing.minuteSeconds);
+  const [start, length] = span(timing);
+  const offset = at - minute * timing.minuteSeconds - start;
+  const within = offset < 0 ? 0 : Math.min(flow, Math.floor((offset * flow) / length) + 1);
+  return minute * flow + within;
+}
+
+/** When slot `index` (0-based, from the epoch) falls due. */
+export function slotTime(index, flow, timing) {
+  const minute = Math.floor(index / flow);
+  const [start, length] = span(timing);
+  return minute * timing.minuteSeconds + start + ((index - minute * flow) * length) / flow;
+}
+
+/** The newest point at least `delay` s before `at` (the oldest when none is), or null. */
+export function anchorPoint(points, at, delay) {
+  if (!points.length) return null;
+  const limit = (at - delay) * 1000;
+  let found = points[0];
+  for (const point of points) if (point.atMs <= limit) found = point;
+  return found;
+}
+
+/**
+ * The serving number at `at` extrapolated on the lattice from the anchor `delay` s back (the
+ * oldest point's own, not moved, while none is that old: every copy holds that one).
+ */
+export function servingAt(points, at, delay, timing) {
+  const found = anchorPoint(points, at, delay);
+  if (!found) return null;
+  const since = found.atMs / 1000;
+  if (since > at - delay) return found.serving;
+  const until = Math.min(at, since + timing.extrapolateAtMostSeconds);
+  if (until <= since || found.flow <= 0) return found.serving;
+  return found.serving + dueBy(until, found.flow, timing) - dueBy(since, found.flow, timing);
+}
+
+/**
+ * The serving number every page shows at `at`: the place is turn minus it. Never past the
+ * visitors the anchor's line says have joined by then (core.serving.shown_serving).
+ */
+export function shownServing(points, at, timing) {
+  const serving = servingAt(points, at, timing.displayDelaySeconds, timing);
+  const found = anchorPoint(points, at, timing.displayDelaySeconds);
+  if (serving === null || !found) return serving;
+  return withinLine(found, serving, at, timing);
+}
+
+/** The visitors `point`'s line says have joined by `at` (null when it does not say). */
+function joinedBy(point, at, timing) {
+  if (point.waiting === undefined) return null;
+  const elapsed = Math.min(Math.max(0, at - point.atMs / 1000), timing.extrapolateAtMostSeconds);
+  return point.serving + point.waiting + Math.floor((point.joins * elapsed) / 60);
+}
+
+/** `serving` bounded by the visitors `point`'s line says have joined by `at`. */
+function withinLine(point, serving, at, timing) {
+  const joined = joinedBy(point, at, timing);
+  return joined === null ? serving : Math.max(point.serving, Math.min(serving, joined));
+}
+
+/**
+ * The document was published before this visitor came (core.serving.document_predates): its
+ * newest point's line does not reach the page's turn. The page fetches it again sooner.
+ */
+export function documentPredates(points, turn, now, timing) {
+  const newest = anchorPoint(points, now, 0);
+  const joined = newest ? joinedBy(newest, now, timing) : null;
+  return joined !== null && turn > joined;
+}
+
+/**
+ * When the page calls its own /polling (epoch seconds): now when the serving number, extrapolated
+ * from the newest point, has reached its turn (or, as the page loads, is one place short);
+ * else `marginSeconds` after the moment it is predicted to reach it; null when the line is not
+ * moving or that moment is beyond the extrapolation's reach.
+ */
+export function firstOwnPoll(points, turn, now, timing, loading = false) {
+  const newest = anchorPoint(points, now, 0);
+  if (!newest) return null;
+  let serving = servingAt(points, now, 0, timing);
+  if (serving !== null) serving = withinLine(newest, serving, now, timing);
+  if (serving !== null && (serving >= turn || (loading && serving >= turn - 1))) return now;
+  if (newest.flow <= 0) return null;
+  const since = newest.atMs / 1000;
+  const index = dueBy(since, newest.flow, timing) + (turn - newest.serving) - 1;
+  let when = slotTime(index, newest.flow, timing) + timing.marginSeconds;
+  if (newest.waiting !== undefined && turn > newest.serving + newest.waiting) {
+    // The line the point states reaches the turn only as people join.
+    if (newest.joins <= 0) return null;
+    when = Math.max(when, since + ((turn - newest.serving - newest.waiting) * 60) / newest.joins);
+  }
+  if (when > since + timing.extrapolateAtMostSeconds) return null;
+  return Math.max(now, when);
+}
+
+/**
+ * The line as the page's own /polling answer says it (core.serving.answer_point): the serving
+ * number turn - position at the status's `updatedAt`, at the newest flow; null without points.
+ */
+export function answerPoint(points, turn, position, updatedAt) {
+  if (!points.length || !(updatedAt > 0)) return null;
+  return { atMs: updatedAt * 1000, serving: turn - position, flow: points[points.length - 1].flow };
+}
+
+/** The points the own /polling is planned from (core.serving.with_answer). */
+export function withAnswer(points, answered) {
+  if (!answered || (points.length && answered.atMs <= points[points.length - 1].atMs)) return points;
+  return [...points, answered];
+}
+
+/** Seconds until the next fetch of the shared document. */
+export function documentDelay({ visible, now, ownPollAt, claimSeconds = 0, predates = false }, timing) {
+  if (predates) return timing.stateMaxAgeSeconds;
+  if (visible) return timing.documentEverySeconds;
+  let most = timing.hiddenDocumentMaxSeconds;
+  if (claimSeconds > 0) most = Math.min(most, Math.max(timing.documentEverySeconds, claimSeconds / 2));
+  if (ownPollAt === null || ownPollAt === undefined) return most;
+  return Math.min(most, Math.max(timing.documentEverySeconds, (ownPollAt - now) / 2));
+}
+
+/**
+ * Seconds until the shown serving number reaches `turn` at `flow` a minute (the estimate,
+ * counting down with the clock), or null when nobody is being admitted now.
+ */
+export function secondsToTurn(points, turn, now, flow, timing) {
+  // The places left as shown, at the document's flow (the rate, or a full shop's turnover):
+  // a new rate shows at once.
+  const serving = shownServing(points, now, timing);
+  if (serving === null || !(flow > 0)) return null;
+  const left = turn - serving;
+  if (left <= 0) return 0;
+  const index = dueBy(now, flow, timing) + left - 1;
+  return Math.max(0, slotTime(index, flow, timing) - now);
+}
+
+/**
+ * The page's turn from its URL's fragment (the marketing link's redirect): {turn} for
+ * `#turn=<n>`, {prequeue: true} for `#prequeue` (a draw decides the turn), else {} (ask).
+ */
+export function readFragment(url, timing) {
+  let hash = "";
+  try {
+    hash = new URL(url).hash.replace(/^#/, "");
+  } catch {
+    return {};
+  }
+  if (hash === timing.prequeueFragment) return { prequeue: true };
+  const match = new RegExp(`^${timing.turnFragment}=(\\d{1,15})$`).exec(hash);
+  if (!match) return {};
+  const turn = Number(match[1]);
+  return turn >= 1 ? { turn } : {};
+}
+
+/** A capacity room's figures in the shared document, or undefined. */
+function documentCapacity(body) {
+  if (body.max_inside === undefined) return undefined;
+  const valid =
+    isCount(body.max_inside, 1) &&
+    isCount(body.inside, 0) &&
+    isCount(body.turnover, 0) &&
+    typeof body.full === "boolean";
+  if (!valid) return null;
+  return {
+    maxInside: body.max_inside,
+    inside: body.inside,
+    turnover: body.turnover,
+    full: body.full,
+    claimSeconds: isCount(body.claim_seconds, 0) ? body.claim_seconds : 0,
+  };
+}
+
+const DOCUMENT_STATES = new Set(["open", "off", "paused", "closed", "prequeue", "drawing"]);
+
+/**
+ * The shared state document (parsed JSON) as {kind, serving, rate, flow, slowed, updatedAt,
+ * points, nowMs, startsAt, drawn, ranked, prequeueBase, capacity, message, origin}, or
+ * {kind: "invalid"} (handled like a failed fetch). Without history the document's own serving
+ * number stands at its request time.
+ */
+export function interpretDocument(body, base) {
+  if (!body || typeof body !== "object" || !DOCUMENT_STATES.has(body.state)) {
+    return { kind: "invalid" };
+  }
+  if (!isCount(body.serving, 0) || !isCount(body.flow, 0) || !isCount(body.now, 0)) {
+    return { kind: "invalid" };
+  }
+  const capacity = documentCapacity(body);
+  if (capacity === null) return { kind: "invalid" };
+  let points = parseHistory(body.history);
+  if (!points.length) points = [{ atMs: body.now, serving: body.serving, flow: body.flow }];
+  const document = {
+    kind: body.state,
+    serving: body.serving,
+    rate: isCount(body.rate, 0) ? body.rate : 0,
+    flow: body.flow,
+    slowed: body.slowed === true,
+    updatedAt: body.updated_at,
+    points,
+    nowMs: body.now,
+    startsAt: isCount(body.starts_at, 0) ? body.starts_at : 0,
+    drawn: body.drawn === true,
+    ranked: body.ranked === true,
+    prequeueBase: isCount(body.prequeue_base, 0) ? body.prequeue_base : 0,
+    message: typeof body.message === "string" ? body.message.slice(0, 200) : "",
+  };
+  if (capacity) document.capacity = capacity;
+  if (body.state === "off") {
+    const origin = safeRedirectUrl(body.origin, base);
+    if (!origin) return { kind: "invalid" };
+    document.origin = origin;
+  }
+  return document;
+}
+
+/**
+ * The offset (ms) of the room's clock from this one, from the documents fetched lately: each
+ * gives a lower bound (its request time plus the edge's Age, against when it arrived). A clock
+ * within CLOCK_TOLERANCE_MS of the room's is taken as right: the Age header counts whole
+ * seconds, and a page on a well-set clock should not be moved by it.
+ */
+export const CLOCK_TOLERANCE_MS = 1500;
+export function clockOffset(samples) {
+  if (!samples.length) return 0;
+  const best = Math.max(...samples);
+  return Math.abs(best) < CLOCK_TOLERANCE_MS ? 0 : best;
 }

@@ -1,15 +1,25 @@
-// The waiting room page's controller: reads the room's config, polls /polling, shows the answer,
-// and in capacity mode lets the visitor leave the line (/leave).
-// Every decision (formatting, smoothing, timing, what to announce) is a pure function of
-// page.js; this file only touches the page. Elements are found by their data-bk hooks
-// (docs/page.md), and every hook but the required ones may be missing from a custom template.
+// The waiting room page's controller: reads the room's config, follows the room's shared state
+// (/state, the same for everyone, kept by the edge), asks its own /polling only near its turn,
+// shows the place and a live estimate, and in capacity mode lets the visitor leave (/leave).
+// Every decision (the serving number, when to ask, formatting, what to announce) is a pure
+// function of page.js, whose figures come from the room config's `timing` (core/serving.py);
+// this file only touches the page. Elements are found by their data-bk hooks (docs/page.md).
+//
+// Without the shared state (the edge can not be reached, or the document is not valid) the
+// page falls back to asking its own /polling as often as the answers say (`poll_after`), so a
+// visitor is never stranded.
 
 import {
   admissionUrl,
   backoffDelay,
   chooseLanguage,
+  clockOffset,
   DEFAULT_LANGUAGE,
+  documentDelay,
+  documentPredates,
   fill,
+  answerPoint,
+  firstOwnPoll,
   formatClock,
   formatNumber,
   formattingLocale,
@@ -20,14 +30,19 @@ import {
   hasEstimate,
   goneKey,
   interpretAnswer,
+  interpretDocument,
   isFull,
   nextPosition,
   pollDelay,
   prequeueDelay,
   progressPercent,
+  readFragment,
   safeRedirectUrl,
+  secondsToTurn,
   sendLeave,
+  withAnswer,
   shouldAnnounce,
+  shownServing,
   smoothEstimate,
   waitNoteKey,
 } from "./page.js";
@@ -35,10 +50,13 @@ import {
 // How long the "why your wait went up" note stays after a rise.
 const RISE_NOTE_MS = 120_000;
 const FIRST_POSITION_KEY = "beekeeper.firstPosition";
+// Offset samples kept for the room's clock (one a document).
+const CLOCK_SAMPLES = 8;
 
 export function startRoom(env) {
   const { document, window } = env;
   const config = JSON.parse(document.getElementById("beekeeper-room").textContent);
+  const timing = config.timing;
   const lang = chooseLanguage(
     env.languages,
     Object.keys(config.strings),
@@ -73,33 +91,46 @@ export function startRoom(env) {
   // The routes an admission may go through (capacity mode's /enter): names from the page's own
   // config, relative to the page like pollUrl; an answer only picks one by name.
   const admissionRoutes = config.enterUrl ? { enter: config.enterUrl } : {};
+  const fragment = timing ? readFragment(env.baseUrl, timing) : {};
 
   const state = {
+    turn: fragment.turn ?? null, // the serving number at which this visitor's turn comes
+    awaitingDraw: fragment.prequeue === true, // a pre-queue place: the draw decides the turn
+    doc: null, // the shared state as last fetched (interpretDocument)
+    docAt: 0, // when it arrived (this clock)
+    docNextAt: 0,
+    docFailures: 0,
+    offsets: [], // the room's clock against this one, one sample a document
+    ownNear: false, // asking every few seconds: the turn has come or is about to
+    ownInFlight: false,
+    ownNextAt: 0,
+    // Until the first document with a turn: a page loading at the front asks at once.
+    loading: true,
+    answered: null, // the line as the last own /polling answer said it (core.serving.with_answer)
+    ownFailures: 0,
+    lastAnswer: null, // the last waiting answer of /polling (shown when there is no document)
     position: null,
     estimate: null,
     roseAt: -Infinity,
-    failures: 0,
     announced: null,
-    timer: null,
-    nextAt: 0,
+    docTimer: null,
+    ownTimer: null,
+    tick: null,
+    countdown: null,
     stopped: false,
     capacity: false,
     firstPosition: readFirstPosition(window),
-    tick: null,
   };
+
+  // The room's time now (seconds), this clock corrected when it is clearly wrong.
+  const roomNow = () => (env.now() + clockOffset(state.offsets)) / 1000;
+  const visible = () => document.visibilityState !== "hidden";
 
   function announce(next, text) {
     const now = env.now();
     if (!shouldAnnounce(state.announced, next, now)) return;
     state.announced = { ...next, at: now };
     setText("status", text);
-  }
-
-  function schedule(delayMs) {
-    window.clearTimeout(state.timer);
-    state.nextAt = env.now() + delayMs;
-    state.timer = window.setTimeout(poll, delayMs);
-    return state.nextAt;
   }
 
   function showNotice(title, text, linkText, href) {
@@ -116,72 +147,361 @@ export function startRoom(env) {
     announce({ kind: "notice" }, /[.!?]$/.test(title) ? `${title} ${text}` : `${title}. ${text}`);
   }
 
-  // When the page last asked and asks next; the details are shown, any failure note hidden.
-  function showChecked(now, nextAt) {
+  // When the page last heard from the room and will next; the details are shown.
+  function showChecked(lastAt, nextAt) {
     setText(
       "checked",
-      fill(t.checkedTimes, { last: formatClock(now, locale), next: formatClock(nextAt, locale) }),
+      fill(t.checkedTimes, { last: formatClock(lastAt, locale), next: formatClock(nextAt, locale) }),
     );
     show("retry", false);
     show("details", true);
   }
 
-  // A scheduled event's pre-queue: a live countdown to the start in the visitor's time zone.
-  function showPrequeue(answer) {
+  function stop() {
+    state.stopped = true;
+    window.clearTimeout(state.docTimer);
+    window.clearTimeout(state.ownTimer);
+    window.clearTimeout(state.tick);
+    window.clearTimeout(state.countdown);
+  }
+
+  function leaveFor(url, title, text, linkText) {
+    stop();
+    showNotice(title, text, linkText, url);
+    env.navigate(url);
+  }
+
+  function showLeft() {
+    clearFirstPosition(window);
+    showNotice(t.leftTitle, t.leftText, t.rejoinLink, joinUrl);
+  }
+
+  function showClosed(message) {
+    stop();
+    clearFirstPosition(window);
+    const text = message ? `${t.closedText} ${message}` : t.closedText;
+    showNotice(t.closedTitle, text, t.joinLink, joinUrl);
+    show("notice-link", false);
+  }
+
+  function showFailure(failures, nextAt) {
+    const text = fill(t.retrying, { next: formatClock(nextAt, locale) });
+    setText("retry", text);
+    show("retry", true);
+    announce({ kind: "retrying" }, text);
+    return failures;
+  }
+
+  // -- the shared state -------------------------------------------------------------------
+
+  function scheduleDocument(delayMs) {
+    window.clearTimeout(state.docTimer);
+    state.docNextAt = env.now() + delayMs;
+    state.docTimer = window.setTimeout(fetchDocument, delayMs);
+  }
+
+  async function fetchDocument() {
+    if (state.stopped || !config.stateUrl || !timing) return;
+    state.docTimer = null;
+    let doc;
+    let age = 0;
+    try {
+      const response = await env.fetch(config.stateUrl, { headers: { Accept: "application/json" } });
+      if (response.ok) {
+        doc = interpretDocument(await response.json(), env.baseUrl);
+        age = Number(response.headers?.get?.("Age")) || 0;
+      }
+    } catch {
+      doc = null;
+    }
+    if (state.stopped) return;
+    if (!doc || doc.kind === "invalid") {
+      state.docFailures += 1;
+      scheduleDocument(backoffDelay(state.docFailures, env.random));
+      // Shown only when nothing else tells the visitor how things stand.
+      if (!state.lastAnswer && state.doc === null && !state.ownTimer && !state.ownInFlight) {
+        showFailure(state.docFailures, state.docNextAt);
+      }
+      return;
+    }
+    state.docFailures = 0;
+    const arrived = env.now();
+    state.offsets = [...state.offsets, doc.nowMs + age * 1000 - arrived].slice(-CLOCK_SAMPLES);
+    state.doc = doc;
+    state.docAt = arrived;
+    if (doc.kind !== "off" && doc.kind !== "closed") nextDocument();
+    handleDocument(doc);
+  }
+
+  function nextDocument() {
+    const doc = state.doc;
+    const ownPollAt = doc && state.turn !== null ? firstOwnPoll(ownPoints(doc), state.turn, roomNow(), timing) : null;
+    const claimSeconds = doc?.capacity?.claimSeconds ?? 0;
+    // The first document with the turn, if published before this visitor came: again soon.
+    const predates = state.loading && doc && state.turn !== null && documentPredates(doc.points, state.turn, roomNow(), timing);
+    const delay = documentDelay(
+      { visible: visible(), now: roomNow(), ownPollAt, claimSeconds, predates },
+      timing,
+    );
+    scheduleDocument(Math.round(delay * 1000));
+  }
+
+  function handleDocument(doc) {
+    if (doc.kind === "off") {
+      // The room is off: straight to the shop, without asking the origin anything.
+      clearFirstPosition(window);
+      return leaveFor(doc.origin, t.roomOffTitle, t.roomOffText, t.roomOffLink);
+    }
+    if (doc.kind === "closed") return showClosed(doc.message);
+    if (doc.capacity) state.capacity = true;
+    if (state.turn === null) {
+      if (doc.kind === "prequeue" || doc.kind === "drawing") {
+        showPrequeue(doc.startsAt, doc.kind === "drawing");
+        // Asked first at the start, spread over a few seconds (the draw is made then).
+        if (!state.ownTimer && !state.ownInFlight) {
+          const untilStart = Math.max(0, doc.startsAt * 1000 - roomNow() * 1000);
+          scheduleOwn(Math.round(untilStart + timing.startJitterSeconds * 1000 * env.random()));
+        }
+        return;
+      }
+      // The turn only /polling knows (a drawn rank, or no fragment): ask, once the draw is made.
+      if (!state.ownTimer && !state.ownInFlight && !state.ownNear) {
+        const spread = state.awaitingDraw ? timing.startJitterSeconds * 1000 * env.random() : 0;
+        scheduleOwn(Math.round(spread));
+      }
+      return;
+    }
+    stopCountdown();
+    render();
+    planOwnPoll();
+  }
+
+  // The place and the estimate, from the shared state and the clock: counted down every second.
+  function render() {
+    window.clearTimeout(state.tick);
+    state.tick = null;
+    const doc = state.doc;
+    if (state.stopped || !doc || state.turn === null) return;
+    // The whole second: every page shows the place of the same moment, whenever it redraws.
+    const now = Math.floor(roomNow());
+    const serving = shownServing(doc.points, now, timing);
+    const place = state.turn - serving;
+    const paused = doc.kind === "paused";
+    const waitSeconds = paused ? null : secondsToTurn(doc.points, state.turn, now, doc.flow, timing);
+    showPlace(place, waitSeconds, doc, paused);
+    state.tick = window.setTimeout(render, 1000 - ((roomNow() * 1000) % 1000));
+  }
+
+  function showPlace(place, waitSeconds, doc, paused) {
     const now = env.now();
-    const startsAtMs = answer.startsAt * 1000;
+    show("waiting", true);
+    state.position = place;
+    if (place >= 1 && (state.firstPosition == null || place > state.firstPosition)) {
+      state.firstPosition = place;
+      writeFirstPosition(window, place);
+    }
+    const positionText = formatPosition(place, t, locale);
+    const full = doc.capacity?.full === true;
+    const fullNote = hook("full-note");
+    setText("full-note", t.fullNote);
+    show("full-note", full && !paused);
+    setText("position", full && !fullNote && !paused ? `${t.fullNote} ${positionText}` : positionText);
+    let waitText = t.waitUnknown;
+    if (paused) {
+      setText("wait", t.pausedText);
+      show("wait-note", false);
+    } else {
+      if (waitSeconds !== null) {
+        state.estimate = smoothEstimate(state.estimate, { eta: waitSeconds, at: now });
+        if (state.estimate.rose) state.roseAt = now;
+        waitText = formatWait(state.estimate.eta, t, locale);
+      }
+      setText("wait", `${t.waitLabel} ${waitText}`);
+      const answerLike = { kind: "waiting", slowed: doc.slowed, capacity: doc.capacity };
+      const noteKey = waitNoteKey(now - state.roseAt < RISE_NOTE_MS, answerLike);
+      const note = noteKey ? t[noteKey] : "";
+      setText("wait-note", note);
+      show("wait-note", Boolean(note));
+    }
+    show("leave", state.capacity);
+    showProgress(Math.max(1, place));
+    showChecked(state.docAt, state.docNextAt);
+    if (paused) return announce({ kind: "paused" }, t.announcePaused);
+    const spoken = full
+      ? `${positionText} ${t.fullNote} ${t.waitLabel} ${waitText}.`
+      : place < 1
+        ? `${positionText}`
+        : fill(place <= 1 ? t.announceNext : t.announceWaiting, {
+            position: formatNumber(place, locale),
+            wait: waitText,
+          });
+    announce({ kind: "waiting", waitText, position: place, full }, spoken);
+  }
+
+  function showProgress(position) {
+    const percent = progressPercent(state.firstPosition, position);
+    if (progress) {
+      progress.setAttribute("aria-valuenow", String(percent));
+      progress.setAttribute("aria-valuetext", fill(t.progressValue, { percent }));
+    }
+    const bar = hook("progress-fill");
+    if (bar) bar.style.width = `${Math.max(percent, 2)}%`;
+  }
+
+  // A scheduled event's pre-queue: a live countdown to the start in the visitor's time zone.
+  function showPrequeue(startsAt, drawing) {
+    const startsAtMs = startsAt * 1000;
     const startText = fill(t.prequeueStartsAt, { time: formatStart(startsAtMs, locale) });
     const count = () => {
-      const left = startsAtMs - env.now();
+      const left = startsAtMs - roomNow() * 1000;
       setText(
         "position",
-        left > 0
+        left > 0 && !drawing
           ? fill(t.prequeueCountdown, { countdown: formatCountdown(left, t, locale) })
           : t.prequeueDrawing,
       );
       // The next whole second of the countdown.
-      state.tick = left > 0 ? window.setTimeout(count, left % 1000 || 1000) : null;
+      state.countdown = left > 0 && !drawing ? window.setTimeout(count, left % 1000 || 1000) : null;
     };
-    window.clearTimeout(state.tick);
+    window.clearTimeout(state.countdown);
     count();
     setText("wait", startsAtMs > 0 ? startText : "");
     setText("wait-note", t.prequeueDraw);
     show("wait-note", true);
     show("progress", false);
     show("leave", false);
-    const nextAt = schedule(prequeueDelay(answer.pollAfter, startsAtMs - now, env.random));
-    showChecked(now, nextAt);
+    showChecked(env.now(), Math.min(state.docNextAt || Infinity, state.ownNextAt || Infinity));
     announce({ kind: "prequeue" }, fill(t.announcePrequeue, { time: formatStart(startsAtMs, locale) }));
   }
 
   function stopCountdown() {
-    window.clearTimeout(state.tick);
-    state.tick = null;
+    window.clearTimeout(state.countdown);
+    state.countdown = null;
     show("progress", true);
   }
 
-  // A held line: the place is kept, nothing moves until the operator resumes.
-  function showPaused(answer) {
-    const now = env.now();
+  // -- the visitor's own /polling ------------------------------------------------------------
+
+  function scheduleOwn(delayMs) {
+    window.clearTimeout(state.ownTimer);
+    state.ownNextAt = env.now() + delayMs;
+    state.ownTimer = window.setTimeout(ownPoll, delayMs);
+  }
+
+  // The points the own /polling is planned from: the document's, and the last own answer's.
+  function ownPoints(doc) {
+    return withAnswer(doc.points, state.answered);
+  }
+
+  // Near the turn, at the moment the shared state predicts: not before.
+  function planOwnPoll() {
+    const doc = state.doc;
+    if (state.ownNear || state.ownInFlight) return;
+    if (!doc || state.turn === null || doc.kind !== "open") {
+      if (doc?.kind === "paused") {
+        window.clearTimeout(state.ownTimer);
+        state.ownTimer = null;
+      }
+      return;
+    }
+    const now = roomNow();
+    const at = firstOwnPoll(ownPoints(doc), state.turn, now, timing, state.loading);
+    state.loading = false;
+    window.clearTimeout(state.ownTimer);
+    state.ownTimer = null;
+    if (at === null) return;
+    // Only when it comes before the next document, which may move it.
+    const untilMs = Math.round((at - now) * 1000);
+    if (env.now() + untilMs <= state.docNextAt) scheduleOwn(untilMs);
+  }
+
+  async function ownPoll() {
+    if (state.stopped) return;
+    state.ownTimer = null;
+    state.ownInFlight = true;
+    let answer;
+    try {
+      const response = await env.fetch(config.pollUrl, {
+        credentials: "same-origin",
+        cache: "no-store",
+        headers: { Accept: "application/json" },
+      });
+      answer = response.ok
+        ? interpretAnswer(await response.json(), env.baseUrl, admissionRoutes)
+        : null;
+    } catch {
+      answer = null;
+    }
+    state.ownInFlight = false;
+    if (state.stopped) return;
+    if (!answer || answer.kind === "invalid") {
+      state.ownFailures += 1;
+      scheduleOwn(backoffDelay(state.ownFailures, env.random));
+      if (state.doc === null || state.ownNear) showFailure(state.ownFailures, state.ownNextAt);
+      return;
+    }
+    state.ownFailures = 0;
+    if (answer.kind === "admitted") {
+      clearFirstPosition(window);
+      return leaveFor(admissionUrl(answer), t.admittedTitle, t.admittedText, t.admittedLink);
+    }
+    if (answer.kind === "room_off") {
+      return leaveFor(joinUrl, t.roomOffTitle, t.roomOffText, t.roomOffLink);
+    }
+    if (answer.kind === "left") {
+      stop();
+      return showLeft();
+    }
+    if (answer.kind === "gone") {
+      stop();
+      clearFirstPosition(window);
+      const key = goneKey(answer.state);
+      return showNotice(t[`${key}Title`], t[`${key}Text`], t.joinLink, joinUrl);
+    }
+    if (answer.kind === "closed") return showClosed(answer.message);
+    if (answer.kind === "prequeue") {
+      state.awaitingDraw = true;
+      showPrequeue(answer.startsAt, answer.startsAt * 1000 <= roomNow() * 1000);
+      scheduleOwn(prequeueDelay(answer.pollAfter, answer.startsAt * 1000 - roomNow() * 1000, env.random));
+      return;
+    }
+    if (answer.turn) state.turn = answer.turn;
+    if (answer.kind === "waiting" && state.doc && state.turn !== null) {
+      state.answered = answerPoint(state.doc.points, state.turn, answer.position, answer.updatedAt);
+    }
+    if (state.doc && state.turn !== null) {
+      // The shared state shows the place. Not admitted yet: ask again every few seconds while
+      // the state says the turn has come, else when it next says so.
+      state.ownNear = false;
+      handleDocument(state.doc);
+      const now = roomNow();
+      const at = state.doc.kind === "open" ? firstOwnPoll(ownPoints(state.doc), state.turn, now, timing) : null;
+      if (answer.kind === "waiting" && at !== null && at <= now) {
+        state.ownNear = true;
+        scheduleOwn(timing.ownPollEverySeconds * 1000);
+      }
+      return;
+    }
+    // No shared state (yet): as the answer says, like a page without the edge would.
+    state.ownNear = false;
+    state.lastAnswer = answer;
+    if (answer.kind === "paused") return showPausedAnswer(answer);
+    showWaitingAnswer(answer);
+  }
+
+  function showPausedAnswer(answer) {
     state.position = nextPosition(state.position, answer.position);
     setText("position", formatPosition(state.position, t, locale));
     setText("wait", t.pausedText);
     show("wait-note", false);
-    const nextAt = schedule(pollDelay(answer.pollAfter, env.random));
-    showChecked(now, nextAt);
+    scheduleOwn(pollDelay(answer.pollAfter, env.random));
+    showChecked(env.now(), state.ownNextAt);
     announce({ kind: "paused" }, t.announcePaused);
   }
 
-  function showClosed(answer) {
-    stop();
-    clearFirstPosition(window);
-    const text = answer.message ? `${t.closedText} ${answer.message}` : t.closedText;
-    showNotice(t.closedTitle, text, t.joinLink, joinUrl);
-    show("notice-link", false);
-  }
-
-  function showWaiting(answer) {
+  function showWaitingAnswer(answer) {
     const now = env.now();
+    stopCountdown();
     state.position = nextPosition(state.position, answer.position);
     if (state.firstPosition == null || state.position > state.firstPosition) {
       state.firstPosition = state.position;
@@ -195,7 +515,6 @@ export function startRoom(env) {
     }
     const full = isFull(answer);
     const positionText = formatPosition(state.position, t, locale);
-    // Why a full shop's line waits; a template without the hook gets it with the position.
     const fullNote = hook("full-note");
     setText("full-note", t.fullNote);
     show("full-note", full);
@@ -208,17 +527,9 @@ export function startRoom(env) {
     // Only a capacity-mode room has /leave; once seen, the button stays for the tab's life.
     if (answer.capacity) state.capacity = true;
     show("leave", state.capacity);
-
-    const percent = progressPercent(state.firstPosition, state.position);
-    if (progress) {
-      progress.setAttribute("aria-valuenow", String(percent));
-      progress.setAttribute("aria-valuetext", fill(t.progressValue, { percent }));
-    }
-    const bar = hook("progress-fill");
-    if (bar) bar.style.width = `${Math.max(percent, 2)}%`;
-
-    const nextAt = schedule(pollDelay(answer.pollAfter, env.random));
-    showChecked(now, nextAt);
+    showProgress(state.position);
+    scheduleOwn(pollDelay(answer.pollAfter, env.random));
+    showChecked(now, state.ownNextAt);
     const spoken = full
       ? `${positionText} ${t.fullNote} ${t.waitLabel} ${waitText}.`
       : fill(state.position <= 1 ? t.announceNext : t.announceWaiting, {
@@ -226,32 +537,6 @@ export function startRoom(env) {
           wait: waitText,
         });
     announce({ kind: "waiting", waitText, position: state.position, full }, spoken);
-  }
-
-  function showFailure() {
-    state.failures += 1;
-    const nextAt = schedule(backoffDelay(state.failures, env.random));
-    const text = fill(t.retrying, { next: formatClock(nextAt, locale) });
-    setText("retry", text);
-    show("retry", true);
-    announce({ kind: "retrying" }, text);
-  }
-
-  function stop() {
-    state.stopped = true;
-    window.clearTimeout(state.timer);
-    window.clearTimeout(state.tick);
-  }
-
-  function leaveFor(url, title, text, linkText) {
-    stop();
-    showNotice(title, text, linkText, url);
-    env.navigate(url);
-  }
-
-  function showLeft() {
-    clearFirstPosition(window);
-    showNotice(t.leftTitle, t.leftText, t.rejoinLink, joinUrl);
   }
 
   // The "Leave the line" button: the room is told (a beacon, or a keepalive POST), the page stops
@@ -275,60 +560,23 @@ export function startRoom(env) {
   show("leave", false);
   show("full-note", false);
 
-  async function poll() {
-    if (state.stopped) return;
-    state.timer = null;
-    let answer;
-    try {
-      const response = await env.fetch(config.pollUrl, {
-        credentials: "same-origin",
-        cache: "no-store",
-        headers: { Accept: "application/json" },
-      });
-      answer = response.ok
-        ? interpretAnswer(await response.json(), env.baseUrl, admissionRoutes)
-        : null;
-    } catch {
-      answer = null;
-    }
-    if (state.stopped) return;
-    if (!answer || answer.kind === "invalid") return showFailure();
-    state.failures = 0;
-    if (answer.kind === "prequeue") return showPrequeue(answer);
-    stopCountdown();
-    if (answer.kind === "closed") return showClosed(answer);
-    if (answer.kind === "paused") return showPaused(answer);
-    if (answer.kind === "admitted") {
-      clearFirstPosition(window);
-      return leaveFor(admissionUrl(answer), t.admittedTitle, t.admittedText, t.admittedLink);
-    }
-    if (answer.kind === "room_off") {
-      return leaveFor(joinUrl, t.roomOffTitle, t.roomOffText, t.roomOffLink);
-    }
-    if (answer.kind === "left") {
-      stop();
-      return showLeft();
-    }
-    if (answer.kind === "gone") {
-      state.stopped = true;
-      clearFirstPosition(window);
-      const key = goneKey(answer.state);
-      return showNotice(t[`${key}Title`], t[`${key}Text`], t.joinLink, joinUrl);
-    }
-    return showWaiting(answer);
-  }
-
-  // Background tabs run timers late; when the visitor comes back, an overdue poll runs at once.
+  // Background tabs run timers late and fetch the state rarely; when the visitor comes back,
+  // the state is fetched at once, and an overdue own poll runs.
   document.addEventListener("visibilitychange", () => {
-    if (document.visibilityState === "visible" && !state.stopped && state.timer !== null) {
-      if (env.now() >= state.nextAt) {
-        window.clearTimeout(state.timer);
-        poll();
-      }
+    if (document.visibilityState !== "visible" || state.stopped) return;
+    if (env.now() - state.docAt >= 1000) {
+      window.clearTimeout(state.docTimer);
+      fetchDocument();
+    }
+    if (state.ownTimer !== null && env.now() >= state.ownNextAt) {
+      window.clearTimeout(state.ownTimer);
+      ownPoll();
     }
   });
 
-  poll();
+  fetchDocument();
+  // Without its turn (no fragment) the page asks at once; a pre-queue place waits for the draw.
+  if (state.turn === null && !state.awaitingDraw) ownPoll();
 }
 
 // The first position this visitor saw, kept for the tab's life so a reload keeps the progress bar.

@@ -34,6 +34,17 @@ def deploy(ctx: click.Context, name: str, yes: bool) -> None:
     click.echo(f"Client check URL (your shop asks it): {deployment.client_check_url}")
     click.echo(f"JWKS URL (your shop verifies tickets with it): {deployment.jwks_url}")
     click.echo(alerts_notice(settings, factory.store().room_path(name)), err=True)
+    if settings.domain:
+        click.echo(domain_notice(settings, deployment.edge_domain), err=True)
+
+
+def domain_notice(settings: RoomSettings, edge_domain: str | None) -> str:
+    """Where the room's own domain must point: the distribution (DNS is the shop's)."""
+    target = edge_domain or "the distribution's domain (EdgeDomain)"
+    return (
+        f"Point {settings.domain} at {target} (a CNAME record, or an alias record in Route 53); "
+        f"until it resolves there, the room answers at https://{target}."
+    )
 
 
 def alerts_notice(settings: RoomSettings, room_file: Path) -> str:

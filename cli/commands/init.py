@@ -23,6 +23,8 @@ NOT_ASKED = (
     "presence_idle_minutes",
     "starts_at",
     "join_work",
+    "domain",
+    "certificate_arn",
 )
 
 

@@ -19,6 +19,7 @@ from beekeeper.cli.rooms import Deployment, LocalRoom, RoomStore
 
 def _urls(deployment: Deployment) -> dict[str, Any]:
     return {
+        "public_url": deployment.public_url,
         "marketing_url": deployment.marketing_url,
         "client_check_url": deployment.client_check_url,
         "page_url": deployment.page_url,
@@ -75,6 +76,8 @@ def list_rooms(ctx: click.Context, as_json: bool) -> None:
             continue
         click.echo(f"{row['name']} ({row['region']}): {_state(row)}")
         if row["deployed"]:
+            if row.get("public_url"):
+                click.echo(f"  public address:   {row['public_url']}")
             click.echo(f"  marketing URL:    {row['marketing_url']}")
             click.echo(f"  client check URL: {row['client_check_url']}")
         if "local_pid" in row and not row["local"]:

@@ -213,6 +213,27 @@ def busiest_second(result: SimulationResult) -> str:
     )
 
 
+def _ratio(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f} x"
+
+
+def request_lines(result: SimulationResult) -> list[str]:
+    """What the pages sent: the origin's and the edge's requests, and the notice time."""
+    if not result.origin_requests_per_minute:
+        return []
+    return [
+        f"origin (API Gateway) requests: {result.origin_requests_per_second_mean:,.0f}/s on "
+        f"average, {result.origin_requests_per_second_peak:,}/s at the busiest second; "
+        f"{_ratio(result.origin_ratio_max)} the joins and admissions in the worst minute "
+        f"({_ratio(result.origin_ratio)} over the run)",
+        f"edge (CloudFront) requests: {result.edge_requests_per_second_peak:,}/s at the "
+        f"busiest second; own /polling per admission: "
+        f"{result.visitor_polls_per_admission or 0:.2f}; admission noticed by the page: "
+        f"median {_seconds(result.noticed_seconds_p50)}, "
+        f"p90 {_seconds(result.noticed_seconds_p90)}",
+    ]
+
+
 def render_table(result: SimulationResult) -> str:
     faults = ", ".join(result.faults) or "none"
     lines = [
@@ -254,6 +275,7 @@ def render_table(result: SimulationResult) -> str:
         )
     if result.capacity is not None:
         lines += table_lines(result.capacity)
+    lines += request_lines(result)
     if result.join_work_ms:
         lines.append(
             f"work before joining ({result.join_work_ms:,} ms of a typical phone): median "
@@ -265,9 +287,9 @@ def render_table(result: SimulationResult) -> str:
         )
     if result.positions_checked:
         lines.append(
-            f"positions shown to polling pages: {result.positions_checked:,} checked, "
-            f"{result.position_errors:,} off the true place (by {result.position_error_max} "
-            "at most)"
+            f"places shown by a sample of pages (predicted from the shared state): "
+            f"{result.positions_checked:,} checked, {result.position_errors:,} off the true "
+            f"place (by {result.position_error_max:,} at most)"
         )
     if result.starts_at_minute is not None:
         tau = "-" if result.prequeue_order_tau is None else f"{result.prequeue_order_tau:+.3f}"

@@ -93,6 +93,10 @@ class Run:
             self._clients[service] = self._boto3.client(service, region_name=self.region)
         return self._clients[service]
 
+    def us_east_1(self, service: str) -> Any:
+        """The edge's part (the distribution, its WAF) is in us-east-1 whatever the region."""
+        return self._boto3.client(service, region_name="us-east-1")
+
     def beekeeper(self, args: Sequence[str]) -> subprocess.CompletedProcess[str]:
         env = {
             **os.environ,
@@ -130,7 +134,9 @@ def real_room(installed_beekeeper: Path, tmp_path: Path) -> Iterator[Run]:
     finally:
         destroyed = run.beekeeper(["destroy", run.name, "--yes"])
         run.report.append(f"destroy: exit {destroyed.returncode}")
-        left = aws_checks.wait_until_gone(run.client, run.name, timeout=300, sleep=time.sleep)
+        left = aws_checks.wait_until_gone(
+            run.client, run.name, timeout=300, sleep=time.sleep, us_east_1=run.us_east_1
+        )
         run.report.append(f"left behind after destroy: {left or 'nothing'}")
         run.report.append(f"whole run: {(time.monotonic() - started) / 60:.1f} min")
         print("\n== real-AWS journey\n" + "\n".join(run.report))
@@ -157,6 +163,7 @@ def deployed(run: Run) -> journey.JourneyRoom:
         dynamodb=run.client("dynamodb"),
         table=outputs["TableName"],
         report=run.report,
+        origin_url=outputs["OriginUrl"],
     )
 
 

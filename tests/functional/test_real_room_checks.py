@@ -139,7 +139,8 @@ def test_a_deleted_resource_the_tagging_api_still_lists_is_not_a_leftover(
     listed = [
         f"arn:aws:dynamodb:{REGION}:123456789012:table/beekeeper-{ROOM}",
         f"arn:aws:lambda:{REGION}:123456789012:function:beekeeper-{ROOM}-producer",
-        f"arn:aws:wafv2:{REGION}:123456789012:regional/webacl/beekeeper-{ROOM}/x",
+        f"arn:aws:wafv2:{REGION}:123456789012:regional/webacl/beekeeper-{ROOM}-origin-lock/x",
+        f"arn:aws:kinesis:{REGION}:123456789012:stream/beekeeper-{ROOM}",
     ]
     with Stubber(tagging) as stubber:
         stubber.add_response(
@@ -150,6 +151,46 @@ def test_a_deleted_resource_the_tagging_api_still_lists_is_not_a_leftover(
         def with_stubbed_tagging(service: str) -> Any:
             return tagging if service == "resourcegroupstaggingapi" else clients(service)
 
-        # The table and function are gone (moto has neither); a service the check does not
-        # know is reported rather than passed.
-        assert aws_checks.leftovers(with_stubbed_tagging, ROOM) == [listed[2]]
+        # The table, function and web ACL are gone (moto has none); a service the check does
+        # not know is reported rather than passed.
+        assert aws_checks.leftovers(with_stubbed_tagging, ROOM) == [listed[3]]
+
+
+def test_the_edge_s_leftovers_are_looked_for_in_us_east_1(clients: Callable[[str], Any]) -> None:
+    def us_east_1(service: str) -> Any:
+        return boto3.client(service, region_name="us-east-1")
+
+    stack = f"beekeeper-{ROOM}-edge-waf"
+    us_east_1("cloudformation").create_stack(
+        StackName=stack,
+        TemplateBody='{"Resources": {"Q": {"Type": "AWS::SQS::Queue"}}}',
+    )
+    created = us_east_1("cloudfront").create_distribution(
+        DistributionConfig={
+            "CallerReference": "e2e",
+            "Comment": f"Beekeeper waiting room {ROOM}",
+            "Enabled": True,
+            "Origins": {
+                "Quantity": 1,
+                "Items": [
+                    {
+                        "Id": "api",
+                        "DomainName": "abc.execute-api.eu-west-1.amazonaws.com",
+                        "CustomOriginConfig": {
+                            "HTTPPort": 80,
+                            "HTTPSPort": 443,
+                            "OriginProtocolPolicy": "https-only",
+                        },
+                    }
+                ],
+            },
+            "DefaultCacheBehavior": {
+                "TargetOriginId": "api",
+                "ViewerProtocolPolicy": "redirect-to-https",
+                "CachePolicyId": "4135ea2d-6df8-44a3-9df3-4b5a84be39ad",
+            },
+        }
+    )["Distribution"]
+    found = aws_checks.leftovers(clients, ROOM, us_east_1)
+    assert found == sorted([f"distribution {created['Id']}", f"stack {stack} in us-east-1"])
+    assert aws_checks.leftovers(clients, "another-room", us_east_1) == []

@@ -157,6 +157,7 @@ def test_waiting_visitor_reads_its_status_copy(dynamodb: Any) -> None:
         "allow": False,
         "state": "waiting",
         "position": 600,
+        "turn": 1600,
         "eta_seconds": 60,
         "poll_after": 29,  # half of the earliest admission, 599 ahead at 10 a second
         "rate": 600,

@@ -54,11 +54,21 @@ def test_synth_with_no_context_builds_the_sample_room(tmp_path: Path) -> None:
     template = json.loads((outdir / "beekeeper-sample.template.json").read_text())
     kinds = [resource["Type"] for resource in template["Resources"].values()]
     assert kinds.count("AWS::Lambda::Function") == 4
-    # The sample room has no WAF and no governor schedule: only the trigger's.
-    assert "AWS::WAFv2::WebACL" not in kinds
+    # The edge in front, the origin lock on the stage; no governor schedule: only the trigger's.
+    assert kinds.count("AWS::CloudFront::Distribution") == 1
+    assert kinds.count("AWS::WAFv2::WebACL") == 1
     assert kinds.count("AWS::Events::Rule") == 1
+    # The per-address rule (on by default) is the edge WAF's, in its own us-east-1 stack.
+    waf = json.loads((outdir / "beekeeper-sample-edge-waf.template.json").read_text())
+    scopes = [
+        r["Properties"]["Scope"]
+        for r in waf["Resources"].values()
+        if r["Type"] == "AWS::WAFv2::WebACL"
+    ]
+    assert scopes == ["CLOUDFRONT"]
     acknowledged = {rule["id"] for rule in template["Metadata"]["cdk_nag"]["rules_to_suppress"]}
-    assert "AwsSolutions-APIG3" in acknowledged  # WAF off is acknowledged, with its reason
+    # No domain: CloudFront's own certificate and TLS policy, acknowledged with the reason.
+    assert "AwsSolutions-CFR4" in acknowledged
     assert SAMPLE_ROOM.origin in json.dumps(template)
 
 

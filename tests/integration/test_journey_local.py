@@ -67,7 +67,7 @@ def test_the_journey_a_shop_relies_on(local_room: LocalProcess) -> None:
     journey.off_sends_new_visitors_to_the_shop(room)
     journey.rate_changes_the_status(room, 120)
     steps = ["marketing link", "the work of 8 visitors", "marketing link with the solution"]
-    steps += ["page", "/polling"]
+    steps += ["page", "state", "/polling"]
     steps += ["admission", "tickets", "/client", "off", "rate"]
     assert [line.split(":")[0] for line in room.report] == steps
     print("\n".join(room.report))

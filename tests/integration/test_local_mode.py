@@ -268,7 +268,9 @@ def test_off_sends_new_visitors_to_the_origin_without_a_cookie_within_10_s(
         # (asked with a cookie, so the check joins nobody).
         cookie = f"{datamodel.COOKIE_NAME}={_random_id()}.1"
         assert wait_until(
-            lambda: get(room.urls["marketing URL"], cookie=cookie).header("Location") == "room",
+            lambda: (
+                get(room.urls["marketing URL"], cookie=cookie).header("Location") == "room#turn=1"
+            ),
             timeout=10.5,
         )
 

@@ -87,7 +87,8 @@ def test_each_returning_visitor_is_answered_as_polling_sees_them(room: LocalProc
     assert waiting is not None
     assert polling_answer(room, f"{datamodel.COOKIE_NAME}={waiting}")["state"] == "waiting"
     again = marketing_link(room, waiting)
-    assert again.header("Location") == "room" and new_token(again) is None
+    ordinal = waiting.rsplit(".", 1)[1]
+    assert again.header("Location") == f"room#turn={ordinal}" and new_token(again) is None
 
     # Admitted and valid: straight to the shop with the token, as /polling would send them.
     admitted = a_token(2)
@@ -103,7 +104,8 @@ def test_each_returning_visitor_is_answered_as_polling_sees_them(room: LocalProc
     assert polling_answer(room, f"{datamodel.COOKIE_NAME}={expired}")["state"] == "expired"
     rejoined = marketing_link(room, str(expired))
     fresh = new_token(rejoined)
-    assert rejoined.header("Location") == "room" and fresh not in (None, str(expired))
+    assert fresh is not None and fresh != str(expired)
+    assert rejoined.header("Location") == f"room#turn={fresh.rsplit('.', 1)[1]}"
     assert polling_answer(room, f"{datamodel.COOKIE_NAME}={fresh}")["state"] == "waiting"
 
     # A quoted value is malformed to /polling, and so to the link: a new place, no loop.

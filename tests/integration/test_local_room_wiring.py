@@ -19,6 +19,7 @@ from beekeeper.core import names
 from beekeeper.core.datamodel import COOKIE_NAME, Token
 from beekeeper.core.headers import PAGE_HEADERS
 from beekeeper.core.local_room import LOCAL_OUTPUTS_KEY, LOCAL_PID_KEY, LOCAL_SETTINGS_KEY
+from beekeeper.local.edge import METHOD_REFUSED_BODY
 from beekeeper.local.room import LocalOptions, LocalRoom
 from tests.support.localroom.doubles import double_code
 from tests.support.localroom.http import cookie_value, enter_shop, get
@@ -116,8 +117,10 @@ def test_the_marketing_link_runs_the_producer_with_a_loopback_proxy_event(room: 
     assert room.urls is not None
     answer = get(room.urls.marketing_url)
     assert answer.status == 302
-    assert answer.header("Location") == "room"
     (set_cookie,) = answer.headers_named("Set-Cookie")
+    # The page learns its turn from the fragment (the cookie is HttpOnly).
+    ordinal = set_cookie.split(";", 1)[0].rsplit(".", 1)[1]
+    assert answer.header("Location") == f"room#turn={ordinal}"
     # X-Forwarded-Proto http reached the handler: the cookie leaves out Secure only here.
     assert "Secure" not in set_cookie
     assert Token.parse(cookie_value(set_cookie, COOKIE_NAME)) is not None
@@ -155,14 +158,18 @@ def test_the_page_and_unknown_paths(room: LocalRoom) -> None:
     for name, value in PAGE_HEADERS.items():
         assert page.headers_named(name) == [value], name
     assert "Local rehearsal" in page.text
-    # What API Gateway answers for a method or path the stack does not define.
-    for url, method in (
-        (room.urls.page_url, "POST"),
-        (room.urls.page_url, "HEAD"),
-        (room.urls.client_check_url, "DELETE"),
-        (room.urls.marketing_url.replace("/beekeeper", "/nothing"), "GET"),
-    ):
+    # A method the edge's behavior does not allow: the edge refuses it, nothing goes on.
+    for url, method in ((room.urls.page_url, "POST"), (room.urls.client_check_url, "DELETE")):
         answer = get(url, method=method)
-        assert answer.status == 403, (url, method)
-        if method != "HEAD":
-            assert answer.json() == {"error": "Missing Authentication Token"}
+        assert (answer.status, answer.body) == (403, METHOD_REFUSED_BODY), (url, method)
+    # The edge kept the page: HEAD is answered from its copy (API Gateway has no HEAD method).
+    head = get(room.urls.page_url, method="HEAD")
+    assert (head.status, head.body, head.header("X-Cache")) == (
+        200,
+        b"",
+        "Hit from the local edge",
+    )
+    # What API Gateway answers for a path the stack does not define.
+    answer = get(room.urls.marketing_url.replace("/beekeeper", "/nothing"))
+    assert answer.status == 403
+    assert answer.json() == {"error": "Missing Authentication Token"}

@@ -3,7 +3,21 @@
 // a scripted /polling and records of every request, beacon and navigation. Not a test file
 // (node --test runs *.test.mjs only).
 
+import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
+import path from "node:path";
+
+// The figures of the page's rule, as render_page puts them in the room config (core/serving.py):
+// asked of this checkout's Python once, so the tests run the page with the very same figures.
+const repo = path.resolve(new URL(".", import.meta.url).pathname, "../..");
+const python = process.env.BEEKEEPER_PYTHON ?? path.join(repo, ".venv/bin/python");
+export const TIMING = JSON.parse(
+  execFileSync(
+    python,
+    ["-c", "import json; from beekeeper.waiting_room_site import page_timing; print(json.dumps(page_timing()))"],
+    { cwd: repo, encoding: "utf8" },
+  ),
+);
 
 const load = (lang) =>
   JSON.parse(readFileSync(new URL(`../../waiting_room_site/locales/${lang}.json`, import.meta.url), "utf8"));
@@ -84,7 +98,14 @@ class FakeDocument {
     return [];
   }
 
-  addEventListener() {}
+  addEventListener(type, listener) {
+    this.listeners = this.listeners ?? new Map();
+    this.listeners.set(type, [...(this.listeners.get(type) ?? []), listener]);
+  }
+
+  dispatch(type) {
+    for (const listener of this.listeners?.get(type) ?? []) listener({ type });
+  }
 }
 
 function fakeStorage() {
@@ -97,31 +118,40 @@ function fakeStorage() {
 }
 
 /**
- * A page for startRoom: `answers` are /polling bodies in order (the last repeats); `beacon` is
- * what navigator.sendBeacon returns (true, false), or null for a browser without it.
+ * A page for startRoom: `answers` are /polling bodies in order (the last repeats); `documents`
+ * the shared state's (/state) in order, the last repeating (none: /state fails, and the page
+ * falls back to its own /polling); `beacon` is what navigator.sendBeacon returns (true,
+ * false), or null for a browser without it; `clockAt` the clock's start (epoch ms).
  */
 export function fakePage({
-  answers,
+  answers = [],
+  documents = [],
   beacon = true,
   base = "https://api.example.com/prod/room",
   hooks = HOOKS,
   languages = ["en-GB"],
+  timing = TIMING,
+  clockAt = 1_790_000_000_000,
+  age = 0,
 }) {
   const config = {
     displayName: "Spring Sale",
     pollUrl: "polling",
+    stateUrl: "state",
     joinUrl: "beekeeper",
     enterUrl: "enter",
     leaveUrl: "leave",
     defaultLanguage: "en",
+    timing,
     strings: { en: load("en"), de: load("de") },
   };
   const document = new FakeDocument(config, hooks);
   const timers = new Map();
   let nextTimer = 1;
-  let clock = 1_790_000_000_000;
+  let clock = clockAt;
   const script = [...answers];
-  const record = { polls: [], posts: [], beacons: [], navigations: [] };
+  const states = [...documents];
+  const record = { polls: [], documents: [], posts: [], beacons: [], navigations: [] };
   const window = {
     document,
     setTimeout(callback, delay) {
@@ -149,6 +179,15 @@ export function fakePage({
         record.posts.push({ url: resolved, options });
         return { ok: true, json: async () => ({ left: true }) };
       }
+      if (resolved.endsWith("/state")) {
+        record.documents.push(clock);
+        if (!states.length) return { ok: false, status: 503, json: async () => ({}) };
+        const state = states.length > 1 ? states.shift() : states[0];
+        const given = typeof state === "function" ? state(clock) : state;
+        // The edge's copy was made a moment ago: its request time, unless the test says.
+        const body = given && given.now === undefined ? { ...given, now: clock - 200 } : given;
+        return { ok: true, headers: { get: (name) => (name === "Age" ? String(age) : null) }, json: async () => body };
+      }
       record.polls.push(resolved);
       const body = script.length > 1 ? script.shift() : script[0];
       return { ok: true, json: async () => body };
@@ -174,6 +213,7 @@ export function fakePage({
     async settle() {
       for (let i = 0; i < 10; i += 1) await new Promise((resolve) => setImmediate(resolve));
     },
+    now: () => clock,
     /** Moves the clock on by `ms` and runs the timers that came due, then lets polls settle. */
     async advance(ms) {
       clock += ms;
@@ -184,6 +224,10 @@ export function fakePage({
         }
       }
       await this.settle();
+    },
+    /** Moves the clock on in steps of `step` ms, running timers as they come due. */
+    async run(ms, step = 100) {
+      for (let done = 0; done < ms; done += step) await this.advance(Math.min(step, ms - done));
     },
   };
 }

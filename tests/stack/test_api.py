@@ -7,11 +7,12 @@ import re
 from typing import Any
 
 import pytest
-from aws_cdk.assertions import Match
 
 from beekeeper import vtl
+from beekeeper.core.edge import ORIGIN_HEADER
 from beekeeper.core.headers import PAGE_HEADERS, browser_origin
 from beekeeper.core.routes import RATE, routes
+from beekeeper.core.shared_state import STATE_MAX_AGE_SECONDS, STATE_ROUTE
 from beekeeper.core.tickets import JWKS_ROUTE
 from beekeeper.stacks import capacity
 from beekeeper.vtl.methods import (
@@ -104,8 +105,11 @@ def test_dynamodb_routes_use_the_vtl_templates_with_the_room_values(
     headers = ok["ResponseParameters"]
     assert headers["method.response.header.Content-Type"] == "'application/json'"
     # Answers about a visitor are never cached; the public keys are, for the time the key
-    # rotation waits before a new key signs.
-    cache = "'public, max-age=300'" if route == JWKS_ROUTE else "'no-store'"
+    # rotation waits before a new key signs; the shared state, the same for everyone, briefly.
+    cache = {
+        JWKS_ROUTE: "'public, max-age=300'",
+        STATE_ROUTE: f"'public, max-age={STATE_MAX_AGE_SECONDS}'",
+    }.get(route, "'no-store'")
     assert headers["method.response.header.Cache-Control"] == cache
 
 
@@ -256,31 +260,28 @@ def test_gateway_errors_are_json_uncached_and_throttles_say_when_to_retry(
     )
 
 
-def test_waf_limits_each_address_per_five_minutes(synthesized: Synthesized) -> None:
-    synthesized.template.has_resource_properties(
-        "AWS::WAFv2::WebACL",
-        {
-            "Scope": "REGIONAL",
-            "DefaultAction": {"Allow": {}},
-            "Rules": [
-                Match.object_like(
-                    {
-                        "Statement": {
-                            "RateBasedStatement": {
-                                "AggregateKeyType": "IP",
-                                "Limit": 1_000,
-                                "EvaluationWindowSec": 300,
-                            }
-                        },
-                        "Action": {
-                            "Block": Match.object_like({"CustomResponse": Match.any_value()})
-                        },
-                    }
-                )
-            ],
-        },
-    )
-    acl_id, _ = synthesized.only("AWS::WAFv2::WebACL")
+def test_the_stage_answers_only_requests_that_came_through_the_edge(
+    synthesized: Synthesized,
+) -> None:
+    """The origin lock: a regional web ACL on the stage that lets through exactly the requests
+    carrying the edge's header with the stack's own secret, and refuses the rest with 403."""
+    acl_id, acl = synthesized.only("AWS::WAFv2::WebACL")
+    properties = acl["Properties"]
+    assert properties["Scope"] == "REGIONAL"
+    assert properties["DefaultAction"]["Block"]["CustomResponse"]["ResponseCode"] == 403
+    (rule,) = properties["Rules"]
+    assert rule["Action"] == {"Allow": {}}
+    match = rule["Statement"]["ByteMatchStatement"]
+    assert match["FieldToMatch"] == {"SingleHeader": {"Name": ORIGIN_HEADER}}
+    assert match["PositionalConstraint"] == "EXACTLY"
+    _, distribution = synthesized.only("AWS::CloudFront::Distribution")
+    (origin,) = distribution["Properties"]["DistributionConfig"]["Origins"]
+    (header,) = origin["OriginCustomHeaders"]
+    assert header["HeaderName"] == ORIGIN_HEADER
+    # The stack's own UUID, on both sides: fixed for the stack's life, unknown outside it.
+    secret = {"Fn::Select": [2, {"Fn::Split": ["/", {"Ref": "AWS::StackId"}]}]}
+    assert header["HeaderValue"] == secret
+    assert match["SearchString"] == secret
     stage_id, _ = synthesized.only("AWS::ApiGateway::Stage")
     _, association = synthesized.only("AWS::WAFv2::WebACLAssociation")
     assert flatten(association["Properties"]["WebACLArn"]) == f"<GetAtt:{acl_id}.Arn>"

@@ -16,6 +16,8 @@ pytestmark = pytest.mark.slow
 
 def test_no_unacknowledged_cdk_nag_finding(synthesized: Synthesized) -> None:
     assert synthesized.nag_messages == []
+    assert synthesized.edge_waf_raw is not None
+    assert synthesized.edge_waf_nag_messages == ()
     statuses = {row["Compliance"] for row in synthesized.nag_report}
     assert statuses <= {"Compliant", "Suppressed"}, [
         (row["Rule ID"], row["Resource ID"])
@@ -39,11 +41,21 @@ def test_only_the_documented_acknowledgements_are_used(synthesized: Synthesized)
         for row in synthesized.nag_report
         if row["Compliance"] == "Suppressed"
     }
-    # WAF and logging are on in this room: only the public-route findings and the two secrets'
-    # own rotation are acknowledged.
-    expected = (*nag.PUBLIC_ROUTES, nag.TICKET_KEYS_ROTATION, nag.JOIN_SECRET_ROTATION)
+    # WAF, logging and a domain are on in this room: only the public-route findings, the
+    # edge's and the two secrets' own rotation are acknowledged.
+    expected = (
+        *nag.PUBLIC_ROUTES,
+        *nag.EDGE,
+        nag.TICKET_KEYS_ROTATION,
+        nag.JOIN_SECRET_ROTATION,
+    )
     assert suppressed == {(a.rule, a.reason) for a in expected}
-    for acknowledgement in (*expected, nag.WAF_OFF, *nag.LOGGING_OFF):
+    for acknowledgement in (
+        *expected,
+        nag.WAF_OFF,
+        nag.DEFAULT_CERTIFICATE,
+        *nag.LOGGING_OFF,
+    ):
         assert len(acknowledgement.reason) >= 60
         assert acknowledgement.reason.isascii()
 

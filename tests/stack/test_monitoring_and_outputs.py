@@ -12,6 +12,10 @@ from tests.support.stack_testkit import Synthesized, flatten
 pytestmark = pytest.mark.slow
 
 OUTPUT_KEYS = {
+    "PublicUrl",
+    "EdgeDomain",
+    "DistributionId",
+    "OriginUrl",
     "MarketingUrl",
     "ClientCheckUrl",
     "PageUrl",
@@ -33,7 +37,14 @@ def test_outputs_are_exactly_the_data_model_keys(synthesized: Synthesized) -> No
     assert set(outputs) == OUTPUT_KEYS
     api_id, _ = synthesized.only("AWS::ApiGateway::RestApi")
     stage_id, _ = synthesized.only("AWS::ApiGateway::Stage")
-    base = f"https://<Ref:{api_id}>.execute-api.eu-west-1.<Ref:AWS::URLSuffix>/<Ref:{stage_id}>"
+    distribution_id, _ = synthesized.only("AWS::CloudFront::Distribution")
+    origin = f"https://<Ref:{api_id}>.execute-api.eu-west-1.<Ref:AWS::URLSuffix>/<Ref:{stage_id}>"
+    # Visitors and shops use the public address (the room's domain); the API is its origin.
+    base = f"https://{synthesized.settings.domain}"
+    assert flatten(outputs["PublicUrl"]["Value"]) == base
+    assert flatten(outputs["OriginUrl"]["Value"]) == f"{origin}/"
+    assert flatten(outputs["EdgeDomain"]["Value"]) == f"<GetAtt:{distribution_id}.DomainName>"
+    assert outputs["DistributionId"]["Value"] == {"Ref": distribution_id}
     for key, path in (
         ("MarketingUrl", "beekeeper"),
         ("ClientCheckUrl", "client"),

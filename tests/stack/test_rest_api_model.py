@@ -304,6 +304,7 @@ def test_the_stack_refuses_a_method_that_breaks_the_rules_naming_the_route() -> 
             table=table,
             producer=producer,
             logging_enabled=False,
+            origin_secret="a-stack-uuid",
             define=broken,
         )
     message = str(refused.value)

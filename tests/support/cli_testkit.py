@@ -276,8 +276,14 @@ def local_outputs(name: str, port: int = 8080) -> dict[str, str]:
 
 
 def stack_outputs(name: str, table: str, queue_url: str, dlq_url: str) -> dict[str, str]:
-    base = f"https://abc123.execute-api.{REGION}.amazonaws.com/prod"
+    # The room's public address is its edge; the API's stage is its origin only.
+    edge = "d111111abcdef8.cloudfront.net"
+    base = f"https://{edge}"
     return {
+        "PublicUrl": base,
+        "EdgeDomain": edge,
+        "DistributionId": "E2QWRUHEXAMPLE",
+        "OriginUrl": f"https://abc123.execute-api.{REGION}.amazonaws.com/{name}/",
         "MarketingUrl": f"{base}/beekeeper",
         "ClientCheckUrl": f"{base}/client",
         "PageUrl": f"{base}/room",

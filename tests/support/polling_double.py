@@ -3,16 +3,20 @@
 It serves what the stack and local mode serve on one origin, at the root as local mode does
 and under /prod as an API Gateway stage does: the page at /room (render_page),
 /polling answering from a script of answers given by the test (the last one repeats), the
-marketing link /beekeeper and a stand-in shop at /shop; and capacity mode's /enter (a redirect
-to /shop) and POST /leave (answers {"left": true}). Every /polling, /enter and /leave request is
-recorded with its Cookie header, so a test can check what the page sent and how often it asked.
+shared state /state from a script of documents (each a dict, or a function of the time asked;
+without one /state answers a body the page can not use, so the page falls back to /polling as
+it does when the room's state can not be read), the marketing link /beekeeper and a stand-in
+shop at /shop; and capacity mode's /enter (a redirect to /shop) and POST /leave (answers
+{"left": true}). Every /polling, /enter and /leave request is recorded with its Cookie header,
+and every /state request with its time, so a test can check what the page sent and how often.
 """
 
 from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -87,6 +91,12 @@ class PollingDouble:
     poll_paths: list[str] = field(default_factory=list)
     enters: list[Visit] = field(default_factory=list)
     leaves: list[Visit] = field(default_factory=list)
+    # The shared state: documents (or functions of the epoch time asked), the last repeating.
+    documents: list[dict[str, object] | Callable[[float], dict[str, object]]] = field(
+        default_factory=list
+    )
+    document_requests: list[float] = field(default_factory=list)
+    clock: Callable[[], float] = time.time
     base_url: str = ""
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -106,6 +116,16 @@ class PollingDouble:
                 return 503
             return self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
 
+    def next_document(self) -> dict[str, object]:
+        with self._lock:
+            now = self.clock()
+            self.document_requests.append(now)
+            if not self.documents:
+                return {}
+            found = self.documents.pop(0) if len(self.documents) > 1 else self.documents[0]
+        body = found(now) if callable(found) else dict(found)
+        return {"now": round(now * 1000), **body}
+
     def url(self, path: str) -> str:
         return self.base_url + path
 
@@ -124,6 +144,8 @@ def _handler(double: PollingDouble) -> type[BaseHTTPRequestHandler]:
                     self._send(answer, "text/plain", "unavailable")
                 else:
                     self._send(200, "application/json", json.dumps(answer))
+            elif path == "/state":
+                self._send(200, "application/json", json.dumps(double.next_document()))
             elif path == "/enter":
                 double.enters.append(Visit(full_path, self.headers.get("Cookie")))
                 # Like the room's /enter: on to the shop, with the token (any will do here).

@@ -23,7 +23,7 @@ from cdk_nag import AwsSolutionsChecks
 from beekeeper.apigateway.model import InvalidApi, cfn_text
 from beekeeper.core.settings import RoomSettings
 from beekeeper.stacks.rest_api import ApiReferences
-from beekeeper.stacks.room_stack import RoomStack
+from beekeeper.stacks.room_stack import build_room
 
 FULL_ROOM = RoomSettings(
     name="test-room",
@@ -39,6 +39,10 @@ FULL_ROOM = RoomSettings(
     logo_url="https://cdn.example.com/logo.png",
     log_retention_days=14,
     alert_email="ops@shop.example",
+    domain="queue.shop.example",
+    certificate_arn=(
+        "arn:aws:acm:us-east-1:123456789012:certificate/0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
+    ),
 )
 
 
@@ -67,6 +71,8 @@ CHANGED_ROOM = FULL_ROOM.replace(
     presence_idle_minutes=5,
     starts_at="2030-06-01T09:00:00Z",
     join_work=2_000,
+    domain="",
+    certificate_arn="",
 )
 
 
@@ -88,12 +94,25 @@ class Synthesized:
     nag_messages: list[str]  # "AwsSolutions-XXX: ..." errors and warnings left unacknowledged
     nag_report: list[dict[str, str]]  # cdk-nag's CSV report: one row per rule and resource
     outdir: Path
+    # The edge WAF's stack in us-east-1 (None: the room has no per-address rule), and what
+    # cdk-nag left unacknowledged in it.
+    edge_waf_raw: dict[str, Any] | None = None
+    edge_waf_nag_messages: tuple[str, ...] = ()
 
     def resources(self, kind: str) -> dict[str, dict[str, Any]]:
+        """The room's own resources of a kind (the CDK's cross-region handler left out)."""
+        handler = cdk_handler_ids(self.raw)
         return {
             logical_id: resource
             for logical_id, resource in self.raw["Resources"].items()
-            if resource["Type"] == kind
+            if resource["Type"] == kind and logical_id not in handler
+        }
+
+    def cdk_handler(self) -> dict[str, dict[str, Any]]:
+        """The CDK's own cross-region reference handler (function and role), by logical ID."""
+        return {
+            logical_id: self.raw["Resources"][logical_id]
+            for logical_id in cdk_handler_ids(self.raw)
         }
 
     def only(self, kind: str) -> tuple[str, dict[str, Any]]:
@@ -165,6 +184,25 @@ class Synthesized:
         return {reference for reference in found if reference.namespace == namespace}
 
 
+# The custom resources the CDK makes for cross-region references (the edge WAF's ARN).
+CROSS_REGION_TYPES = ("Custom::CrossRegionExportReader", "Custom::CrossRegionExportWriter")
+
+
+def cdk_handler_ids(raw: dict[str, Any]) -> set[str]:
+    """The function (and its role) behind the CDK's cross-region custom resources."""
+    resources = raw["Resources"]
+    found: set[str] = set()
+    for resource in resources.values():
+        if resource["Type"] not in CROSS_REGION_TYPES:
+            continue
+        function_id = resource["Properties"]["ServiceToken"]["Fn::GetAtt"][0]
+        found.add(function_id)
+        role = resources[function_id]["Properties"].get("Role")
+        if isinstance(role, dict) and "Fn::GetAtt" in role:
+            found.add(role["Fn::GetAtt"][0])
+    return found
+
+
 def flatten(value: Any) -> str:
     """A CloudFormation string value as text, with {"Ref": X} written <Ref:X> and
     {"Fn::GetAtt": [X, A]} written <GetAtt:X.A>, so a test can compare whole strings (the
@@ -212,7 +250,7 @@ def synthesize_template(
 ) -> dict[str, Any]:
     """Only the template of a room (no cdk-nag): for the tests that compare several rooms."""
     app = cdk.App(outdir=str(outdir))
-    stack = RoomStack(app, settings=settings, api_logging=api_logging)
+    stack = build_room(app, settings, api_logging=api_logging).room
     template: dict[str, Any] = app.synth().get_stack_by_name(stack.stack_name).template
     return template
 
@@ -223,17 +261,36 @@ def synthesize(
     """Synthesize a room (FULL_ROOM) into `outdir` with cdk-nag's AwsSolutions pack applied."""
     app = cdk.App(outdir=str(outdir))
     cdk.Aspects.of(app).add(AwsSolutionsChecks(verbose=True))
-    stack = RoomStack(app, settings=settings, api_logging=api_logging)
+    stacks = build_room(app, settings, api_logging=api_logging)
     assembly = app.synth()
-    artifact = assembly.get_stack_by_name(stack.stack_name)
+    artifact = assembly.get_stack_by_name(stacks.room.stack_name)
     raw = json.loads(Path(outdir, artifact.template_file).read_text(encoding="utf-8"))
-    messages = [
+    (report,) = outdir.glob(f"AwsSolutions-*-{stacks.room.stack_name}-NagReport.csv")
+    with report.open(encoding="utf-8", newline="") as lines:
+        rows = list(csv.DictReader(lines))
+    waf_raw: dict[str, Any] | None = None
+    waf_messages: tuple[str, ...] = ()
+    if stacks.edge_waf is not None:
+        waf_artifact = assembly.get_stack_by_name(stacks.edge_waf.stack_name)
+        waf_raw = json.loads(Path(outdir, waf_artifact.template_file).read_text(encoding="utf-8"))
+        waf_messages = tuple(_nag_findings(waf_artifact))
+    return Synthesized(
+        settings,
+        Template.from_json(raw),
+        raw,
+        _nag_findings(artifact),
+        rows,
+        outdir,
+        waf_raw,
+        waf_messages,
+    )
+
+
+def _nag_findings(artifact: Any) -> list[str]:
+    """cdk-nag's errors and warnings a stack left unacknowledged."""
+    return [
         str(message.entry.data)
         for message in artifact.messages
         if str(message.level) != "SynthesisMessageLevel.INFO"
         and str(message.entry.data).startswith("AwsSolutions-")
     ]
-    (report,) = outdir.glob("AwsSolutions-*NagReport.csv")
-    with report.open(encoding="utf-8", newline="") as lines:
-        rows = list(csv.DictReader(lines))
-    return Synthesized(settings, Template.from_json(raw), raw, messages, rows, outdir)

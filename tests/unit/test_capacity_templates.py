@@ -359,7 +359,8 @@ def test_a_rate_room_sends_the_admitted_straight_to_the_shop() -> None:
 def test_a_rate_status_copy_gives_the_rate_answer_exactly() -> None:
     answer = poll([status()])
     assert set(answer) == {
-        "allow", "state", "position", "eta_seconds", "poll_after", "rate", "slowed", "updated_at",
+        "allow", "state", "position", "turn", "eta_seconds", "poll_after", "rate", "slowed",
+        "updated_at",
     }  # fmt: skip
 
 
@@ -393,6 +394,7 @@ def test_capacity_answers_follow_the_python_flow(
         "allow": False,
         "state": "waiting",
         "position": position,
+        "turn": 1234,
         "eta_seconds": polling.eta_seconds(position, flow),
         "poll_after": polling.poll_after_seconds(position, flow, claim_seconds=claim_seconds),
         "rate": rate,

@@ -25,7 +25,7 @@ OWNED: dict[str, str | None] = {
     "CONFIG_REFRESH_SECONDS": None,  # the consumer's copy
     "POLL_JITTER": "core/page_timing.py",
     "FIRST_POLL_AFTER_JOIN_SECONDS": "core/page_timing.py",
-    "PAGE_LOAD_SECONDS": None,  # the simulator's two copies
+    "PAGE_LOAD_SECONDS": "simulator/pages.py",
     "START_JITTER_SECONDS": "core/schedule.py",
     "MARKETING_LINK_HEADERS": "core/headers.py",
     "_BASE_HEADERS": None,  # the producer's copy

@@ -57,8 +57,10 @@ def test_every_template_file_is_a_routes_and_every_route_has_its_files() -> None
 
 
 def test_the_modes_have_the_routes_the_rooms_answer() -> None:
-    assert list(routes(RATE)) == ["polling", "client", "jwks.json"]
-    assert list(routes(CAPACITY)) == ["polling", "client", "enter", "presence", "jwks.json"]
+    assert list(routes(RATE)) == ["polling", "client", "state", "jwks.json"]
+    assert list(routes(CAPACITY)) == [
+        "polling", "client", "enter", "presence", "state", "jwks.json"
+    ]  # fmt: skip
     for route in REGISTRY:
         assert set(route.modes) <= set(MODES) and route.modes
         # Every route answers from DynamoDB: an "unavailable" answer, or a redirect whose one
@@ -78,6 +80,7 @@ def test_the_gateway_answers_read_the_registry() -> None:
         "/enter": ("GET",),
         "/leave": ("POST", "OPTIONS"),
         "/presence": ("POST", "OPTIONS"),
+        "/state": ("GET",),
         "/jwks.json": ("GET",),
     }
     # Rate mode has no places to keep: neither the heartbeat nor the script.

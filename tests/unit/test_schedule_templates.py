@@ -152,6 +152,7 @@ def test_a_held_line_is_paused_and_keeps_positions() -> None:
         "allow": False,
         "state": "paused",
         "position": 234,
+        "turn": 1234,
         "poll_after": schedule.PAUSED_POLL_SECONDS,
     }
 

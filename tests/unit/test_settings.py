@@ -8,6 +8,7 @@ import json
 import pytest
 
 from beekeeper.core.settings import (
+    DEFAULT_WAF_LIMIT,
     ENVIRONMENT_VARIABLE,
     MAX_RATE,
     SETTINGS,
@@ -131,6 +132,10 @@ def test_valid_values_are_kept(field: str, value: object) -> None:
         ("arrival_shards", 0, "1 to 64"),
         ("arrival_shards", 65, "1 to 64"),
         ("waf_requests_per_5_minutes", 9, "or 0 for no WAF"),
+        ("domain", "https://queue.shop.example", "no https://"),
+        ("domain", "queue.shop.example/room", "no path"),
+        ("domain", "localhost", "host name such as"),
+        ("domain", "-queue.shop.example", "host name such as"),
         ("health_check_url", "http://example.com", "https://"),
         ("slow_ms", -1, "1 to 4,000 milliseconds, or 0 for none"),
         ("slow_ms", 4001, "1 to 4,000 milliseconds, or 0 for none"),
@@ -295,3 +300,44 @@ def test_the_room_file_comments_each_setting_with_its_help() -> None:
     text = room().to_toml()
     for name, description in SETTINGS.items():
         assert f"# {description.help}\n{name} = " in text
+
+
+CERTIFICATE = "arn:aws:acm:us-east-1:123456789012:certificate/0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
+
+
+def test_a_room_has_the_edge_s_per_address_rule_unless_it_turns_it_off() -> None:
+    room = RoomSettings(**REQUIRED)
+    assert room.waf_requests_per_5_minutes == DEFAULT_WAF_LIMIT
+    assert room.replace(waf_requests_per_5_minutes=0).waf_requests_per_5_minutes == 0
+
+
+def test_a_domain_is_kept_lower_case_with_or_without_its_certificate() -> None:
+    room = RoomSettings(**REQUIRED, domain="Queue.Shop.Example")
+    assert room.domain == "queue.shop.example"
+    assert room.replace(certificate_arn=CERTIFICATE).certificate_arn == CERTIFICATE
+
+
+@pytest.mark.parametrize(
+    ("changes", "expected"),
+    [
+        (
+            {
+                "domain": "queue.shop.example",
+                "certificate_arn": CERTIFICATE.replace("us-east-1", "eu-west-1"),
+            },
+            "CloudFront takes certificates from us-east-1 only",
+        ),
+        (
+            {"domain": "queue.shop.example", "certificate_arn": "arn:aws:acm:oops"},
+            "ACM certificate ARN",
+        ),
+        ({"certificate_arn": CERTIFICATE}, "set domain too"),
+    ],
+)
+def test_a_certificate_the_edge_can_not_use_is_one_sentence(
+    changes: dict[str, str], expected: str
+) -> None:
+    with pytest.raises(SettingsError) as refused:
+        RoomSettings(**REQUIRED, **changes)
+    assert expected in str(refused.value)
+    assert refused.value.field_name == "certificate_arn"

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
-from beekeeper.core import polling
+from beekeeper.core import polling, polling_load
 from beekeeper.core.polling_load import standing_polls_per_second
 from beekeeper.core.settings import RoomSettings
 from beekeeper.stacks import capacity
@@ -35,39 +37,50 @@ def test_consumers_are_reserved_for_two_overlapping_minutes(
     assert capacity.consumer_reserved_concurrency(room) == reserved
 
 
-def _polls_position_by_position(line: int, rate: int) -> float:
-    """The poll rule summed one visitor at a time, as the template answers each of them."""
-    return sum(1 / polling.poll_after_seconds(p, rate) for p in range(1, line + 1))
+def test_polls_are_sized_by_the_admissions_not_the_line() -> None:
+    # The pages' own /polling at the rate (OWN_POLLS_PER_ADMISSION each) and the edge's misses:
+    # the line's length does not enter (the edge answers every page far from its turn).
+    misses = polling_load.edge_misses_per_second()
+    assert misses == pytest.approx(13 / 2 + 13 / 60)
+    for rate in (1, 600, 6_000, 60_000, 300_000):
+        expected = rate / 60 * polling_load.OWN_POLLS_PER_ADMISSION + misses
+        assert capacity.polls_per_second(_room(rate=rate)) == math.ceil(expected)
+    assert capacity.polls_per_second(_room(rate=300_000)) == 6_507
 
 
-@pytest.mark.parametrize("rate", [1, 7, 60, 600, 6_000, 60_000, 300_000])
-def test_polls_are_sized_by_the_poll_rule_not_a_fixed_interval(rate: int) -> None:
-    # The stack's figure is the template's poll rule over the design line at the room's rate.
-    expected = _polls_position_by_position(capacity.DESIGN_WAITING_VISITORS, rate)
-    assert capacity.polls_per_second(_room(rate=rate)) == pytest.approx(expected, abs=1)
+def test_the_model_counts_every_request_past_the_edge_and_at_it() -> None:
+    origin = polling_load.origin_requests_per_second(
+        joins_per_second=2_000, rate_per_minute=30_000, client_checks_per_admission=1
+    )
+    assert origin == pytest.approx(2_000 + 500 * 2.3 + polling_load.edge_misses_per_second())
+    edge = polling_load.edge_requests_per_second(
+        waiting=120_000, joins_per_second=2_000, rate_per_minute=30_000
+    )
+    # The origin's requests pass through the edge; 120,000 pages fetch every 6 s; 2,000 load.
+    assert edge == pytest.approx(2_000 + 500 * 1.3 + 20_000 + 2_000)
 
 
-def test_the_poll_load_grows_with_the_rate_and_the_line() -> None:
-    # A faster line puts more visitors near the front, where they poll every 2 s.
+def test_the_poll_rule_alone_would_grow_with_the_line() -> None:
+    # What the edge removes: without the shared state a page polls as /polling's answer asks.
     assert standing_polls_per_second(100_000, 600) < standing_polls_per_second(100_000, 60_000)
     assert standing_polls_per_second(1_000, 600) < standing_polls_per_second(100_000, 600)
-    # Far back everyone polls at the cap: 300,000 visitors at 1/min poll about 1,000 times a
-    # second (the first ten, within 10 minutes of the front, a little more often).
     assert standing_polls_per_second(300_000, 1) == pytest.approx(
         300_000 / polling.POLL_AFTER_MAX_SECONDS, rel=1e-3
     )
-    # The page's jitter only stretches intervals.
     assert standing_polls_per_second(50_000, 6_000, interval_factor=1.125) == pytest.approx(
         standing_polls_per_second(50_000, 6_000) / 1.125
     )
+    line = 2_000
+    by_position = sum(1 / polling.poll_after_seconds(p, 600) for p in range(1, line + 1))
+    assert standing_polls_per_second(line, 600) == pytest.approx(by_position)
 
 
 def test_stage_limit_is_arrivals_plus_polls_plus_client_checks() -> None:
     room = _room(rate=6_000, arrival_shards=8)
     throttle = capacity.stage_throttle(room)
-    # 8 shards x 1,000/s + the poll rule's load + 6,000/min x 10 checks / 60 s
+    # 8 shards x 1,000/s + own polls and misses + 6,000/min x 10 checks / 60 s
     assert throttle.rate_limit == 8_000 + capacity.polls_per_second(room) + 1_000
-    assert 1_500 < capacity.polls_per_second(room) < 2_000
+    assert capacity.polls_per_second(room) == math.ceil(100 * 1.3 + 13 / 2 + 13 / 60)
     assert throttle.arrivals_rate_limit == 8_000
     assert throttle.burst_limit == capacity.ACCOUNT_DEFAULT_BURST
 
@@ -88,9 +101,8 @@ def test_a_capacity_room_adds_its_places_heartbeats() -> None:
 def test_small_room_burst_never_exceeds_its_rate() -> None:
     room = _room(rate=1, arrival_shards=1)
     throttle = capacity.stage_throttle(room)
-    # At 1 visitor a minute nearly all of the 200,000 poll every 300 s: 667/s (and the front
-    # every 2 s).
-    assert capacity.polls_per_second(room) == 668
-    assert throttle.rate_limit == 1_000 + 668 + 1
+    # At 1 visitor a minute: the edge's misses and a fraction of a poll a second.
+    assert capacity.polls_per_second(room) == 7
+    assert throttle.rate_limit == 1_000 + 7 + 1
     assert throttle.burst_limit == min(throttle.rate_limit, capacity.ACCOUNT_DEFAULT_BURST)
     assert throttle.arrivals_rate_limit == 1_000

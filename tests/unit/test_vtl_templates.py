@@ -525,6 +525,7 @@ def test_waiting_answer_has_the_contracts_fields_and_types() -> None:
     assert answer == {
         "allow": False,
         "state": "waiting",
+        "turn": 1234,  # the ordinal: the serving number at which the visitor's turn comes
         "position": 234,
         "eta_seconds": 234,
         "poll_after": 116,
@@ -595,6 +596,7 @@ def test_without_a_status_item_the_visitor_waits_with_no_estimate() -> None:
     assert answer == {
         "allow": False,
         "state": "waiting",
+        "turn": 1234,
         "position": 1234,
         "eta_seconds": 0,
         "poll_after": polling.POLL_AFTER_WITHOUT_RATE_SECONDS,

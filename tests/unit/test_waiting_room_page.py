@@ -7,6 +7,8 @@ import hashlib
 import html
 import json
 import re
+import shutil
+import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -276,3 +278,31 @@ def test_every_string_key_used_by_the_script_exists_in_english() -> None:
         used |= {f"{state}Title", f"{state}Text"}
     assert used, "the script reads its strings through t.<key>"
     assert sorted(used - set(english)) == []
+
+
+def test_the_bundle_carries_the_code_without_its_comments_and_still_parses(tmp_path: Path) -> None:
+    script = bundle_script()
+    assert "//" not in "".join(line for line in script.splitlines() if line.startswith("//"))
+    assert "/**" not in script and "function firstOwnPoll(" in script
+    # The sources write no string across lines: stripping lines can not change a string.
+    for name in ("page.js", "room.js"):
+        source = (SITE_DIR / name).read_text(encoding="utf-8")
+        for number, line in enumerate(source.splitlines(), 1):
+            assert line.count("`") % 2 == 0, f"{name}:{number} opens a template literal"
+    if shutil.which("node") is None:
+        pytest.skip("node checks the bundle's syntax")
+    bundle = tmp_path / "bundle.mjs"
+    bundle.write_text(script, encoding="utf-8")
+    subprocess.run(["node", "--check", str(bundle)], check=True, timeout=60)
+
+
+def test_the_page_gets_the_rule_s_figures_from_core() -> None:
+    from beekeeper.core import serving
+
+    timing = room_config(render_page(sample_room()))["timing"]
+    assert timing["documentEverySeconds"] == serving.DOCUMENT_EVERY_SECONDS
+    assert timing["displayDelaySeconds"] == serving.DISPLAY_DELAY_SECONDS
+    assert timing["marginSeconds"] == serving.MARGIN_SECONDS
+    assert timing["minuteSeconds"] == 60
+    shortened = room_config(render_page(sample_room(), minute_seconds=10))["timing"]
+    assert shortened["minuteSeconds"] == 10

@@ -15,6 +15,7 @@ import pytest
 from botocore.stub import Stubber
 
 from beekeeper.cli.factory import CliFactory
+from beekeeper.core.edge import WAF_REGION
 from tests.support.cli_testkit import (
     REGION,
     FakeDns,
@@ -65,6 +66,7 @@ def deploy_args(config_dir: Path, *, api_logging: bool = False) -> list[str]:
     logging = [] if api_logging else ["-c", "api_logging=false"]
     return [
         "deploy",
+        "--all",
         "--app", "/opt/py/bin/python3 -m beekeeper.stacks.app",
         "-c", "room=sale",
         *logging,
@@ -75,10 +77,12 @@ def deploy_args(config_dir: Path, *, api_logging: bool = False) -> list[str]:
     ]  # fmt: skip
 
 
-def bootstrap(region: str = REGION) -> None:
-    aws_client("ssm", region).put_parameter(
-        Name="/cdk-bootstrap/hnb659fds/version", Value="27", Type="String"
-    )
+def bootstrap(*regions: str) -> None:
+    """The room's region and us-east-1, where its edge WAF goes (the default room has one)."""
+    for region in regions or (REGION, WAF_REGION):
+        aws_client("ssm", region).put_parameter(
+            Name="/cdk-bootstrap/hnb659fds/version", Value="27", Type="String"
+        )
 
 
 @pytest.fixture
@@ -109,6 +113,9 @@ def test_first_deploy_bootstraps_then_deploys_and_records_the_outputs(
     assert [(c.args, c.env, c.cwd) for c in cdk.calls] == [
         (["bootstrap", f"aws://{ACCOUNT}/{REGION}", "--no-notices"], expected_env(config_dir),
          work),
+        # The edge's WAF is in us-east-1, whatever the room's region.
+        (["bootstrap", f"aws://{ACCOUNT}/{WAF_REGION}", "--no-notices"],
+         expected_env(config_dir), work),
         (deploy_args(config_dir), expected_env(config_dir), work),
     ]  # fmt: skip
     recorded = json.loads((config_dir / "rooms" / "sale.deployed.json").read_text())
@@ -222,7 +229,7 @@ class StubbedCloudFormation:
         self.stubber = Stubber(self.cloudformation)
 
     def client(self, service: str, **kwargs: Any) -> Any:
-        if service == "cloudformation":
+        if service == "cloudformation" and kwargs.get("region_name") == REGION:
             return self.cloudformation
         return boto3.Session().client(service, **kwargs)
 
@@ -312,6 +319,7 @@ def test_deploy_without_credentials_is_explained(
 def destroy_args() -> list[str]:
     return [
         "destroy",
+        "--all",
         "--app", "/opt/py/bin/python3 -m beekeeper.stacks.app",
         "-c", "room=sale",
         "--force",

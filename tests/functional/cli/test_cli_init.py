@@ -214,3 +214,24 @@ def test_a_bad_alert_email_is_a_usage_error(invoke: Invoke, config_dir: Path) ->
     assert result.exit_code == 2
     assert "alert_email: 'ops at shop' is not allowed; use one email address" in result.output
     assert not (config_dir / "rooms" / "sale.toml").exists()
+
+
+def test_a_domain_and_its_certificate_are_flags_checked_like_every_setting(
+    invoke: Invoke, config_dir: Path
+) -> None:
+    flags = ("--yes", "--name", "sale", "--region", "eu-west-1", "--origin", "https://s.example")
+    arn = "arn:aws:acm:us-east-1:123456789012:certificate/0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
+    result = invoke(
+        "init", *flags, "--rate", "60", "--domain", "Queue.Shop.Example", "--certificate-arn", arn
+    )
+    assert result.exit_code == 0, result.output
+    settings = load(config_dir, "sale")
+    assert (settings.domain, settings.certificate_arn) == ("queue.shop.example", arn)
+    elsewhere = arn.replace("us-east-1", "eu-west-1")
+    result = invoke(
+        "init", *flags, "--rate", "60", "--domain", "q.s.example", "--certificate-arn", elsewhere,
+        "--force",
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert "CloudFront takes certificates from us-east-1 only" in result.output
+    assert load(config_dir, "sale").domain == "queue.shop.example"  # nothing written

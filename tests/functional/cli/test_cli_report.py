@@ -151,6 +151,8 @@ def test_the_report_tells_what_the_simulator_measured(
     tmp_path: Path, event: Event,
 ) -> None:  # fmt: skip
     outputs = deploy(config_dir, dynamic_rate_throttling=True)
+    # A room deployed before rooms had an edge: its record names no distribution.
+    outputs = {key: value for key, value in outputs.items() if key != "DistributionId"}
     record(config_dir, outputs)
     put_metrics(event.lines + governor_lines(DECISIONS))
     table_client().put_item(TableName=outputs["TableName"], Item=log_item(DECISIONS))

@@ -74,6 +74,8 @@ def test_json_report_has_every_figure(invoke: Invoke, deployed_room: DeployedRoo
     assert report.pop("admitted_per_minute") == [m * 5 for m in range(59, 0, -1)] + [3]
     assert report.pop("arrivals_per_minute") == [50] * 58 + [960 - 950, 1000 - 960]
     assert len(report.pop("waiting_per_minute")) == 60
+    # The room's public address: its edge, as recorded at the deploy.
+    assert report.pop("public_url") == "https://d111111abcdef8.cloudfront.net"
     decisions = report["governor_decisions"]
     newest = {
         "at": NOW - 120 + 25.5,

@@ -60,7 +60,9 @@ def check_the_room_kept_its_promises(result: SimulationResult) -> None:
 
 @pytest.mark.parametrize("faults", [CALM, ALL_FAULTS], ids=["calm", "all faults"])
 def test_abandoned_places_do_not_waste_the_shop(faults: Faults) -> None:
-    result = run(abandoning(), faults)
+    # Seed 2: a run in which every fault happens (a throttle is drawn per table call, and the
+    # pages that follow the shared state make few; seeds 1 and 3 meet no throttle at all).
+    result = run(abandoning(), faults, seed=2)
     check_the_room_kept_its_promises(result)
     capacity = result.capacity
     assert capacity is not None

@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from beekeeper.core.datamodel import STATE_KEY
+from beekeeper.core.shared_state import parse_history
 from beekeeper.lambdas.governor import (
     BASELINE,
     BASELINE_CHECKS,
@@ -82,6 +84,7 @@ def test_a_baseline_then_a_halving_written_to_the_table_with_every_decision(
     state = GovernorState.from_item(aws.item("governor"))
     assert state is not None and state.baseline is not None and state.state == "passing"
     assert run(aws, clock, shop(100.0, failed=3)).decision == "pass"  # logged, not acted on
+    decision_time = clock.now
     decision = run(aws, clock, shop(100.0, failed=6))
     assert (decision.decision, decision.rate_before, decision.rate_after) == (HALVE, 1000, 500)
     config = read_config(aws.dynamodb, aws.table, settings)
@@ -92,6 +95,12 @@ def test_a_baseline_then_a_halving_written_to_the_table_with_every_decision(
     assert history[-1].reason == "6 of 60 samples failed (degraded at 6): HTTP 502 x6"
     assert history[-1].errors == 6 and history[-1].median_ms == pytest.approx(102, abs=3)
     assert history[-2].reason == "healthy; 3 failed, below the 6 that count"
+    # The waiting pages learn the halved rate from the shared state at once (its next copy).
+    state_copy: Any = aws.item(STATE_KEY)
+    assert state_copy["rate"]["N"] == "500" and state_copy["slowed"]["BOOL"] is True
+    *_, newest = parse_history(state_copy["history"]["S"])
+    # Published at the decision, once the check's samples were taken.
+    assert newest.flow == 500 and decision_time * 1000 < newest.at_ms < (decision_time + 60) * 1000
 
 
 def test_the_log_keeps_the_last_ten_decisions_across_an_operator_reset(

@@ -44,13 +44,15 @@ def cookie_attributes(response: dict[str, Any]) -> dict[str, str]:
 def test_new_visitor_gets_a_token_a_message_and_a_redirect(aws: Aws, clock: FakeClock) -> None:
     response = producer(aws, clock).handle(event())
     assert response["statusCode"] == 302
-    assert response["headers"]["Location"] == "room"
     assert response["headers"]["Cache-Control"] == "no-store"
     cookie = cookie_attributes(response)
+    # The page learns its turn (the ordinal) from the fragment: it can not read the cookie.
+    assert response["headers"]["Location"] == f"room#turn={Token.parse(cookie['value']).ordinal}"  # type: ignore[union-attr]
     assert TOKEN_PATTERN.fullmatch(cookie["value"])
     assert {"HttpOnly", "Secure"} <= set(cookie)
     assert cookie["SameSite"] == "Lax"
-    assert cookie["Path"] == "/prod"
+    # The public address's root, though the API's stage (/prod) is in the origin's path.
+    assert cookie["Path"] == "/"
     assert Token.parse(cookie["value"]).ordinal == 1  # type: ignore[union-attr]
     # No config yet: rate 60/min, so position 1 waits a second; + 60 min validity + 30 min slack.
     assert int(cookie["Max-Age"]) == 1 + 3600 + 1800
@@ -159,7 +161,8 @@ def test_returning_visitor_keeps_their_place(aws: Aws, clock: FakeClock) -> None
     p = producer(aws, clock)
     for header in cookies:
         response = p.handle(event(headers={"cookie": header}))
-        assert response["statusCode"] == 302 and response["headers"]["Location"] == "room"
+        assert response["statusCode"] == 302
+        assert response["headers"]["Location"] == f"room#turn={Token.parse(VALID).ordinal}"  # type: ignore[union-attr]
         assert "Set-Cookie" not in response["headers"]
     multi = p.handle(event(multi={"Cookie": ["a=1", f"beekeeper_token={VALID}"]}))
     assert "Set-Cookie" not in multi["headers"]

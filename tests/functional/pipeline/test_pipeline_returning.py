@@ -85,9 +85,9 @@ def test_an_expired_admission_gets_a_new_place(aws: Aws, clock: FakeClock) -> No
     admit(aws, TOKEN, clock())  # expires_at equal to now is expired, as /polling says
     metrics = Counted()
     response = click(producer(aws, clock, metrics=metrics, rate=60), TOKEN)
-    assert response["headers"]["Location"] == "room"
     fresh = new_cookie(response)
     assert fresh is not None and fresh != str(TOKEN)
+    assert response["headers"]["Location"] == f"room#turn={Token.parse(fresh).ordinal}"  # type: ignore[union-attr]
     assert aws.queue_bodies() == [fresh]
     assert metrics.counts == {"Arrivals": 1, "Rejoined": 1}
 
@@ -112,7 +112,7 @@ def test_a_visitor_still_in_line_keeps_their_place(aws: Aws, clock: FakeClock) -
     )
     metrics = Counted()
     response = click(producer(aws, clock, metrics=metrics, rate=60), TOKEN)
-    assert response["headers"]["Location"] == "room"
+    assert response["headers"]["Location"] == f"room#turn={TOKEN.ordinal}"
     assert new_cookie(response) is None and aws.queue_bodies() == []
     assert metrics.counts == {}
 
@@ -126,7 +126,8 @@ def test_a_failed_read_keeps_the_visitors_place(
     with Stubber(aws.dynamodb) as stubber:
         stubber.add_client_error("get_item", "ProvisionedThroughputExceededException")
         response = click(p, TOKEN)
-    assert response["headers"]["Location"] == "room" and new_cookie(response) is None
+    assert response["headers"]["Location"] == f"room#turn={TOKEN.ordinal}"
+    assert new_cookie(response) is None
     assert any("keep their place" in r.message for r in caplog.records)
 
 

@@ -207,3 +207,22 @@ def test_a_done_chunk_moves_the_watermark_and_is_never_handed_back(
     assert aws.item(draw_chunk_key(0))["done"]["BOOL"] is True  # type: ignore[index]
     assert draw(aws, clock).recover_stale(10) == 1  # only the second chunk
     assert (aws.item(DRAW_KEY) or {})["done_below"]["N"] == "1"
+
+
+def test_a_pre_queue_page_is_told_its_turn_is_the_draws_and_a_returning_one_asks(
+    aws: Aws, clock: FakeClock
+) -> None:
+    link = producer(aws, clock, starts_at=format_starts_at(START))
+    first = link.handle(GET)
+    # The ordinal is not the visitor's turn: the draw decides it (core/serving.py).
+    assert first["headers"]["Location"] == "room#prequeue"
+    cookie = first["headers"]["Set-Cookie"].split(";")[0]
+    again = link.handle({**GET, "headers": {"Cookie": cookie}})
+    assert again["headers"]["Location"] == "room#prequeue"
+    draw(aws, clock).run(config(), START // 60 - 1)  # the commitment
+    clock.now = START + 1
+    assert draw(aws, clock).run(config(), START // 60) == "drawn"
+    clock.now = START + 60  # the producer's cached config is read again
+    back = link.handle({**GET, "headers": {"Cookie": cookie}})
+    # Drawn: only /polling knows the rank, so the page is sent without a turn and asks.
+    assert back["headers"]["Location"] == "room"

@@ -57,7 +57,7 @@ def double_code(
         secure = "" if event["headers"].get("X-Forwarded-Proto") == "http" else "; Secure"
         return {
             "statusCode": 302,
-            "headers": {"Location": "room"},
+            "headers": {"Location": f"room#turn={n}"},
             "multiValueHeaders": {
                 "Set-Cookie": [f"{datamodel.COOKIE_NAME}={token}; Path=/; HttpOnly{secure}"]
             },

@@ -123,14 +123,41 @@ def _tagged_resource_exists(clients: Callable[[str], Any], arn: str) -> bool:
     if service == "apigateway":
         api_id = resource.split("/")[2]
         return _exists(lambda: clients("apigateway").get_rest_api(restApiId=api_id))
+    if service == "wafv2":
+        # .../regional/webacl/<name>/<id>: the origin lock on the stage.
+        scope, _, name, acl_id = resource.split("/")[:4]
+        return _exists(
+            lambda: clients("wafv2").get_web_acl(
+                Name=name, Id=acl_id, Scope="REGIONAL" if scope == "regional" else "CLOUDFRONT"
+            ),
+            "WAFNonexistentItemException",
+        )
     return True  # a service this check does not know: reported, never silently passed
 
 
-def leftovers(clients: Callable[[str], Any], room: str) -> list[str]:
+def leftovers(
+    clients: Callable[[str], Any],
+    room: str,
+    us_east_1: Callable[[str], Any] | None = None,
+) -> list[str]:
     """Everything of the room that still exists: tagged resources, and by name what a tag
-    can not find (the dashboard; IAM roles, which are global)."""
+    can not find (the dashboard; IAM roles, which are global); with `us_east_1` clients also
+    the edge's (the distribution, global, and the edge WAF's stack in us-east-1)."""
     prefix = f"beekeeper-{room}"
     found: list[str] = []
+    if us_east_1 is not None:
+        distributions = us_east_1("cloudfront").list_distributions()["DistributionList"]
+        found += [
+            f"distribution {d['Id']}"
+            for d in distributions.get("Items", [])
+            if d.get("Comment") == f"Beekeeper waiting room {room}"
+        ]
+        waf_stack = f"{prefix}-edge-waf"
+        if _exists(
+            lambda: us_east_1("cloudformation").describe_stacks(StackName=waf_stack),
+            "ValidationError",
+        ):
+            found.append(f"stack {waf_stack} in us-east-1")
     tagging = clients("resourcegroupstaggingapi")
     token = ""
     while True:
@@ -156,12 +183,16 @@ def leftovers(clients: Callable[[str], Any], room: str) -> list[str]:
 
 
 def wait_until_gone(
-    clients: Callable[[str], Any], room: str, timeout: float, sleep: Callable[[float], None]
+    clients: Callable[[str], Any],
+    room: str,
+    timeout: float,
+    sleep: Callable[[float], None],
+    us_east_1: Callable[[str], Any] | None = None,
 ) -> list[str]:
     """Leftovers, looked up until none remain or `timeout` passes (deletion is eventual)."""
     deadline = time.monotonic() + timeout
     while True:
-        remaining = leftovers(clients, room)
+        remaining = leftovers(clients, room, us_east_1)
         if not remaining or time.monotonic() >= deadline:
             return remaining
         sleep(15)

@@ -50,6 +50,9 @@ class JourneyRoom:
     dynamodb: Any  # a client for the room's table
     table: str
     report: list[str] = field(default_factory=list)
+    # A deployed room's origin (the API's stage URL, output OriginUrl), which only its edge may
+    # use; None for a local room, whose edge and origin are one process.
+    origin_url: str | None = None
 
     @property
     def polling_url(self) -> str:
@@ -180,8 +183,10 @@ def solved_links(room: JourneyRoom, visitors: int) -> list[str]:
 def marketing_link_sets_the_cookie(room: JourneyRoom, solved: str) -> str:
     answer = get(solved)
     assert answer.status == 302, (answer.status, answer.body[:200])
-    assert answer.header("location") == "room"
     (set_cookie,) = answer.headers["set-cookie"]
+    # The page learns its turn from the fragment: the cookie is HttpOnly.
+    ordinal = set_cookie.split(";", 1)[0].rsplit(".", 1)[1]
+    assert answer.header("location") == f"room#turn={ordinal}"
     attributes = [part.strip() for part in set_cookie.split(";")]
     assert "HttpOnly" in attributes and "SameSite=Lax" in attributes
     token = cookie_of(answer)
@@ -213,6 +218,27 @@ def polling(room: JourneyRoom, token: str) -> dict[str, Any]:
     return body
 
 
+def shared_state_comes_from_the_edge(room: JourneyRoom) -> None:
+    """The shared state: the same answer for everyone, kept by the edge (a repeat within its
+    lifetime is the edge's copy); a deployed room's origin refuses anyone but its edge."""
+    url = room.route_url("state")
+    first = get(url)
+    assert first.status == 200, (first.status, first.body[:200])
+    assert first.header("cache-control") == "public, max-age=2"
+    document = first.json()
+    assert document["state"] == "open" and document["serving"] >= 0, document
+    hit = wait_for(
+        lambda: "hit" in (get(url).header("x-cache") or "").lower(), 10, 0.2, "an edge hit"
+    )
+    assert hit
+    note = f"state: {document['state']}, serving {document['serving']}, kept by the edge"
+    if room.origin_url is not None:
+        direct = get(room.origin_url.rstrip("/") + "/state")
+        assert direct.status == 403, (direct.status, direct.body[:200])
+        note += "; the origin refuses a request that did not come through the edge (403)"
+    room.note(note)
+
+
 def join(room: JourneyRoom, visitors: int) -> list[str]:
     """`visitors` new visitors, their work done first, then their places one after the other;
     the first one's cookie and page checked."""
@@ -220,6 +246,7 @@ def join(room: JourneyRoom, visitors: int) -> list[str]:
     tokens = [marketing_link_sets_the_cookie(room, first)]
     tokens += [cookie_of(get(solved)) for solved in others]
     page_loads_with_its_csp(room, tokens[0])
+    shared_state_comes_from_the_edge(room)
     return tokens
 
 

@@ -155,23 +155,6 @@ def test_a_room_nobody_visits_starts_no_consumer() -> None:
     assert result.aws_calls <= 10 * 8
 
 
-@pytest.mark.parametrize(
-    ("rate", "visitors", "arrival"),
-    [(1, 6, "uniform:1"), (10, 120, "uniform:2"), (60, 600, "uniform:1")],
-)
-def test_positions_in_a_quiet_room_are_exact(rate: int, visitors: int, arrival: str) -> None:
-    """Each waiting visitor is shown 1 + the visitors who joined earlier and still wait."""
-    result = simulate(
-        rate=rate,
-        visitors=visitors,
-        arrival=Arrival.parse(arrival),
-        minutes=visitors // rate + 2,
-        seed=5,
-    )
-    assert result.positions_checked >= visitors
-    assert result.position_errors == 0
-
-
 def test_a_live_rate_change_applies_from_the_change() -> None:
     result = simulate(
         rate=600,

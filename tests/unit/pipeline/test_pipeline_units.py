@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from beekeeper.lambdas.cookies import is_plain_http_loopback, stage_root, token_from_request
+from beekeeper.lambdas.cookies import is_plain_http_loopback, token_from_request
 from beekeeper.lambdas.trigger import consumers_needed
 
 VALID = "abcdefghijklmnopqrstuv.7"
@@ -56,19 +56,6 @@ def test_multi_value_cookie_headers_are_all_read() -> None:
 def test_plain_http_loopback(host: str, proto: str, loopback: bool) -> None:
     event = {"headers": {"Host": host, "X-Forwarded-Proto": proto}}
     assert is_plain_http_loopback(event) is loopback
-
-
-@pytest.mark.parametrize(
-    ("full", "path", "root"),
-    [
-        ("/prod/beekeeper", "/beekeeper", "/prod"),
-        ("/beekeeper", "/beekeeper", "/"),
-        (None, "/beekeeper", "/"),
-        ("/a b;/beekeeper", "/beekeeper", "/"),
-    ],
-)
-def test_stage_root(full: str | None, path: str, root: str) -> None:
-    assert stage_root({"path": path, "requestContext": {"path": full}}) == root
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,209 @@
+"""The edge in front of the room: what CloudFront caches and forwards, path by path.
+
+A CloudFront distribution is the room's public address (the marketing link, the page, every
+route); API Gateway is its origin only. This module is the one description of the edge: the
+stack builds the distribution's cache behaviors, cache policies and origin request policies
+from `behaviors(mode)` (stacks/edge.py), and local mode's in-process edge serves by the very
+same records (local/edge.py), so the two can not drift apart (tests/stack/test_edge.py holds
+the synthesized template equal to them).
+
+What CloudFront does with them, from its developer guide:
+
+- A cache policy's TTLs bound what the origin's Cache-Control asks: with a minimum TTL of 0,
+  CloudFront keeps an answer for the lesser of its `max-age` (or `s-maxage`, which wins for
+  shared caches) and the maximum TTL, and does not keep one marked `no-store`, `no-cache` or
+  `private`; the default TTL applies only to an answer with no Cache-Control at all
+  ("Managing how long content stays in the cache (expiration)"). Every policy here has a
+  minimum and default TTL of 0, so an answer is kept only as long as the room's own
+  Cache-Control says, and never longer than the behavior's `cache_seconds`.
+- Per-visitor routes use the managed CachingDisabled policy (TTLs 0, nothing in the cache key;
+  ID 4135ea2d-6df8-44a3-9df3-4b5a84be39ad, "Use managed cache policies") and an origin request
+  policy that forwards exactly what the room reads: the visitor's cookie (CloudFront removes
+  every cookie not on the list, and passes the origin's Set-Cookie back only when it forwards
+  cookies: "Caching content based on cookies"), the query string, and the headers below.
+  CloudFront always sets Host to the origin's own domain ("Request and response behavior for
+  custom origins"), so API Gateway never sees the viewer's Host.
+- CloudFront caches some error statuses (404, 500-504 always; 400, 403, 405, 412, 415 with a
+  max-age) for the error caching minimum TTL, 10 s by default, and serves an expired object
+  while the origin answers 5xx ("How CloudFront processes and caches HTTP 4xx and 5xx status
+  codes"). ERROR_CACHING_SECONDS sets that minimum to 0 for every such status, so an error
+  about one visitor is never served to another and the room's "unavailable" answers are not
+  kept; the document's stale copy is still served while the origin fails (docs/pipeline.md).
+
+Standard library only: it ships with the rest of core/.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from beekeeper.core.datamodel import COOKIE_NAME, TOKEN_HEADER
+from beekeeper.core.presence import SCRIPT_ROUTE
+from beekeeper.core.routes import LEAVE_ROUTE, Mode, routes
+
+# The header CloudFront adds to every request it sends the origin; the origin lock (the
+# regional WAF on the API's stage, stacks/api.py) refuses any request without the room's value,
+# so a visitor can not go around the edge and its per-address limit.
+ORIGIN_HEADER = "x-beekeeper-edge"
+
+# AWS WAF keeps the web ACLs of CloudFront (scope CLOUDFRONT) in this region only; so does ACM
+# the certificates CloudFront serves (core.settings.CERTIFICATE_REGION).
+WAF_REGION = "us-east-1"
+
+# The paths outside the registry: the marketing link (the producer), the waiting room page,
+# the page that does a place's work before the join (core/join_work.py), the shop's presence
+# script (core/presence.py) and the producer's /leave (lambdas/leaving.py).
+PRODUCER_PATH = "/beekeeper"
+PAGE_PATH = "/room"
+WORK_PATH = "/work"
+PRESENCE_SCRIPT_PATH = f"/{SCRIPT_ROUTE}"
+LEAVE_PATH = f"/{LEAVE_ROUTE}"
+# The page is the same for everyone: the edge keeps it for a minute (a redeployed page is seen
+# within that), browsers ask again on every load (stacks/page.py's headers say both).
+PAGE_EDGE_SECONDS = 60
+# How many of CloudFront's caches ask the origin for a cached object once per lifetime each:
+# without Origin Shield "CloudFront might send requests directly to your origin from multiple
+# edge locations or regional edge caches" (CloudFront API reference, OriginShield). Taken as
+# one per regional edge cache, 13 at the time of writing: an assumption of the cost model
+# (core/polling_load.py) and the simulator (simulator/pages.py), not a promise (a few origin
+# requests a second either way; Origin Shield, charged extra, would make it one).
+EDGE_CACHES = 13
+
+# Statuses CloudFront would keep for its error caching minimum TTL; each is configured with 0.
+CACHED_ERROR_STATUSES = (400, 403, 404, 405, 414, 416, 500, 501, 502, 503, 504)
+ERROR_CACHING_SECONDS = 0
+
+# The viewer headers a per-visitor route's origin request carries beside its cookie and query
+# string: the request template API Gateway picks by Content-Type, the page's Origin for CORS
+# and, with Sec-Fetch-Site, for /leave's check of the page that sent it, Accept for the
+# marketing link's JSON join (docs/apps.md), an app's token header, and the visitor's
+# languages for the marketing link's "event is over" page.
+VISITOR_HEADERS = (
+    "Accept",
+    "Accept-Language",
+    TOKEN_HEADER,
+    "Content-Type",
+    "Origin",
+    "Sec-Fetch-Site",
+)
+
+GET_METHODS = ("GET", "HEAD")
+CORS_METHODS = ("GET", "HEAD", "OPTIONS")
+ALL_METHODS = ("DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT")
+
+
+@dataclass(frozen=True)
+class Behavior:
+    """One path of the public address: how the edge treats its requests."""
+
+    path: str  # exact, e.g. "/polling"
+    methods: tuple[str, ...]  # what CloudFront accepts (any other method: 403 from the edge)
+    # How long the edge may keep an answer (the cache policy's maximum TTL); 0: never, the
+    # route answers about one visitor (CachingDisabled).
+    cache_seconds: int
+    # What the origin request carries of the viewer's request (the cache key holds nothing:
+    # a cached answer is the same for everyone).
+    cookies: tuple[str, ...] = ()
+    query: bool = False
+    headers: tuple[str, ...] = ()
+
+    @property
+    def cached(self) -> bool:
+        return self.cache_seconds > 0
+
+    @property
+    def pattern(self) -> str:
+        """CloudFront's path pattern for exactly this path (no wildcard)."""
+        return self.path
+
+
+def _visitor(path: str, methods: tuple[str, ...]) -> Behavior:
+    return Behavior(path, methods, 0, cookies=(COOKIE_NAME,), query=True, headers=VISITOR_HEADERS)
+
+
+def behaviors(mode: Mode) -> tuple[Behavior, ...]:
+    """Every public path of a room in `mode`: the marketing link, the page and the registry's
+    routes, in the order CloudFront evaluates them (all exact, so the order does not matter)."""
+    found = [
+        _visitor(PRODUCER_PATH, GET_METHODS),
+        Behavior(PAGE_PATH, GET_METHODS, PAGE_EDGE_SECONDS),
+        # The work page is the same for everyone (its challenge comes from the marketing link).
+        Behavior(WORK_PATH, GET_METHODS, PAGE_EDGE_SECONDS),
+        Behavior(PRESENCE_SCRIPT_PATH, GET_METHODS, PAGE_EDGE_SECONDS),
+        _visitor(LEAVE_PATH, ALL_METHODS),
+    ]
+    for route in routes(mode).values():
+        path = f"/{route.name}"
+        if route.edge_seconds:
+            found.append(Behavior(path, GET_METHODS, route.edge_seconds))
+        elif not route.reads_token:
+            # Public, but kept by whoever fetches it (the key set's own Cache-Control), not by
+            # the edge: a copy aged at the edge would shorten the key timing shops rely on.
+            found.append(Behavior(path, GET_METHODS, 0))
+        elif route.method == "GET" and not route.cors:
+            found.append(_visitor(path, GET_METHODS))
+        elif route.method == "GET":
+            found.append(_visitor(path, CORS_METHODS))
+        else:
+            # CloudFront's method sets: GET and HEAD; with OPTIONS; or all seven.
+            found.append(_visitor(path, ALL_METHODS))
+    return tuple(found)
+
+
+def behavior_for(path: str, mode: Mode) -> Behavior | None:
+    """The behavior whose path is `path`; None: the default behavior (nothing cached)."""
+    return next((found for found in behaviors(mode) if found.path == path), None)
+
+
+_DIRECTIVE = re.compile(r"^\s*([A-Za-z-]+)\s*(?:=\s*\"?(\d+)\"?)?\s*$")
+
+
+def edge_seconds(behavior: Behavior | None, cache_control: str | None) -> int:
+    """How long CloudFront keeps an answer with this Cache-Control under `behavior`'s policy
+    (minimum and default TTL 0, maximum `cache_seconds`), by the developer guide's table: not
+    at all when the behavior caches nothing, the answer has no Cache-Control (the default TTL),
+    or it says no-store, no-cache or private; else the lesser of s-maxage (or max-age) and the
+    maximum TTL."""
+    if behavior is None or not behavior.cached or not cache_control:
+        return 0
+    max_age: int | None = None
+    shared_max_age: int | None = None
+    for part in cache_control.split(","):
+        match = _DIRECTIVE.match(part)
+        if not match:
+            continue
+        name, value = match.group(1).lower(), match.group(2)
+        if name in ("no-store", "no-cache", "private"):
+            return 0
+        if name == "max-age" and value is not None:
+            max_age = int(value)
+        elif name == "s-maxage" and value is not None:
+            shared_max_age = int(value)
+    chosen = shared_max_age if shared_max_age is not None else max_age
+    if chosen is None:
+        return 0
+    return max(0, min(chosen, behavior.cache_seconds))
+
+
+__all__ = [
+    "ALL_METHODS",
+    "CACHED_ERROR_STATUSES",
+    "CORS_METHODS",
+    "EDGE_CACHES",
+    "ERROR_CACHING_SECONDS",
+    "GET_METHODS",
+    "LEAVE_PATH",
+    "ORIGIN_HEADER",
+    "PAGE_EDGE_SECONDS",
+    "PAGE_PATH",
+    "PRESENCE_SCRIPT_PATH",
+    "PRODUCER_PATH",
+    "VISITOR_HEADERS",
+    "WAF_REGION",
+    "WORK_PATH",
+    "Behavior",
+    "behavior_for",
+    "behaviors",
+    "edge_seconds",
+]

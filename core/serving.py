@@ -1,0 +1,278 @@
+"""The serving number and the waiting page's rule: the one owner of both.
+
+A visitor's *turn* is the serving number at which their turn comes: their ordinal (their place
+in the arrival order), or after a scheduled start's draw `prequeue_base + rank`. The *serving
+number* is how many places the line has passed (the status copies' `admitted_total`). The
+page learns its turn from the marketing link's redirect (`room#turn=<n>`) or its own /polling
+answer, and the serving number from the shared state document (core/shared_state.py), which
+the edge serves to everyone alike. Its place is turn - serving.
+
+Between documents the serving number is extrapolated on the room's admission lattice: each
+minute holds `flow` slots spread evenly over the minute's span (lambdas/pacing.py admits on
+exactly these slots while there is a line), so the count of slots fallen due between two
+moments is what the line moves by.
+
+The page's rule, which waiting_room_site/page.js applies and the simulator runs (a test holds
+the two equal, tests/js/serving_twin.test.mjs against this module's answers):
+
+- *The place shown* is the serving number extrapolated from the newest history point at least
+  DISPLAY_DELAY_SECONDS old, the same point in every copy of the document a page fetched
+  lately, and bounded by the line that point states (its waiting, and its joins a minute
+  since): every page shows the same serving number at the same moment, so no two visitors
+  are shown the same place; a place below 1 is shown as "any moment now", not as a number.
+- *Its own /polling* comes only at its turn: MARGIN_SECONDS after the moment the serving
+  number, extrapolated from the newest point, reaches the turn (the margin covers the queue's
+  reordering, measured in the simulator: docs/pipeline.md), at once when the page loads at
+  the front, then every OWN_POLL_EVERY_SECONDS while the serving number says the turn has
+  come, until the answer is the admission. An answer that the turn is still ahead is itself
+  a point the page plans from (`with_answer`) until the shared state has a newer one.
+- *The document* is fetched every DOCUMENT_EVERY_SECONDS while the page is visible (a hold, a
+  close, `off` and a rate change reach the page within STATE_MAX_AGE_SECONDS + that + the
+  request), and while hidden at half the time to the predicted own poll, between that and
+  HIDDEN_DOCUMENT_MAX_SECONDS (in capacity mode at most half the claim window); a page that
+  becomes visible fetches at once.
+
+Standard library only: it ships in the Lambda asset (the producer writes the fragment).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from beekeeper.core.shared_state import STATE_MAX_AGE_SECONDS, Point
+
+# The lattice leaves the first and the last 1/60 of every minute empty (lambdas/pacing.py
+# admits on it): consumers started at the minute's turn are ready when the first slot falls
+# due, and an admission written a moment late still lands in its own minute.
+SPAN_MARGIN_FRACTION = 1 / 60
+
+# The marketing link's redirect tells the page its place without the HttpOnly cookie:
+# `room#turn=<ordinal>` (a fragment: never sent to a server, kept by a reload), or
+# `room#prequeue` for a place in a scheduled event's pre-queue, whose turn the draw decides.
+TURN_FRAGMENT = "turn"
+PREQUEUE_FRAGMENT = "prequeue"
+
+DOCUMENT_EVERY_SECONDS = 6
+HIDDEN_DOCUMENT_MAX_SECONDS = 300
+# The history point the place is extrapolated from is at least this old: every page's copy of
+# the document holds it (a copy is at most STATE_MAX_AGE_SECONDS old at the edge and was
+# fetched at most DOCUMENT_EVERY_SECONDS ago), plus a second for the request and the clocks.
+DISPLAY_DELAY_SECONDS = DOCUMENT_EVERY_SECONDS + STATE_MAX_AGE_SECONDS + 1
+OWN_POLL_EVERY_SECONDS = 2
+# Beyond this long after the newest point the serving number is not extrapolated further: the
+# room has published nothing new (the status is written every few seconds while anyone is
+# admitted, and every minute anyway), so the line is not moving as the lattice says.
+EXTRAPOLATE_AT_MOST_SECONDS = 75
+# The margin: the page's own /polling comes this long after the moment the serving number is
+# predicted to reach its turn, so that a visitor the queue admits a little after the serving
+# number passed their place (a standard queue's reordering, and the counter moving a batch at
+# a time) is found admitted at the first ask. Measured in the simulator: docs/pipeline.md,
+# "The margin".
+MARGIN_SECONDS = 0.25
+
+
+def span(minute_seconds: float) -> tuple[float, float]:
+    """The admission span's start offset in a minute, and its length."""
+    margin = minute_seconds * SPAN_MARGIN_FRACTION
+    return margin, minute_seconds - 2 * margin
+
+
+def due_by(at: float, flow: int, minute_seconds: float) -> int:
+    """How many lattice slots at `flow` a minute have fallen due by `at` (epoch seconds),
+    counted from the epoch: the minutes before times `flow`, and those of `at`'s minute whose
+    time has come (slot k of a minute falls due at span start + k x span / flow)."""
+    if flow <= 0:
+        return 0
+    minute = math.floor(at / minute_seconds)
+    start, length = span(minute_seconds)
+    offset = at - minute * minute_seconds - start
+    within = 0 if offset < 0 else min(flow, math.floor(offset * flow / length) + 1)
+    return minute * flow + within
+
+
+def slot_time(index: int, flow: int, minute_seconds: float) -> float:
+    """When slot `index` (0-based, counted from the epoch as `due_by` counts) falls due."""
+    minute = index // flow
+    start, length = span(minute_seconds)
+    return minute * minute_seconds + start + (index - minute * flow) * length / flow
+
+
+def anchor(points: Sequence[Point], at: float, delay: float) -> Point | None:
+    """The newest point at least `delay` seconds before `at` (the oldest one when none is that
+    old yet); None without points."""
+    if not points:
+        return None
+    limit = (at - delay) * 1000
+    found = points[0]
+    for point in points:
+        if point.at_ms <= limit:
+            found = point
+    return found
+
+
+def serving_at(
+    points: Sequence[Point], at: float, *, delay: float, minute_seconds: float
+) -> int | None:
+    """The serving number at `at`: the anchor's, plus the lattice slots fallen due since it at
+    its flow (for at most EXTRAPOLATE_AT_MOST_SECONDS); while no point is `delay` old, the
+    oldest point's own, not moved (a room's first seconds: every copy holds that point, and
+    a copy fetched before any was published has none newer to extrapolate past it). None
+    without points."""
+    found = anchor(points, at, delay)
+    if found is None:
+        return None
+    since = found.at_ms / 1000
+    if since > at - delay:
+        return found.serving
+    until = min(at, since + EXTRAPOLATE_AT_MOST_SECONDS)
+    if until <= since or found.flow <= 0:
+        return found.serving
+    moved = due_by(until, found.flow, minute_seconds) - due_by(since, found.flow, minute_seconds)
+    return found.serving + moved
+
+
+def shown_serving(points: Sequence[Point], at: float, *, minute_seconds: float) -> int | None:
+    """The serving number every page shows at `at` (the place is turn minus it): extrapolated
+    from the anchor, but never past the visitors the anchor's line says have joined by `at`
+    (its waiting, plus its joins a minute since): a line that emptied, or a burst into an idle
+    room, is not shown moving faster than people came."""
+    serving = serving_at(points, at, delay=DISPLAY_DELAY_SECONDS, minute_seconds=minute_seconds)
+    found = anchor(points, at, DISPLAY_DELAY_SECONDS)
+    if serving is None or found is None:
+        return serving
+    return _within_line(found, serving, at)
+
+
+def first_own_poll(
+    points: Sequence[Point],
+    turn: int,
+    now: float,
+    *,
+    minute_seconds: float,
+    loading: bool = False,
+) -> float | None:
+    """When the page calls its own /polling: now when the serving number, extrapolated from
+    the newest point, has reached its turn (or, as the page loads, is one place short: a
+    visitor let straight in is noticed at once); else MARGIN_SECONDS after the moment it is
+    predicted to reach it; None when the line is not moving (no flow) or that moment is beyond
+    the extrapolation's reach (a later document will say)."""
+    newest = anchor(points, now, 0.0)
+    if newest is None:
+        return None
+    serving = serving_at(points, now, delay=0.0, minute_seconds=minute_seconds)
+    if serving is not None:
+        serving = _within_line(newest, serving, now)
+    if serving is not None and (serving >= turn or (loading and serving >= turn - 1)):
+        return now
+    if newest.flow <= 0:
+        return None
+    since = newest.at_ms / 1000
+    index = due_by(since, newest.flow, minute_seconds) + (turn - newest.serving) - 1
+    when = slot_time(index, newest.flow, minute_seconds) + MARGIN_SECONDS
+    arrivals = newest.arrivals
+    if arrivals is not None and turn > arrivals:
+        # The line the point states reaches the turn only as people join.
+        if newest.joins <= 0:
+            return None
+        when = max(when, since + (turn - arrivals) * 60 / newest.joins)
+    if when > since + EXTRAPOLATE_AT_MOST_SECONDS:
+        return None
+    return max(now, when)
+
+
+def _joined_by(point: Point, at: float) -> int | None:
+    """The visitors `point`'s line says have joined by `at` (None when it does not say)."""
+    arrivals = point.arrivals
+    if arrivals is None:
+        return None
+    elapsed = min(max(0.0, at - point.at_ms / 1000), EXTRAPOLATE_AT_MOST_SECONDS)
+    return arrivals + math.floor(point.joins * elapsed / 60)
+
+
+def _within_line(point: Point, serving: int, at: float) -> int:
+    """`serving` bounded by the visitors `point`'s line says have joined by `at`."""
+    joined = _joined_by(point, at)
+    return serving if joined is None else max(point.serving, min(serving, joined))
+
+
+def answer_point(
+    points: Sequence[Point], turn: int, position: int, updated_at: int
+) -> Point | None:
+    """What the page's own /polling answer says of the line: the serving number its status
+    copy held (turn - position) when it was written (`updated_at`, whole seconds), moving at
+    the shared state's newest flow. None without a shared state."""
+    if not points or updated_at <= 0:
+        return None
+    return Point(updated_at * 1000, turn - position, points[-1].flow)
+
+
+def with_answer(points: Sequence[Point], answered: Point | None) -> tuple[Point, ...]:
+    """The points the page plans its own /polling from: the shared state's, and its last own
+    answer's when that is newer than their newest (a burst the copy it holds has not shown
+    yet: the answer, not the copy, says the turn is still ahead). The place shown comes from
+    the shared state's points alone (every page shows the same)."""
+    if answered is None or (points and answered.at_ms <= points[-1].at_ms):
+        return tuple(points)
+    return (*points, answered)
+
+
+def document_predates(points: Sequence[Point], turn: int, now: float) -> bool:
+    """The document was published before this visitor came: its newest point's line (the
+    visitors joined, and joining) does not reach the turn the page holds (a burst into an
+    idle room, before the edge's copy shows it). The page fetches it again sooner."""
+    newest = anchor(points, now, 0.0)
+    joined = None if newest is None else _joined_by(newest, now)
+    return joined is not None and turn > joined
+
+
+def document_delay(
+    *,
+    visible: bool,
+    now: float,
+    own_poll_at: float | None,
+    claim_seconds: int = 0,
+    predates: bool = False,
+) -> float:
+    """Seconds until the page fetches the document again: at once renewed when the document
+    predates the visitor (at the page's first, `document_predates`)."""
+    if predates:
+        return float(STATE_MAX_AGE_SECONDS)
+    if visible:
+        return float(DOCUMENT_EVERY_SECONDS)
+    most = float(HIDDEN_DOCUMENT_MAX_SECONDS)
+    if claim_seconds > 0:
+        most = min(most, max(DOCUMENT_EVERY_SECONDS, claim_seconds / 2))
+    if own_poll_at is None:
+        return most
+    return min(most, max(float(DOCUMENT_EVERY_SECONDS), (own_poll_at - now) / 2))
+
+
+def room_fragment(turn: int | None) -> str:
+    """The fragment of the marketing link's redirect to the page: the turn, or `prequeue`."""
+    return PREQUEUE_FRAGMENT if turn is None else f"{TURN_FRAGMENT}={turn}"
+
+
+__all__ = [
+    "DISPLAY_DELAY_SECONDS",
+    "DOCUMENT_EVERY_SECONDS",
+    "EXTRAPOLATE_AT_MOST_SECONDS",
+    "HIDDEN_DOCUMENT_MAX_SECONDS",
+    "MARGIN_SECONDS",
+    "OWN_POLL_EVERY_SECONDS",
+    "PREQUEUE_FRAGMENT",
+    "SPAN_MARGIN_FRACTION",
+    "TURN_FRAGMENT",
+    "anchor",
+    "answer_point",
+    "document_delay",
+    "document_predates",
+    "due_by",
+    "first_own_poll",
+    "room_fragment",
+    "serving_at",
+    "shown_serving",
+    "slot_time",
+    "span",
+    "with_answer",
+]

@@ -1,0 +1,169 @@
+"""The shared state document: one public answer, the same for every visitor (GET /state).
+
+What a waiting page needs besides its own place in the arrival order (its "turn"): the
+serving number (the visitors the line has passed: admitted, and in capacity mode left and
+passed over), the rate and the flow the estimate uses, whether the room is open, off, paused
+or closed (with the operator's message), a scheduled start and its draw, a capacity room's
+inside / max / turnover, when the status was written, and the serving number's recent history.
+API Gateway answers it from the status copy `status#0` through the templates
+vtl/state-*.vtl (a route of the registry, core/routes.py), and the edge keeps it
+STATE_MAX_AGE_SECONDS (core/edge.py), so a million waiting pages cost the origin a handful of
+requests a second. docs/pipeline.md, "The shared state", says how the page uses it.
+
+The history: each time the status copies are published, copy 0 gets one more point (when,
+the serving number, the flow then, and the line then: the visitors waiting and the joins a
+minute lately, which bound how far the place shown may be extrapolated); points older than
+HISTORY_SECONDS are dropped (the newest such one is kept as the anchor) and at most
+HISTORY_POINTS are kept. Any copy of the document a page fetched within the last few seconds
+therefore holds every point a moment ago, and the place a page shows is a function of those
+points and the clock alone (core/serving.py): two pages holding different copies show the same
+serving number at the same moment.
+
+Standard library only: it ships in the Lambda asset.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+STATE_ROUTE = "state"
+# The edge and browsers keep the document at most this long (issue 26: at most 2 s).
+STATE_MAX_AGE_SECONDS = 2
+
+HISTORY_SECONDS = 60
+HISTORY_POINTS = 24
+# The joins a minute a point states are measured over at least this long (the newest earlier
+# point at least this old, else the oldest one).
+JOINS_OVER_SECONDS = 1
+# "<ms>:<serving>:<flow>:<waiting>:<joins>" points (the last two may be absent: a point written
+# before they were), space-separated, oldest first: what the publisher writes and the template
+# checks again before placing it in the answer (a copy that does not match is answered without
+# a history).
+_POINT = r"[0-9]{1,15}:[0-9]{1,15}:[0-9]{1,7}(:[0-9]{1,15}:[0-9]{1,9})?"
+HISTORY_PATTERN = rf"^{_POINT}( {_POINT}){{0,{HISTORY_POINTS - 1}}}$"
+_HISTORY = re.compile(HISTORY_PATTERN)
+
+# The document's `state`, by priority: the room is off (the page sends the visitor to the
+# shop), the event is over, the line is held, a scheduled start is ahead, the start has come
+# and the order is being drawn, or the line is open.
+OFF = "off"
+CLOSED = "closed"
+PAUSED = "paused"
+PREQUEUE = "prequeue"
+DRAWING = "drawing"
+OPEN = "open"
+STATES = (OFF, CLOSED, PAUSED, PREQUEUE, DRAWING, OPEN)
+
+
+@dataclass(frozen=True)
+class Point:
+    """The serving number at a moment, and the flow (visitors a minute) it moved at after it;
+    a flow of 0: nobody is being admitted (held, closed, off, or waiting for the draw). The
+    line then, when known: the visitors waiting, and the joins a minute lately (the serving
+    number can not pass the visitors who have joined: core/serving.py bounds the place shown
+    by them)."""
+
+    at_ms: int
+    serving: int
+    flow: int
+    waiting: int | None = None
+    joins: int = 0
+
+    @property
+    def arrivals(self) -> int | None:
+        """The visitors who had joined by then (None when the point does not say)."""
+        return None if self.waiting is None else self.serving + self.waiting
+
+    def text(self) -> str:
+        line = "" if self.waiting is None else f":{self.waiting}:{self.joins}"
+        return f"{self.at_ms}:{self.serving}:{self.flow}{line}"
+
+
+def parse_history(text: str) -> tuple[Point, ...]:
+    """The points of a history as written (nothing, when it is not well formed)."""
+    if not text or not _HISTORY.fullmatch(text):
+        return ()
+    points = []
+    for part in text.split(" "):
+        fields = [int(field) for field in part.split(":")]
+        if len(fields) == 5:
+            at_ms, serving, flow, waiting, joins = fields
+            points.append(Point(at_ms, serving, flow, waiting=waiting, joins=joins))
+        else:
+            at_ms, serving, flow = fields
+            points.append(Point(at_ms, serving, flow))
+    return tuple(points)
+
+
+def joins_per_minute(history: str, at_ms: int, arrivals: int) -> int:
+    """The joins a minute from the history's newest point at least JOINS_OVER_SECONDS before
+    `at_ms` (else its oldest) that states its line, to `arrivals` at `at_ms`; 0 without one."""
+    stated = [p for p in parse_history(history) if p.arrivals is not None and p.at_ms < at_ms]
+    if not stated:
+        return 0
+    limit = at_ms - JOINS_OVER_SECONDS * 1000
+    base = stated[0]
+    for point in stated:
+        if point.at_ms <= limit:
+            base = point
+    joined = max(0, arrivals - (base.arrivals or 0))
+    return round(joined * 60_000 / (at_ms - base.at_ms))
+
+
+def extend_history(text: str, point: Point) -> str:
+    """The history with `point` appended: points older than HISTORY_SECONDS before it dropped
+    but the newest of those (the anchor a page extrapolates from), at most HISTORY_POINTS, in
+    time order. A point older than the newest is not added (a clock behind another's)."""
+    points = list(parse_history(text))
+    if points and point.at_ms < points[-1].at_ms:
+        return " ".join(p.text() for p in points)
+    points.append(point)
+    horizon = point.at_ms - HISTORY_SECONDS * 1000
+    older = [p for p in points if p.at_ms < horizon]
+    recent = [p for p in points if p.at_ms >= horizon]
+    kept = ([older[-1]] if older else []) + recent
+    return " ".join(p.text() for p in kept[-HISTORY_POINTS:])
+
+
+def document_state(
+    *,
+    enabled: bool,
+    closed: bool,
+    held: bool,
+    starts_at: int,
+    drawn: bool,
+    now: float,
+) -> str:
+    """The document's state, by the priority of STATES."""
+    if not enabled:
+        return OFF
+    if closed:
+        return CLOSED
+    if held:
+        return PAUSED
+    if starts_at and not drawn:
+        return PREQUEUE if starts_at > now else DRAWING
+    return OPEN
+
+
+__all__ = [
+    "CLOSED",
+    "DRAWING",
+    "HISTORY_PATTERN",
+    "HISTORY_POINTS",
+    "HISTORY_SECONDS",
+    "JOINS_OVER_SECONDS",
+    "OFF",
+    "OPEN",
+    "PAUSED",
+    "PREQUEUE",
+    "STATES",
+    "STATE_MAX_AGE_SECONDS",
+    "STATE_ROUTE",
+    "Point",
+    "document_state",
+    "extend_history",
+    "joins_per_minute",
+    "parse_history",
+]

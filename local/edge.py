@@ -1,0 +1,204 @@
+"""The edge in process: CloudFront's part of a local room, in front of its gateway.
+
+A local room's public port serves this WSGI app, as a deployed room's public address is its
+CloudFront distribution. It treats each path by the very records the stack builds the
+distribution from (core/edge.py, `behaviors`), so a rehearsal shows the requests AWS would
+see: what the edge answers from its cache, and what reaches the origin.
+
+What it does, as the CloudFront developer guide says CloudFront does (core/edge.py cites it):
+
+- A cached path (the page, the shared state): an answer is kept as long as its own
+  Cache-Control allows, never longer than the path's `cache_seconds` (`edge_seconds`), and
+  served with an `Age` header of the whole seconds it has been kept; nothing of the request is
+  in the cache key (one copy for everyone), and no cookie or query string is forwarded. While
+  the origin answers 5xx, an expired copy is served (the error caching minimum TTL is 0).
+- A per-visitor path: never cached; the origin request carries only the visitor's cookie (the
+  others removed, as an allow list does), the query string and the listed headers.
+- A method the path does not allow: 403 from the edge, nothing forwarded.
+- Any other path: forwarded without cookies or query string (the default behavior), never
+  cached.
+
+One cache stands for CloudFront's many: a deployed room's origin sees one document request per
+cache lifetime per regional edge cache, a local one per lifetime.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from beekeeper.core.edge import Behavior, behavior_for, edge_seconds
+from beekeeper.core.routes import Mode
+
+StartResponse = Callable[[str, list[tuple[str, str]]], Any]
+WsgiApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
+
+# The WSGI keys an origin request keeps whatever the behavior forwards (the request itself).
+_REQUEST_KEYS = (
+    "REQUEST_METHOD",
+    "SCRIPT_NAME",
+    "PATH_INFO",
+    "SERVER_NAME",
+    "SERVER_PORT",
+    "SERVER_PROTOCOL",
+    "REMOTE_ADDR",
+    "CONTENT_LENGTH",
+    "wsgi.version",
+    "wsgi.url_scheme",
+    "wsgi.input",
+    "wsgi.errors",
+    "wsgi.multithread",
+    "wsgi.multiprocess",
+    "wsgi.run_once",
+)
+METHOD_REFUSED_BODY = b"This distribution is not configured to allow the HTTP request method used."
+
+
+@dataclass
+class Answer:
+    status: str
+    headers: list[tuple[str, str]]
+    body: bytes
+
+
+@dataclass
+class _Kept:
+    answer: Answer
+    stored: float
+    expires: float
+
+
+@dataclass
+class EdgeCounts:
+    """Requests the edge answered (all of them) and those it sent the origin, by path."""
+
+    edge: dict[str, int] = field(default_factory=dict)
+    origin: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def edge_total(self) -> int:
+        return sum(self.edge.values())
+
+    @property
+    def origin_total(self) -> int:
+        return sum(self.origin.values())
+
+
+class Edge:
+    def __init__(
+        self, origin: WsgiApp, *, mode: Mode, clock: Callable[[], float] = time.time
+    ) -> None:
+        self._origin = origin
+        self._mode = mode
+        self._clock = clock
+        self._cache: dict[str, _Kept] = {}
+        self._lock = threading.Lock()
+        self.counts = EdgeCounts()
+
+    def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        path = str(environ.get("PATH_INFO", "/"))
+        method = str(environ.get("REQUEST_METHOD", "GET")).upper()
+        behavior = behavior_for(path, self._mode)
+        self._count(self.counts.edge, path)
+        if behavior is not None and method not in behavior.methods:
+            return self._send(
+                start_response,
+                Answer("403 Forbidden", [("Content-Type", "text/plain")], METHOD_REFUSED_BODY),
+            )
+        if behavior is not None and behavior.cached and method in ("GET", "HEAD"):
+            # HEAD: the same headers; the server sends no body (waitress drops it for HEAD).
+            return self._send(start_response, self._cached(path, behavior, environ))
+        return self._send(start_response, self._forward(path, behavior, environ))
+
+    def _cached(self, path: str, behavior: Behavior, environ: dict[str, Any]) -> Answer:
+        now = self._clock()
+        with self._lock:
+            kept = self._cache.get(path)
+            if kept is not None and now < kept.expires:
+                return _aged(kept, now, hit=True)
+        if str(environ.get("REQUEST_METHOD", "GET")).upper() == "HEAD":
+            # Nothing kept: the origin is asked with the viewer's method, and nothing is kept.
+            return self._forward(path, behavior, environ)
+        answer = self._forward(path, behavior, environ)
+        status = int(answer.status.split(" ", 1)[0])
+        if status >= 500 and kept is not None:
+            # The origin fails: the expired copy is served meanwhile.
+            return _aged(kept, now, hit=True)
+        seconds = edge_seconds(behavior, _header(answer.headers, "Cache-Control"))
+        if status == 200 and seconds > 0:
+            with self._lock:
+                self._cache[path] = _Kept(answer, now, now + seconds)
+        return Answer(
+            answer.status, [*answer.headers, ("X-Cache", "Miss from the local edge")], answer.body
+        )
+
+    def _forward(self, path: str, behavior: Behavior | None, environ: dict[str, Any]) -> Answer:
+        self._count(self.counts.origin, path)
+        forwarded = {key: environ[key] for key in _REQUEST_KEYS if key in environ}
+        forwarded["QUERY_STRING"] = (
+            str(environ.get("QUERY_STRING", "")) if behavior is not None and behavior.query else ""
+        )
+        if behavior is not None:
+            cookies = _allowed_cookies(str(environ.get("HTTP_COOKIE", "")), behavior.cookies)
+            if cookies:
+                forwarded["HTTP_COOKIE"] = cookies
+            for name in behavior.headers:
+                key = (
+                    "CONTENT_TYPE"
+                    if name == "Content-Type"
+                    else "HTTP_" + name.upper().replace("-", "_")
+                )
+                if key in environ:
+                    forwarded[key] = environ[key]
+        captured: dict[str, Any] = {}
+
+        def start(status: str, headers: list[tuple[str, str]], *_: Any) -> None:
+            captured["status"], captured["headers"] = status, headers
+
+        body = b"".join(self._origin(forwarded, start))
+        headers = [(k, v) for k, v in captured["headers"] if k.lower() != "content-length"]
+        if behavior is None or not behavior.cookies:
+            # No cookie forwarded: CloudFront passes no Set-Cookie back either.
+            headers = [(k, v) for k, v in headers if k.lower() != "set-cookie"]
+        return Answer(str(captured["status"]), headers, body)
+
+    def _count(self, counts: dict[str, int], path: str) -> None:
+        with self._lock:
+            counts[path] = counts.get(path, 0) + 1
+
+    @staticmethod
+    def _send(start_response: StartResponse, answer: Answer) -> list[bytes]:
+        start_response(answer.status, [*answer.headers, ("Content-Length", str(len(answer.body)))])
+        return [answer.body]
+
+
+def _aged(kept: _Kept, now: float, *, hit: bool) -> Answer:
+    age = str(max(0, math.floor(now - kept.stored)))
+    headers = [(k, v) for k, v in kept.answer.headers if k.lower() != "age"]
+    cache = "Hit from the local edge" if hit else "Miss from the local edge"
+    return Answer(
+        kept.answer.status, [*headers, ("Age", age), ("X-Cache", cache)], kept.answer.body
+    )
+
+
+def _allowed_cookies(header: str, allowed: tuple[str, ...]) -> str:
+    """The Cookie header with only the allowed cookies, sorted by name (CloudFront sorts)."""
+    if not header or not allowed:
+        return ""
+    parts = []
+    for part in header.replace(", ", ";").split(";"):
+        name, sep, value = part.strip().partition("=")
+        if sep and name in allowed:
+            parts.append((name, value))
+    return "; ".join(f"{name}={value}" for name, value in sorted(parts, key=lambda p: p[0]))
+
+
+def _header(headers: list[tuple[str, str]], name: str) -> str | None:
+    return next((v for k, v in headers if k.lower() == name.lower()), None)
+
+
+__all__ = ["Answer", "Edge", "EdgeCounts"]

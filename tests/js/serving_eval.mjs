@@ -1,0 +1,42 @@
+// Evaluates the page's rule (waiting_room_site/page.js) on cases read from stdin (JSON), for
+// tests/unit/test_serving_twin.py, which holds the answers equal to core/serving.py's. Not a
+// test file (node --test runs *.test.mjs only).
+import { readFileSync } from "node:fs";
+
+import {
+  answerPoint,
+  documentDelay,
+  documentPredates,
+  dueBy,
+  firstOwnPoll,
+  parseHistory,
+  servingAt,
+  shownServing,
+  slotTime,
+  withAnswer,
+} from "../../waiting_room_site/page.js";
+
+const { timing, cases } = JSON.parse(readFileSync(0, "utf8"));
+const answers = cases.map((c) => {
+  const points = parseHistory(c.history);
+  return {
+    due_by: dueBy(c.at, c.flow, timing),
+    slot_time: slotTime(c.index, c.flow, timing),
+    serving_now: servingAt(points, c.at, 0, timing),
+    shown: shownServing(points, c.at, timing),
+    first_own_poll: firstOwnPoll(points, c.turn, c.at, timing),
+    first_own_poll_loading: firstOwnPoll(points, c.turn, c.at, timing, true),
+    first_own_poll_answered: firstOwnPoll(
+      withAnswer(points, answerPoint(points, c.turn, c.position, c.updated_at)),
+      c.turn,
+      c.at,
+      timing,
+    ),
+    document_delay: documentDelay(
+      { visible: c.visible, now: c.at, ownPollAt: c.own_poll_at, claimSeconds: c.claim },
+      timing,
+    ),
+    predates: documentPredates(points, c.turn, c.at, timing),
+  };
+});
+process.stdout.write(JSON.stringify(answers));

@@ -8,6 +8,8 @@ Every request of the journey, from what the code sends:
   new visitor, and the consumers' and triggers' per admission, counted by request unit in a
   simulated run of the real producer, trigger and consumers (`beekeeper simulate`, 6,000/min,
   20,000 visitors); Lambda time estimated (below);
+- the work a place costs (a deployed room's default `join_work`): the bare link's challenge
+  from the producer, and the work page (GET /work from the edge), once;
 - the page (GET /room from the edge: its gzipped size from render_page), once;
 - the shared state (GET /state from the edge), as the page fetches it (core/serving.py's
   document_delay): every DOCUMENT_EVERY_SECONDS while the tab is watched, or, in a background
@@ -19,7 +21,8 @@ Every request of the journey, from what the code sends:
   the shop checks the ticket offline (its signature against /jwks.json).
 
 Every request at the edge is a CloudFront request and a WAF inspection (the web ACL inspects
-every request to the distribution); every request past it an API Gateway request. The edge's
+every request to the distribution); every request past it an API Gateway request and a second
+WAF inspection (the origin lock, the stage's regional web ACL). The edge's
 own misses (a few a second for the whole room, core/polling_load.py) and the fixed monthly
 charges (two web ACLs with one rule each, $12) are not per visitor and are listed apart.
 Prices: bench/prices.py.
@@ -60,6 +63,7 @@ from beekeeper.simulator import run as simulation
 from beekeeper.simulator.run import Arrival
 from beekeeper.vtl import load_template, template_values
 from beekeeper.waiting_room_site import render_page
+from beekeeper.waiting_room_site.work_page import render_work_page
 
 SETTINGS = RoomSettings(
     name="sale",
@@ -94,6 +98,10 @@ def document_fetches(wait: float, *, watched: bool) -> int:
 
 def page_bytes() -> int:
     return len(gzip.compress(render_page(SETTINGS).encode())) + HEADER_BYTES
+
+
+def work_page_bytes() -> int:
+    return len(gzip.compress(render_work_page(SETTINGS).encode())) + HEADER_BYTES
 
 
 def state_bytes() -> int:
@@ -233,12 +241,27 @@ def journey(
             "dynamodb": polls * sizes["polling_read_units"] * DYNAMODB_READ_UNIT,
         },
     }
+    if SETTINGS.join_work:
+        # A place costs work (the default): the bare link's challenge comes from the producer
+        # (no table call: the challenge is a MAC), the work page from the edge's copy.
+        work_page = edge_request(1, sizes["work_page"])
+        parts["the work (the challenge, /work from the edge)"] = {
+            **{k: v + work_page[k] for k, v in edge_request(1, sizes["redirect"]).items()},
+            "api_gateway": API_GATEWAY_REST_REQUEST,
+            "lambda": producer_lambda,
+        }
     if client:
         parts["ticket check (/client, online)"] = {
             **edge_request(1, sizes["answer"]),
             "api_gateway": API_GATEWAY_REST_REQUEST,
             "dynamodb": DYNAMODB_WRITE_UNIT,
         }
+    # Every request past the edge is inspected again by the origin lock, the API stage's
+    # regional web ACL (stacks/api.py): one more WAF request per API Gateway request.
+    for costs in parts.values():
+        if "api_gateway" in costs:
+            requests = costs["api_gateway"] / API_GATEWAY_REST_REQUEST
+            costs["waf"] = costs.get("waf", 0.0) + requests * WAF_REQUEST
     return parts
 
 
@@ -274,6 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     sizes = {
         "page": page_bytes(),
+        "work_page": work_page_bytes(),
         "state": state_bytes(),
         "answer": 300 + HEADER_BYTES,  # a /polling or /client answer: a few hundred bytes
         "redirect": 200 + HEADER_BYTES,  # the marketing link's 302 with its cookie

@@ -44,6 +44,7 @@ SKIPPED: dict[tuple[str, str], str] = {
     ("README.md", "beekeeper init --max-inside 500 --session-minutes 10 --claim-minutes 2"): (
         NEEDS_A_PERSON
     ),
+    ("README.md", "beekeeper init --domain queue.shop.example"): NEEDS_A_PERSON,
     ("README.md", "beekeeper deploy NAME"): AWS,
     ("README.md", "beekeeper status NAME --watch"): AWS,
     ("README.md", "beekeeper off NAME"): AWS,
@@ -85,6 +86,10 @@ SKIPPED: dict[tuple[str, str], str] = {
     ("docs/cli.md", "beekeeper report local"): NAMES_A_FLAG,
     ("docs/local.md", "beekeeper reset local"): (
         "asks to confirm, and refuses a room that is on (tests/integration/test_local_report.py)"
+    ),
+    ("docs/apps.md", "curl -s -H 'Accept: application/json' http://127.0.0.1:8080/beekeeper"): (
+        "needs a room running on the default port (the document starts none); the same request "
+        "is asked of the producer by tests/functional/pipeline/test_pipeline_json_join.py"
     ),
     ("docs/pipeline.md", "beekeeper init --starts-at"): NAMES_A_FLAG,
     ("docs/pipeline.md", "beekeeper simulate --json"): NAMES_A_FLAG,

@@ -29,7 +29,8 @@ the two equal, tests/js/serving_twin.test.mjs against this module's answers):
 - *The document* is fetched every DOCUMENT_EVERY_SECONDS while the page is visible (a hold, a
   close, `off` and a rate change reach the page within STATE_MAX_AGE_SECONDS + that + the
   request), and while hidden at half the time to the predicted own poll, between that and
-  HIDDEN_DOCUMENT_MAX_SECONDS (in capacity mode at most half the claim window); a page that
+  HIDDEN_DOCUMENT_MAX_SECONDS (in capacity mode at most half the claim window), timed by the
+  turn's predicted moment while the own poll is beyond the extrapolation's reach; a page that
   becomes visible fetches at once.
 
 Standard library only: it ships in the Lambda asset (the producer writes the fragment).
@@ -181,6 +182,21 @@ def first_own_poll(
     return max(now, when)
 
 
+def turn_due_at(
+    points: Sequence[Point], turn: int, now: float, *, minute_seconds: float
+) -> float | None:
+    """When the newest point's flow brings the serving number to `turn`, however far ahead
+    (no extrapolation limit, no margin): what a hidden page times its next document by while
+    its own /polling is still beyond the extrapolation's reach. None when the line is not
+    moving."""
+    newest = anchor(points, now, 0.0)
+    if newest is None or newest.flow <= 0:
+        return None
+    since = newest.at_ms / 1000
+    index = due_by(since, newest.flow, minute_seconds) + (turn - newest.serving) - 1
+    return slot_time(index, newest.flow, minute_seconds)
+
+
 def _joined_by(point: Point, at: float) -> int | None:
     """The visitors `point`'s line says have joined by `at` (None when it does not say)."""
     arrivals = point.arrivals
@@ -235,7 +251,10 @@ def document_delay(
     predates: bool = False,
 ) -> float:
     """Seconds until the page fetches the document again: at once renewed when the document
-    predates the visitor (at the page's first, `document_predates`)."""
+    predates the visitor (at the page's first, `document_predates`). `own_poll_at`: the
+    predicted own /polling, or while that is beyond the extrapolation's reach the turn's
+    predicted moment (`turn_due_at`): a hidden page halves the time to it, so that a fetch
+    comes within the reach before the turn does."""
     if predates:
         return float(STATE_MAX_AGE_SECONDS)
     if visible:
@@ -274,5 +293,6 @@ __all__ = [
     "shown_serving",
     "slot_time",
     "span",
+    "turn_due_at",
     "with_answer",
 ]

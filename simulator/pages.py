@@ -361,15 +361,20 @@ class PageCrowd:
         else:
             heapq.heappush(self._candidates, (self._next_fetch(index, fetch), index))
 
-    def _ask(self, index: int) -> None:
-        """The page's own /polling."""
-        now = self.scheduler.now
+    def _own_poll(self, index: int, now: float) -> bool:
+        """The page's own /polling sent: counted at the edge and the origin. True when the
+        page is done (gone before it, or the answer is the admission)."""
         if self._state[index] == _DONE:
-            return
+            return True
         self.own_polls += 1
         self._origin.add(now)
         self._edge_other.add(now)
-        if self._notice(index, now):
+        return self._notice(index, now)
+
+    def _ask(self, index: int) -> None:
+        """The page's own /polling."""
+        now = self.scheduler.now
+        if self._own_poll(index, now):
             return
         self._answer(index)
         self._after_answer(index, now)
@@ -424,12 +429,7 @@ class PageCrowd:
     def _ask_rank(self, index: int) -> None:
         """A pre-queue page asks /polling for its drawn turn until the rank is written."""
         now = self.scheduler.now
-        if self._state[index] == _DONE:
-            return
-        self.own_polls += 1
-        self._origin.add(now)
-        self._edge_other.add(now)
-        if self._notice(index, now):
+        if self._own_poll(index, now):
             return
         place = self.table.items.get(prequeue_key(self._token_id[index]))
         rank = read_number(place, "rank")

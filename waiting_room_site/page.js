@@ -541,6 +541,17 @@ export function firstOwnPoll(points, turn, now, timing, loading = false) {
 }
 
 /**
+ * When the newest point's flow brings the serving number to `turn`, however far ahead
+ * (core.serving.turn_due_at); null when the line is not moving.
+ */
+export function turnDueAt(points, turn, now, timing) {
+  const newest = anchorPoint(points, now, 0);
+  if (!newest || newest.flow <= 0) return null;
+  const index = dueBy(newest.atMs / 1000, newest.flow, timing) + (turn - newest.serving) - 1;
+  return slotTime(index, newest.flow, timing);
+}
+
+/**
  * The line as the page's own /polling answer says it (core.serving.answer_point): the serving
  * number turn - position at the status's `updatedAt`, at the newest flow; null without points.
  */

@@ -44,6 +44,7 @@ import {
   shouldAnnounce,
   shownServing,
   smoothEstimate,
+  turnDueAt,
   waitNoteKey,
 } from "./page.js";
 
@@ -235,7 +236,12 @@ export function startRoom(env) {
 
   function nextDocument() {
     const doc = state.doc;
-    const ownPollAt = doc && state.turn !== null ? firstOwnPoll(ownPoints(doc), state.turn, roomNow(), timing) : null;
+    // Beyond the extrapolation's reach, the turn's predicted moment times a hidden page's next fetch.
+    const ownPollAt =
+      doc && state.turn !== null
+        ? (firstOwnPoll(ownPoints(doc), state.turn, roomNow(), timing) ??
+          turnDueAt(ownPoints(doc), state.turn, roomNow(), timing))
+        : null;
     const claimSeconds = doc?.capacity?.claimSeconds ?? 0;
     // The first document with the turn, if published before this visitor came: again soon.
     const predates = state.loading && doc && state.turn !== null && documentPredates(doc.points, state.turn, roomNow(), timing);

@@ -13,6 +13,7 @@ import {
   servingAt,
   shownServing,
   slotTime,
+  turnDueAt,
   withAnswer,
 } from "../../waiting_room_site/page.js";
 
@@ -37,6 +38,7 @@ const answers = cases.map((c) => {
       timing,
     ),
     predates: documentPredates(points, c.turn, c.at, timing),
+    turn_due_at: turnDueAt(points, c.turn, c.at, timing),
   };
 });
 process.stdout.write(JSON.stringify(answers));

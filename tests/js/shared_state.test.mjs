@@ -177,6 +177,29 @@ test("a hidden page fetches the state only as its turn needs, and at once when s
   assert.equal(page.record.documents.length, 2);
 });
 
+test("a hidden page 200 s from its turn fetches again in time and asks at its turn", async () => {
+  // A line moving at 600 a minute: the newest point is a second old at every fetch.
+  const moving = (clock) => doc([[clock - 1000, 1000 + Math.floor((clock - T) / 100), 600]]);
+  const page = fakePage({
+    base: `${ROOM}#turn=3000`,
+    clockAt: T,
+    documents: [moving],
+    answers: [{ allow: true, origin: SHOP }],
+  });
+  page.env.document.visibilityState = "hidden";
+  startRoom(page.env);
+  await page.settle();
+  let asked = null;
+  for (let i = 0; i < 3000 && asked === null; i += 1) {
+    await page.advance(100);
+    if (page.record.polls.length) asked = page.now();
+  }
+  // The serving number reaches 3000 about 200 s on: the page asks then, not at a 5-minute
+  // fetch (the own poll is beyond the extrapolation's reach at the first document).
+  assert.ok(asked !== null && Math.abs(asked - (T + 200_000)) <= 2000, `asked at ${asked - T} ms`);
+  assert.ok(page.record.documents.length <= 8, `${page.record.documents.length} documents`);
+});
+
 test("a page whose clock is a minute fast shows the room's place, not its own", async () => {
   const state = doc([[T - 1000, 1000, 600]]);
   const page = fakePage({

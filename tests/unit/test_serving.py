@@ -166,3 +166,19 @@ def test_a_hidden_page_fetches_the_state_only_as_often_as_its_turn_needs(
 def test_the_fragment_names_the_turn_or_the_pre_queue() -> None:
     assert serving.room_fragment(42) == "turn=42"
     assert serving.room_fragment(None) == "prequeue"
+
+
+def test_a_hidden_page_beyond_the_extrapolations_reach_is_timed_by_its_turn() -> None:
+    """A turn 100 s ahead at 600 a minute is beyond the own poll's reach (75 s), so the page
+    times its next document by the turn's predicted moment: half way there, not 5 minutes on,
+    when the turn would long have passed."""
+    now = 1_800_000_000.0
+    points = (Point(int((now - 1) * 1000), 1000, 600),)
+    assert serving.first_own_poll(points, 2000, now, minute_seconds=60.0) is None
+    due = serving.turn_due_at(points, 2000, now, minute_seconds=60.0)
+    assert due is not None and 98 <= due - now <= 102
+    delay = serving.document_delay(visible=False, now=now, own_poll_at=due)
+    assert 49 <= delay <= 51
+    # A line that is not moving has no moment to time by.
+    still = (Point(int(now * 1000), 1000, 0),)
+    assert serving.turn_due_at(still, 2000, now, minute_seconds=60.0) is None

@@ -84,6 +84,9 @@ def python_answers(found: list[dict[str, Any]], minute_seconds: float) -> list[d
                     minute_seconds=minute_seconds,
                 ),
                 "predates": serving.document_predates(points, c["turn"], c["at"]),
+                "turn_due_at": serving.turn_due_at(
+                    points, c["turn"], c["at"], minute_seconds=minute_seconds
+                ),
                 "document_delay": serving.document_delay(
                     visible=c["visible"],
                     now=c["at"],

@@ -1,17 +1,18 @@
 """Benchmark: what a line of millions sends the origin (API Gateway) and the edge (CloudFront).
 
-    .venv/bin/python bench/edge_load.py [--quick] [--faults] [--json]
+    .venv/bin/python bench/edge_load.py [--quick | --small] [--faults] [--json]
 
 Runs `beekeeper simulate` (simulator/run.py: the real producer, trigger and consumers, and
 every visitor's page by the page's own rule, simulator/pages.py) at 30,000/min with 130,000
 visitors arriving over the first minute (100,000 waiting at the longest) and, unless --quick,
-at 300,000/min with 1,300,000 (1,000,000 waiting). Reported per run: the origin's requests
-(mean and busiest second; against the joins and admissions of the same minute at the worst
-minute, over the run, and at the busiest second), the edge's busiest second, the pages' own
-/polling per admission, how soon a page notices its admission, the model's figure
-(core/polling_load.py, what the stack sizes its throttle with) and what the poll rule alone
-would cost the same line without the edge (every page polling /polling as its answer asks).
-Also the run's wall time and the process's peak memory.
+at 300,000/min with 1,300,000 (1,000,000 waiting); with --small instead at 600/min with
+2,000 and 3,000/min with 10,000, the lines where the margin is longest. Reported per run:
+the origin's requests (mean and busiest second; against the joins and admissions of the same
+minute at the worst minute, over the run, and at the busiest second), the edge's busiest
+second, the pages' own /polling per admission, how soon a page notices its admission, the
+model's figure (core/polling_load.py, what the stack sizes its throttle with) and what the
+poll rule alone would cost the same line without the edge (every page polling /polling as its
+answer asks). Also the run's wall time and the process's peak memory.
 """
 
 from __future__ import annotations
@@ -24,12 +25,14 @@ import time
 from typing import Any
 
 from beekeeper.core.polling_load import origin_requests_per_second, standing_polls_per_second
-from beekeeper.core.serving import MARGIN_SECONDS
+from beekeeper.core.serving import margin_seconds
 from beekeeper.simulator.faults import FAULT_NAMES, Faults
 from beekeeper.simulator.pages import PageCrowd
 from beekeeper.simulator.run import Arrival, simulate
 
 RUNS = ((30_000, 130_000), (300_000, 1_300_000))
+# --small: lines a single consumer or a few serve, where the margin is longest.
+SMALL_RUNS = ((600, 2_000), (3_000, 10_000))
 MINUTES = 6
 SEED = 1
 
@@ -114,12 +117,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="only the 30,000/min run")
     parser.add_argument(
+        "--small", action="store_true", help="600/min with 2,000 and 3,000/min with 10,000"
+    )
+    parser.add_argument(
         "--faults", action="store_true", help="with crash, throttle, duplicates, double-trigger"
     )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     faults = Faults.parse(",".join(FAULT_NAMES)) if args.faults else None
-    rows = [run(rate, visitors, faults) for rate, visitors in RUNS[: 1 if args.quick else 2]]
+    runs = SMALL_RUNS if args.small else RUNS[: 1 if args.quick else 2]
+    rows = [run(rate, visitors, faults) for rate, visitors in runs]
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     if args.json:
         print(json.dumps({"runs": rows, "peak_memory_mb": round(peak_mb)}, indent=2))
@@ -146,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"\n{rate}: admitted after the serving number passed the turn by at most "
             f"{row['late_seconds_max']:.3f} s (p99.9 {row['late_seconds_p99_9']:.3f} s; the "
-            f"margin: {MARGIN_SECONDS} s); admission rank - turn "
+            f"margin: {margin_seconds(row['rate'], 60.0)} s); admission rank - turn "
             f"{row['reordered_places_min']} .. {row['reordered_places_max']} places "
             f"(p0.1 {row['reordered_places_p0_1']}, p99.9 {row['reordered_places_p99_9']})"
         )

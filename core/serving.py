@@ -20,11 +20,11 @@ the two equal, tests/js/serving_twin.test.mjs against this module's answers):
   lately, and bounded by the line that point states (its waiting, and its joins a minute
   since): every page shows the same serving number at the same moment, so no two visitors
   are shown the same place; a place below 1 is shown as "any moment now", not as a number.
-- *Its own /polling* comes only at its turn: MARGIN_SECONDS after the moment the serving
-  number, extrapolated from the newest point, reaches the turn (the margin covers the queue's
-  reordering, measured in the simulator: docs/pipeline.md), at once when the page loads at
-  the front, then every OWN_POLL_EVERY_SECONDS while the serving number says the turn has
-  come, until the answer is the admission. An answer that the turn is still ahead is itself
+- *Its own /polling* comes only at its turn: the margin (`margin_seconds`) after the moment
+  the serving number, extrapolated from the newest point, reaches the turn (the margin covers
+  the queue's reordering, measured in the simulator: docs/pipeline.md), at once when the page
+  loads at the front, then every OWN_POLL_EVERY_SECONDS while the serving number says the turn
+  has come, until the answer is the admission. An answer that the turn is still ahead is itself
   a point the page plans from (`with_answer`) until the shared state has a newer one.
 - *The document* is fetched every DOCUMENT_EVERY_SECONDS while the page is visible (a hold, a
   close, `off` and a rate change reach the page within STATE_MAX_AGE_SECONDS + that + the
@@ -67,10 +67,23 @@ OWN_POLL_EVERY_SECONDS = 2
 EXTRAPOLATE_AT_MOST_SECONDS = 75
 # The margin: the page's own /polling comes this long after the moment the serving number is
 # predicted to reach its turn, so that a visitor the queue admits a little after the serving
-# number passed their place (a standard queue's reordering, and the counter moving a batch at
-# a time) is found admitted at the first ask. Measured in the simulator: docs/pipeline.md,
-# "The margin".
-MARGIN_SECONDS = 0.25
+# number passed their place is found admitted at the first ask. A standard queue hands
+# messages over out of order: the admission order differs from the turns by up to
+# MARGIN_PLACES places (measured in the simulator: docs/pipeline.md, "The margin"), which is
+# that many places' time at the line's flow; at least MIN_MARGIN_SECONDS (a busy line's
+# counter moves a batch at a time), at most MAX_MARGIN_SECONDS (a slow line: a later
+# admission is found at the next ask, 2 s on, rather than every notice waiting longer).
+MARGIN_PLACES = 25
+MIN_MARGIN_SECONDS = 0.25
+MAX_MARGIN_SECONDS = 1.0
+
+
+def margin_seconds(flow: int, minute_seconds: float) -> float:
+    """How long after the predicted moment of its turn a page first asks (see MARGIN_PLACES)."""
+    if flow <= 0:
+        return MAX_MARGIN_SECONDS
+    places = MARGIN_PLACES * minute_seconds / flow
+    return min(MAX_MARGIN_SECONDS, max(MIN_MARGIN_SECONDS, places))
 
 
 def span(minute_seconds: float) -> tuple[float, float]:
@@ -155,7 +168,7 @@ def first_own_poll(
 ) -> float | None:
     """When the page calls its own /polling: now when the serving number, extrapolated from
     the newest point, has reached its turn (or, as the page loads, is one place short: a
-    visitor let straight in is noticed at once); else MARGIN_SECONDS after the moment it is
+    visitor let straight in is noticed at once); else the margin after the moment it is
     predicted to reach it; None when the line is not moving (no flow) or that moment is beyond
     the extrapolation's reach (a later document will say)."""
     newest = anchor(points, now, 0.0)
@@ -170,7 +183,9 @@ def first_own_poll(
         return None
     since = newest.at_ms / 1000
     index = due_by(since, newest.flow, minute_seconds) + (turn - newest.serving) - 1
-    when = slot_time(index, newest.flow, minute_seconds) + MARGIN_SECONDS
+    when = slot_time(index, newest.flow, minute_seconds) + margin_seconds(
+        newest.flow, minute_seconds
+    )
     arrivals = newest.arrivals
     if arrivals is not None and turn > arrivals:
         # The line the point states reaches the turn only as people join.
@@ -277,7 +292,9 @@ __all__ = [
     "DOCUMENT_EVERY_SECONDS",
     "EXTRAPOLATE_AT_MOST_SECONDS",
     "HIDDEN_DOCUMENT_MAX_SECONDS",
-    "MARGIN_SECONDS",
+    "MARGIN_PLACES",
+    "MAX_MARGIN_SECONDS",
+    "MIN_MARGIN_SECONDS",
     "OWN_POLL_EVERY_SECONDS",
     "PREQUEUE_FRAGMENT",
     "SPAN_MARGIN_FRACTION",
@@ -288,6 +305,7 @@ __all__ = [
     "document_predates",
     "due_by",
     "first_own_poll",
+    "margin_seconds",
     "room_fragment",
     "serving_at",
     "shown_serving",

@@ -25,10 +25,10 @@ CORS headers and is never cached.
 **Whose page may leave with the cookie.** A text/plain POST needs no CORS preflight, and the
 browser attaches the room's cookie to it from any page of the same site (SameSite=Lax stops
 only cross-site ones). So a leave that rides on the cookie is taken only from the room's own
-page or the shop's origin (`from_allowed_page`): by the `Origin` header a browser puts on every
-POST (the Fetch Standard, "append a request `Origin` header"), and where that is `null` (the
-room's page sends no referrer, and a browser then serializes its origin as `null`) by
-`Sec-Fetch-Site: same-origin` (W3C Fetch Metadata Request Headers). Anything else, a same-site
+page or the shop's origin (`from_allowed_page`): by `Sec-Fetch-Site: same-origin` (W3C Fetch
+Metadata Request Headers; no page can set it), which says the page is on the room's own
+address, else by the `Origin` header a browser puts on every POST (the Fetch Standard, "append
+a request `Origin` header"), which must be the shop's or the room's. Anything else, a same-site
 page on another port or subdomain, or another site, gets 403 and nothing is written. A request
 with neither header is not a browser's (no page can make one), and `?token=` or the app header
 need no such check: no page can read the token to send it.
@@ -78,10 +78,15 @@ def from_allowed_page(
     """Whether a browser sent this request from an allowed page (see the module)."""
     origin = origin_headers[0].strip().lower() if origin_headers else ""
     fetch_site = fetch_site_headers[0].strip().lower() if fetch_site_headers else ""
+    if fetch_site == "same-origin":
+        # The browser says the page is on the room's own address (a header no page can set):
+        # the one way to know it behind the edge's cloudfront.net name, which the stack can
+        # not pass the producer (the distribution is built from the API the producer serves).
+        return True
     if origin and origin != "null":
         return origin in allowed
     if fetch_site:
-        return fetch_site == "same-origin"
+        return False
     return not origin  # neither header: not a browser's request; `Origin: null` alone: refused
 
 
@@ -95,7 +100,8 @@ class Leaving:
     token_key: Callable[[], bytes]
     clock: Callable[[], float]
     # The room's own public origin, its page's (ROOM_ORIGIN_VARIABLE: the stack passes the
-    # API's, local mode its loopback address); "" when unknown: Sec-Fetch-Site decides alone.
+    # room's domain, local mode its loopback address); "" when unknown (the edge's own
+    # cloudfront.net name): Sec-Fetch-Site decides alone.
     room_origin: str = ""
 
     def handle(self, event: Mapping[str, Any]) -> dict[str, Any]:

@@ -74,10 +74,12 @@ class RoomStack(Stack):
             web_acl_arn=edge_waf.web_acl.attr_arn if edge_waf is not None else None,
             certificate_arn=settings.certificate_arn or certificate_arn,
         )
-        # The room's public origin, its page's: the one value the producer checks a cookie's
-        # /leave against (lambdas/leaving.py). The API's own address here; a distribution in
-        # front of the API passes its origin instead.
-        room_origin = f"https://{api.api.rest_api_id}.execute-api.{self.region}.{self.url_suffix}"
+        # The room's public origin, its page's, which the producer checks a cookie's /leave
+        # against (lambdas/leaving.py): the room's own domain when it has one. The
+        # distribution's cloudfront.net name can not be passed (the distribution is built from
+        # the API whose methods invoke the producer: a cycle), so without a domain the
+        # browser's Sec-Fetch-Site: same-origin is what tells the room's own page.
+        room_origin = f"https://{settings.domain}" if settings.domain else ""
         functions.producer.function.add_environment(names.ROOM_ORIGIN_VARIABLE, room_origin)
         monitoring = RoomMonitoring(
             self,

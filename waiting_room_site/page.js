@@ -515,10 +515,17 @@ export function documentPredates(points, turn, now, timing) {
   return joined !== null && turn > joined;
 }
 
+/** How long after the predicted moment of its turn the page first asks (core.serving.margin_seconds). */
+export function marginSeconds(flow, timing) {
+  if (flow <= 0) return timing.maxMarginSeconds;
+  const places = (timing.marginPlaces * timing.minuteSeconds) / flow;
+  return Math.min(timing.maxMarginSeconds, Math.max(timing.minMarginSeconds, places));
+}
+
 /**
  * When the page calls its own /polling (epoch seconds): now when the serving number, extrapolated
  * from the newest point, has reached its turn (or, as the page loads, is one place short);
- * else `marginSeconds` after the moment it is predicted to reach it; null when the line is not
+ * else the margin after the moment it is predicted to reach it; null when the line is not
  * moving or that moment is beyond the extrapolation's reach.
  */
 export function firstOwnPoll(points, turn, now, timing, loading = false) {
@@ -530,7 +537,7 @@ export function firstOwnPoll(points, turn, now, timing, loading = false) {
   if (newest.flow <= 0) return null;
   const since = newest.atMs / 1000;
   const index = dueBy(since, newest.flow, timing) + (turn - newest.serving) - 1;
-  let when = slotTime(index, newest.flow, timing) + timing.marginSeconds;
+  let when = slotTime(index, newest.flow, timing) + marginSeconds(newest.flow, timing);
   if (newest.waiting !== undefined && turn > newest.serving + newest.waiting) {
     // The line the point states reaches the turn only as people join.
     if (newest.joins <= 0) return null;

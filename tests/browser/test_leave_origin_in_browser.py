@@ -11,6 +11,7 @@ own page's "Leave the line" button then leaves.
 from __future__ import annotations
 
 import http.server
+import re
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -124,7 +125,9 @@ def test_only_the_rooms_own_page_leaves_with_the_cookie(
     try:
         page = context.new_page()
         page.goto(room.urls["marketing URL"])
-        page.wait_for_url(room.urls["page URL"], timeout=30_000)
+        page.wait_for_url(
+            re.compile(re.escape(room.urls["page URL"]) + r"#turn=\d+"), timeout=30_000
+        )
         assert wait_until(lambda: polling_state(room, context) == "waiting", timeout=10)
 
         # The same site's other page, in the visitor's own browser: the cookie rides along.

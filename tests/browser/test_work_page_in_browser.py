@@ -62,7 +62,9 @@ def test_a_new_visitor_does_the_work_in_workers_and_joins_the_line(
         page.on("worker", lambda worker: workers.append(worker))
         started = time.monotonic()
         page.goto(room.urls["marketing URL"])
-        page.wait_for_url(room.urls["page URL"], timeout=30_000)
+        page.wait_for_url(
+            re.compile(re.escape(room.urls["page URL"]) + r"#turn=\d+"), timeout=30_000
+        )
         took = time.monotonic() - started
         assert seen.errors == []  # no CSP violation, no script error
         # The link, the work page, the link with the solution, the room page and its polls:
@@ -131,7 +133,9 @@ def test_a_solved_challenge_gives_one_place_and_its_replay_none(
             lambda request: joined.append(request.url) if "?work=" in request.url else None,
         )
         page.goto(room.urls["marketing URL"])
-        page.wait_for_url(room.urls["page URL"], timeout=30_000)
+        page.wait_for_url(
+            re.compile(re.escape(room.urls["page URL"]) + r"#turn=\d+"), timeout=30_000
+        )
         (solution_url,) = joined
         # Another client, without the visitor's cookie, replays the solution.
         replayer = browser.new_context()

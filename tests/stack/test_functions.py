@@ -44,10 +44,10 @@ def test_function_environment_follows_the_data_model(synthesized: Synthesized, r
         expected_keys |= {"JOIN_SECRET", "ROOM_ORIGIN"}
         join_id, _ = synthesized.secret("JoinSecret")
         assert environment["JOIN_SECRET"] == {"Ref": join_id}
-        # The room's page's origin: the API's own address (what a cookie's /leave comes from).
-        api_id, _ = synthesized.only("AWS::ApiGateway::RestApi")
+        # The room's page's origin: its own domain (what a cookie's /leave comes from); the
+        # marketing link is on it.
         origin = flatten(environment["ROOM_ORIGIN"])
-        assert origin == f"https://<Ref:{api_id}>.execute-api.eu-west-1.<Ref:AWS::URLSuffix>"
+        assert origin == f"https://{synthesized.settings.domain}"
         marketing = flatten(synthesized.raw["Outputs"]["MarketingUrl"]["Value"])
         assert marketing.startswith(origin + "/")
     if role == "consumer":

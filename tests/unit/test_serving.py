@@ -10,9 +10,9 @@ from beekeeper.core import serving
 from beekeeper.core.serving import (
     DISPLAY_DELAY_SECONDS,
     EXTRAPOLATE_AT_MOST_SECONDS,
-    MARGIN_SECONDS,
     due_by,
     first_own_poll,
+    margin_seconds,
     serving_at,
     shown_serving,
     slot_time,
@@ -124,7 +124,7 @@ def test_the_own_poll_comes_the_margin_after_the_serving_number_reaches_the_turn
     if at == T0:
         assert serving_at(points, T0, delay=0, minute_seconds=60) >= turn  # type: ignore[operator]
         return
-    reached = at - MARGIN_SECONDS
+    reached = at - margin_seconds(points[-1].flow, 60)
     assert serving_at(points, reached + 1e-6, delay=0, minute_seconds=60) >= turn  # type: ignore[operator]
     assert serving_at(points, reached - 1e-3, delay=0, minute_seconds=60) < turn  # type: ignore[operator]
 
@@ -134,7 +134,7 @@ def test_a_page_loading_at_the_front_asks_at_once() -> None:
     points = [Point(int(T0 * 1000), 10, 5)]  # 5 a minute: the next slot is 1 s into it
     now = T0 + 0.5
     assert first_own_poll(points, 11, now, minute_seconds=60, loading=True) == now
-    assert first_own_poll(points, 11, now, minute_seconds=60) == T0 + 1 + MARGIN_SECONDS
+    assert first_own_poll(points, 11, now, minute_seconds=60) == T0 + 1 + margin_seconds(5, 60)
     assert first_own_poll(points, 12, now, minute_seconds=60, loading=True) != now
 
 
@@ -182,3 +182,12 @@ def test_a_hidden_page_beyond_the_extrapolations_reach_is_timed_by_its_turn() ->
     # A line that is not moving has no moment to time by.
     still = (Point(int(now * 1000), 1000, 0),)
     assert serving.turn_due_at(still, 2000, now, minute_seconds=60.0) is None
+
+
+def test_the_margin_is_the_reordering_s_places_at_the_flow_within_its_bounds() -> None:
+    """25 places: a quarter second at 30,000 a minute and above, half a second at 3,000, at
+    most a second however slow the line."""
+    assert margin_seconds(300_000, 60) == margin_seconds(30_000, 60) == 0.25
+    assert margin_seconds(3_000, 60) == 0.5
+    assert margin_seconds(600, 60) == margin_seconds(1, 60) == margin_seconds(0, 60) == 1.0
+    assert margin_seconds(3_000, 10) == 0.25  # a rehearsal's 10 s minute moves 6 x faster

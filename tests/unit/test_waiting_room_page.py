@@ -302,7 +302,9 @@ def test_the_page_gets_the_rule_s_figures_from_core() -> None:
     timing = room_config(render_page(sample_room()))["timing"]
     assert timing["documentEverySeconds"] == serving.DOCUMENT_EVERY_SECONDS
     assert timing["displayDelaySeconds"] == serving.DISPLAY_DELAY_SECONDS
-    assert timing["marginSeconds"] == serving.MARGIN_SECONDS
+    assert timing["marginPlaces"] == serving.MARGIN_PLACES
+    assert timing["minMarginSeconds"] == serving.MIN_MARGIN_SECONDS
+    assert timing["maxMarginSeconds"] == serving.MAX_MARGIN_SECONDS
     assert timing["minuteSeconds"] == 60
     shortened = room_config(render_page(sample_room(), minute_seconds=10))["timing"]
     assert shortened["minuteSeconds"] == 10

@@ -1,6 +1,7 @@
 """The edge's per-address WAF: a small stack of its own in us-east-1.
 
-AWS WAF takes a web ACL for CloudFront only in us-east-1 (scope CLOUDFRONT), and the room may
+AWS WAF takes a web ACL for CloudFront only in us-east-1 (scope CLOUDFRONT: AWS WAF API
+reference, CreateWebACL, "Scope"), and the room may
 be anywhere, so the ACL lives in `beekeeper-<room>-edge-waf` in us-east-1 and the room's stack
 reads its ARN through the CDK's cross-region references (SSM parameters the CDK writes and
 reads with a small custom resource on each side). `beekeeper deploy` and `destroy` deploy and
@@ -25,7 +26,10 @@ from constructs import Construct
 from beekeeper.core.edge import PRODUCER_PATH, WAF_REGION
 from beekeeper.core.settings import RoomSettings
 
-# AWS WAF's evaluation windows are 60, 120, 300 and 600 s; the setting counts per 5 minutes.
+# AWS WAF's evaluation windows are 60, 120, 300 and 600 s, and a limit at least 10 (AWS WAF
+# Developer Guide, "Rate-based rule statement"); the setting counts per 5 minutes. A blocking
+# rule may answer with its own status, headers and body ("Sending custom responses for Block
+# actions").
 EVALUATION_WINDOW_SECONDS = 300
 RETRY_AFTER_SECONDS = 60
 BLOCKED_BODY = '{"error": "too many places taken from this address; try again in a minute"}'

@@ -105,17 +105,25 @@ def render_page(settings: RoomSettings, *, minute_seconds: float = MINUTE_SECOND
         "SECURITY_POLICY": "",  # filled last: it hashes what the others put in
     }
     page = _PLACEHOLDER.sub(lambda match: values[match.group(1)], template)
-    policy = security_policy(page, script, settings.logo_url)
-    page = page.replace(
+    page = with_policy(page, security_policy(page, script, settings.logo_url))
+    return within_size(page, settings.custom_template or "index.html")
+
+
+def with_policy(page: str, policy: str) -> str:
+    """The page with its Content-Security-Policy in the place its template marks for it."""
+    return page.replace(
         "<!--beekeeper-security-policy-->",
         f'<meta http-equiv="Content-Security-Policy" content="{html.escape(policy)}">',
         1,
     )
+
+
+def within_size(page: str, name: str) -> str:
+    """The page, if it stays under MAX_PAGE_BYTES; else PageTemplateError naming `name`."""
     size = len(page.encode("utf-8"))
     if size > MAX_PAGE_BYTES:
         raise PageTemplateError(
-            settings.custom_template or "index.html",
-            f"the page would be {size:,} bytes; keep it under {MAX_PAGE_BYTES:,} bytes",
+            name, f"the page would be {size:,} bytes; keep it under {MAX_PAGE_BYTES:,} bytes"
         )
     return page
 

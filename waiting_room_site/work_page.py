@@ -22,14 +22,14 @@ from beekeeper.waiting_room_site import (
     _PLACEHOLDER,
     DEFAULT_LANGUAGE,
     JOIN_URL,
-    MAX_PAGE_BYTES,
-    PageTemplateError,
     _logo_element,
     _sha256,
     bundle_script,
     image_source,
     load_locales,
     script_json,
+    with_policy,
+    within_size,
 )
 
 WORK_DIR = SITE_DIR / "work"
@@ -66,18 +66,8 @@ def render_work_page(settings: RoomSettings) -> str:
     }
     template = (WORK_DIR / "index.html").read_text(encoding="utf-8")
     page = _PLACEHOLDER.sub(lambda match: values[match.group(1)], template)
-    policy = work_security_policy(style, script, settings.logo_url)
-    page = page.replace(
-        "<!--beekeeper-security-policy-->",
-        f'<meta http-equiv="Content-Security-Policy" content="{html.escape(policy)}">',
-        1,
-    )
-    size = len(page.encode("utf-8"))
-    if size > MAX_PAGE_BYTES:
-        raise PageTemplateError(
-            "work page", f"the page would be {size:,} bytes; keep it under {MAX_PAGE_BYTES:,}"
-        )
-    return page
+    page = with_policy(page, work_security_policy(style, script, settings.logo_url))
+    return within_size(page, "work page")
 
 
 def work_locales() -> dict[str, dict[str, object]]:

@@ -183,16 +183,18 @@ def first_own_poll(
         return None
     since = newest.at_ms / 1000
     index = due_by(since, newest.flow, minute_seconds) + (turn - newest.serving) - 1
-    when = slot_time(index, newest.flow, minute_seconds) + margin_seconds(
-        newest.flow, minute_seconds
-    )
+    reached = slot_time(index, newest.flow, minute_seconds)
+    when = reached + margin_seconds(newest.flow, minute_seconds)
     arrivals = newest.arrivals
     if arrivals is not None and turn > arrivals:
         # The line the point states reaches the turn only as people join.
         if newest.joins <= 0:
             return None
-        when = max(when, since + (turn - arrivals) * 60 / newest.joins)
-    if when > since + EXTRAPOLATE_AT_MOST_SECONDS:
+        joined = since + (turn - arrivals) * 60 / newest.joins
+        reached, when = max(reached, joined), max(when, joined)
+    # The reach is the serving number's, not the margin's: a turn the extrapolation reaches
+    # just inside its limit is asked for the margin after it, as any other.
+    if reached > since + EXTRAPOLATE_AT_MOST_SECONDS:
         return None
     return max(now, when)
 

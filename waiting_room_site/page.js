@@ -537,13 +537,17 @@ export function firstOwnPoll(points, turn, now, timing, loading = false) {
   if (newest.flow <= 0) return null;
   const since = newest.atMs / 1000;
   const index = dueBy(since, newest.flow, timing) + (turn - newest.serving) - 1;
-  let when = slotTime(index, newest.flow, timing) + marginSeconds(newest.flow, timing);
+  let reached = slotTime(index, newest.flow, timing);
+  let when = reached + marginSeconds(newest.flow, timing);
   if (newest.waiting !== undefined && turn > newest.serving + newest.waiting) {
     // The line the point states reaches the turn only as people join.
     if (newest.joins <= 0) return null;
-    when = Math.max(when, since + ((turn - newest.serving - newest.waiting) * 60) / newest.joins);
+    const joined = since + ((turn - newest.serving - newest.waiting) * 60) / newest.joins;
+    reached = Math.max(reached, joined);
+    when = Math.max(when, joined);
   }
-  if (when > since + timing.extrapolateAtMostSeconds) return null;
+  // The reach is the serving number's, not the margin's (as in core/serving.py).
+  if (reached > since + timing.extrapolateAtMostSeconds) return null;
   return Math.max(now, when);
 }
 

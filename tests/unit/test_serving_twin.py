@@ -53,6 +53,9 @@ def cases(rng: random.Random, minute_seconds: float) -> list[dict[str, Any]]:
                 "updated_at": rng.choice([0, int(at) - rng.randrange(0, 10), int(at_ms / 1000)]),
             }
         )
+    # A turn reached just inside the extrapolation's reach, with the margin beyond it.
+    edge = dict(found[0], history=extend_history("", Point(int((T0 - 2) * 1000), 1000, 58)))
+    found.append(dict(edge, at=T0, turn=1071))
     return found
 
 

@@ -1,6 +1,6 @@
 """Benchmark: what a line of millions sends the origin (API Gateway) and the edge (CloudFront).
 
-    .venv/bin/python bench/edge_load.py [--quick | --small] [--faults] [--json]
+    .venv/bin/python bench/edge_load.py [--quick | --small] [--faults] [--join-work MS] [--json]
 
 Runs `beekeeper simulate` (simulator/run.py: the real producer, trigger and consumers, and
 every visitor's page by the page's own rule, simulator/pages.py) at 30,000/min with 130,000
@@ -13,6 +13,10 @@ second, the pages' own /polling per admission, how soon a page notices its admis
 model's figure (core/polling_load.py, what the stack sizes its throttle with) and what the
 poll rule alone would cost the same line without the edge (every page polling /polling as its
 answer asks). Also the run's wall time and the process's peak memory.
+
+Visitors do the work a place costs first, at the room's default (`join_work`, 1,000 ms of a
+typical phone): the bare marketing link's shared challenge from the edge, then the join;
+`--join-work 0` for a room without it.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import sys
 import time
 from typing import Any
 
+from beekeeper.core.join_work import DEFAULT_JOIN_WORK_MS
 from beekeeper.core.polling_load import origin_requests_per_second, standing_polls_per_second
 from beekeeper.core.serving import margin_seconds
 from beekeeper.simulator.faults import FAULT_NAMES, Faults
@@ -37,7 +42,9 @@ MINUTES = 6
 SEED = 1
 
 
-def run(rate: int, visitors: int, faults: Faults | None = None) -> dict[str, Any]:
+def run(
+    rate: int, visitors: int, faults: Faults | None = None, join_work_ms: int = 0
+) -> dict[str, Any]:
     kept: list[PageCrowd] = []
     started = time.monotonic()
     result = simulate(
@@ -48,6 +55,7 @@ def run(rate: int, visitors: int, faults: Faults | None = None) -> dict[str, Any
         seed=SEED,
         faults=faults,
         watch_pages=kept.append,
+        join_work_ms=join_work_ms,
     )
     wall = time.monotonic() - started
     pages = kept[0]
@@ -64,6 +72,8 @@ def run(rate: int, visitors: int, faults: Faults | None = None) -> dict[str, Any
     return {
         "rate": rate,
         "visitors": visitors,
+        "join_work_ms": join_work_ms,
+        "still_solving": result.still_solving,
         "most_waiting": most_waiting,
         "origin_per_second_mean": result.origin_requests_per_second_mean,
         "origin_per_second_peak": result.origin_requests_per_second_peak,
@@ -122,11 +132,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--faults", action="store_true", help="with crash, throttle, duplicates, double-trigger"
     )
+    parser.add_argument(
+        "--join-work",
+        type=int,
+        default=DEFAULT_JOIN_WORK_MS,
+        metavar="MS",
+        help=f"the work a place costs (default {DEFAULT_JOIN_WORK_MS:,}; 0: none)",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     faults = Faults.parse(",".join(FAULT_NAMES)) if args.faults else None
     runs = SMALL_RUNS if args.small else RUNS[: 1 if args.quick else 2]
-    rows = [run(rate, visitors, faults) for rate, visitors in runs]
+    rows = [run(rate, visitors, faults, args.join_work) for rate, visitors in runs]
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     if args.json:
         print(json.dumps({"runs": rows, "peak_memory_mb": round(peak_mb)}, indent=2))
@@ -160,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{rate}: origin requests per minute {row['origin_requests_per_minute']}")
         print(f"{rate}: edge requests per minute {row['edge_requests_per_minute']}")
         print(f"{rate}: admitted per minute {row['admitted_per_minute']}")
-    print(f"\npeak memory {peak_mb:,.0f} MB")
+    print(f"\njoin work {args.join_work:,} ms; peak memory {peak_mb:,.0f} MB")
     return 0
 
 

@@ -9,7 +9,8 @@ Every request of the journey, from what the code sends:
   simulated run of the real producer, trigger and consumers (`beekeeper simulate`, 6,000/min,
   20,000 visitors); Lambda time estimated (below);
 - the work a place costs (a deployed room's default `join_work`): the bare link's challenge
-  from the producer, and the work page (GET /work from the edge), once;
+  from the edge's shared copy (core/join_work.py), and the work page (GET /work from the
+  edge), once each;
 - the page (GET /room from the edge: its gzipped size from render_page), once;
 - the shared state (GET /state from the edge), as the page fetches it (core/serving.py's
   document_delay): every DOCUMENT_EVERY_SECONDS while the tab is watched, or, in a background
@@ -242,13 +243,12 @@ def journey(
         },
     }
     if SETTINGS.join_work:
-        # A place costs work (the default): the bare link's challenge comes from the producer
-        # (no table call: the challenge is a MAC), the work page from the edge's copy.
+        # A place costs work (the default): the bare link's challenge is the edge's shared copy
+        # (its misses, a few a second for the whole room, are not per visitor), and so is the
+        # work page.
         work_page = edge_request(1, sizes["work_page"])
-        parts["the work (the challenge, /work from the edge)"] = {
-            **{k: v + work_page[k] for k, v in edge_request(1, sizes["redirect"]).items()},
-            "api_gateway": API_GATEWAY_REST_REQUEST,
-            "lambda": producer_lambda,
+        parts["the work (the challenge and /work, from the edge)"] = {
+            k: v + work_page[k] for k, v in edge_request(1, sizes["redirect"]).items()
         }
     if client:
         parts["ticket check (/client, online)"] = {

@@ -138,9 +138,10 @@ REDEEMED_ATTRIBUTE = "redeemed_at"
 CHECKED_ATTRIBUTE = "checked_at"
 
 
-def work_key(nonce: str) -> str:
-    """A spent proof-of-work challenge (core/join_work.py): its nonce gave a place once."""
-    return f"work#{nonce}"
+def work_key(spent: str) -> str:
+    """A spent proof-of-work solution (core/join_work.py, `Solution.spent_as`): the challenge's
+    nonce, with the visitor's for a shared challenge, gave a place once."""
+    return f"work#{spent}"
 
 
 def prequeue_key(token_id: str) -> str:

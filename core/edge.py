@@ -16,6 +16,13 @@ What CloudFront does with them, from its developer guide:
   ("Managing how long content stays in the cache (expiration)"). Every policy here has a
   minimum and default TTL of 0, so an answer is kept only as long as the room's own
   Cache-Control says, and never longer than the behavior's `cache_seconds`.
+- The marketing link is cached under a key (a cache policy whose key holds the visitor's cookie,
+  an app's token header, Accept and the `work` parameter): its one answer that is the same for
+  everyone, a browser's challenge (core/join_work.py), is kept SHARED_SECONDS and given to
+  every browser that follows the bare link meanwhile; every other answer it gives says
+  `no-store`, or differs in the key. "Control the cache key with a policy": what a cache policy
+  holds is in the key and in the origin request alike, and an origin request policy adds to it
+  ("Control origin requests with a policy").
 - Per-visitor routes use the managed CachingDisabled policy (TTLs 0, nothing in the cache key;
   ID 4135ea2d-6df8-44a3-9df3-4b5a84be39ad, "Use managed cache policies") and an origin request
   policy that forwards exactly what the room reads: the visitor's cookie (CloudFront removes
@@ -39,6 +46,7 @@ import re
 from dataclasses import dataclass
 
 from beekeeper.core.datamodel import COOKIE_NAME, TOKEN_HEADER
+from beekeeper.core.join_work import SHARED_SECONDS, WORK_PARAMETER
 from beekeeper.core.presence import SCRIPT_ROUTE
 from beekeeper.core.routes import LEAVE_ROUTE, Mode, routes
 
@@ -88,9 +96,37 @@ VISITOR_HEADERS = (
     "Sec-Fetch-Site",
 )
 
+# Statuses the edge keeps when their Cache-Control allows: success and the redirects ("How
+# CloudFront processes HTTP 3xx status codes from your origin": 3xx by the response's headers;
+# 307 and 308 only with a Cache-Control). Errors: ERROR_CACHING_SECONDS.
+KEPT_STATUSES = (200, 301, 302, 307, 308)
+
 GET_METHODS = ("GET", "HEAD")
 CORS_METHODS = ("GET", "HEAD", "OPTIONS")
 ALL_METHODS = ("DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT")
+
+
+@dataclass(frozen=True)
+class CacheKey:
+    """What of a request a cached answer is kept under, beside its path (a cache policy's
+    cookies, query string parameters and headers); empty: one copy for everyone."""
+
+    cookies: tuple[str, ...] = ()
+    query: tuple[str, ...] = ()
+    headers: tuple[str, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return not (self.cookies or self.query or self.headers)
+
+
+# The marketing link's: everything its answer depends on (lambdas/producer.py reads the cookie
+# or the token header for a returning visitor, Accept for the JSON join, `work` for a
+# solution), and nothing else: a marketing email's own per-recipient parameters stay out, so
+# every browser that follows the link shares one copy.
+MARKETING_LINK_KEY = CacheKey(
+    cookies=(COOKIE_NAME,), query=(WORK_PARAMETER,), headers=("Accept", TOKEN_HEADER)
+)
 
 
 @dataclass(frozen=True)
@@ -102,11 +138,12 @@ class Behavior:
     # How long the edge may keep an answer (the cache policy's maximum TTL); 0: never, the
     # route answers about one visitor (CachingDisabled).
     cache_seconds: int
-    # What the origin request carries of the viewer's request (the cache key holds nothing:
-    # a cached answer is the same for everyone).
+    # What the origin request carries of the viewer's request (an origin request policy).
     cookies: tuple[str, ...] = ()
     query: bool = False
     headers: tuple[str, ...] = ()
+    # What a cached answer is kept under (empty: the same answer for everyone).
+    key: CacheKey = CacheKey()
 
     @property
     def cached(self) -> bool:
@@ -126,7 +163,16 @@ def behaviors(mode: Mode) -> tuple[Behavior, ...]:
     """Every public path of a room in `mode`: the marketing link, the page and the registry's
     routes, in the order CloudFront evaluates them (all exact, so the order does not matter)."""
     found = [
-        _visitor(PRODUCER_PATH, GET_METHODS),
+        # Per visitor, but its bare link's answer is shared for a moment (MARKETING_LINK_KEY).
+        Behavior(
+            PRODUCER_PATH,
+            GET_METHODS,
+            SHARED_SECONDS,
+            cookies=(COOKIE_NAME,),
+            query=True,
+            headers=VISITOR_HEADERS,
+            key=MARKETING_LINK_KEY,
+        ),
         Behavior(PAGE_PATH, GET_METHODS, PAGE_EDGE_SECONDS),
         # The work page is the same for everyone (its challenge comes from the marketing link).
         Behavior(WORK_PATH, GET_METHODS, PAGE_EDGE_SECONDS),
@@ -193,7 +239,9 @@ __all__ = [
     "EDGE_CACHES",
     "ERROR_CACHING_SECONDS",
     "GET_METHODS",
+    "KEPT_STATUSES",
     "LEAVE_PATH",
+    "MARKETING_LINK_KEY",
     "ORIGIN_HEADER",
     "PAGE_EDGE_SECONDS",
     "PAGE_PATH",
@@ -203,6 +251,7 @@ __all__ = [
     "WAF_REGION",
     "WORK_PATH",
     "Behavior",
+    "CacheKey",
     "behavior_for",
     "behaviors",
     "edge_seconds",

@@ -9,6 +9,7 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from beekeeper.core.edge import PAGE_EDGE_SECONDS
+from beekeeper.core.join_work import SHARED_SECONDS
 from beekeeper.core.tickets import JWKS_MAX_AGE_SECONDS
 
 # GET /room: the waiting room page (stacks/page.py says why each is there).
@@ -31,6 +32,15 @@ MARKETING_LINK_HEADERS = {
     "Cache-Control": "no-store",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
+}
+# The one answer of the marketing link that is the same for everyone: a browser's challenge,
+# for a request that brings no solution (core/join_work.py, "a shared one"). The edge keeps it
+# SHARED_SECONDS under a key of the visitor's cookie, token header, Accept and `work` parameter
+# (core/edge.py); a browser keeps nothing. No Vary: the room answers over HTTPS only, so the
+# edge is the one shared cache on the way, and its key already holds what the answer depends on.
+SHARED_CHALLENGE_HEADERS = {
+    **MARKETING_LINK_HEADERS,
+    "Cache-Control": f"public, max-age=0, s-maxage={SHARED_SECONDS}",
 }
 
 # /polling and /client answers, success and error alike: JSON that is never cached.

@@ -23,10 +23,22 @@ stateless: the producer issues it and checks it later with nothing stored in bet
   the address a request arrives from, and a refused solution costs an honest visitor another
   round of work while costing a bot nothing it could not pay anyway.
 
-A solution is the challenge, "~", and the counters in order joined by ".": the `work` query
-parameter of the marketing link. Solving is the client's (the page's solver,
-waiting_room_site/work/solver.js; apps: docs/apps.md); `solve` here is the reference the tests
-and benchmarks use.
+A solution is the `work` query parameter of the marketing link:
+
+    <challenge>~<c0>.<c1>...              the challenge given to this client alone
+    <challenge>~<visitor>~<c0>.<c1>...    a challenge given to many (a shared one)
+
+`visitor` is the solver's own 16 CSPRNG bytes, base64url. The browser's challenge is shared:
+every browser that follows the bare link in the same SHARED_SECONDS gets the edge's copy of one
+answer (core/edge.py), so a join costs the origin one request, not two. Each browser adds its
+own `visitor` nonce, which goes into the seed, so each solves its own puzzles; what is spent
+once is the pair (the challenge's nonce, the visitor's). A bot gains nothing from sharing: a
+place still costs a whole solve, and a challenge could always be had for free. An app's JSON
+challenge is never shared (its answer is not kept at the edge), so a solution without a
+visitor nonce, the form apps have always sent (docs/apps.md), keeps working.
+
+Solving is the client's (the page's solver, waiting_room_site/work/solver.js; apps:
+docs/apps.md); `solve` here is the reference the tests and benchmarks use.
 
 Standard library only: shipped in the Lambda asset.
 """
@@ -45,6 +57,10 @@ VERSION = "1"
 # The marketing link's query parameter carrying a solution.
 WORK_PARAMETER = "work"
 SOLUTION_SEPARATOR = "~"
+# How long the edge gives one browser challenge to everyone who follows the bare link (its
+# answer's s-maxage, and the marketing link's cache lifetime at the edge: core/edge.py): short,
+# so a raised difficulty (a flood) reaches new visitors within seconds.
+SHARED_SECONDS = 2
 SUBPUZZLES = 16
 TARGET_SPACE = 2**32
 # A challenge's lifetime; also how long its nonce's record stays. Long enough for a slow phone
@@ -56,6 +72,7 @@ CHALLENGE_LIFETIME_SECONDS = 300
 CLOCK_SKEW_SECONDS = 30
 NONCE_BYTES = 16
 MAC_BYTES = 16
+VISITOR_NONCE_PATTERN = re.compile(r"[A-Za-z0-9_-]{22}")
 
 # How fast a typical phone's browser runs the page's solver on one core: an estimate, not a
 # measurement. The page's solver makes 2.4 to 3.2 million tries a second on one thread of
@@ -86,8 +103,8 @@ CHALLENGE_PATTERN = re.compile(
     rf"^{VERSION}\.([0-9]{{1,12}})\.([0-9]{{1,10}})\.([0-9]{{1,3}})\.({_B64}{{22}})\.({_B64}{{22}})$"
 )
 _COUNTER = re.compile(r"^[0-9]{1,10}$")
-# A solution's longest text: the challenge and 64 counters of 10 digits.
-MAX_SOLUTION_LENGTH = 120 + 64 * 11
+# A solution's longest text: the challenge, a visitor nonce and 64 counters of 10 digits.
+MAX_SOLUTION_LENGTH = 120 + 23 + 64 * 11
 
 
 class Verdict(enum.Enum):
@@ -108,8 +125,9 @@ class Verdict(enum.Enum):
 _MESSAGES = {
     Verdict.OK: "the work is done",
     Verdict.MALFORMED: (
-        f"{WORK_PARAMETER} must be a challenge, '{SOLUTION_SEPARATOR}' and one counter per "
-        "sub-puzzle joined by '.': solve the challenge in this answer"
+        f"{WORK_PARAMETER} must be a challenge, '{SOLUTION_SEPARATOR}' (optionally your own "
+        f"22-character nonce and '{SOLUTION_SEPARATOR}') and one counter per sub-puzzle joined "
+        "by '.': solve the challenge in this answer"
     ),
     Verdict.FORGED: "this challenge was not issued by this room: solve the one in this answer",
     Verdict.EXPIRED: (
@@ -223,8 +241,15 @@ def issue(
     )
 
 
-def seed(challenge: Challenge) -> bytes:
-    return hashlib.sha256(str(challenge).encode("ascii")).digest()
+def seed(challenge: Challenge, visitor: str | None = None) -> bytes:
+    """SHA-256 of the challenge's text, or of `<challenge>~<visitor>` with a visitor nonce."""
+    text = str(challenge) if visitor is None else f"{challenge}{SOLUTION_SEPARATOR}{visitor}"
+    return hashlib.sha256(text.encode("ascii")).digest()
+
+
+def visitor_nonce(token_bytes: Callable[[int], bytes]) -> str:
+    """A solver's own nonce for a shared challenge (what the page's work.js draws)."""
+    return _b64(token_bytes(NONCE_BYTES))
 
 
 def solves(seed_bytes: bytes, index: int, counter: int, target: int) -> bool:
@@ -236,25 +261,45 @@ def solves(seed_bytes: bytes, index: int, counter: int, target: int) -> bool:
 class Solution:
     challenge: Challenge
     counters: tuple[int, ...]
+    visitor: str | None = None  # the solver's own nonce (a shared challenge)
 
     def __str__(self) -> str:
-        return f"{self.challenge}{SOLUTION_SEPARATOR}" + ".".join(map(str, self.counters))
+        visitor = "" if self.visitor is None else f"{self.visitor}{SOLUTION_SEPARATOR}"
+        counters = ".".join(map(str, self.counters))
+        return f"{self.challenge}{SOLUTION_SEPARATOR}{visitor}{counters}"
+
+    @property
+    def seed(self) -> bytes:
+        return seed(self.challenge, self.visitor)
+
+    @property
+    def spent_as(self) -> str:
+        """What is recorded once when the solution gives its place: the challenge's nonce, and
+        the visitor's when there is one (a shared challenge gives one place per visitor)."""
+        if self.visitor is None:
+            return self.challenge.nonce
+        return f"{self.challenge.nonce}.{self.visitor}"
 
     @classmethod
     def parse(cls, text: object) -> Solution | None:
         if not isinstance(text, str) or len(text) > MAX_SOLUTION_LENGTH:
             return None
-        challenge_text, separator, counters_text = text.partition(SOLUTION_SEPARATOR)
-        challenge = Challenge.parse(challenge_text)
-        if not separator or challenge is None:
+        fields = text.split(SOLUTION_SEPARATOR)
+        if len(fields) not in (2, 3):
             return None
-        parts = counters_text.split(".")
+        challenge = Challenge.parse(fields[0])
+        visitor = fields[1] if len(fields) == 3 else None
+        if challenge is None:
+            return None
+        if visitor is not None and not VISITOR_NONCE_PATTERN.fullmatch(visitor):
+            return None
+        parts = fields[-1].split(".")
         if len(parts) != challenge.count or not all(_COUNTER.fullmatch(p) for p in parts):
             return None
         counters = tuple(int(p) for p in parts)
         if any(c >= TARGET_SPACE for c in counters):
             return None
-        return cls(challenge, counters)
+        return cls(challenge, counters, visitor)
 
 
 def check(keys: JoinKeys, room: str, solution: Solution, *, now: float) -> Verdict:
@@ -265,16 +310,17 @@ def check(keys: JoinKeys, room: str, solution: Solution, *, now: float) -> Verdi
         return Verdict.FORGED
     if not challenge.issued_at - CLOCK_SKEW_SECONDS <= now < challenge.expires_at:
         return Verdict.EXPIRED
-    seed_bytes = seed(challenge)
+    seed_bytes = solution.seed
     for index, counter in enumerate(solution.counters):
         if not solves(seed_bytes, index, counter, challenge.target):
             return Verdict.WRONG
     return Verdict.OK
 
 
-def solve(challenge: Challenge) -> Solution:
-    """The reference solver: each sub-puzzle's first counter (hashlib; tests, benchmarks)."""
-    seed_bytes = seed(challenge)
+def solve(challenge: Challenge, visitor: str | None = None) -> Solution:
+    """The reference solver: each sub-puzzle's first counter (hashlib; tests, benchmarks);
+    with `visitor`, as one of the many a shared challenge was given to."""
+    seed_bytes = seed(challenge, visitor)
     counters = []
     for index in range(challenge.count):
         prefix = hashlib.sha256(seed_bytes + index.to_bytes(4, "big"))
@@ -286,4 +332,4 @@ def solve(challenge: Challenge) -> Solution:
                 break
             counter += 1
         counters.append(counter)
-    return Solution(challenge, tuple(counters))
+    return Solution(challenge, tuple(counters), visitor)

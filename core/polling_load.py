@@ -7,19 +7,22 @@ run for every visitor: simulator/pages.py), and bench/visitor_cost.py prices it.
 
 Past the edge, whatever the length of the line (docs/pipeline.md, "The shared state"):
 
-- the marketing link (GET /beekeeper): one request per join;
+- the marketing link (GET /beekeeper): one request per join (the bare link's challenge, when a
+  place costs work, is the edge's shared copy: core/join_work.py);
 - the pages' own /polling: OWN_POLLS_PER_ADMISSION per admission (the page asks at the moment
   the shared state predicts its turn, then every 2 s until the answer is the admission:
   simulated 1.005-1.02 at 30,000 and 300,000 a minute, up to 2.5 in a room admitting ten a
   minute, where it is a fraction of a request a second);
-- the edge's misses: the shared state once per STATE_MAX_AGE_SECONDS and the page once per
-  PAGE_EDGE_SECONDS, from each of EDGE_CACHES caches (an assumption: core/edge.py);
+- the edge's misses: the shared state and the bare link's challenge once per
+  STATE_MAX_AGE_SECONDS and SHARED_SECONDS, the page once per PAGE_EDGE_SECONDS, from each of
+  EDGE_CACHES caches (an assumption: core/edge.py);
 - the shop's ticket checks (GET /client), if it checks online, and capacity mode's /enter and
   /leave: `client_checks_per_admission` each.
 
 At the edge, on top: every waiting page fetches the shared state every DOCUMENT_EVERY_SECONDS
 while it is visible (hidden pages far from their turn much less often: core/serving.py), and
-loads the page once.
+loads the page once; a new visitor gets the challenge and the work page once each when a place
+costs work.
 
 The poll rule of /polling's answer (core/polling.py) is what a page without the shared state
 falls back to; `standing_polls_per_second` gives what it would cost a line, the load the edge
@@ -29,6 +32,7 @@ removes (bench/edge_load.py shows both).
 from __future__ import annotations
 
 from beekeeper.core.edge import EDGE_CACHES, PAGE_EDGE_SECONDS
+from beekeeper.core.join_work import SHARED_SECONDS
 from beekeeper.core.polling import POLL_AFTER_MAX_SECONDS, poll_after_seconds
 from beekeeper.core.serving import DOCUMENT_EVERY_SECONDS
 from beekeeper.core.shared_state import STATE_MAX_AGE_SECONDS
@@ -39,8 +43,13 @@ OWN_POLLS_PER_ADMISSION = 1.3
 
 
 def edge_misses_per_second() -> float:
-    """The shared state's and the page's misses reaching the origin, at most."""
-    return EDGE_CACHES / STATE_MAX_AGE_SECONDS + EDGE_CACHES / PAGE_EDGE_SECONDS
+    """The shared state's, the page's and the shared challenge's misses reaching the origin,
+    at most."""
+    return (
+        EDGE_CACHES / STATE_MAX_AGE_SECONDS
+        + EDGE_CACHES / PAGE_EDGE_SECONDS
+        + EDGE_CACHES / SHARED_SECONDS
+    )
 
 
 def origin_requests_per_second(
@@ -62,15 +71,18 @@ def edge_requests_per_second(
     joins_per_second: float,
     rate_per_minute: float,
     client_checks_per_admission: float = 0.0,
+    join_work: bool = True,
 ) -> float:
     """Every request at the edge: the origin's, each waiting (visible) page's fetches of the
-    shared state, and each new visitor's page load."""
+    shared state, and each new visitor's page load (and their challenge and work page when a
+    place costs work)."""
     origin = origin_requests_per_second(
         joins_per_second=joins_per_second,
         rate_per_minute=rate_per_minute,
         client_checks_per_admission=client_checks_per_admission,
     )
-    return origin - edge_misses_per_second() + waiting / DOCUMENT_EVERY_SECONDS + joins_per_second
+    loads = joins_per_second * (3 if join_work else 1)
+    return origin - edge_misses_per_second() + waiting / DOCUMENT_EVERY_SECONDS + loads
 
 
 def standing_polls_per_second(

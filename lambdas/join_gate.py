@@ -2,8 +2,9 @@
 
 The producer asks the gate for a challenge (no AWS call: a challenge is signed, not stored) and
 hands it a solution. A solution that checks out is spent with one conditional PutItem of
-`work#<nonce>` (`attribute_not_exists(pk)`), before the place is counted: the first use wins,
-a replay finds the item and gets no place. That write is what single use costs per join: one
+`work#<nonce>` (`work#<nonce>.<visitor nonce>` for a shared challenge's) with
+`attribute_not_exists(pk)`, before the place is counted: the first use wins, a replay finds the
+item and gets no place. That write is what single use costs per join: one
 write request unit (the item is about 60 bytes), about $0.63 per million joins on demand in
 us-east-1, and one round trip to DynamoDB. The item lives until the challenge could no longer
 be used anyway (TTL), so the table holds at most a few minutes of them.
@@ -62,16 +63,17 @@ class JoinGate:
         verdict = join_work.check(self.keys(), self.room, solution, now=now)
         if verdict is not Verdict.OK:
             return verdict
-        return self.spend(solution.challenge)
+        return self.spend(solution)
 
-    def spend(self, challenge: Challenge) -> Verdict:
-        """Record the challenge's nonce, on condition that nobody did before: OK or USED."""
+    def spend(self, solution: Solution) -> Verdict:
+        """Record what the solution spends (`Solution.spent_as`), on condition that nobody did
+        before: OK or USED."""
         try:
             self.dynamodb.put_item(
                 TableName=self.table,
                 Item={
-                    PARTITION_KEY: {"S": work_key(challenge.nonce)},
-                    TTL_ATTRIBUTE: {"N": str(challenge.expires_at)},
+                    PARTITION_KEY: {"S": work_key(solution.spent_as)},
+                    TTL_ATTRIBUTE: {"N": str(solution.challenge.expires_at)},
                 },
                 ConditionExpression=f"attribute_not_exists({PARTITION_KEY})",
             )

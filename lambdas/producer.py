@@ -44,7 +44,7 @@ from beekeeper.core.datamodel import (
     origin_url_with_token,
 )
 from beekeeper.core.edge import LEAVE_PATH
-from beekeeper.core.headers import MARKETING_LINK_HEADERS
+from beekeeper.core.headers import MARKETING_LINK_HEADERS, SHARED_CHALLENGE_HEADERS
 from beekeeper.core.join_work import WORK_PARAMETER, Verdict, flood_factor
 from beekeeper.core.names import JOIN_SECRET_VARIABLE, ROOM_ORIGIN_VARIABLE
 from beekeeper.core.plain_page import Brand
@@ -289,12 +289,18 @@ class Producer:
     def _challenge(
         self, snapshot: RoomSnapshot, verdict: Verdict | None, *, as_json: bool
     ) -> dict[str, Any]:
-        """A fresh challenge: the work page solves it and comes back; an app gets it as JSON,
-        with why its solution earned no place (400) when it sent one."""
+        """A challenge: the work page solves it and comes back (the bare link's answer is
+        shared at the edge); an app gets its own as JSON, with why its solution earned no place
+        (400) when it sent one."""
         assert self.gate is not None
         challenge = self.gate.challenge(now=self.clock(), work_ms=self.work_ms(snapshot))
         if not as_json:
-            return redirect(work_location(challenge))
+            response = redirect(work_location(challenge))
+            if verdict is None:
+                # Given to every browser that follows the bare link for a moment (the edge's
+                # copy): each adds its own nonce to the work (core/join_work.py).
+                response["headers"].update(SHARED_CHALLENGE_HEADERS)
+            return response
         if verdict is None:
             return json_answer(200, challenge_body(challenge))
         return json_answer(400, refused_body(challenge, verdict))

@@ -7,11 +7,14 @@ see: what the edge answers from its cache, and what reaches the origin.
 
 What it does, as the CloudFront developer guide says CloudFront does (core/edge.py cites it):
 
-- A cached path (the page, the shared state): an answer is kept as long as its own
-  Cache-Control allows, never longer than the path's `cache_seconds` (`edge_seconds`), and
-  served with an `Age` header of the whole seconds it has been kept; nothing of the request is
-  in the cache key (one copy for everyone), and no cookie or query string is forwarded. While
-  the origin answers 5xx, an expired copy is served (the error caching minimum TTL is 0).
+- A cached path (the page, the shared state, the marketing link): an answer of a kept status
+  (core.edge.KEPT_STATUSES) is kept as long as its own Cache-Control allows, never longer than
+  the path's `cache_seconds` (`edge_seconds`), and served with an `Age` header of the whole
+  seconds it has been kept. It is kept under the path and the behavior's key: nothing more for
+  the page and the state (one copy for everyone), the visitor's cookie, token header, Accept
+  and `work` parameter for the marketing link. What the behavior forwards is forwarded (the
+  page and the state: no cookie, no query string). While the origin answers 5xx, an expired
+  copy is served (the error caching minimum TTL is 0).
 - A per-visitor path: never cached; the origin request carries only the visitor's cookie (the
   others removed, as an allow list does), the query string and the listed headers.
 - A method the path does not allow: 403 from the edge, nothing forwarded.
@@ -30,8 +33,9 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import parse_qsl
 
-from beekeeper.core.edge import Behavior, behavior_for, edge_seconds
+from beekeeper.core.edge import KEPT_STATUSES, Behavior, behavior_for, edge_seconds
 from beekeeper.core.routes import Mode
 
 StartResponse = Callable[[str, list[tuple[str, str]]], Any]
@@ -95,7 +99,7 @@ class Edge:
         self._origin = origin
         self._mode = mode
         self._clock = clock
-        self._cache: dict[str, _Kept] = {}
+        self._cache: dict[tuple[str | None, ...], _Kept] = {}
         self._lock = threading.Lock()
         self.counts = EdgeCounts()
 
@@ -116,8 +120,9 @@ class Edge:
 
     def _cached(self, path: str, behavior: Behavior, environ: dict[str, Any]) -> Answer:
         now = self._clock()
+        key = _cache_key(path, behavior, environ)
         with self._lock:
-            kept = self._cache.get(path)
+            kept = self._cache.get(key)
             if kept is not None and now < kept.expires:
                 return _aged(kept, now, hit=True)
         if str(environ.get("REQUEST_METHOD", "GET")).upper() == "HEAD":
@@ -129,9 +134,9 @@ class Edge:
             # The origin fails: the expired copy is served meanwhile.
             return _aged(kept, now, hit=True)
         seconds = edge_seconds(behavior, _header(answer.headers, "Cache-Control"))
-        if status == 200 and seconds > 0:
+        if status in KEPT_STATUSES and seconds > 0:
             with self._lock:
-                self._cache[path] = _Kept(answer, now, now + seconds)
+                self._cache[key] = _Kept(answer, now, now + seconds)
         return Answer(
             answer.status, [*answer.headers, ("X-Cache", "Miss from the local edge")], answer.body
         )
@@ -182,6 +187,24 @@ def _aged(kept: _Kept, now: float, *, hit: bool) -> Answer:
     cache = "Hit from the local edge" if hit else "Miss from the local edge"
     return Answer(
         kept.answer.status, [*headers, ("Age", age), ("X-Cache", cache)], kept.answer.body
+    )
+
+
+def _cache_key(path: str, behavior: Behavior, environ: dict[str, Any]) -> tuple[str | None, ...]:
+    """The path and the values of what the behavior's key holds (None: absent)."""
+    key = behavior.key
+    if key.empty:
+        return (path,)
+    cookies = dict(
+        part.strip().partition("=")[::2]
+        for part in str(environ.get("HTTP_COOKIE", "")).replace(", ", ";").split(";")
+    )
+    query = dict(parse_qsl(str(environ.get("QUERY_STRING", "")), keep_blank_values=True))
+    return (
+        path,
+        *(cookies.get(name) for name in key.cookies),
+        *(query.get(name) for name in key.query),
+        *(environ.get("HTTP_" + name.upper().replace("-", "_")) for name in key.headers),
     )
 
 

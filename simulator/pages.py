@@ -20,7 +20,9 @@ Pages far from their turn make no decision, as the page makes none.
 What the room's origin sees: the joins, the own polls, capacity mode's /enter, /client and
 /leave (simulator/capacity.py tells), and the edge's misses: one request per copy lifetime per
 edge cache asked in that lifetime for the state (EDGE_CACHES of them at most, an assumption:
-core/edge.py), one a page lifetime per cache for the page. Rate mode's shop is taken to check
+core/edge.py), one a page lifetime per cache for the page, one a SHARED_SECONDS window per cache
+for the marketing link's shared challenge (taken as one browser's Accept: each other browser
+family's Accept header is a copy of its own). Rate mode's shop is taken to check
 the ticket offline (its signature, core/tickets.py): no /client call.
 """
 
@@ -35,6 +37,7 @@ from dataclasses import dataclass, field
 
 from beekeeper.core.datamodel import STATE_KEY, prequeue_key, status_copy_for, status_key
 from beekeeper.core.edge import EDGE_CACHES, PAGE_EDGE_SECONDS
+from beekeeper.core.join_work import SHARED_SECONDS
 from beekeeper.core.polling import position
 from beekeeper.core.schedule import PREQUEUE_DRAWING_POLL_SECONDS, START_JITTER_SECONDS
 from beekeeper.core.serving import (
@@ -182,6 +185,7 @@ class PageCrowd:
         self._served = Bins(self.origin_time, seconds)  # joins and admissions
         self._period = DOCUMENT_EVERY_SECONDS
         self._page_loads: dict[int, int] = {}  # page loads per edge lifetime of the page
+        self._challenges: dict[int, int] = {}  # the link's shared challenge, per lifetime
         self._refreshing = False
         self._threshold_now = -1
         self._window_end = -math.inf  # when the edge's copy is next refreshed
@@ -252,6 +256,13 @@ class PageCrowd:
     def served_per_second(self) -> list[int]:
         """Joins and admissions per second (what the origin's requests are compared with)."""
         return list(self._served.counts)
+
+    def challenge_asked(self, when: float) -> None:
+        """A browser followed the bare marketing link: the edge's shared copy of the challenge
+        (its misses, once a lifetime per edge cache asked, are counted in `figures`)."""
+        self._edge_other.add(when)
+        window = math.floor(when / SHARED_SECONDS)
+        self._challenges[window] = self._challenges.get(window, 0) + 1
 
     def origin_request(self, when: float) -> None:
         """Another request past the edge (capacity mode's /enter, /client, /presence and /leave,
@@ -556,6 +567,9 @@ class PageCrowd:
         for window, loads in self._page_loads.items():
             if second_of(window * PAGE_EDGE_SECONDS) < seconds:
                 origin[second_of(window * PAGE_EDGE_SECONDS)] += min(EDGE_CACHES, loads)
+        for window, asks in self._challenges.items():
+            if second_of(window * SHARED_SECONDS) < seconds:
+                origin[second_of(window * SHARED_SECONDS)] += min(EDGE_CACHES, asks)
         return PageFigures(
             own_polls=self.own_polls,
             noticed_after=sorted(self.noticed_after),

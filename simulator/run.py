@@ -6,8 +6,10 @@ double-trigger fault) and starts the consumers it plans, each a simulated proces
 of a second later; a visitor who joins a minute without a consumer wakes one the same way.
 With `join_work_ms` a visitor first gets the producer's challenge (its difficulty rises under a
 flood as the producer's does), spends the modelled solving time (simulator/solving.py), and
-joins when it is done: the challenge's single use is spent with the producer's conditional
-write, then the place is given.
+joins when it is done: the solution's single use is spent with the producer's conditional
+write, then the place is given. The challenge is the edge's shared copy: one is issued per
+SHARED_SECONDS window and every visitor who follows the link in it solves it with a nonce of
+their own (the origin's requests for it are counted per edge cache: simulator/pages.py).
 What is measured comes from the fakes' own logs (simulator/measure.py), not from the code
 under test.
 """
@@ -25,6 +27,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from beekeeper.core.datamodel import DRAW_KEY, Token
+from beekeeper.core.join_work import SHARED_SECONDS, Challenge, Solution, visitor_nonce
 from beekeeper.core.schedule import format_starts_at
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas.consumer import run_consumer
@@ -425,7 +428,9 @@ def simulate(
         gate=gate,
     )
     solver_rng = random.Random(seed + 3)  # noqa: S311 - the visitors' phones, not a secret
+    nonce_rng = random.Random(seed + 4)  # noqa: S311 - the pages' nonces, not a secret here
     flood_factor_max = [1.0]
+    shared_challenge: dict[int, Challenge] = {}  # the edge's copy, by SHARED_SECONDS window
 
     def join(count: int) -> None:
         for _ in range(count):
@@ -441,21 +446,28 @@ def simulate(
         producer.metrics.flush_ended()  # what the handler does after every request
 
     def ask_for_work(count: int) -> None:
-        """`count` visitors follow the link at once: each gets the producer's challenge and
-        joins once their phone has solved it (the challenge spent as the producer spends it)."""
+        """`count` visitors follow the link at once: each gets the edge's copy of the
+        producer's challenge (the producer asked when the window has none yet) and joins once
+        their phone has solved it with their own nonce (spent as the producer spends it)."""
         assert producer.gate is not None
         for _ in range(count):
-            work_ms = producer.work_ms(producer.snapshot())
-            flood_factor_max[0] = max(flood_factor_max[0], work_ms / join_work_ms)
-            challenge = producer.gate.challenge(now=scheduler.now, work_ms=work_ms)
-            # The bare marketing link reaches the producer for its challenge: one more request
-            # past the edge per place (the work page itself comes from the edge's copy).
-            probe.origin_request(scheduler.now)
+            window = math.floor(scheduler.now / SHARED_SECONDS)
+            challenge = shared_challenge.get(window)
+            if challenge is None:
+                work_ms = producer.work_ms(producer.snapshot())
+                flood_factor_max[0] = max(flood_factor_max[0], work_ms / join_work_ms)
+                challenge = producer.gate.challenge(now=scheduler.now, work_ms=work_ms)
+                shared_challenge.clear()
+                shared_challenge[window] = challenge
+            probe.challenge_asked(scheduler.now)
             seconds = solve_seconds(solver_rng, challenge)
             solving_seconds.append(seconds)
+            # The counters are the solving time's to model, not computed: the spend reads the
+            # challenge and the nonce only.
+            solution = Solution(challenge, (), visitor_nonce(nonce_rng.randbytes))
 
-            def done(challenge: Any = challenge) -> None:
-                producer.gate.spend(challenge)  # type: ignore[union-attr]
+            def done(solution: Solution = solution) -> None:
+                producer.gate.spend(solution)  # type: ignore[union-attr]
                 join(1)
 
             scheduler.at(scheduler.now + seconds, done)

@@ -1,8 +1,8 @@
 """The room's public address: a CloudFront distribution in front of the API.
 
 Built from core/edge.py's behaviors (the one description local mode's edge serves by too): one
-cache behavior per public path, a cache policy per cache lifetime (minimum and default TTL 0,
-so the room's own Cache-Control decides, up to the behavior's maximum), the managed
+cache behavior per public path, a cache policy per cache lifetime and key (minimum and default
+TTL 0, so the room's own Cache-Control decides, up to the behavior's maximum), the managed
 CachingDisabled policy and one origin request policy for the per-visitor routes, no error kept
 for the error caching minimum TTL. The origin is the API's stage over HTTPS, with the origin
 lock's header (core.edge.ORIGIN_HEADER) on every request.
@@ -29,6 +29,7 @@ from beekeeper.core.edge import (
     GET_METHODS,
     ORIGIN_HEADER,
     Behavior,
+    CacheKey,
     behaviors,
 )
 from beekeeper.core.routes import mode_of
@@ -78,11 +79,12 @@ class RoomEdge(Construct):
                 *_first(behaviors(mode_of(capacity=settings.max_inside > 0)), "headers")
             ),
         )
-        cache_policies: dict[int, cloudfront.ICachePolicy] = {}
+        cache_policies: dict[tuple[int, CacheKey], cloudfront.ICachePolicy] = {}
         additional: dict[str, cloudfront.BehaviorOptions] = {}
         for behavior in behaviors(mode_of(capacity=settings.max_inside > 0)):
-            if behavior.cached and behavior.cache_seconds not in cache_policies:
-                cache_policies[behavior.cache_seconds] = self._cache_policy(behavior)
+            policy_of = (behavior.cache_seconds, behavior.key)
+            if behavior.cached and policy_of not in cache_policies:
+                cache_policies[policy_of] = self._cache_policy(behavior)
             additional[behavior.pattern] = cloudfront.BehaviorOptions(
                 origin=origin,
                 allowed_methods=_ALLOWED[behavior.methods],
@@ -90,7 +92,7 @@ class RoomEdge(Construct):
                 viewer_protocol_policy=cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
                 compress=True,
                 cache_policy=(
-                    cache_policies[behavior.cache_seconds]
+                    cache_policies[(behavior.cache_seconds, behavior.key)]
                     if behavior.cached
                     else cloudfront.CachePolicy.CACHING_DISABLED
                 ),
@@ -132,19 +134,32 @@ class RoomEdge(Construct):
         self.host = domain or self.distribution.distribution_domain_name
 
     def _cache_policy(self, behavior: Behavior) -> cloudfront.CachePolicy:
-        """Keep an answer as long as its Cache-Control says, at most `cache_seconds`; nothing of
-        the request in the key (the answer is the same for everyone), compressed copies kept."""
-        seconds = behavior.cache_seconds
+        """Keep an answer as long as its Cache-Control says, at most `cache_seconds`, under the
+        behavior's key (nothing of the request when the answer is the same for everyone);
+        compressed copies kept."""
+        seconds, key = behavior.cache_seconds, behavior.key
         return cloudfront.CachePolicy(
             self,
-            f"Cache{seconds}s",
+            f"Cache{seconds}s" if key.empty else f"Cache{seconds}sByVisitor",
             comment=f"{self.settings.stack_name}: the room's Cache-Control, at most {seconds} s",
             min_ttl=Duration.seconds(0),
             default_ttl=Duration.seconds(0),
             max_ttl=Duration.seconds(seconds),
-            cookie_behavior=cloudfront.CacheCookieBehavior.none(),
-            header_behavior=cloudfront.CacheHeaderBehavior.none(),
-            query_string_behavior=cloudfront.CacheQueryStringBehavior.none(),
+            cookie_behavior=(
+                cloudfront.CacheCookieBehavior.allow_list(*key.cookies)
+                if key.cookies
+                else cloudfront.CacheCookieBehavior.none()
+            ),
+            header_behavior=(
+                cloudfront.CacheHeaderBehavior.allow_list(*key.headers)
+                if key.headers
+                else cloudfront.CacheHeaderBehavior.none()
+            ),
+            query_string_behavior=(
+                cloudfront.CacheQueryStringBehavior.allow_list(*key.query)
+                if key.query
+                else cloudfront.CacheQueryStringBehavior.none()
+            ),
             enable_accept_encoding_gzip=True,
             enable_accept_encoding_brotli=True,
         )

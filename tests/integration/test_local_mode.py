@@ -22,6 +22,7 @@ from urllib.parse import quote
 import pytest
 
 from beekeeper.core import datamodel
+from beekeeper.core.join_work import WORK_PARAMETER, Challenge, solve
 from beekeeper.core.polling import eta_seconds
 from tests.support.localroom.http import cookie_value, enter_shop, follow_link, get
 from tests.support.localroom.process import BEEKEEPER, LocalProcess, start_local, wait_until
@@ -290,6 +291,36 @@ def switch_room(room: LocalProcess, *, enabled: bool) -> None:
     """`beekeeper off` / `on`, as the operator types them."""
     result = operator(room, "on" if enabled else "off")
     assert result.returncode == 0, result.stderr
+
+
+def test_browsers_share_the_edges_challenge_and_each_own_solution_gets_its_own_place(
+    fresh_room: LocalProcess,
+) -> None:
+    """The bare link's challenge comes from the local edge's copy, as from CloudFront's, for
+    SHARED_SECONDS: browsers arriving together get the same one, and each solves it with a
+    nonce of its own for a place of its own; the same solution again gets no place."""
+    marketing = fresh_room.urls["marketing URL"]
+    browser = {"Accept": "text/html,application/xhtml+xml"}
+    for _ in range(3):  # a window boundary may fall between two asks: one of two pairs shares
+        first, second = get(marketing, headers=browser), get(marketing, headers=browser)
+        if first.header("Location") == second.header("Location"):
+            break
+    assert second.header("X-Cache") == "Hit from the local edge", second.headers
+    location = second.header("Location") or ""
+    assert location == first.header("Location") and second.header("Set-Cookie") is None
+    challenge = Challenge.parse(location.removeprefix("work#"))
+    assert challenge is not None
+    tokens = []
+    for visitor in ("A" * 22, "B" * 22, "A" * 22):
+        solution = quote(str(solve(challenge, visitor)), safe="")
+        joined = get(f"{marketing}?{WORK_PARAMETER}={solution}", headers=browser)
+        assert joined.status == 302, joined.text
+        tokens.append(cookie_value(joined.header("Set-Cookie") or "", datamodel.COOKIE_NAME))
+    assert tokens[0] and tokens[1] and tokens[0] != tokens[1]
+    assert tokens[2] is None  # the first visitor's solution again: a fresh challenge instead
+    # An app's challenge is its own: never the edge's copy.
+    app = [get(marketing, headers={"Accept": "application/json"}) for _ in range(2)]
+    assert app[0].json()["challenge"] != app[1].json()["challenge"]
 
 
 def test_the_demo_shows_how_an_app_joins_and_the_command_answers_json(

@@ -10,6 +10,7 @@ import {
   sha256Words,
   solutionText,
   solveAll,
+  visitorNonce,
 } from "../../waiting_room_site/work/solver.js";
 import { shares, startWork, workLanguage, workerSource } from "../../waiting_room_site/work/work.js";
 
@@ -22,11 +23,23 @@ const firstWord = (seed, index, counter) => {
   return createHash("sha256").update(message).digest().readUInt32BE(0);
 };
 
-// Issued and solved by core/join_work.py (Challenge(1800000000, target_for(10), 16, "A" * 22,
-// "B" * 22) and solve()): the page's solver must find exactly these counters.
+// Solved by core/join_work.py's solve(Challenge.parse(PYTHON_CHALLENGE)): the page's solver
+// must find exactly these counters; and with the visitor nonce of the bytes 0 to 15
+// (solve(challenge, VISITOR)), these.
 const PYTHON_CHALLENGE =
   "1.1800000000.13743895.16.AAAAAAAAAAAAAAAAAAAAAA.BBBBBBBBBBBBBBBBBBBBBB";
 const PYTHON_COUNTERS = [98, 1122, 244, 93, 38, 102, 412, 21, 52, 89, 12, 36, 70, 7, 79, 404];
+const VISITOR = "AAECAwQFBgcICQoLDA0ODw";
+const PYTHON_VISITOR_COUNTERS = [
+  370, 355, 188, 219, 276, 554, 587, 118, 360, 369, 237, 1050, 7, 439, 66, 313,
+];
+// A CSPRNG that hands out the bytes 0, 1, 2, ...
+const countingCrypto = () => ({
+  getRandomValues(bytes) {
+    bytes.forEach((_, i) => (bytes[i] = i));
+    return bytes;
+  },
+});
 
 test("SHA-256 is FIPS 180-4's at every padding boundary", () => {
   for (const length of [0, 1, 40, 55, 56, 63, 64, 65, 119, 120, 200]) {
@@ -58,6 +71,18 @@ test("the page solves the room's challenge exactly as the room's reference solve
   assert.equal(
     solutionText(challenge, PYTHON_COUNTERS),
     `${PYTHON_CHALLENGE}~${PYTHON_COUNTERS.join(".")}`,
+  );
+});
+
+test("a shared challenge is solved with the page's own nonce, as the room checks it", () => {
+  assert.equal(visitorNonce(countingCrypto()), VISITOR);
+  assert.match(visitorNonce(globalThis.crypto), /^[A-Za-z0-9_-]{22}$/);
+  assert.notEqual(visitorNonce(globalThis.crypto), visitorNonce(globalThis.crypto));
+  const challenge = parseChallenge(PYTHON_CHALLENGE);
+  assert.deepEqual(solveAll(challenge, VISITOR), PYTHON_VISITOR_COUNTERS);
+  assert.equal(
+    solutionText(challenge, PYTHON_VISITOR_COUNTERS, VISITOR),
+    `${PYTHON_CHALLENGE}~${VISITOR}~${PYTHON_VISITOR_COUNTERS.join(".")}`,
   );
 });
 
@@ -135,6 +160,7 @@ function fakePage(hash) {
   const window = {
     location: { hash, replace: (url) => navigated.push(url) },
     navigator: { hardwareConcurrency: 2 },
+    crypto: countingCrypto(),
     setTimeout: (callback) => timers.push(callback),
   };
   return { env: { document, window, languages: ["de-DE"] }, element, timers, navigated };
@@ -152,7 +178,7 @@ test("without workers the page solves on its own thread, then goes back to the l
   }
   assert.equal(page.element("work-progress").getAttribute("aria-valuenow"), "100");
   assert.equal(page.element("work-status").textContent, "fertig");
-  const solution = `${PYTHON_CHALLENGE}~${PYTHON_COUNTERS.join(".")}`;
+  const solution = `${PYTHON_CHALLENGE}~${VISITOR}~${PYTHON_VISITOR_COUNTERS.join(".")}`;
   assert.deepEqual(page.navigated, [`beekeeper?work=${encodeURIComponent(solution)}`]);
 });
 

@@ -9,16 +9,18 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from beekeeper.core.datamodel import COOKIE_NAME
+from beekeeper.core.datamodel import COOKIE_NAME, TOKEN_HEADER
 from beekeeper.core.edge import (
     CACHED_ERROR_STATUSES,
     PAGE_PATH,
     PRODUCER_PATH,
     VISITOR_HEADERS,
     WAF_REGION,
+    CacheKey,
     behavior_for,
     behaviors,
 )
+from beekeeper.core.join_work import SHARED_SECONDS, WORK_PARAMETER
 from beekeeper.core.routes import mode_of
 from beekeeper.stacks.edge_waf import EVALUATION_WINDOW_SECONDS
 from tests.support.stack_testkit import Synthesized
@@ -60,9 +62,9 @@ def test_every_public_path_is_a_behavior_as_core_describes_it(synthesized: Synth
                 behavior.cache_seconds,
             ), behavior.path
             key = policy["ParametersInCacheKeyAndForwardedToOrigin"]
-            assert key["CookiesConfig"] == {"CookieBehavior": "none"}
-            assert key["HeadersConfig"] == {"HeaderBehavior": "none"}
-            assert key["QueryStringsConfig"] == {"QueryStringBehavior": "none"}
+            assert key["CookiesConfig"] == _listed("Cookie", behavior.key.cookies)
+            assert key["HeadersConfig"] == _listed("Header", behavior.key.headers)
+            assert key["QueryStringsConfig"] == _listed("QueryString", behavior.key.query)
         if behavior.cookies:
             request = _policy(
                 synthesized, made["OriginRequestPolicyId"], "AWS::CloudFront::OriginRequestPolicy"
@@ -80,15 +82,31 @@ def test_every_public_path_is_a_behavior_as_core_describes_it(synthesized: Synth
             assert "OriginRequestPolicyId" not in made, behavior.path
 
 
+def _listed(kind: str, names: tuple[str, ...]) -> dict[str, Any]:
+    """A cache policy's cookies, headers or query strings config listing `names` (or none)."""
+    if not names:
+        return {f"{kind}Behavior": "none"}
+    plural = {"Cookie": "Cookies", "Header": "Headers", "QueryString": "QueryStrings"}[kind]
+    return {f"{kind}Behavior": "whitelist", plural: list(names)}
+
+
 def test_the_page_and_the_state_are_cached_and_every_visitor_route_is_not() -> None:
     for mode in ("rate", "capacity"):
         page = behavior_for(PAGE_PATH, mode)
-        assert page is not None and page.cached
+        assert page is not None and page.cached and page.key == CacheKey()
+        # The marketing link: its shared challenge is kept, under the visitor's cookie, token
+        # header, Accept and solution, so nothing about one visitor reaches another.
         producer = behavior_for(PRODUCER_PATH, mode)
-        assert producer is not None and not producer.cached
+        assert producer is not None and producer.cache_seconds == SHARED_SECONDS
         assert producer.cookies == (COOKIE_NAME,)
+        assert producer.key == CacheKey(
+            cookies=(COOKIE_NAME,), query=(WORK_PARAMETER,), headers=("Accept", TOKEN_HEADER)
+        )
         for behavior in behaviors(mode):
-            assert not (behavior.cached and behavior.cookies), behavior.path
+            if behavior.cached:
+                # Whatever of the visitor a kept answer could depend on is in its key.
+                assert set(behavior.cookies) <= set(behavior.key.cookies), behavior.path
+                assert TOKEN_HEADER not in behavior.headers or TOKEN_HEADER in behavior.key.headers
 
 
 def test_no_error_is_kept_for_another_visitor(synthesized: Synthesized) -> None:

@@ -24,6 +24,7 @@ from beekeeper.core.join_work import (
     phone_seconds,
     solve,
     target_for,
+    visitor_nonce,
 )
 
 KEYS = JoinKeys.from_secret("s" * 64)
@@ -46,6 +47,27 @@ def test_a_solved_challenge_checks_out_and_round_trips_as_text() -> None:
     assert Solution.parse(str(solution)) == solution
     assert len(solution.counters) == SUBPUZZLES
     assert check(KEYS, "shop", solution, now=NOW + 1) is Verdict.OK
+
+
+def test_a_shared_challenge_gives_one_place_per_visitor_nonce_each_solved_on_its_own() -> None:
+    issued = challenge()
+    draw = counting_bytes()
+    one, other = visitor_nonce(draw), visitor_nonce(draw)  # type: ignore[arg-type]
+    assert one != other and len(one) == 22
+    first, second = solve(issued, one), solve(issued, other)
+    for solution in (first, second):
+        assert Solution.parse(str(solution)) == solution
+        assert str(solution).startswith(f"{issued}~{solution.visitor}~")
+        assert check(KEYS, "shop", solution, now=NOW + 1) is Verdict.OK
+    # Each is its own work: one visitor's counters do not solve another's puzzles, nor the
+    # challenge's own (the form an app sends).
+    borrowed = dataclasses.replace(first, visitor=other)
+    assert first.counters != second.counters
+    assert check(KEYS, "shop", borrowed, now=NOW + 1) is Verdict.WRONG
+    assert check(KEYS, "shop", dataclasses.replace(first, visitor=None), now=NOW) is Verdict.WRONG
+    # What is spent once: the challenge's nonce alone, or with the visitor's.
+    spent = {solve(issued).spent_as, first.spent_as, second.spent_as}
+    assert spent == {issued.nonce, f"{issued.nonce}.{one}", f"{issued.nonce}.{other}"}
 
 
 def test_a_changed_field_or_another_room_or_key_is_forged() -> None:
@@ -92,6 +114,10 @@ def test_a_counter_that_does_not_solve_its_sub_puzzle_is_wrong() -> None:
         "{c}\n~" + ".".join(["1"] * SUBPUZZLES),
         "2" + "{c}"[1:] + "~" + ".".join(["1"] * SUBPUZZLES),
         "{c}~" + "1" * 5000,
+        "{c}~" + "A" * 21 + "~" + ".".join(["1"] * SUBPUZZLES),  # a visitor nonce too short
+        "{c}~" + "A" * 21 + "=~" + ".".join(["1"] * SUBPUZZLES),
+        "{c}~" + "A" * 22 + "\n~" + ".".join(["1"] * SUBPUZZLES),
+        "{c}~" + "A" * 22 + "~" + "A" * 22 + "~" + ".".join(["1"] * SUBPUZZLES),
     ],
 )
 def test_anything_but_a_solution_is_malformed(text: str) -> None:

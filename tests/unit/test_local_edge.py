@@ -13,7 +13,8 @@ import pytest
 
 from beekeeper.core.datamodel import COOKIE_NAME
 from beekeeper.core.edge import PAGE_EDGE_SECONDS, behaviors
-from beekeeper.core.headers import PAGE_HEADERS
+from beekeeper.core.headers import MARKETING_LINK_HEADERS, PAGE_HEADERS, SHARED_CHALLENGE_HEADERS
+from beekeeper.core.join_work import SHARED_SECONDS
 from beekeeper.core.shared_state import STATE_MAX_AGE_SECONDS
 from beekeeper.local.edge import METHOD_REFUSED_BODY, Edge
 
@@ -172,3 +173,38 @@ def test_a_stale_document_is_served_while_the_origin_fails_and_errors_are_never_
     # A visitor's error is never someone else's answer.
     assert ask(edge, "/polling")[0] == ask(edge, "/polling")[0] == "503 Service Unavailable"
     assert len(origin.seen) == 4
+
+
+def test_the_marketing_links_shared_answer_is_kept_under_the_visitors_key() -> None:
+    """One copy for every browser that follows the bare link; a cookie, a token header, another
+    Accept or a solution is a key of its own (core.edge.MARKETING_LINK_KEY)."""
+    origin, clock = Origin(status="302 Found", headers=dict(SHARED_CHALLENGE_HEADERS)), Clock()
+    edge = Edge(origin, mode="rate", clock=clock)
+    browser = "text/html,application/xhtml+xml"
+    first = ask(edge, "/beekeeper", query="utm_source=mail&id=1", Accept=browser)
+    assert (first[0], first[2]) == ("302 Found", b"answer 1")
+    # Another recipient's tracking parameters are not in the key: the same copy.
+    again = ask(edge, "/beekeeper", query="utm_source=mail&id=2", Accept=browser)
+    assert (again[2], again[1]["Age"]) == (b"answer 1", "0")
+    assert len(origin.seen) == 1
+    for different in (
+        {"Cookie": f"{COOKIE_NAME}=tok"},
+        {"Beekeeper_Token": "tok"},
+        {"Accept": "application/json"},
+    ):
+        ask(edge, "/beekeeper", **{"Accept": browser, **different})
+    ask(edge, "/beekeeper", query="work=solution", Accept=browser)
+    assert len(origin.seen) == 5
+    # Each of those is kept under its own key for the lifetime, and no longer.
+    ask(edge, "/beekeeper", Accept=browser, Cookie=f"aa=1; {COOKIE_NAME}=tok")
+    assert len(origin.seen) == 5
+    clock.now += SHARED_SECONDS
+    assert ask(edge, "/beekeeper", Accept=browser)[2] == b"answer 6"
+
+
+def test_the_marketing_links_answers_about_one_visitor_are_never_kept() -> None:
+    origin = Origin(status="302 Found", headers=dict(MARKETING_LINK_HEADERS))
+    edge = Edge(origin, mode="rate", clock=Clock())
+    for _ in range(3):
+        ask(edge, "/beekeeper", Accept="text/html")
+    assert len(origin.seen) == 3

@@ -41,11 +41,11 @@ def test_polls_are_sized_by_the_admissions_not_the_line() -> None:
     # The pages' own /polling at the rate (OWN_POLLS_PER_ADMISSION each) and the edge's misses:
     # the line's length does not enter (the edge answers every page far from its turn).
     misses = polling_load.edge_misses_per_second()
-    assert misses == pytest.approx(13 / 2 + 13 / 60)
+    assert misses == pytest.approx(13 / 2 + 13 / 60 + 13 / 2)  # the state, the page, the challenge
     for rate in (1, 600, 6_000, 60_000, 300_000):
         expected = rate / 60 * polling_load.OWN_POLLS_PER_ADMISSION + misses
         assert capacity.polls_per_second(_room(rate=rate)) == math.ceil(expected)
-    assert capacity.polls_per_second(_room(rate=300_000)) == 6_507
+    assert capacity.polls_per_second(_room(rate=300_000)) == 6_514
 
 
 def test_the_model_counts_every_request_past_the_edge_and_at_it() -> None:
@@ -56,8 +56,13 @@ def test_the_model_counts_every_request_past_the_edge_and_at_it() -> None:
     edge = polling_load.edge_requests_per_second(
         waiting=120_000, joins_per_second=2_000, rate_per_minute=30_000
     )
-    # The origin's requests pass through the edge; 120,000 pages fetch every 6 s; 2,000 load.
-    assert edge == pytest.approx(2_000 + 500 * 1.3 + 20_000 + 2_000)
+    # The origin's requests pass through the edge; 120,000 pages fetch every 6 s; 2,000 load
+    # the page, the shared challenge and the work page.
+    assert edge == pytest.approx(2_000 + 500 * 1.3 + 20_000 + 3 * 2_000)
+    without_work = polling_load.edge_requests_per_second(
+        waiting=120_000, joins_per_second=2_000, rate_per_minute=30_000, join_work=False
+    )
+    assert without_work == pytest.approx(edge - 2 * 2_000)
 
 
 def test_the_poll_rule_alone_would_grow_with_the_line() -> None:
@@ -80,7 +85,7 @@ def test_stage_limit_is_arrivals_plus_polls_plus_client_checks() -> None:
     throttle = capacity.stage_throttle(room)
     # 8 shards x 1,000/s + own polls and misses + 6,000/min x 10 checks / 60 s
     assert throttle.rate_limit == 8_000 + capacity.polls_per_second(room) + 1_000
-    assert capacity.polls_per_second(room) == math.ceil(100 * 1.3 + 13 / 2 + 13 / 60)
+    assert capacity.polls_per_second(room) == math.ceil(100 * 1.3 + 13 / 2 + 13 / 60 + 13 / 2)
     assert throttle.arrivals_rate_limit == 8_000
     assert throttle.burst_limit == capacity.ACCOUNT_DEFAULT_BURST
 
@@ -102,7 +107,7 @@ def test_small_room_burst_never_exceeds_its_rate() -> None:
     room = _room(rate=1, arrival_shards=1)
     throttle = capacity.stage_throttle(room)
     # At 1 visitor a minute: the edge's misses and a fraction of a poll a second.
-    assert capacity.polls_per_second(room) == 7
-    assert throttle.rate_limit == 1_000 + 7 + 1
+    assert capacity.polls_per_second(room) == 14
+    assert throttle.rate_limit == 1_000 + 14 + 1
     assert throttle.burst_limit == min(throttle.rate_limit, capacity.ACCOUNT_DEFAULT_BURST)
     assert throttle.arrivals_rate_limit == 1_000

@@ -2,8 +2,10 @@
 // defines it; docs/apps.md spells it out for apps). Pure functions, no page, no network: the
 // page runs them in Web Workers, and tests/js runs them under node.
 //
-// A challenge "1.<issued>.<target>.<count>.<nonce>.<mac>" has `count` sub-puzzles. The seed is
-// SHA-256 of the challenge's text; sub-puzzle i is solved by the first counter c (from 0) for
+// A challenge "1.<issued>.<target>.<count>.<nonce>.<mac>" has `count` sub-puzzles. The browser's
+// challenge is shared (every browser following the bare link for a moment gets the edge's copy),
+// so the page adds its own nonce: the seed is SHA-256 of "<challenge>~<visitor nonce>" (of the
+// challenge's text alone without one, as apps may send); sub-puzzle i is solved by the first counter c (from 0) for
 // which the first 32 bits of SHA-256(seed || uint32be(i) || uint32be(c)), read big-endian, are
 // below `target`. That message is 40 bytes: one 64-byte block, so each try is one run of the
 // compression function, of which only the word holding c changes.
@@ -143,10 +145,24 @@ export function searchCounters(seed, index, target, start, tries) {
   return -1;
 }
 
+// A solver's own nonce for a shared challenge: 16 bytes from the browser's CSPRNG, base64url
+// (22 characters), as core/join_work.py's `visitor_nonce`.
+export function visitorNonce(crypto) {
+  const bytes = new Uint8Array(16);
+  crypto.getRandomValues(bytes);
+  const text = btoa(String.fromCharCode(...bytes));
+  return text.replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+// What the seed is the digest of: the challenge, with the visitor's nonce when there is one.
+export function seedText(challenge, visitor) {
+  return visitor ? `${challenge.text}~${visitor}` : challenge.text;
+}
+
 // Every sub-puzzle of `challenge` solved on this thread (tests, and a page without workers):
 // the counters in order.
-export function solveAll(challenge) {
-  const seed = challengeSeed(challenge.text);
+export function solveAll(challenge, visitor) {
+  const seed = challengeSeed(seedText(challenge, visitor));
   const counters = [];
   for (let index = 0; index < challenge.count; index++) {
     const found = searchCounters(seed, index, challenge.target, 0, 0x100000000);
@@ -156,6 +172,6 @@ export function solveAll(challenge) {
   return counters;
 }
 
-export function solutionText(challenge, counters) {
-  return challenge.text + "~" + counters.join(".");
+export function solutionText(challenge, counters, visitor) {
+  return seedText(challenge, visitor) + "~" + counters.join(".");
 }

@@ -1,5 +1,6 @@
 // The work page's controller: the marketing link sent the visitor here with a challenge in the
-// fragment (work#<challenge>); the page solves it with solver.js, in Web Workers when the
+// fragment (work#<challenge>), shared with every browser that followed the link at the same
+// moment; the page adds its own nonce and solves its puzzles with solver.js, in Web Workers when the
 // browser has them (the page stays responsive and a phone's cores share the sub-puzzles), and
 // goes back to the marketing link with the solution, which gives the place in line.
 //
@@ -14,7 +15,9 @@ import {
   rounds,
   schedule,
   searchCounters,
+  seedText,
   solutionText,
+  visitorNonce,
 } from "./solver.js";
 
 // Tries a main-thread slice makes before it lets the page breathe (no Worker available).
@@ -78,6 +81,7 @@ export function startWork(env) {
     return null;
   }
 
+  const visitor = visitorNonce(window.crypto);
   const counters = new Array(challenge.count);
   let solved = 0;
   const showProgress = () => {
@@ -88,7 +92,7 @@ export function startWork(env) {
   const finish = () => {
     status.textContent = t.done;
     const url = `${config.joinUrl}?${config.parameter}=${encodeURIComponent(
-      solutionText(challenge, counters),
+      solutionText(challenge, counters, visitor),
     )}`;
     // Replaced, not pushed: Back leads to where the visitor came from, not to this page.
     window.location.replace(url);
@@ -102,7 +106,7 @@ export function startWork(env) {
   status.textContent = t.working;
   showProgress();
 
-  const seed = challengeSeed(challenge.text);
+  const seed = challengeSeed(seedText(challenge, visitor));
   const workers = startWorkers(env, config, challenge, seed, found);
   if (workers) return { challenge, workers };
   solveOnThisThread(env, challenge, seed, found);

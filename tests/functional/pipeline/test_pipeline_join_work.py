@@ -8,13 +8,16 @@ from typing import Any
 import pytest
 
 from beekeeper.core.datamodel import CONFIG_FRESH_SECONDS, COOKIE_NAME, work_key
+from beekeeper.core.headers import SHARED_CHALLENGE_HEADERS
 from beekeeper.core.join_work import (
     CHALLENGE_LIFETIME_SECONDS,
     FLOOD_MAX_FACTOR,
+    SHARED_SECONDS,
     Challenge,
     Solution,
     solve,
     target_for,
+    visitor_nonce,
 )
 from beekeeper.lambdas.producer import Producer
 from tests.support.pipeline import Aws, FakeClock, producer
@@ -78,6 +81,32 @@ def test_a_solved_challenge_gives_one_place_and_a_replay_none(aws: Aws, clock: F
     # Another container of the same room refuses it too: the record is in the table.
     assert challenge_of(working(aws, clock).handle(request(solution)))
     assert len(aws.queue_bodies()) == 1
+
+
+def test_the_bare_links_challenge_is_shared_and_each_browser_gets_a_place_for_its_own_work(
+    aws: Aws, clock: FakeClock
+) -> None:
+    """The bare link's answer may be given by the edge to every browser for SHARED_SECONDS:
+    it says so, carries nothing about one visitor, and gives one place per visitor nonce."""
+    p = working(aws, clock)
+    bare = p.handle(request())
+    assert bare["headers"]["Cache-Control"] == SHARED_CHALLENGE_HEADERS["Cache-Control"]
+    assert f"s-maxage={SHARED_SECONDS}" in bare["headers"]["Cache-Control"]
+    shared = challenge_of(bare)
+    draw = iter(range(1, 100))
+    nonces = [visitor_nonce(lambda n: next(draw).to_bytes(n, "big")) for _ in range(3)]
+    for visitor in nonces:
+        joined = p.handle(request(str(solve(shared, visitor))))
+        assert joined["statusCode"] == 302 and joined["headers"]["Cache-Control"] == "no-store"
+        assert joined["headers"]["Location"].startswith("room#turn=")
+    assert len(aws.queue_bodies()) == 3
+    # The same visitor's work again: no second place, a fresh challenge that is not kept.
+    replay = p.handle(request(str(solve(shared, nonces[0]))))
+    challenge_of(replay)
+    assert replay["headers"]["Cache-Control"] == "no-store"
+    assert len(aws.queue_bodies()) == 3
+    for visitor in nonces:
+        assert aws.item(work_key(f"{shared.nonce}.{visitor}")) is not None
 
 
 @pytest.mark.parametrize("kind", ["stale", "forged", "wrong", "malformed", "another room"])

@@ -164,6 +164,7 @@ def solved_links(room: JourneyRoom, visitors: int) -> list[str]:
     in a burst afterwards, so the line forms faster than the room lets it in."""
     started = time.monotonic()
     links = []
+    challenges = set()
     for index in range(visitors):
         challenged = get(room.marketing_url)
         location = challenged.header("location")
@@ -172,12 +173,29 @@ def solved_links(room: JourneyRoom, visitors: int) -> list[str]:
         assert not challenged.headers.get("set-cookie")
         if index == 0:
             room.note("marketing link: 302 to the work page with a challenge, no cookie yet")
+        challenges.add(location)
         links.append(solved)
     room.note(
         f"the work of {visitors} visitors: {time.monotonic() - started:.1f} s with the "
-        "reference solver"
+        f"reference solver, on {len(challenges)} challenges (the edge's shared copies), each "
+        "with a nonce of its own"
     )
     return links
+
+
+def the_challenge_is_shared_at_the_edge(room: JourneyRoom) -> None:
+    """The bare link's answer to a browser is kept by the edge for SHARED_SECONDS: two asks in
+    a row, within its lifetime, get the same challenge, the second from the edge's copy."""
+
+    def shared() -> bool:
+        first, second = get(room.marketing_url), get(room.marketing_url)
+        return (
+            first.header("location") == second.header("location")
+            and "hit" in (second.header("x-cache") or "").lower()
+        )
+
+    assert wait_for(shared, 10, 0.2, "the challenge from the edge's copy")
+    room.note("marketing link: the bare link's challenge comes from the edge's copy")
 
 
 def marketing_link_sets_the_cookie(room: JourneyRoom, solved: str) -> str:
@@ -242,6 +260,7 @@ def shared_state_comes_from_the_edge(room: JourneyRoom) -> None:
 def join(room: JourneyRoom, visitors: int) -> list[str]:
     """`visitors` new visitors, their work done first, then their places one after the other;
     the first one's cookie and page checked."""
+    the_challenge_is_shared_at_the_edge(room)
     first, *others = solved_links(room, visitors)
     tokens = [marketing_link_sets_the_cookie(room, first)]
     tokens += [cookie_of(get(solved)) for solved in others]

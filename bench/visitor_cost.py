@@ -23,7 +23,8 @@ Every request of the journey, from what the code sends:
 
 Every request at the edge is a CloudFront request and a WAF inspection (the web ACL inspects
 every request to the distribution); every request past it an API Gateway request and a second
-WAF inspection (the origin lock, the stage's regional web ACL). The edge's
+WAF inspection (the origin lock, the stage's regional web ACL); each row also says what a room
+deployed without the edge's web ACL (`waf_requests_per_5_minutes` 0) pays. The edge's
 own misses (a few a second for the whole room, core/polling_load.py) and the fixed monthly
 charges (two web ACLs with one rule each, $12) are not per visitor and are listed apart.
 Prices: bench/prices.py.
@@ -207,7 +208,7 @@ def pipeline() -> dict[str, float]:
 def edge_request(count: float, size: float) -> dict[str, float]:
     return {
         "cloudfront": count * CLOUDFRONT_HTTPS_REQUEST,
-        "waf": count * WAF_REQUEST,
+        "edge_waf": count * WAF_REQUEST,
         "transfer": count * size / 1e9 * CLOUDFRONT_GB_OUT,
     }
 
@@ -261,7 +262,7 @@ def journey(
     for costs in parts.values():
         if "api_gateway" in costs:
             requests = costs["api_gateway"] / API_GATEWAY_REST_REQUEST
-            costs["waf"] = costs.get("waf", 0.0) + requests * WAF_REQUEST
+            costs["origin_lock_waf"] = requests * WAF_REQUEST
     return parts
 
 
@@ -283,6 +284,11 @@ def table(room: dict[str, float], sizes: dict[str, int]) -> list[dict[str, Any]]
                         "tab": "watched" if watched else "background",
                         "client": "online" if client else "offline",
                         "usd_per_million": round(total, 2),
+                        # A room deployed without the per-address rule (no edge web ACL:
+                        # waf_requests_per_5_minutes 0) pays no edge WAF inspections.
+                        "usd_per_million_without_edge_waf": round(
+                            total - by_service["edge_waf"], 2
+                        ),
                         "by_request": {k: round(v, 2) for k, v in per_request.items()},
                         "by_service": {k: round(v, 2) for k, v in by_service.items()},
                         "document_fetches": document_fetches(wait, watched=watched),
@@ -322,14 +328,17 @@ def main(argv: list[str] | None = None) -> int:
         + ", ".join(f"{k} {v:.3f}" for k, v in room.items())
         + f" (document every {DOCUMENT_EVERY_SECONDS} s while watched)"
     )
-    print("\n| wait | tab | /client | per million visitors | dominated by |")
-    print("|---|---|---|---:|---|")
+    print(
+        "\n| wait | tab | /client | per million visitors | without the edge's WAF | dominated by |"
+    )
+    print("|---|---|---|---:|---:|---|")
     for row in rows:
         top = max(row["by_request"].items(), key=lambda kv: kv[1])
         share = top[1] / row["usd_per_million"]
         print(
             f"| {row['wait']} | {row['tab']} | {row['client']} | "
-            f"${row['usd_per_million']:,.2f} | {top[0]}: {share:.0%} |"
+            f"${row['usd_per_million']:,.2f} | ${row['usd_per_million_without_edge_waf']:,.2f} | "
+            f"{top[0]}: {share:.0%} |"
         )
     for row in rows:
         if row["client"] == "online":

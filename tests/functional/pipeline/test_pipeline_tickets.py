@@ -72,8 +72,14 @@ def verify(aws: Aws, ticket: str, *, at: float) -> dict[str, Any]:
 
 
 def consume_minute(aws: Aws, clock: FakeClock, tickets: TicketIssuer) -> ConsumerReport:
-    """One consumer running the whole current minute at 60/min, with `tickets`."""
-    start, deadline = minute_span(int(clock() // 60), 60)
+    """One consumer running a whole minute at 60/min, with `tickets`: the current minute, or
+    the next one once too little of the current one's span is left to admit in (the clock
+    starts at the real time, anywhere in its minute; past the span's end the consumer would
+    admit nobody)."""
+    minute = int(clock() // 60)
+    if minute_span(minute, 60)[1] - clock() < 10:
+        minute += 1
+    start, deadline = minute_span(minute, 60)
     clock.now = max(clock.now, start)
     assignment = {"minute": int(clock() // 60), "index": 0, "consumers": 1, "rate": 60}
     return run_consumer(

@@ -130,6 +130,7 @@ def test_places_in_a_quiet_room_stay_within_two_of_the_truth(
     assert worst[0] <= 2
 
 
+@pytest.mark.slow  # 130,000 simulated visitors: 20 s
 def test_30000_a_minute_with_100000_waiting_costs_the_origin_a_little_over_the_work() -> None:
     """Issue 26: origin requests (joins, own /polling, the edge's misses) at most 1.3 x the
     joins and admissions, minute by minute; admissions noticed within p50 1 s and p90 2 s;

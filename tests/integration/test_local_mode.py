@@ -202,7 +202,10 @@ def _random_id() -> str:
         f'{datamodel.COOKIE_NAME}={"A" * 21}".1',
         f'{datamodel.COOKIE_NAME}={"A" * 22}.1"}}],"x":[{{"pk":{{"S":"config"',
         f"{datamodel.COOKIE_NAME}={'A' * 22}.1234567890123",
-        f"x{datamodel.COOKIE_NAME}={_random_id()}.5",
+        # A random id, named by a fixed one: a parallel run's workers must collect the same tests.
+        pytest.param(
+            f"x{datamodel.COOKIE_NAME}={_random_id()}.5", id=f"x{datamodel.COOKIE_NAME}=RANDOM.5"
+        ),
         "FORGED",  # replaced below by a well-formed token nobody was given
     ],
 )

@@ -467,8 +467,10 @@ export function startRoom(env) {
     if (answer.kind === "closed") return showClosed(answer.message);
     if (answer.kind === "prequeue") {
       state.awaitingDraw = true;
-      showPrequeue(answer.startsAt, answer.startsAt * 1000 <= roomNow() * 1000);
+      // Planned before it is shown: the page shows when it asks next (before the first shared
+      // state is in, the only moment it knows).
       scheduleOwn(prequeueDelay(answer.pollAfter, answer.startsAt * 1000 - roomNow() * 1000, env.random));
+      showPrequeue(answer.startsAt, answer.startsAt * 1000 <= roomNow() * 1000);
       return;
     }
     if (answer.turn) state.turn = answer.turn;

@@ -121,7 +121,9 @@ function fakeStorage() {
  * A page for startRoom: `answers` are /polling bodies in order (the last repeats); `documents`
  * the shared state's (/state) in order, the last repeating (none: /state fails, and the page
  * falls back to its own /polling); `beacon` is what navigator.sendBeacon returns (true,
- * false), or null for a browser without it; `clockAt` the clock's start (epoch ms).
+ * false), or null for a browser without it; `clockAt` the clock's start (epoch ms);
+ * `lateDocuments` holds each /state answer back until the page's other answers are in (an edge
+ * slower than the origin for once).
  */
 export function fakePage({
   answers = [],
@@ -133,6 +135,7 @@ export function fakePage({
   timing = TIMING,
   clockAt = 1_790_000_000_000,
   age = 0,
+  lateDocuments = false,
 }) {
   const config = {
     displayName: "Spring Sale",
@@ -181,6 +184,7 @@ export function fakePage({
       }
       if (resolved.endsWith("/state")) {
         record.documents.push(clock);
+        if (lateDocuments) for (let i = 0; i < 3; i += 1) await new Promise((go) => setImmediate(go));
         if (!states.length) return { ok: false, status: 503, json: async () => ({}) };
         const state = states.length > 1 ? states.shift() : states[0];
         const given = typeof state === "function" ? state(clock) : state;

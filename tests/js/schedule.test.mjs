@@ -74,8 +74,8 @@ test("the start is shown in the visitor's own time zone", () => {
   assert.match(formatStart(start, "de-DE", "Europe/Berlin"), /Montag, 1\. Juni/);
 });
 
-async function started(answers, languages) {
-  const page = fakePage({ answers, languages });
+async function started(answers, languages, options = {}) {
+  const page = fakePage({ answers, languages, ...options });
   startRoom(page.env);
   await page.settle();
   return page;
@@ -102,6 +102,19 @@ test("the pre-queue page counts down live and says the order is drawn at the sta
   assert.equal(page.record.polls.length, 2);
   await page.advance(30_000);
   assert.equal(page.text("position"), "The event has started: the order is being drawn. Your place appears in a moment.");
+});
+
+test("a pre-queue answer that comes before the first shared state still plans the next poll", async () => {
+  // The page then knows neither when it fetches the state next nor when it asks next: it
+  // must not show an unknown moment (an invalid date threw, and the poll was never planned).
+  const page = await started([prequeue(90, 60), prequeue(30, 30)], undefined, {
+    lateDocuments: true,
+  });
+  assert.equal(page.text("position"), "Starts in 00:01:30");
+  assert.equal(page.record.polls.length, 1);
+  assert.equal(page.record.documents.length, 1);
+  await page.advance(60_000);
+  assert.equal(page.record.polls.length, 2);
 });
 
 test("a held line shows the place kept; a closed event shows the operator's message", async () => {

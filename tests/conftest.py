@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 _OFFLINE_ENVIRONMENT = {
     "AWS_ACCESS_KEY_ID": "testing",
     "AWS_SECRET_ACCESS_KEY": "testing",
@@ -54,3 +56,14 @@ def _share_botocore_service_models() -> None:
 
 
 _share_botocore_service_models()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """In a parallel run's workers (scripts/check: pytest-xdist, a file per worker at a time),
+    the tests marked slow come first, each group still in pytest-randomly's order: the files
+    that take minutes start while there is other work for the other workers, rather than
+    last, when one worker would run them alone. Every worker sorts the same collection alike.
+    """
+    if hasattr(config, "workerinput"):
+        items.sort(key=lambda item: item.get_closest_marker("slow") is None)

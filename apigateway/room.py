@@ -65,7 +65,7 @@ def run_integration(
     """Answer `request` on `route` as API Gateway would: 'polling', 'client', 'jwks.json', and
     in a capacity-mode room (`session_seconds` > 0, vtl.template_values) also 'enter' and
     'presence' (with the room's `presence` settings; capacity mode's /leave is the producer's:
-    lambdas/leaving.py). `dynamodb` receives the rendered request (`Boto3DynamoDb(client)` for
+    room/leaving.py). `dynamodb` receives the rendered request (`Boto3DynamoDb(client)` for
     boto3).
 
     Raises UnsupportedVtl when a template steps outside what the renderer can render

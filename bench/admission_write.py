@@ -3,7 +3,7 @@
     .venv/bin/python bench/admission_write.py [--seconds 20]
 
 The consumer writes each receive batch (up to 10 visitors) in one call. Prints, from the real
-consumer code (lambdas/consumer.py) in the simulator (its table and queue on a simulated
+consumer code (room/consumer.py) in the simulator (its table and queue on a simulated
 clock):
 
 1. the calls it made per admitted visitor, by name, over a backlogged minute at 6,000/min
@@ -28,8 +28,8 @@ from typing import Any
 
 from beekeeper.core.datamodel import Token
 from beekeeper.core.settings import RoomSettings
-from beekeeper.lambdas.consumer import Assignment, run_consumer
-from beekeeper.lambdas.pacing import minute_span
+from beekeeper.room.consumer import Assignment, run_consumer
+from beekeeper.room.pacing import minute_span
 from beekeeper.simulator.clock import Scheduler
 from beekeeper.simulator.fake_dynamodb import FakeTable
 from beekeeper.simulator.fake_sqs import FakeQueue

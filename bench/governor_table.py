@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/governor_table.py [--seeds 100] [--hours 24] [--markdown]
 
-Runs the real decision code, `beekeeper.lambdas.governor.decide`, one check per simulated
+Runs the real decision code, `beekeeper.room.governor.decide`, one check per simulated
 minute, with its state passing through the same DynamoDB item it is kept in and the rate it
 decides becoming the next check's rate, as `run_governor` does. No clock, no HTTP: a check's
 samples are drawn from a synthetic shop (lognormal latency with the given median and sigma,
@@ -30,11 +30,11 @@ import statistics
 import time
 from dataclasses import dataclass
 
-from beekeeper.lambdas.governor import BASELINE_CHECKS, HALVE, SAMPLES, decide, raised
-from beekeeper.lambdas.governor_records import GovernorState
-from beekeeper.lambdas.governor_sampling import Sample
-from beekeeper.lambdas.governor_stats import MEDIAN_SE_FACTOR, Baseline, errors_to_degrade
-from beekeeper.lambdas.room_state import RoomConfig
+from beekeeper.room.governor import BASELINE_CHECKS, HALVE, SAMPLES, decide, raised
+from beekeeper.room.governor_records import GovernorState
+from beekeeper.room.governor_sampling import Sample
+from beekeeper.room.governor_stats import MEDIAN_SE_FACTOR, Baseline, errors_to_degrade
+from beekeeper.room.room_state import RoomConfig
 
 OPERATOR_RATE = 1000
 MINUTES_PER_DAY = 24 * 60

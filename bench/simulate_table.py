@@ -138,8 +138,8 @@ def producer_calls(visitors: int = 200) -> None:
 
     from beekeeper.core.join_work import Challenge, solve
     from beekeeper.core.settings import RoomSettings
-    from beekeeper.lambdas.join_gate import JoinGate
-    from beekeeper.lambdas.producer import Producer
+    from beekeeper.room.join_gate import JoinGate
+    from beekeeper.room.producer import Producer
 
     event = {
         "httpMethod": "GET",

@@ -3,7 +3,7 @@
 Run: .venv/bin/python bench/ticket_signing.py [--admissions 20000]
 
 Measures, on this machine's CPU (process time, so other processes do not count):
-- one ticket: claims, JSON, base64url and the ES256 signature (lambdas/tickets.py);
+- one ticket: claims, JSON, base64url and the ES256 signature (room/tickets.py);
 - the consumer's write of a batch of 10 admitted visitors (Consumer._write, the real code) with
   a table double that accepts everything, without and with tickets: what a ticket adds to the
   consumer's own work per admission;
@@ -30,8 +30,8 @@ from typing import Any
 
 from beekeeper.core.datamodel import CHECKED_ATTRIBUTE, REDEEMED_ATTRIBUTE, Token
 from beekeeper.core.settings import DEFAULT_CONSUMER_CAPACITY, RoomSettings
-from beekeeper.lambdas.consumer import Consumer
-from beekeeper.lambdas.tickets import (
+from beekeeper.room.consumer import Consumer
+from beekeeper.room.tickets import (
     NO_TICKETS,
     KeyRing,
     TicketHook,

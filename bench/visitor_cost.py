@@ -59,8 +59,8 @@ from beekeeper.core.polling_load import edge_misses_per_second
 from beekeeper.core.routes import route
 from beekeeper.core.serving import DOCUMENT_EVERY_SECONDS, document_delay
 from beekeeper.core.settings import RoomSettings
-from beekeeper.lambdas.cookies import COOKIE_NAME
-from beekeeper.lambdas.room_state import RoomConfig, RoomSnapshot, status_item
+from beekeeper.room.cookies import COOKIE_NAME
+from beekeeper.room.room_state import RoomConfig, RoomSnapshot, status_item
 from beekeeper.simulator import run as simulation
 from beekeeper.simulator.run import Arrival
 from beekeeper.vtl import load_template, template_values

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from beekeeper.lambdas.governor_records import Decision
+from beekeeper.room.governor_records import Decision
 
 
 @dataclass(frozen=True)

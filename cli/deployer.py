@@ -32,8 +32,8 @@ from beekeeper.cli.rooms import Deployment, RoomStore
 from beekeeper.cli.ticket_keys import issuer, key_store
 from beekeeper.core.edge import WAF_REGION
 from beekeeper.core.settings import CERTIFICATE_REGION, RoomSettings
-from beekeeper.lambdas.ticket_keys import KeysChangedError
-from beekeeper.lambdas.tickets import KeyRingError
+from beekeeper.room.ticket_keys import KeysChangedError
+from beekeeper.room.tickets import KeyRingError
 from beekeeper.stacks.app import CERTIFICATE_CONTEXT
 
 APP_MODULE = "beekeeper.stacks.app"

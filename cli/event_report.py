@@ -31,8 +31,8 @@ from beekeeper.core import telemetry
 from beekeeper.core.datamodel import GOVERNOR_LOG_KEY
 from beekeeper.core.settings import RoomSettings
 from beekeeper.core.words import count
-from beekeeper.lambdas.governor_records import recent_decisions
-from beekeeper.lambdas.room_state import snapshot_from_items, snapshot_keys
+from beekeeper.room.governor_records import recent_decisions
+from beekeeper.room.room_state import snapshot_from_items, snapshot_keys
 from beekeeper.simulator.measure import HISTOGRAM_BIN_SECONDS
 
 HOUR = 3600

@@ -27,7 +27,7 @@ from beekeeper.cli.lambda_quota import AccountConcurrency, ConcurrencyProbe, rea
 from beekeeper.cli.progress import ProgressReporter
 from beekeeper.cli.rooms import Deployment, RoomStore
 from beekeeper.core.settings import RoomSettings
-from beekeeper.lambdas.governor_sampling import Fetcher, fetch_once
+from beekeeper.room.governor_sampling import Fetcher, fetch_once
 
 
 def _boto3_session() -> Any:

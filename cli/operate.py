@@ -7,7 +7,7 @@ import click
 from beekeeper.cli.factory import CliFactory
 from beekeeper.cli.room_control import RoomControl
 from beekeeper.core.datamodel import CONFIG_IN_EFFECT_SECONDS
-from beekeeper.lambdas.room_state import RoomConfig
+from beekeeper.room.room_state import RoomConfig
 
 
 def room_control(factory: CliFactory, name: str, local: bool | None = None) -> RoomControl:

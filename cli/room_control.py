@@ -1,7 +1,7 @@
 """The operator's live switches: `off`, `on`, `rate`, `capacity`, `schedule`, `hold`, `resume`
 and `close` on a deployed (or local) room.
 
-The items themselves belong to `beekeeper.lambdas.room_state`, which the Lambdas use too, so a
+The items themselves belong to `beekeeper.room.room_state`, which the Lambdas use too, so a
 config item or a status copy has one shape wherever it is written (docs/data-model.md). Each
 switch writes the `config` item (bumping `version`, which the producer, trigger and governor
 compare with what they cached), then republishes the ten `status#<d>` copies from the config it
@@ -16,8 +16,8 @@ from typing import Any, Unpack
 from beekeeper.cli.errors import AwsError
 from beekeeper.core.datamodel import DRAW_KEY
 from beekeeper.core.settings import RoomSettings
-from beekeeper.lambdas import room_state
-from beekeeper.lambdas.room_state import RoomConfig
+from beekeeper.room import room_state
+from beekeeper.room.room_state import RoomConfig
 
 
 class RoomControl:

@@ -31,8 +31,8 @@ from beekeeper.cli.table import batch_get
 from beekeeper.core.datamodel import PARTITION_KEY, emptied_by_reset
 from beekeeper.core.settings import RoomSettings
 from beekeeper.core.words import count
-from beekeeper.lambdas import room_state
-from beekeeper.lambdas.room_state import RoomConfig, snapshot_from_items, snapshot_keys
+from beekeeper.room import room_state
+from beekeeper.room.room_state import RoomConfig, snapshot_from_items, snapshot_keys
 
 PURGE_SECONDS = 60  # SQS: one purge a minute, finished within a minute
 BATCH_DELETES = 25  # BatchWriteItem's limit

@@ -19,9 +19,9 @@ from beekeeper.core.polling import admission_flow, eta_seconds
 from beekeeper.core.schedule import format_starts_at
 from beekeeper.core.settings import RoomSettings
 from beekeeper.core.words import count
-from beekeeper.lambdas.governor import BASELINE_PENDING
-from beekeeper.lambdas.governor_records import Decision, GovernorState, recent_decisions
-from beekeeper.lambdas.room_state import snapshot_from_items, snapshot_keys
+from beekeeper.room.governor import BASELINE_PENDING
+from beekeeper.room.governor_records import Decision, GovernorState, recent_decisions
+from beekeeper.room.room_state import snapshot_from_items, snapshot_keys
 
 HOUR_MINUTES = 60
 DECISIONS_SHOWN = 5

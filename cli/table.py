@@ -12,8 +12,8 @@ from typing import Any
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
 from beekeeper.cli.errors import AwsError
-from beekeeper.lambdas import room_state
-from beekeeper.lambdas.room_state import key
+from beekeeper.room import room_state
+from beekeeper.room.room_state import key
 
 # Reads for an operator can wait longer on a throttled table than a Lambda's can.
 _MAX_ROUNDS = 8
@@ -46,7 +46,7 @@ def batch_get(
     dynamodb: Any, table: str, pks: Iterable[str], sleep: Callable[[float], None]
 ) -> dict[str, dict[str, Any]]:
     """Items by pk, as DynamoDB returns them (missing items are absent): the room's own read
-    (lambdas/room_state.py), with pauses between retries, and a sentence if DynamoDB keeps
+    (room/room_state.py), with pauses between retries, and a sentence if DynamoDB keeps
     some keys unprocessed."""
     try:
         found = room_state.batch_get(dynamodb, table, pks, attempts=_MAX_ROUNDS, sleep=sleep)

@@ -1,7 +1,7 @@
 """The room's ticket keys, as `beekeeper keys` and `beekeeper deploy` handle them.
 
 The rules (when a key is published, signs and retires) and the two stores belong to
-`beekeeper.lambdas.ticket_keys`; this module finds a room's stores from its deployment record
+`beekeeper.room.ticket_keys`; this module finds a room's stores from its deployment record
 and turns the rules' refusals into sentences.
 """
 
@@ -14,9 +14,9 @@ from beekeeper.cli.errors import UserError
 from beekeeper.cli.rooms import Deployment
 from beekeeper.core.settings import RoomSettings
 from beekeeper.core.tickets import issuer_of
-from beekeeper.lambdas import ticket_keys
-from beekeeper.lambdas.ticket_keys import Change, KeysChangedError, KeyTimingError, TicketKeyStore
-from beekeeper.lambdas.tickets import KeyRingError
+from beekeeper.room import ticket_keys
+from beekeeper.room.ticket_keys import Change, KeysChangedError, KeyTimingError, TicketKeyStore
+from beekeeper.room.tickets import KeyRingError
 
 ClientFor = Callable[[str], Any]  # service name -> a boto3 client for the room
 

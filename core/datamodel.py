@@ -38,7 +38,7 @@ TOKEN_ID_LENGTH = 22  # base64url of 16 bytes, unpadded
 # A token the room issues carries its mark in the id (same length, same pattern): 8 CSPRNG bytes,
 # then the first 8 bytes of HMAC-SHA256 under the room's token key of those bytes and the
 # ordinal. Only the room can make one, and it can tell one from a forged token without a table
-# read (lambdas/leaving.py: a leave for a token the room never issued writes nothing). Guessing
+# read (room/leaving.py: a leave for a token the room never issued writes nothing). Guessing
 # an issued id still means guessing 128 bits: the mark is unpredictable without the key.
 TOKEN_RANDOM_BYTES = 8
 TOKEN_MARK_BYTES = TOKEN_ID_BYTES - TOKEN_RANDOM_BYTES
@@ -192,7 +192,7 @@ CONFIG_FRESH_SECONDS = 5.0
 CONFIG_IN_EFFECT_SECONDS = 2 * CONFIG_FRESH_SECONDS
 # The room's public ticket keys, which GET /jwks.json publishes (core/tickets.py).
 TICKET_KEYS_KEY = "ticket-keys"
-# Its list of public keys (lambdas/ticket_keys.py writes it, the /jwks.json template reads it).
+# Its list of public keys (room/ticket_keys.py writes it, the /jwks.json template reads it).
 TICKET_KEYS_PUBLISHED = "published"
 # The `v#` item's attribute holding the ticket the consumer signed at admission.
 TICKET_ATTRIBUTE = "ticket"

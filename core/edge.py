@@ -61,7 +61,7 @@ WAF_REGION = "us-east-1"
 
 # The paths outside the registry: the marketing link (the producer), the waiting room page,
 # the page that does a place's work before the join (core/join_work.py), the shop's presence
-# script (core/presence.py) and the producer's /leave (lambdas/leaving.py).
+# script (core/presence.py) and the producer's /leave (room/leaving.py).
 PRODUCER_PATH = "/beekeeper"
 PAGE_PATH = "/room"
 WORK_PATH = "/work"
@@ -120,7 +120,7 @@ class CacheKey:
         return not (self.cookies or self.query or self.headers)
 
 
-# The marketing link's: everything its answer depends on (lambdas/producer.py reads the cookie
+# The marketing link's: everything its answer depends on (room/producer.py reads the cookie
 # or the token header for a returning visitor, Accept for the JSON join, `work` for a
 # solution), and nothing else: a marketing email's own per-recipient parameters stay out, so
 # every browser that follows the link shares one copy.

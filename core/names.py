@@ -19,12 +19,12 @@ FUNCTION_ROLES = ("producer", "trigger", "consumer", "governor")
 TABLE_NAME_VARIABLE = "TABLE_NAME"
 QUEUE_URL_VARIABLE = "QUEUE_URL"
 CONSUMER_FUNCTION_VARIABLE = "CONSUMER_FUNCTION_NAME"
-# The consumer's: the secret holding the room's ticket keys (lambdas/tickets.py).
+# The consumer's: the secret holding the room's ticket keys (room/tickets.py).
 TICKET_KEYS_SECRET_VARIABLE = "TICKET_KEYS_SECRET"
 # The producer's: the secret its challenges and token ids are signed with (core/join_work.py).
 JOIN_SECRET_VARIABLE = "JOIN_SECRET"
 # The producer's: the room's own public origin, its page's (`https://<host>`), which a leave
-# with the cookie may come from (lambdas/leaving.py).
+# with the cookie may come from (room/leaving.py).
 ROOM_ORIGIN_VARIABLE = "ROOM_ORIGIN"
 
 

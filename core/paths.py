@@ -11,6 +11,7 @@ from pathlib import Path
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 
 LAMBDAS_DIR = PACKAGE_ROOT / "lambdas"
+ROOM_DIR = PACKAGE_ROOT / "room"
 VTL_DIR = PACKAGE_ROOT / "vtl"
 SITE_DIR = PACKAGE_ROOT / "waiting_room_site"
 STACKS_DIR = PACKAGE_ROOT / "stacks"

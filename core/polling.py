@@ -85,5 +85,5 @@ def is_unknown(ordinal: int, admitted_total: int, rate_per_minute: int) -> bool:
     """A token the room does not know: no admission item, and the line passed its place long
     ago (forged, issued by an earlier deployment, or its item was removed by TTL). /polling
     answers "unknown" by this rule (held equal by tests/unit/test_vtl_templates.py) and the
-    marketing link gives such a visitor a new place (lambdas/returning.py)."""
+    marketing link gives such a visitor a new place (room/returning.py)."""
     return admitted_total - ordinal > unknown_margin(rate_per_minute)

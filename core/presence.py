@@ -16,7 +16,7 @@ A room without presence (grace 0) still answers heartbeats: each holds the place
 session, as a /client check does, so a shop that only loads the script keeps its visitors'
 sessions alive either way.
 
-The warden (lambdas/places.py) must look at a place no later than its deadline. Without
+The warden (room/places.py) must look at a place no later than its deadline. Without
 presence a deadline only ever moves later (each write sets now + the session), so the warden
 looks at a place when its deadline comes and moves the look on when it was renewed. A
 heartbeat can move a deadline earlier (a /client check set now + the session, the next

@@ -27,7 +27,7 @@ MODES: tuple[Mode, ...] = (RATE, CAPACITY)
 
 # Seconds the "unavailable" answer (the room could not read its table) asks a client to wait.
 ERROR_RETRY_AFTER_SECONDS = 5
-# Capacity mode's POST /leave: the producer Lambda's (lambdas/leaving.py), which alone can tell
+# Capacity mode's POST /leave: the producer Lambda's (room/leaving.py), which alone can tell
 # a token the room issued from a forged one; the shop's pages may call it (CORS, a preflight).
 # Not a template route, so not in the registry.
 LEAVE_ROUTE = "leave"
@@ -111,7 +111,7 @@ REGISTRY: tuple[Route, ...] = (
         reads_token=True,
     ),
     # (POST /leave is the producer Lambda's in capacity mode, not a template's: only it can
-    # tell a token the room issued from a forged one; lambdas/leaving.py.)
+    # tell a token the room issued from a forged one; room/leaving.py.)
     # The presence script's heartbeat from the shop's pages (core/presence.py): a POST without a
     # body or cookie, so a browser sends it without a preflight (a CORS simple request); every
     # answer is about one visitor and is never stored.

@@ -8,7 +8,7 @@ answer, and the serving number from the shared state document (core/shared_state
 the edge serves to everyone alike. Its place is turn - serving.
 
 Between documents the serving number is extrapolated on the room's admission lattice: each
-minute holds `flow` slots spread evenly over the minute's span (lambdas/pacing.py admits on
+minute holds `flow` slots spread evenly over the minute's span (room/pacing.py admits on
 exactly these slots while there is a line), so the count of slots fallen due between two
 moments is what the line moves by.
 
@@ -43,7 +43,7 @@ from collections.abc import Sequence
 
 from beekeeper.core.shared_state import STATE_MAX_AGE_SECONDS, Point
 
-# The lattice leaves the first and the last 1/60 of every minute empty (lambdas/pacing.py
+# The lattice leaves the first and the last 1/60 of every minute empty (room/pacing.py
 # admits on it): consumers started at the minute's turn are ready when the first slot falls
 # due, and an admission written a moment late still lands in its own minute.
 SPAN_MARGIN_FRACTION = 1 / 60

@@ -14,17 +14,17 @@ write whatever the number of visitors inside, and never touches a shared item:
 - **leave** (POST /leave): the state becomes left. A waiting visitor has no item yet: the leave
   creates it, the consumers find it when the line reaches the visitor and pass over them. A
   visitor holding a place gets the LEAVING_ATTRIBUTE, which puts them in the sparse index the
-  warden reads to release the place (lambdas/places.py). Refused for a second leave and for a
+  warden reads to release the place (room/places.py). Refused for a second leave and for a
   visitor whose place is gone (expired, ended).
 
 The room keeps no record of who waits (a waiting visitor's token is only on the queue), so the
-leave is sent only for a token whose id carries the room's mark (lambdas/leaving.py, the
+leave is sent only for a token whose id carries the room's mark (room/leaving.py, the
 producer's route): a token the room never issued writes nothing.
 
 The session's mapping template (vtl/_session-request.vtl) can not import Python: it receives
 the expressions below as synth-time placeholders and fills in the values, and
 tests/unit/test_capacity_templates.py holds its requests equal to these functions. The leave is
-sent by lambdas/leaving.py itself.
+sent by room/leaving.py itself.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The room's custom CloudWatch metrics: the names the Lambdas emit and the dashboard reads.
 
-The functions write them as Embedded Metric Format lines (lambdas/emf.py) into
+The functions write them as Embedded Metric Format lines (room/emf.py) into
 METRIC_NAMESPACE with one dimension set, [ROOM_DIMENSION] = the room's name; the monitoring
 construct (stacks/monitoring.py) graphs and alarms on the very same `Metric` values, so the two
 sides can not name a metric differently. Standard library only: the Lambda asset ships it.
@@ -131,7 +131,7 @@ CAPACITY_METRICS: tuple[Metric, ...] = (
     SESSIONS_ENDED,
 )
 
-# The governor's decisions (lambdas/governor.py) that are counted, by decision name.
+# The governor's decisions (room/governor.py) that are counted, by decision name.
 GOVERNOR_DECISIONS = {"halve": GOVERNOR_HALVED, "hold": GOVERNOR_HELD, "raise": GOVERNOR_RAISED}
 
 # The percentiles of a distribution the dashboard graphs and `beekeeper report` reads.

@@ -1,6 +1,6 @@
 """The signed admission ticket: what it says, how its keys are timed, where they are published.
 
-When a visitor is admitted the consumer signs a ticket (lambdas/tickets.py) and the redirect to
+When a visitor is admitted the consumer signs a ticket (room/tickets.py) and the redirect to
 the shop carries it as `?beekeeper_ticket=<ticket>` beside the token. It is a compact JWS,
 ES256 (ECDSA P-256 with SHA-256), with the header `kid` naming the key, so a shop verifies it
 with the JWT library it already uses against the room's public keys at `GET /jwks.json`,
@@ -38,7 +38,7 @@ PUBLIC_JWK_PATTERN = re.compile(r'^\{[A-Za-z0-9_":,-]+\}$')
 JWKS_ROUTE = "jwks.json"
 JWKS_MAX_AGE_SECONDS = 300
 
-# Key timing (lambdas/ticket_keys.py applies it):
+# Key timing (room/ticket_keys.py applies it):
 # - a new key is published at once and signs only JWKS_MAX_AGE_SECONDS later, when every
 #   shop's cached copy of the key set has it;
 # - a consumer re-reads its keys every KEY_REFRESH_SECONDS and signs nothing with keys it read
@@ -51,7 +51,7 @@ KEY_STALE_SECONDS = JWKS_MAX_AGE_SECONDS
 RETIRE_MARGIN_SECONDS = 60
 
 # The ticket keys' secret as the stack and local mode create it: a key ring without keys
-# (`beekeeper deploy`, `beekeeper local` and `beekeeper keys` write them; lambdas/tickets.py).
+# (`beekeeper deploy`, `beekeeper local` and `beekeeper keys` write them; room/tickets.py).
 EMPTY_KEY_RING = '{"keys": []}'
 
 MARKETING_PATH = "/beekeeper"

@@ -4,7 +4,7 @@ Clients are created lazily, once per container, on the first invocation: importi
 module never touches AWS, so tests and local mode can import it with the environment set
 (AWS_ENDPOINT_URL pointing at an emulator is honoured by boto3 itself).
 
-Metrics (lambdas/emf.py) are written only inside Lambda, which sets AWS_LAMBDA_FUNCTION_NAME in
+Metrics (room/emf.py) are written only inside Lambda, which sets AWS_LAMBDA_FUNCTION_NAME in
 every function's environment; anywhere else (local mode, tests) they are discarded, so a
 terminal never fills with metric lines.
 """
@@ -21,8 +21,8 @@ from typing import Any
 from beekeeper.core import names
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas import log_context
-from beekeeper.lambdas.emf import DISCARD, MetricSink, MinuteMetrics
-from beekeeper.lambdas.wiring import RoomWiring
+from beekeeper.room.emf import DISCARD, MetricSink, MinuteMetrics
+from beekeeper.room.wiring import RoomWiring
 
 # Lambda sets it in every function's environment (a reserved variable).
 IN_LAMBDA_VARIABLE = "AWS_LAMBDA_FUNCTION_NAME"

@@ -34,8 +34,6 @@ from beekeeper.core.local_room import (
 from beekeeper.core.plain_page import Brand
 from beekeeper.core.routes import mode_of
 from beekeeper.core.settings import RoomSettings
-from beekeeper.lambdas.room_state import Unprocessed, read_snapshot, write_config
-from beekeeper.lambdas.ticket_keys import TicketKeyStore
 from beekeeper.local.demo_shop import CapacityMode, DemoShop, Occupancy, RoomFacts
 from beekeeper.local.edge import Edge
 from beekeeper.local.emulator import Emulator, RoomResources
@@ -47,6 +45,8 @@ from beekeeper.local.record import RoomRecord, RoomUrls, room_urls, stack_output
 from beekeeper.local.room_code import ClientFactory, RoomCode, load_room_code
 from beekeeper.local.saved_state import Restored, SavedState
 from beekeeper.local.schedule import MinuteSchedule
+from beekeeper.room.room_state import Unprocessed, read_snapshot, write_config
+from beekeeper.room.ticket_keys import TicketKeyStore
 
 log = logging.getLogger("beekeeper.local")
 

@@ -9,7 +9,7 @@ injection, as the simulator binds them. (In AWS the handlers bind the same funct
 environment, which the stack sets.) Nothing travels through the process environment, so rooms
 in one process stay apart.
 
-The functions write the room's metrics as in Lambda (lambdas/emf.py), one sink per run and
+The functions write the room's metrics as in Lambda (room/emf.py), one sink per run and
 one for the producer (the room's one producer "container"), in the room's own minutes; each
 line goes to the emulator's CloudWatch as CloudWatch Logs would put it there, so
 `beekeeper report` reads a local room as it reads a deployed one.
@@ -29,10 +29,10 @@ from beekeeper.apigateway.dynamodb import DynamoDbTarget
 from beekeeper.apigateway.http import HttpRequest, HttpResponse
 from beekeeper.apigateway.model import Method, RestApi
 from beekeeper.core.settings import MIN_CONSUMER_CAPACITY, RoomSettings
-from beekeeper.lambdas.emf import MetricSink, MinuteMetrics
-from beekeeper.lambdas.pacing import MINUTE_SECONDS
-from beekeeper.lambdas.wiring import RoomWiring
 from beekeeper.local.emulator import RoomResources
+from beekeeper.room.emf import MetricSink, MinuteMetrics
+from beekeeper.room.pacing import MINUTE_SECONDS
+from beekeeper.room.wiring import RoomWiring
 
 log = logging.getLogger("beekeeper.local")
 
@@ -164,12 +164,12 @@ def load_room_code(
     """The real modules' functions, bound to this room's settings, resources and clients."""
     # Imported here: the room code (and the Velocity engine) load when a room starts.
     from beekeeper.apigateway.runtime import invoke
-    from beekeeper.lambdas.consumer import run_consumer
-    from beekeeper.lambdas.governor import fetch_once, run_governor
-    from beekeeper.lambdas.join_gate import JoinGate
-    from beekeeper.lambdas.producer import Producer
-    from beekeeper.lambdas.tickets import NO_TICKETS, TicketHook, TicketIssuer, secret_reader
-    from beekeeper.lambdas.trigger import run_trigger
+    from beekeeper.room.consumer import run_consumer
+    from beekeeper.room.governor import fetch_once, run_governor
+    from beekeeper.room.join_gate import JoinGate
+    from beekeeper.room.producer import Producer
+    from beekeeper.room.tickets import NO_TICKETS, TicketHook, TicketIssuer, secret_reader
+    from beekeeper.room.trigger import run_trigger
     from beekeeper.waiting_room_site import render_page
 
     # One client per service, shared by the room's threads, as one per container in AWS.

@@ -13,8 +13,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from beekeeper.lambdas.pacing import SPAN_MARGIN_FRACTION
 from beekeeper.local.room_code import Payload, RoomCode
+from beekeeper.room.pacing import SPAN_MARGIN_FRACTION
 
 log = logging.getLogger("beekeeper.local")
 

@@ -3,7 +3,7 @@
 Every visitor of a capacity-mode simulation (simulator/run.py with `max_inside` > 0) has a page
 and, once let in, a visit, and everything they send the room goes through the room's real
 mapping templates (`apigateway.room.run_integration` against the simulated table, as local
-mode answers them), and a leave through the producer's real /leave (lambdas/leaving.py):
+mode answers them), and a leave through the producer's real /leave (room/leaving.py):
 
 - **waiting**: the page follows the shared state and asks /polling near its turn, as every
   simulated page does (simulator/pages.py, the page's own rule), and tells this crowd when it
@@ -54,8 +54,8 @@ from beekeeper.core.page_timing import FIRST_POLL_AFTER_JOIN_SECONDS
 from beekeeper.core.polling import admission_flow, eta_seconds, position
 from beekeeper.core.presence import BEAT_SECONDS, PRESENCE_ROUTE, PRESENT, Presence
 from beekeeper.core.settings import RoomSettings
-from beekeeper.lambdas.leaving import Leaving
-from beekeeper.lambdas.room_state import read_number
+from beekeeper.room.leaving import Leaving
+from beekeeper.room.room_state import read_number
 from beekeeper.simulator import occupancy
 from beekeeper.simulator.clock import Scheduler
 from beekeeper.simulator.fake_dynamodb import FakeTable

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from beekeeper.lambdas.pacing import MINUTE_SECONDS, minute_span
+from beekeeper.room.pacing import MINUTE_SECONDS, minute_span
 from beekeeper.simulator.clock import Scheduler
 from beekeeper.store.errors import ServiceError
 

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from beekeeper.lambdas.pacing import RECEIVE_BATCH, minute_span
+from beekeeper.room.pacing import RECEIVE_BATCH, minute_span
 
 SMOOTHNESS_FACTOR = 1.25
 WINDOW_SECONDS = 60.0

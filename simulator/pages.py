@@ -50,7 +50,7 @@ from beekeeper.core.serving import (
     with_answer,
 )
 from beekeeper.core.shared_state import STATE_MAX_AGE_SECONDS, Point, parse_history
-from beekeeper.lambdas.room_state import read_number
+from beekeeper.room.room_state import read_number
 from beekeeper.simulator.clock import Scheduler
 from beekeeper.simulator.fake_dynamodb import FakeTable
 

@@ -30,14 +30,14 @@ from beekeeper.core.datamodel import DRAW_KEY, Token
 from beekeeper.core.join_work import SHARED_SECONDS, Challenge, Solution, visitor_nonce
 from beekeeper.core.schedule import format_starts_at
 from beekeeper.core.settings import RoomSettings
-from beekeeper.lambdas.consumer import run_consumer
-from beekeeper.lambdas.emf import DISCARD, MetricSink
-from beekeeper.lambdas.join_gate import JoinGate
-from beekeeper.lambdas.leaving import Leaving
-from beekeeper.lambdas.producer import Producer
-from beekeeper.lambdas.room_state import read_number, refresh_status, write_config
-from beekeeper.lambdas.trigger import run_trigger
-from beekeeper.lambdas.wiring import RoomWiring
+from beekeeper.room.consumer import run_consumer
+from beekeeper.room.emf import DISCARD, MetricSink
+from beekeeper.room.join_gate import JoinGate
+from beekeeper.room.leaving import Leaving
+from beekeeper.room.producer import Producer
+from beekeeper.room.room_state import read_number, refresh_status, write_config
+from beekeeper.room.trigger import run_trigger
+from beekeeper.room.wiring import RoomWiring
 from beekeeper.simulator import measure
 from beekeeper.simulator.capacity import CapacityCrowd, CapacityFigures, CapacityPlan
 from beekeeper.simulator.clock import Scheduler

@@ -63,7 +63,7 @@ class FunctionSpec:
 
     @property
     def handler(self) -> str:
-        return f"beekeeper.lambdas.{self.role}.handler"
+        return f"beekeeper.room.{self.role}.handler"
 
 
 SPECS = {
@@ -88,7 +88,7 @@ SCHEDULED_MAX_EVENT_AGE = Duration.seconds(60)
 # Lambda's Python runtime drops INFO records unless the function says otherwise, and a room's
 # per-minute story (claims, plans, consumer reports, governor decisions) is written at INFO.
 # JSON puts each record's extra fields, such as the room's name (lambdas/log_context.py), in
-# its own field. The metric lines (lambdas/emf.py) carry no level, which Lambda reads as INFO:
+# its own field. The metric lines (room/emf.py) carry no level, which Lambda reads as INFO:
 # a level above INFO would drop the room's metrics too.
 LOG_FORMAT = lambda_.LoggingFormat.JSON
 APPLICATION_LOG_LEVEL = lambda_.ApplicationLogLevel.INFO

@@ -1,8 +1,9 @@
-"""The Lambda code asset: `beekeeper/core/*.py` and `beekeeper/lambdas/**`, and for the consumer
-the third-party wheels built for Lambda's platform (stacks/lambda_wheels.py), unpacked.
+"""The Lambda code asset: `beekeeper/core/*.py`, `beekeeper/room/**` and `beekeeper/lambdas/**`,
+and for the consumer the third-party wheels built for Lambda's platform (stacks/lambda_wheels.py),
+unpacked.
 
-The repository keeps `core/` and `lambdas/` at its top level while an installed wheel keeps
-them under `beekeeper/`; the asset is staged in a fresh directory with the installed layout
+The repository keeps `core/`, `room/` and `lambdas/` at its top level while an installed wheel
+keeps them under `beekeeper/`; the asset is staged in a fresh directory with the installed layout
 either way, so a handler imports `beekeeper.core.settings` in AWS exactly as in tests.
 Staging copies file contents only, in sorted order, so the asset hash depends on what the
 files say and not on when or where they were checked out.
@@ -11,18 +12,22 @@ files say and not on when or where they were checked out.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
-from beekeeper.core.paths import CORE_DIR, LAMBDAS_DIR
+from beekeeper.core.paths import CORE_DIR, LAMBDAS_DIR, ROOM_DIR
 from beekeeper.stacks.lambda_wheels import unpack
 
 # Never shipped: tests and byte-code caches (Lambda compiles on its own).
 EXCLUDED_PARTS = frozenset({"tests", "__pycache__"})
 EXCLUDED_SUFFIXES = frozenset({".pyc", ".pyo"})
 
+# The packages shipped whole, by their installed name: the room's logic and the handlers.
+# core/ ships its modules only (it has no data the functions read).
+SHIPPED_PACKAGES: Mapping[str, Path] = {"room": ROOM_DIR, "lambdas": LAMBDAS_DIR}
 
-def _lambda_files(root: Path) -> Iterator[Path]:
+
+def _package_files(root: Path) -> Iterator[Path]:
     for path in sorted(root.rglob("*")):
         relative = path.relative_to(root)
         if EXCLUDED_PARTS.intersection(relative.parts) or path.suffix in EXCLUDED_SUFFIXES:
@@ -31,15 +36,18 @@ def _lambda_files(root: Path) -> Iterator[Path]:
             yield relative
 
 
-def asset_files(*, core_dir: Path = CORE_DIR, lambdas_dir: Path = LAMBDAS_DIR) -> dict[str, Path]:
+def asset_files(
+    *, core_dir: Path = CORE_DIR, packages: Mapping[str, Path] = SHIPPED_PACKAGES
+) -> dict[str, Path]:
     """Asset path (posix, as shipped) -> source file."""
     files = {
         f"beekeeper/core/{path.name}": path
         for path in sorted(core_dir.glob("*.py"))
         if path.is_file()
     }
-    for relative in _lambda_files(lambdas_dir):
-        files[f"beekeeper/lambdas/{relative.as_posix()}"] = lambdas_dir / relative
+    for name, folder in packages.items():
+        for relative in _package_files(folder):
+            files[f"beekeeper/{name}/{relative.as_posix()}"] = folder / relative
     return files
 
 
@@ -47,7 +55,7 @@ def stage_lambda_source(
     destination: Path,
     *,
     core_dir: Path = CORE_DIR,
-    lambdas_dir: Path = LAMBDAS_DIR,
+    packages: Mapping[str, Path] = SHIPPED_PACKAGES,
     wheels: Sequence[Path] = (),
 ) -> Path:
     """Copy the asset's files into the empty folder `destination`, and unpack `wheels` beside
@@ -59,7 +67,7 @@ def stage_lambda_source(
     clash = [path for path in written if path.startswith("beekeeper/")]
     if clash:
         raise ValueError(f"a wheel writes into the room's own package: {clash[0]}")
-    for shipped, source in asset_files(core_dir=core_dir, lambdas_dir=lambdas_dir).items():
+    for shipped, source in asset_files(core_dir=core_dir, packages=packages).items():
         target = destination / shipped
         target.parent.mkdir(parents=True, exist_ok=True)
         # Contents only: no timestamps or permission bits that would vary between checkouts.

@@ -2,7 +2,7 @@
 
 The room's own metrics (arrivals, admissions, rates, backlog, the consumers' duplicates,
 retries and abandoned batches, the governor's decisions) are Embedded Metric Format lines the
-Lambdas print (lambdas/emf.py); their names, units, namespace and dimension come from
+Lambdas print (room/emf.py); their names, units, namespace and dimension come from
 core/telemetry.py, the same values the functions emit, so a graph can not wait for a metric
 nobody writes. A test runs the real functions for a simulated minute and checks that every
 metric this construct references was emitted.

@@ -13,8 +13,8 @@ from beekeeper.core.routes import mode_of, routes
 TABLE_ACTIONS: dict[str, tuple[str, ...]] = {
     # UpdateItem: count an arrival on a shard (ADD, or a conditional SET for an exact place)
     # and wake a consumer (conditional update of the minute); BatchGetItem: config and shard
-    # counts together; GetItem: a returning visitor's admission (lambdas/returning.py) and
-    # pre-queue place; PutItem: a pre-queue place before a scheduled start (lambdas/prequeue.py).
+    # counts together; GetItem: a returning visitor's admission (room/returning.py) and
+    # pre-queue place; PutItem: a pre-queue place before a scheduled start (room/prequeue.py).
     "producer": (
         "dynamodb:UpdateItem",
         "dynamodb:BatchGetItem",
@@ -58,7 +58,7 @@ TABLE_ACTIONS: dict[str, tuple[str, ...]] = {
     ),
 }
 
-# Capacity mode (max_inside > 0) adds what the places take (lambdas/places.py), to the
+# Capacity mode (max_inside > 0) adds what the places take (room/places.py), to the
 # consumer and the trigger (both run the warden): admissions and releases are transactions of
 # PutItem (granted in both modes) and UpdateItem, the warden deletes the deadline buckets it
 # has read (DeleteItem) and finds leavers in the `leaving` index (Query, on the index only).
@@ -97,7 +97,7 @@ QUEUE_ACTIONS: dict[str, tuple[str, ...]] = {
 # a minute without any, asynchronously.
 STARTS_CONSUMERS = ("lambda:InvokeFunction",)
 
-# The consumer reads the room's ticket keys (lambdas/tickets.py), once a minute per container.
+# The consumer reads the room's ticket keys (room/tickets.py), once a minute per container.
 READS_TICKET_KEYS = ("secretsmanager:GetSecretValue",)
 
 # The producer reads the room's join secret (core/join_work.py), once per container.

@@ -14,7 +14,7 @@ region) come in as `ApiReferences`, tokens in the stack and plain names locally.
 | /room | GET | MOCK: the waiting room page (stacks/page.py) |
 | /presence.js | GET | capacity mode, MOCK: the presence script (waiting_room_site/presence.py) |
 | /work | GET | MOCK: the work page, where a new place's challenge is solved (stacks/page.py) |
-| /leave (capacity) | POST | the producer, proxy: the token's mark checked (lambdas/leaving.py) |
+| /leave (capacity) | POST | the producer, proxy: the token's mark checked (room/leaving.py) |
 | the registry's routes (core/routes.py) | GET, /presence POST | AWS: DynamoDB (vtl/methods.py) |
 | the CORS routes (/client, /leave, /presence) | OPTIONS | MOCK: the preflight |
 """
@@ -177,7 +177,7 @@ def definition(
         if found.cors:
             methods[(path, "OPTIONS")] = preflight_method(found, settings.origin)
     if capacity:
-        # POST /leave: the producer's, which checks the token's mark (lambdas/leaving.py).
+        # POST /leave: the producer's, which checks the token's mark (room/leaving.py).
         methods[(LEAVE_PATH, LEAVE_METHOD)] = producer_method(refs, LEAVE_METHOD)
         methods[(LEAVE_PATH, "OPTIONS")] = preflight_for(LEAVE_METHOD, settings.origin)
     return RestApiDefinition(methods, gateway_responses(settings.origin))

@@ -75,7 +75,7 @@ class RoomStack(Stack):
             certificate_arn=settings.certificate_arn or certificate_arn,
         )
         # The room's public origin, its page's, which the producer checks a cookie's /leave
-        # against (lambdas/leaving.py): the room's own domain when it has one. The
+        # against (room/leaving.py): the room's own domain when it has one. The
         # distribution's cloudfront.net name can not be passed (the distribution is built from
         # the API whose methods invoke the producer: a cycle), so without a domain the
         # browser's Sec-Fetch-Site: same-origin is what tells the room's own page.

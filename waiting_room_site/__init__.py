@@ -37,7 +37,7 @@ from beekeeper.core.page_timing import PAGE_CONSTANTS
 from beekeeper.core.paths import SITE_DIR
 from beekeeper.core.settings import RoomSettings, SettingsError
 from beekeeper.core.shared_state import STATE_ROUTE
-from beekeeper.lambdas.pacing import MINUTE_SECONDS
+from beekeeper.room.pacing import MINUTE_SECONDS
 
 # Transferred size the page must stay under (uncompressed, so it holds whatever the transport).
 MAX_PAGE_BYTES = 50_000

@@ -9,8 +9,8 @@ from beekeeper.cli.options import room_argument, where_option
 from beekeeper.cli.rooms import Deployment
 from beekeeper.cli.ticket_keys import change_keys, issuer, key_store
 from beekeeper.core.settings import RoomSettings
-from beekeeper.lambdas import ticket_keys
-from beekeeper.lambdas.ticket_keys import TicketKeyStore
+from beekeeper.room import ticket_keys
+from beekeeper.room.ticket_keys import TicketKeyStore
 
 
 @click.group()

@@ -24,7 +24,7 @@ from beekeeper.core.local_room import (
 from beekeeper.core.schedule import MAX_SECONDS_AHEAD, format_starts_at
 from beekeeper.core.settings import SettingsError, default_for
 from beekeeper.core.words import count
-from beekeeper.lambdas.governor_sampling import Fetcher
+from beekeeper.room.governor_sampling import Fetcher
 
 # How long `beekeeper local` waits for the room's origin to answer before it warns.
 ORIGIN_CHECK_SECONDS = 3.0

@@ -18,7 +18,7 @@ from beekeeper.cli.options import setting_option
 from beekeeper.cli.pages import write_page
 from beekeeper.core.settings import SettingsError, default_for
 from beekeeper.core.words import count
-from beekeeper.lambdas.pacing import RECEIVE_BATCH
+from beekeeper.room.pacing import RECEIVE_BATCH
 from beekeeper.simulator.capacity import CapacityPlan, TemplatesUnavailable
 from beekeeper.simulator.faults import FAULT_NAMES, Faults
 from beekeeper.simulator.measure import SMOOTHNESS_FACTOR

@@ -35,7 +35,7 @@ if not shutil.which(CHROMIUM):
 
 sync_api = pytest.importorskip("playwright.sync_api")
 # The room's real code: the admission pipeline's Lambdas (issue 3) must be installed.
-pytest.importorskip("beekeeper.lambdas.producer", reason="needs the admission pipeline's modules")
+pytest.importorskip("beekeeper.room.producer", reason="needs the admission pipeline's modules")
 
 from beekeeper.local.demo_shop import ADMITTED_TEXT  # noqa: E402 - after the skips above
 

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from beekeeper.core.plain_page import Brand
-from beekeeper.lambdas.producer import closed_page, page
 from beekeeper.local.demo_shop import SHOP_LABEL, DemoShop, RoomFacts
+from beekeeper.room.producer import closed_page, page
 from tests.support.page_browser import AXE, serious_violations
 
 pytestmark = pytest.mark.slow

@@ -28,7 +28,7 @@ if not shutil.which(CHROMIUM):
     pytest.skip("Debian's chromium is not installed (.ci/run installs it)", allow_module_level=True)
 
 sync_api = pytest.importorskip("playwright.sync_api")
-pytest.importorskip("beekeeper.lambdas.producer", reason="needs the admission pipeline's modules")
+pytest.importorskip("beekeeper.room.producer", reason="needs the admission pipeline's modules")
 
 from beekeeper.local.demo_shop import ADMITTED_TEXT  # noqa: E402 - after the skips above
 

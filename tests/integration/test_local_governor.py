@@ -20,15 +20,15 @@ from pathlib import Path
 import pytest
 
 from beekeeper.core.datamodel import GOVERNOR_LOG_KEY
-from beekeeper.lambdas.governor import BASELINE, BASELINE_CHECKS, HALVE, HOLD
-from beekeeper.lambdas.governor_records import Decision
-from beekeeper.lambdas.governor_records import recent_decisions as decisions_in
+from beekeeper.room.governor import BASELINE, BASELINE_CHECKS, HALVE, HOLD
+from beekeeper.room.governor_records import Decision
+from beekeeper.room.governor_records import recent_decisions as decisions_in
 from tests.support.localroom.process import BEEKEEPER, LocalProcess, start_local, wait_until
 
 pytestmark = pytest.mark.slow
 
 RATE = 1000
-# A sample times out after a quarter of the minute (lambdas/governor.py), and 6 failed of a
+# A sample times out after a quarter of the minute (room/governor.py), and 6 failed of a
 # check's 60 halve the rate. With 2 s minutes that was 0.5 s: once, in a parallel run of the
 # suite, a healthy check was halved (a raise came where the baseline was due).
 MINUTE_SECONDS = 4.0

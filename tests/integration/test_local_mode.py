@@ -29,7 +29,7 @@ from tests.support.localroom.process import BEEKEEPER, LocalProcess, start_local
 
 pytestmark = pytest.mark.slow
 # The room's real code: the admission pipeline's Lambdas (issue 3) must be installed.
-pytest.importorskip("beekeeper.lambdas.producer", reason="needs the admission pipeline's modules")
+pytest.importorskip("beekeeper.room.producer", reason="needs the admission pipeline's modules")
 
 RATE = 100
 MINUTE_SECONDS = 2  # the room below is started with --minute-seconds 2

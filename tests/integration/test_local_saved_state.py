@@ -22,10 +22,10 @@ from beekeeper.core.headers import browser_origin
 from beekeeper.core.join_work import JoinKeys
 from beekeeper.core.local_room import LOCAL_REGION
 from beekeeper.core.names import ResourceNames
-from beekeeper.lambdas.ticket_keys import TicketKeyStore
-from beekeeper.lambdas.tickets import KeyRing, TicketIssuer, secret_reader
 from beekeeper.local.emulator import Emulator
 from beekeeper.local.saved_state import Restored, SavedState
+from beekeeper.room.ticket_keys import TicketKeyStore
+from beekeeper.room.tickets import KeyRing, TicketIssuer, secret_reader
 from tests.support.sample_room import sample_room
 
 ROOM = "saved"
@@ -219,7 +219,7 @@ def test_tokens_in_the_saved_line_still_carry_the_rooms_mark_after_a_restart(
     tmp_path: Path, started: list[Emulator]
 ) -> None:
     """The join secret is kept with the line: a visitor in line can still leave after a
-    restart (lambdas/leaving.py checks the mark), and a new line has a new secret."""
+    restart (room/leaving.py checks the mark), and a new line has a new secret."""
     path = tmp_path / "saved.state.jsonl"
     first, _ = run(started, path)
     secret = join_secret(first)

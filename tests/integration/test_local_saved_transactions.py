@@ -32,13 +32,13 @@ from beekeeper.core.datamodel import (
 from beekeeper.core.local_room import LOCAL_REGION
 from beekeeper.core.names import ResourceNames
 from beekeeper.core.sessions import leave_request
-from beekeeper.lambdas import places
-from beekeeper.lambdas.consumer import run_consumer
-from beekeeper.lambdas.pacing import minute_span
-from beekeeper.lambdas.prequeue import Draw, join_prequeue
-from beekeeper.lambdas.room_state import RoomConfig
 from beekeeper.local.emulator import Emulator
 from beekeeper.local.saved_state import SavedState
+from beekeeper.room import places
+from beekeeper.room.consumer import run_consumer
+from beekeeper.room.pacing import minute_span
+from beekeeper.room.prequeue import Draw, join_prequeue
+from beekeeper.room.room_state import RoomConfig
 from beekeeper.store.dynamodb import copy_item
 from beekeeper.store.expressions import Item
 from tests.support.pipeline import FakeClock, LongPollsOnTheClock

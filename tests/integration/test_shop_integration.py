@@ -20,7 +20,7 @@ import pytest
 
 from beekeeper.core import tickets as facts
 from beekeeper.core.settings import DEFAULT_CLAIM_MINUTES
-from beekeeper.lambdas.tickets import P256_ORDER, b64url, b64url_decode
+from beekeeper.room.tickets import P256_ORDER, b64url, b64url_decode
 from tests.support.localroom.http import get
 from tests.support.shop_room import ShopRoom, shop_room
 from tests.support.snippets import snippet

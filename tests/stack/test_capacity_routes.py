@@ -1,5 +1,5 @@
 """A capacity-mode room (max_inside > 0): /client renews sessions, /enter and /leave exist, and
-the functions and the API may do exactly what the places take (lambdas/places.py)."""
+the functions and the API may do exactly what the places take (room/places.py)."""
 
 from __future__ import annotations
 

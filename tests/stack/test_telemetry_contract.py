@@ -1,7 +1,7 @@
 """The metrics contract: what the Lambdas print on stdout is what the dashboard and alarms read.
 
 The real producer, trigger, consumer and governor run against moto for simulated minutes,
-writing Embedded Metric Format lines to stdout exactly as in Lambda (lambdas/emf.py). The lines
+writing Embedded Metric Format lines to stdout exactly as in Lambda (room/emf.py). The lines
 are parsed as the EMF specification defines them, and every metric the synthesized dashboard
 and alarms reference (namespace, name, dimensions) must be among them. Then the behind-schedule
 alarm's expression, read from the template, is evaluated over minutes of real runs.
@@ -23,13 +23,13 @@ from beekeeper.core import telemetry
 from beekeeper.core.datamodel import ADMITTED_COUNTER_KEY, Token
 from beekeeper.core.join_work import WORK_PARAMETER, Challenge, solve
 from beekeeper.core.settings import RoomSettings
-from beekeeper.lambdas.consumer import run_consumer
-from beekeeper.lambdas.emf import MinuteMetrics
-from beekeeper.lambdas.governor import BASELINE_CHECKS, run_governor
-from beekeeper.lambdas.governor import SAMPLES as GOVERNOR_SAMPLES
-from beekeeper.lambdas.governor_sampling import Sample
-from beekeeper.lambdas.producer import Producer
-from beekeeper.lambdas.trigger import queue_backlog, run_trigger
+from beekeeper.room.consumer import run_consumer
+from beekeeper.room.emf import MinuteMetrics
+from beekeeper.room.governor import BASELINE_CHECKS, run_governor
+from beekeeper.room.governor import SAMPLES as GOVERNOR_SAMPLES
+from beekeeper.room.governor_sampling import Sample
+from beekeeper.room.producer import Producer
+from beekeeper.room.trigger import queue_backlog, run_trigger
 from tests.support.metric_math import alarm_fires, evaluate
 from tests.support.pipeline import Aws, FakeClock, LongPollsOnTheClock
 from tests.support.pipeline import aws as aws

@@ -19,9 +19,9 @@ from beekeeper.cli.rooms import Deployment
 from beekeeper.core import telemetry
 from beekeeper.core.datamodel import table_definition
 from beekeeper.core.settings import RoomSettings
-from beekeeper.lambdas.emf import MinuteMetrics
-from beekeeper.lambdas.governor import record_check
-from beekeeper.lambdas.governor_records import Decision, log_item
+from beekeeper.room.emf import MinuteMetrics
+from beekeeper.room.governor import record_check
+from beekeeper.room.governor_records import Decision, log_item
 from beekeeper.simulator.run import EPOCH, Arrival, SimulationResult, simulate
 from beekeeper.store.client import StoreClient
 from beekeeper.store.cloudwatch import CloudWatch

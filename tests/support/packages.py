@@ -7,6 +7,7 @@ SOURCE_PACKAGES = (
     "core",
     "cli",
     "stacks",
+    "room",
     "lambdas",
     "vtl",
     "waiting_room_site",

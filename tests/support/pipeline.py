@@ -22,10 +22,10 @@ from beekeeper.core.join_work import JoinKeys
 from beekeeper.core.presence import Presence
 from beekeeper.core.routes import route as registered
 from beekeeper.core.settings import RoomSettings
-from beekeeper.lambdas import places
-from beekeeper.lambdas.emf import DISCARD, MetricSink
-from beekeeper.lambdas.join_gate import JoinGate
-from beekeeper.lambdas.producer import Producer
+from beekeeper.room import places
+from beekeeper.room.emf import DISCARD, MetricSink
+from beekeeper.room.join_gate import JoinGate
+from beekeeper.room.producer import Producer
 
 TABLE = "beekeeper-shop"
 # The room's join secret in the moto account, and the token key derived from it.

@@ -28,14 +28,14 @@ from beekeeper.core.datamodel import ORIGIN_TICKET_PARAMETER, ORIGIN_TOKEN_PARAM
 from beekeeper.core.headers import browser_origin
 from beekeeper.core.local_room import LOCAL_REGION, PLACEHOLDER_CREDENTIALS
 from beekeeper.core.tickets import JTI_BYTES
-from beekeeper.lambdas.tickets import (
+from beekeeper.local.room import LocalOptions, LocalRoom
+from beekeeper.room.tickets import (
     KeyRing,
     TicketSigner,
     b64url,
     b64url_decode,
     generate_private_jwk,
 )
-from beekeeper.local.room import LocalOptions, LocalRoom
 from tests.support.localroom.http import admitted_origin
 
 # The shop's page the room sends visitors to (with a query of its own, which the examples keep).
@@ -53,7 +53,7 @@ class ShopRoom:
     admission_url: str  # where the room sent them: token and ticket
     tickets: dict[str, str]  # "valid" and the ones a shop must refuse
     # Genuine tickets for further admissions, signed by the room's key with the room's own
-    # signer (lambdas/tickets.py), each with its own jti: for the signature's canonical form.
+    # signer (room/tickets.py), each with its own jti: for the signature's canonical form.
     signed: list[str]
 
 

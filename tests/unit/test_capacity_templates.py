@@ -99,7 +99,7 @@ def test_a_session_check_renews_exactly_as_core_sessions_says(route: str) -> Non
 
 
 def test_a_leavers_mark_outlives_their_place() -> None:
-    # POST /leave is the producer's (lambdas/leaving.py); its write is core/sessions.py's, and
+    # POST /leave is the producer's (room/leaving.py); its write is core/sessions.py's, and
     # a leaver's mark outlives their place: a pre-queue place for a start a year ahead too.
     expected = sessions.leave_request(TABLE, TOKEN_ID, now=NOW_S)
     ttl = int(expected["ExpressionAttributeValues"][":ttl"]["N"])

@@ -9,7 +9,7 @@ import pytest
 
 from beekeeper.core import telemetry
 from beekeeper.lambdas import log_context
-from beekeeper.lambdas.emf import DISCARD, MinuteMetrics
+from beekeeper.room.emf import DISCARD, MinuteMetrics
 
 MINUTE = 60
 START = 1_800_000_000.0  # a minute boundary

@@ -12,7 +12,7 @@ import pytest
 from beekeeper.charts.event_data import Capacity, EventReport, Waits
 from beekeeper.charts.event_report import event_report, headline, summary_lines, timeline_of
 from beekeeper.cli.report_window import WindowError, given_window, parse_time
-from beekeeper.lambdas.governor_records import Decision
+from beekeeper.room.governor_records import Decision
 from tests.support.html_page import Page, fetches_nothing
 
 NINE = datetime(2026, 5, 1, 9, 0, tzinfo=UTC).timestamp()

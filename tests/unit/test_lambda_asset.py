@@ -29,7 +29,7 @@ def test_asset_holds_core_python_and_all_lambdas_files_but_tests(
     sources: tuple[Path, Path],
 ) -> None:
     core, lambdas = sources
-    assert sorted(asset_files(core_dir=core, lambdas_dir=lambdas)) == [
+    assert sorted(asset_files(core_dir=core, packages={"lambdas": lambdas})) == [
         "beekeeper/core/settings.py",
         "beekeeper/lambdas/producer.py",
         "beekeeper/lambdas/sub/data.json",
@@ -42,13 +42,19 @@ def test_staging_copies_contents_and_the_cdk_hash_is_stable(
     from aws_cdk import FileSystem
 
     core, lambdas = sources
-    first = stage_lambda_source(_empty(tmp_path / "a"), core_dir=core, lambdas_dir=lambdas)
+    first = stage_lambda_source(
+        _empty(tmp_path / "a"), core_dir=core, packages={"lambdas": lambdas}
+    )
     os.utime(core / "settings.py", (1, 1))  # a different checkout time changes nothing
-    second = stage_lambda_source(_empty(tmp_path / "b"), core_dir=core, lambdas_dir=lambdas)
+    second = stage_lambda_source(
+        _empty(tmp_path / "b"), core_dir=core, packages={"lambdas": lambdas}
+    )
     assert (second / "beekeeper/lambdas/producer.py").read_text() == "def handler(e, c): ...\n"
     assert FileSystem.fingerprint(str(first)) == FileSystem.fingerprint(str(second))
     (lambdas / "producer.py").write_text("def handler(e, c): return 1\n")
-    third = stage_lambda_source(_empty(tmp_path / "c"), core_dir=core, lambdas_dir=lambdas)
+    third = stage_lambda_source(
+        _empty(tmp_path / "c"), core_dir=core, packages={"lambdas": lambdas}
+    )
     assert FileSystem.fingerprint(str(third)) != FileSystem.fingerprint(str(first))
 
 
@@ -59,7 +65,7 @@ def test_staging_refuses_a_folder_that_is_not_empty(
     target = _empty(tmp_path / "full")
     (target / "stale.py").write_text("")
     with pytest.raises(ValueError, match="must be empty"):
-        stage_lambda_source(target, core_dir=core, lambdas_dir=lambdas)
+        stage_lambda_source(target, core_dir=core, packages={"lambdas": lambdas})
 
 
 def _empty(path: Path) -> Path:

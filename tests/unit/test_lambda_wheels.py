@@ -149,7 +149,9 @@ def test_staging_unpacks_wheels_beside_the_rooms_code_and_refuses_a_clash(
         destination = tmp_path / name
         destination.mkdir()
         staged.append(
-            stage_lambda_source(destination, core_dir=core, lambdas_dir=lambdas, wheels=[wheel])
+            stage_lambda_source(
+                destination, core_dir=core, packages={"lambdas": lambdas}, wheels=[wheel]
+            )
         )
     assert (staged[0] / "lib" / "__init__.py").read_text() == "X = 1\n"
     assert (staged[0] / "beekeeper" / "lambdas" / "consumer.py").is_file()
@@ -158,4 +160,6 @@ def test_staging_unpacks_wheels_beside_the_rooms_code_and_refuses_a_clash(
     destination = tmp_path / "c"
     destination.mkdir()
     with pytest.raises(ValueError, match="own package"):
-        stage_lambda_source(destination, core_dir=core, lambdas_dir=lambdas, wheels=[clash])
+        stage_lambda_source(
+            destination, core_dir=core, packages={"lambdas": lambdas}, wheels=[clash]
+        )

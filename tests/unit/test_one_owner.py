@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from beekeeper.core import datamodel, headers, loopback, names
-from beekeeper.lambdas import producer
+from beekeeper.room import producer
 from tests.support.packages import SOURCE_PACKAGES
 
 REPO = Path(__file__).resolve().parents[2]

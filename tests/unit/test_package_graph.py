@@ -75,12 +75,21 @@ def test_the_graph_is_read_from_every_import() -> None:
     assert "apigateway" in graph["simulator"]
     # The reports draw what the simulator and the functions' records hold, in core's words,
     # nothing of the CLI.
-    assert graph["charts"] == {"core", "lambdas", "simulator"}
+    assert graph["charts"] == {"core", "room", "simulator"}
     assert a_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
 
 
 def test_no_two_packages_import_each_other_even_through_others() -> None:
     assert a_cycle(package_graph()) == []
+
+
+def test_only_the_stack_names_the_handlers() -> None:
+    """The room's logic is its own package: the handlers (lambdas/) bind it to a Lambda
+    container, and nothing else imports them; the stack names them as strings."""
+    graph = package_graph()
+    importers = sorted(package for package, edges in graph.items() if "lambdas" in edges)
+    assert importers == []
+    assert graph["lambdas"] <= {"core", "room"}
 
 
 def test_the_emulation_depends_only_on_what_describes_the_room() -> None:

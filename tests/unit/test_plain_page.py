@@ -9,7 +9,7 @@ import re
 
 from beekeeper.core.colours import contrast_ratio
 from beekeeper.core.plain_page import Brand, render
-from beekeeper.lambdas.producer import closed_page, page
+from beekeeper.room.producer import closed_page, page
 from tests.support.pipeline import room
 
 BRAND = Brand("Spring <Sale>", "#ffd400", "https://cdn.shop.example:8443/logo.png")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from beekeeper.lambdas.producer import CLOSED_WORDS, closed_page
+from beekeeper.room.producer import CLOSED_WORDS, closed_page
 from beekeeper.waiting_room_site import load_locales
 
 NEW_KEYS = (

@@ -16,7 +16,7 @@ from beekeeper.core import schedule
 from beekeeper.core.datamodel import COOKIE_NAME, DRAW_DRAWN, prequeue_key
 from beekeeper.core.routes import RATE, route
 from beekeeper.core.settings import RoomSettings
-from beekeeper.lambdas.room_state import DrawStatus, RoomConfig, RoomSnapshot, status_item
+from beekeeper.room.room_state import DrawStatus, RoomConfig, RoomSnapshot, status_item
 from beekeeper.vtl import load_template, template_values
 from tests.support.hostile_requests import HEADERS
 

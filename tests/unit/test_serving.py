@@ -18,7 +18,7 @@ from beekeeper.core.serving import (
     slot_time,
 )
 from beekeeper.core.shared_state import Point
-from beekeeper.lambdas.pacing import LanePacer, minute_span
+from beekeeper.room.pacing import LanePacer, minute_span
 
 T0 = 1_800_000_000.0  # a minute's start
 

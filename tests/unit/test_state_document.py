@@ -27,7 +27,7 @@ from beekeeper.core.shared_state import (
     joins_per_minute,
     parse_history,
 )
-from beekeeper.lambdas.room_state import DrawStatus, RoomConfig, RoomSnapshot, status_item
+from beekeeper.room.room_state import DrawStatus, RoomConfig, RoomSnapshot, status_item
 from beekeeper.vtl import load_template, template_values
 from beekeeper.vtl.methods import response_headers
 

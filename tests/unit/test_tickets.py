@@ -13,7 +13,7 @@ import pytest
 from beekeeper.core import tickets as facts
 from beekeeper.core.datamodel import TICKET_ATTRIBUTE, Token
 from beekeeper.core.settings import RoomSettings
-from beekeeper.lambdas.tickets import (
+from beekeeper.room.tickets import (
     COORDINATE_BYTES,
     P256_ORDER,
     KeyRing,

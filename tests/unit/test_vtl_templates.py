@@ -34,7 +34,7 @@ from beekeeper.core.datamodel import (
 from beekeeper.core.paths import VTL_DIR
 from beekeeper.core.routes import RATE, template_files, visitor_routes
 from beekeeper.core.routes import route as registered
-from beekeeper.lambdas import cookies
+from beekeeper.room import cookies
 from beekeeper.store.dynamodb import DynamoDb
 from beekeeper.store.timing import RealTime
 from beekeeper.store.wire import TemplateTarget

@@ -12,8 +12,8 @@ import pytest
 from beekeeper.apigateway.room import Boto3DynamoDb, HttpRequest, run_integration
 from beekeeper.core import tickets as facts
 from beekeeper.core.datamodel import Token
-from beekeeper.lambdas.ticket_keys import KeysChangedError, TicketKeyStore, first_key
-from beekeeper.lambdas.tickets import KeyRing, TicketIssuer, secret_reader
+from beekeeper.room.ticket_keys import KeysChangedError, TicketKeyStore, first_key
+from beekeeper.room.tickets import KeyRing, TicketIssuer, secret_reader
 from tests.support.cli_testkit import (
     NOW,
     Clock,

@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 from beekeeper.charts.words import Timeline
-from beekeeper.lambdas.emf import MinuteMetrics
-from beekeeper.lambdas.governor import record_check
-from beekeeper.lambdas.governor_records import Decision, log_item
+from beekeeper.room.emf import MinuteMetrics
+from beekeeper.room.governor import record_check
+from beekeeper.room.governor_records import Decision, log_item
 from beekeeper.simulator.capacity import CapacityPlan
 from beekeeper.simulator.run import EPOCH, Arrival, SimulationResult, simulate
 from beekeeper.store.cloudwatch import metric_data_from_emf, nearest_rank

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 from beekeeper.core.polling import eta_seconds
-from beekeeper.lambdas.governor_records import Decision, GovernorState, log_item
-from beekeeper.lambdas.governor_stats import Baseline
+from beekeeper.room.governor_records import Decision, GovernorState, log_item
+from beekeeper.room.governor_stats import Baseline
 from tests.support.cli_testkit import (
     NOW,
     REGION,

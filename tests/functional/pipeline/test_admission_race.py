@@ -30,9 +30,9 @@ from beekeeper.core.datamodel import (
     table_definition,
     visitor_key,
 )
-from beekeeper.lambdas.consumer import ConsumerReport, run_consumer
-from beekeeper.lambdas.pacing import minute_span
-from beekeeper.lambdas.tickets import KeyRing, TicketIssuer, generate_private_jwk
+from beekeeper.room.consumer import ConsumerReport, run_consumer
+from beekeeper.room.pacing import minute_span
+from beekeeper.room.tickets import KeyRing, TicketIssuer, generate_private_jwk
 from beekeeper.store.client import StoreClient
 from beekeeper.store.dynamodb import DynamoDb
 from beekeeper.store.sqs import Sqs

@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from beekeeper.core.datamodel import ADMITTED_COUNTER_KEY, Token
-from beekeeper.lambdas.consumer import run_consumer
-from beekeeper.lambdas.pacing import minute_span
-from beekeeper.lambdas.places import read_inside
-from beekeeper.lambdas.room_state import write_config
-from beekeeper.lambdas.trigger import run_trigger
+from beekeeper.room.consumer import run_consumer
+from beekeeper.room.pacing import minute_span
+from beekeeper.room.places import read_inside
+from beekeeper.room.room_state import write_config
+from beekeeper.room.trigger import run_trigger
 from tests.support.pipeline import (
     Aws,
     FakeClock,

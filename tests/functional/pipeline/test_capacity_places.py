@@ -20,8 +20,8 @@ from beekeeper.core.datamodel import (
     visitor_key,
 )
 from beekeeper.core.settings import RoomSettings
-from beekeeper.lambdas import places
-from beekeeper.lambdas.places import Warden, read_inside
+from beekeeper.room import places
+from beekeeper.room.places import Warden, read_inside
 from tests.support.pipeline import (
     Aws,
     FakeClock,

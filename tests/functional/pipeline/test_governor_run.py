@@ -18,7 +18,7 @@ import pytest
 
 from beekeeper.core.datamodel import STATE_KEY
 from beekeeper.core.shared_state import parse_history
-from beekeeper.lambdas.governor import (
+from beekeeper.room.governor import (
     BASELINE,
     BASELINE_CHECKS,
     BASELINE_PENDING,
@@ -27,14 +27,14 @@ from beekeeper.lambdas.governor import (
     SUPERSEDED,
     run_governor,
 )
-from beekeeper.lambdas.governor_records import (
+from beekeeper.room.governor_records import (
     RECENT_DECISIONS,
     Decision,
     GovernorState,
     recent_decisions,
 )
-from beekeeper.lambdas.governor_sampling import REDIRECT_FAILURE, TIMEOUT, Sample, fetch_once
-from beekeeper.lambdas.room_state import read_config, reset_governor, write_config
+from beekeeper.room.governor_sampling import REDIRECT_FAILURE, TIMEOUT, Sample, fetch_once
+from beekeeper.room.room_state import read_config, reset_governor, write_config
 from tests.support.pipeline import Aws, FakeClock, room
 
 

@@ -18,8 +18,8 @@ from beekeeper.core.datamodel import (
     Token,
     visitor_key,
 )
-from beekeeper.lambdas import places
-from beekeeper.lambdas.producer import Producer
+from beekeeper.room import places
+from beekeeper.room.producer import Producer
 from tests.support.pipeline import Aws, FakeClock, issued_token, producer, room
 
 CAPACITY = {"max_inside": 2, "session_minutes": 5, "claim_minutes": 2}

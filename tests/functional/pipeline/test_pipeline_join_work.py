@@ -19,7 +19,7 @@ from beekeeper.core.join_work import (
     target_for,
     visitor_nonce,
 )
-from beekeeper.lambdas.producer import Producer
+from beekeeper.room.producer import Producer
 from tests.support.pipeline import Aws, FakeClock, producer
 
 WORK_MS = 10  # cheap to solve in a test; the rules do not depend on it

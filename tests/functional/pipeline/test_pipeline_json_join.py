@@ -19,8 +19,8 @@ from beekeeper.core.datamodel import (
 )
 from beekeeper.core.join_work import Challenge, solve
 from beekeeper.core.polling import POLL_AFTER_MIN_SECONDS
-from beekeeper.lambdas.producer import Producer
-from beekeeper.lambdas.room_state import write_config
+from beekeeper.room.producer import Producer
+from beekeeper.room.room_state import write_config
 from tests.support.pipeline import Aws, FakeClock, producer, room
 
 JSON = "application/json"

@@ -9,8 +9,8 @@ from botocore.stub import Stubber
 
 from beekeeper.core.datamodel import CONFIG_FRESH_SECONDS, TOKEN_PATTERN, Token
 from beekeeper.core.polling import eta_seconds
-from beekeeper.lambdas.producer import Producer
-from beekeeper.lambdas.room_state import write_config
+from beekeeper.room.producer import Producer
+from beekeeper.room.room_state import write_config
 from tests.support.pipeline import Aws, FakeClock, producer, room
 
 VALID = "A" * 22 + ".42"

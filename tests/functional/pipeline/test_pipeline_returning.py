@@ -12,9 +12,9 @@ from botocore.stub import Stubber
 
 from beekeeper.core import polling, telemetry
 from beekeeper.core.datamodel import ADMITTED_COUNTER_KEY, Token, visitor_key
-from beekeeper.lambdas.producer import Producer
-from beekeeper.lambdas.returning import Way, classify
-from beekeeper.lambdas.room_state import RoomConfig, RoomSnapshot
+from beekeeper.room.producer import Producer
+from beekeeper.room.returning import Way, classify
+from beekeeper.room.room_state import RoomConfig, RoomSnapshot
 from tests.support.pipeline import Aws, FakeClock, producer
 
 TOKEN = Token("R" * 22, 1234)

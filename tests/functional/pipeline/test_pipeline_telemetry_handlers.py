@@ -9,7 +9,8 @@ from collections.abc import Iterator
 import pytest
 
 from beekeeper.core import telemetry
-from beekeeper.lambdas import log_context, runtime, trigger
+from beekeeper.lambdas import log_context, runtime
+from beekeeper.room import trigger
 from tests.support.pipeline import Aws, room
 
 

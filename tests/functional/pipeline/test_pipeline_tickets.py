@@ -16,10 +16,10 @@ from beekeeper.apigateway.room import Boto3DynamoDb, HttpRequest, run_integratio
 from beekeeper.core import tickets as facts
 from beekeeper.core.datamodel import TICKET_ATTRIBUTE, Token, visitor_key
 from beekeeper.core.headers import browser_origin
-from beekeeper.lambdas.consumer import ConsumerReport, run_consumer
-from beekeeper.lambdas.pacing import minute_span
-from beekeeper.lambdas.ticket_keys import TicketKeyStore
-from beekeeper.lambdas.tickets import TicketIssuer, secret_reader
+from beekeeper.room.consumer import ConsumerReport, run_consumer
+from beekeeper.room.pacing import minute_span
+from beekeeper.room.ticket_keys import TicketKeyStore
+from beekeeper.room.tickets import TicketIssuer, secret_reader
 from tests.support.pipeline import Aws, FakeClock, LongPollsOnTheClock, producer, room
 
 ISSUER = "https://abc123.execute-api.us-east-1.amazonaws.com/shop"

@@ -10,10 +10,10 @@ from botocore.awsrequest import AWSResponse
 from botocore.exceptions import ClientError
 
 from beekeeper.core.datamodel import Token
-from beekeeper.lambdas.consumer import Assignment, AssignmentError, run_consumer
-from beekeeper.lambdas.pacing import minute_span
-from beekeeper.lambdas.room_state import write_config
-from beekeeper.lambdas.trigger import run_trigger
+from beekeeper.room.consumer import Assignment, AssignmentError, run_consumer
+from beekeeper.room.pacing import minute_span
+from beekeeper.room.room_state import write_config
+from beekeeper.room.trigger import run_trigger
 from tests.support.pipeline import Aws, FakeClock, LongPollsOnTheClock, room
 
 

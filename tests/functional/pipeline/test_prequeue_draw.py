@@ -15,8 +15,8 @@ from beekeeper.core.datamodel import (
     prequeue_key,
 )
 from beekeeper.core.schedule import CHUNK_SIZE, MAX_SECONDS_AHEAD, drawn_order, format_starts_at
-from beekeeper.lambdas.prequeue import STALE_CLAIM_MINUTES, Draw, PrequeueSource
-from beekeeper.lambdas.room_state import RoomConfig
+from beekeeper.room.prequeue import STALE_CLAIM_MINUTES, Draw, PrequeueSource
+from beekeeper.room.room_state import RoomConfig
 from tests.support.pipeline import Aws, FakeClock, producer, room
 
 START = 1_800_000_600  # ten minutes after the fake clock's start

@@ -12,7 +12,7 @@ from beekeeper.apigateway.room import HttpResponse
 from beekeeper.core.datamodel import Token, visitor_key
 from beekeeper.core.presence import look_within
 from beekeeper.core.settings import RoomSettings
-from beekeeper.lambdas.places import Warden, read_inside
+from beekeeper.room.places import Warden, read_inside
 from tests.support.pipeline import Aws, FakeClock, admit_with_places, room, visitor_request
 
 ORIGIN = "https://shop.example.com/sale"

@@ -51,7 +51,7 @@ BEFORE = [
 FIGURES_BEFORE = {
     "lost": 0,
     "admitted_twice": 0,
-    # 2,609 while /leave was a template's; the producer's /leave (a Lambda, lambdas/leaving.py)
+    # 2,609 while /leave was a template's; the producer's /leave (a Lambda, room/leaving.py)
     # makes the leaves' writes the room's own calls.
     "aws_calls": 2630,
     "still_waiting": 79,

@@ -7,7 +7,7 @@ import json
 from collections.abc import Callable
 
 from beekeeper.core import telemetry
-from beekeeper.lambdas.emf import MinuteMetrics
+from beekeeper.room.emf import MinuteMetrics
 from beekeeper.simulator import measure
 from beekeeper.simulator.run import Arrival, simulate
 

@@ -19,8 +19,8 @@ import pytest
 from moto import mock_aws
 
 from beekeeper.core import telemetry
-from beekeeper.lambdas.emf import MinuteMetrics
 from beekeeper.local.store_transport import StoreTransport
+from beekeeper.room.emf import MinuteMetrics
 from beekeeper.store.cloudwatch import CloudWatch, metric_data_from_emf
 from beekeeper.store.dynamodb import DynamoDb
 from beekeeper.store.sqs import Sqs

@@ -15,8 +15,8 @@ import pytest
 
 from beekeeper.core.datamodel import Token
 from beekeeper.core.settings import RoomSettings
-from beekeeper.lambdas.consumer import Assignment, run_consumer
-from beekeeper.lambdas.pacing import minute_span
+from beekeeper.room.consumer import Assignment, run_consumer
+from beekeeper.room.pacing import minute_span
 from beekeeper.simulator.clock import Scheduler
 from beekeeper.simulator.fake_dynamodb import FakeTable
 from beekeeper.simulator.fake_sqs import FakeQueue

@@ -10,7 +10,7 @@ from statistics import NormalDist
 import pytest
 
 from beekeeper.core.settings import MAX_SLOW_MS
-from beekeeper.lambdas.governor import (
+from beekeeper.room.governor import (
     BASELINE,
     BASELINE_CHECKS,
     BASELINE_PENDING,
@@ -24,22 +24,22 @@ from beekeeper.lambdas.governor import (
     decide,
     rate_floor,
 )
-from beekeeper.lambdas.governor_records import (
+from beekeeper.room.governor_records import (
     RECENT_DECISIONS,
     Decision,
     GovernorState,
     log_item,
     recent_decisions,
 )
-from beekeeper.lambdas.governor_sampling import TIMEOUT, Sample, sample
-from beekeeper.lambdas.governor_stats import (
+from beekeeper.room.governor_sampling import TIMEOUT, Sample, sample
+from beekeeper.room.governor_stats import (
     Baseline,
     CheckStats,
     errors_to_degrade,
     log_spread,
     percentile,
 )
-from beekeeper.lambdas.room_state import RoomConfig
+from beekeeper.room.room_state import RoomConfig
 
 
 def latencies(median: float, sigma: float = 0.3, n: int = SAMPLES) -> list[float]:

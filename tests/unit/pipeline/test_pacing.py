@@ -1,4 +1,4 @@
-"""The admission lattice one consumer paces itself by (lambdas/pacing.py): pure, no I/O."""
+"""The admission lattice one consumer paces itself by (room/pacing.py): pure, no I/O."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from beekeeper.lambdas.pacing import (
+from beekeeper.room.pacing import (
     BANK,
     LanePacer,
     minute_span,

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from beekeeper.lambdas.cookies import is_plain_http_loopback, token_from_request
-from beekeeper.lambdas.trigger import consumers_needed
+from beekeeper.room.cookies import is_plain_http_loopback, token_from_request
+from beekeeper.room.trigger import consumers_needed
 
 VALID = "abcdefghijklmnopqrstuv.7"
 

@@ -1,6 +1,6 @@
 """One lane of a minute's admissions: visitors go in as soon as their slot allows, losing nobody.
 
-A consumer owns one lane of the minute's admission lattice (lambdas/pacing.py): it may admit a
+A consumer owns one lane of the minute's admission lattice (room/pacing.py): it may admit a
 visitor whenever one of its slots has fallen due, keeping at most one batch of due slots in
 hand. So a visitor who joins while the room has room goes straight in (the consumer is
 long-polling the queue and has a slot), and a backlog is admitted evenly at exactly the rate.
@@ -49,12 +49,13 @@ from beekeeper.core.datamodel import (
 )
 from beekeeper.core.presence import look_within
 from beekeeper.core.settings import RoomSettings
-from beekeeper.lambdas import places, runtime
-from beekeeper.lambdas.emf import DISCARD, MetricSink
-from beekeeper.lambdas.pacing import RECEIVE_BATCH, LanePacer, ReceiveRhythm, minute_span
-from beekeeper.lambdas.places import PlaceKeeper
-from beekeeper.lambdas.prequeue import PrequeueSource
-from beekeeper.lambdas.room_state import (
+from beekeeper.lambdas import runtime
+from beekeeper.room import places
+from beekeeper.room.emf import DISCARD, MetricSink
+from beekeeper.room.pacing import RECEIVE_BATCH, LanePacer, ReceiveRhythm, minute_span
+from beekeeper.room.places import PlaceKeeper
+from beekeeper.room.prequeue import PrequeueSource
+from beekeeper.room.room_state import (
     DrawStatus,
     RoomConfig,
     batch_get,
@@ -63,9 +64,9 @@ from beekeeper.lambdas.room_state import (
     key,
     number,
 )
-from beekeeper.lambdas.status_publisher import StatusPublisher
-from beekeeper.lambdas.tickets import NO_TICKETS, TicketHook, container_issuer
-from beekeeper.lambdas.wiring import RoomWiring
+from beekeeper.room.status_publisher import StatusPublisher
+from beekeeper.room.tickets import NO_TICKETS, TicketHook, container_issuer
+from beekeeper.room.wiring import RoomWiring
 
 log = logging.getLogger("beekeeper.consumer")
 
@@ -229,9 +230,9 @@ class Consumer:
     # Capacity mode (a room deployed with max_inside > 0): the places, and the live cap.
     places: PlaceKeeper | None = None
     max_inside: int = 0
-    # Signs each admitted visitor's ticket (lambdas/tickets.py), stored on their item.
+    # Signs each admitted visitor's ticket (room/tickets.py), stored on their item.
     tickets: TicketHook = NO_TICKETS
-    # A scheduled event's drawn pre-queue, admitted ahead of the queue (lambdas/prequeue.py).
+    # A scheduled event's drawn pre-queue, admitted ahead of the queue (room/prequeue.py).
     source: PrequeueSource | None = None
     # When each visitor received and not admitted yet joined the line (epoch s), and the
     # scheduled start the drawn pre-queue's waits count from (0: none).
@@ -761,7 +762,7 @@ def run_consumer(
     **room: Unpack[RoomWiring],
 ) -> ConsumerReport:
     """One consumer invocation: `payload` is the trigger's Assignment, `room` what the room's
-    code runs against (lambdas/wiring.py)."""
+    code runs against (room/wiring.py)."""
     assignment = Assignment.from_payload(payload)
     consumer = Consumer(**room, clock=clock, sleep=sleep, tickets=tickets)
     report = consumer.run(assignment)

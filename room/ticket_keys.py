@@ -31,8 +31,8 @@ from botocore.exceptions import ClientError
 
 from beekeeper.core import tickets as facts
 from beekeeper.core.datamodel import PARTITION_KEY, TICKET_KEYS_KEY, TICKET_KEYS_PUBLISHED
-from beekeeper.lambdas.room_state import error_code, key, number, read_number
-from beekeeper.lambdas.tickets import KeyRing, generate_private_jwk, public_jwk
+from beekeeper.room.room_state import error_code, key, number, read_number
+from beekeeper.room.tickets import KeyRing, generate_private_jwk, public_jwk
 
 
 class KeyTimingError(ValueError):

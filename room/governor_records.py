@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from beekeeper.core.datamodel import GOVERNOR_KEY, GOVERNOR_LOG_KEY
-from beekeeper.lambdas.governor_stats import Baseline
-from beekeeper.lambdas.room_state import RoomConfig, key, number, read_number
+from beekeeper.room.governor_stats import Baseline
+from beekeeper.room.room_state import RoomConfig, key, number, read_number
 
 RECENT_DECISIONS = 10  # kept in the governor-log item for `beekeeper status`
 

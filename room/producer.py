@@ -10,10 +10,10 @@ In a quiet room (fewer than QUIET_ARRIVALS_PER_SECOND joining) ordinals are exac
 counts are read consistently and the next ordinal in the interleaved order is taken with a
 conditional write, so every visitor's place is one more than everyone's who joined before,
 however many containers serve the link. A visitor who joins a minute that has no consumer
-wakes one (lambdas/wake.py): a quiet room lets them in at once instead of next minute.
+wakes one (room/wake.py): a quiet room lets them in at once instead of next minute.
 
 With `join_work` set, a new place costs a solved proof-of-work challenge (core/join_work.py,
-lambdas/join_gate.py): a request without a solution is sent to the work page with a fresh
+room/join_gate.py): a request without a solution is sent to the work page with a fresh
 challenge, a solution is checked and spent (one conditional PutItem) before the place is
 counted, and a refused one gets a fresh challenge. A returning visitor whose cookie still
 holds a place keeps today's path: no work.
@@ -57,9 +57,9 @@ from beekeeper.core.polling import (
 from beekeeper.core.serving import room_fragment
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas import runtime
-from beekeeper.lambdas.cookies import COOKIE_PATH, is_plain_http_loopback, set_cookie
-from beekeeper.lambdas.emf import DISCARD, MetricSink
-from beekeeper.lambdas.join_answers import (
+from beekeeper.room.cookies import COOKIE_PATH, is_plain_http_loopback, set_cookie
+from beekeeper.room.emf import DISCARD, MetricSink
+from beekeeper.room.join_answers import (
     admitted_body,
     challenge_body,
     closed_body,
@@ -71,12 +71,12 @@ from beekeeper.lambdas.join_answers import (
     wants_json,
     work_location,
 )
-from beekeeper.lambdas.join_gate import JoinGate
-from beekeeper.lambdas.leaving import Leaving
-from beekeeper.lambdas.pacing import MINUTE_SECONDS
-from beekeeper.lambdas.prequeue import join_prequeue
-from beekeeper.lambdas.returning import Way, returning_visit
-from beekeeper.lambdas.room_state import (
+from beekeeper.room.join_gate import JoinGate
+from beekeeper.room.leaving import Leaving
+from beekeeper.room.pacing import MINUTE_SECONDS
+from beekeeper.room.prequeue import join_prequeue
+from beekeeper.room.returning import Way, returning_visit
+from beekeeper.room.room_state import (
     RoomSnapshot,
     batch_get,
     draw_pending,
@@ -87,8 +87,8 @@ from beekeeper.lambdas.room_state import (
     read_number,
     read_snapshot,
 )
-from beekeeper.lambdas.tickets import secret_reader
-from beekeeper.lambdas.wake import wake_if_idle
+from beekeeper.room.tickets import secret_reader
+from beekeeper.room.wake import wake_if_idle
 
 log = logging.getLogger("beekeeper.producer")
 
@@ -166,7 +166,7 @@ class Producer:
     recent_joins: deque[float] = field(default_factory=deque)
     contended_at: float = -math.inf
     metrics: MetricSink = DISCARD
-    # The proof of work and the room's keys (lambdas/join_gate.py): every deployed or local room
+    # The proof of work and the room's keys (room/join_gate.py): every deployed or local room
     # has one (its tokens carry the room's mark); a room with join_work > 0 must.
     gate: JoinGate | None = None
     # The room's own public origin (its page's), which /leave takes a cookie's leave from.
@@ -182,7 +182,7 @@ class Producer:
         method = event.get("httpMethod") if isinstance(event, Mapping) else None
         if not isinstance(method, str):
             return page(400, "Bad request", "This address only answers web browsers.", self.brand)
-        # A native app asks for JSON (lambdas/join_answers.py): the same decisions, as JSON.
+        # A native app asks for JSON (room/join_answers.py): the same decisions, as JSON.
         as_json = wants_json(event)
         if method.upper() != "GET":
             response = (

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from beekeeper.core.settings import RoomSettings
-from beekeeper.lambdas.room_state import RoomSnapshot, publish_status, read_snapshot
+from beekeeper.room.room_state import RoomSnapshot, publish_status, read_snapshot
 
 log = logging.getLogger("beekeeper.status")
 

@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from beekeeper.lambdas.governor_sampling import Sample
+from beekeeper.room.governor_sampling import Sample
 
 ERROR_SHARE = 0.10  # failed share of a check that makes it degraded (6 of 60)
 MEDIAN_SE_FACTOR = math.sqrt(math.pi / 2)  # standard error of a median, in units of s/sqrt(n)

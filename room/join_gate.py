@@ -12,7 +12,7 @@ be used anyway (TTL), so the table holds at most a few minutes of them.
 The room's join secret (Secrets Manager, read by the producer alone) is read once per
 container; the keys are derived from it (core/join_work.JoinKeys). The same keys mark every
 token id the producer issues (core/datamodel.Token.issue), which is how a leave tells a token
-the room issued from a forged one (lambdas/leaving.py).
+the room issued from a forged one (room/leaving.py).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from botocore.exceptions import ClientError
 from beekeeper.core import join_work
 from beekeeper.core.datamodel import PARTITION_KEY, TTL_ATTRIBUTE, work_key
 from beekeeper.core.join_work import Challenge, JoinKeys, Solution, Verdict
-from beekeeper.lambdas.room_state import error_code
+from beekeeper.room.room_state import error_code
 
 log = logging.getLogger("beekeeper.producer")
 

@@ -42,8 +42,8 @@ from beekeeper.core import names, telemetry
 from beekeeper.core.datamodel import GOVERNOR_KEY, GOVERNOR_LOG_KEY
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas import runtime
-from beekeeper.lambdas.emf import DISCARD, MetricSink
-from beekeeper.lambdas.governor_records import (
+from beekeeper.room.emf import DISCARD, MetricSink
+from beekeeper.room.governor_records import (
     Decision,
     GovernorState,
     log_item,
@@ -51,9 +51,9 @@ from beekeeper.lambdas.governor_records import (
     recent_decisions,
     tenth,
 )
-from beekeeper.lambdas.governor_sampling import Fetcher, Sample, fetch_once, sample
-from beekeeper.lambdas.governor_stats import Baseline, CheckStats, errors_to_degrade
-from beekeeper.lambdas.room_state import (
+from beekeeper.room.governor_sampling import Fetcher, Sample, fetch_once, sample
+from beekeeper.room.governor_stats import Baseline, CheckStats, errors_to_degrade
+from beekeeper.room.room_state import (
     RoomConfig,
     key,
     read_config,

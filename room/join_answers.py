@@ -1,6 +1,6 @@
 """What the marketing link answers a native app, and the challenge (docs/apps.md).
 
-A browser follows redirects: the producer answers it with 302s (lambdas/producer.py). A client
+A browser follows redirects: the producer answers it with 302s (room/producer.py). A client
 that sends `Accept: application/json` gets the same decisions as JSON instead, with status 200
 unless something is wrong: its token and place, when and where to ask again, and an admitted
 app its ticket in the body, never in a URL. With `join_work` on, a request without a solution
@@ -21,7 +21,7 @@ from beekeeper.core.datamodel import TOKEN_HEADER, Token
 from beekeeper.core.headers import JSON_ANSWER_HEADERS
 from beekeeper.core.join_work import WORK_PARAMETER, Challenge, Verdict
 from beekeeper.core.polling import POLL_AFTER_MIN_SECONDS
-from beekeeper.lambdas.cookies import header_values
+from beekeeper.room.cookies import header_values
 
 # Relative to the marketing link, as the page's own URLs are: ".../beekeeper" -> ".../work".
 WORK_PAGE_LOCATION = "work"

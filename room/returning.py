@@ -32,9 +32,9 @@ from typing import Any
 from beekeeper.core.datamodel import STATE_ENDED, STATE_LEFT, TICKET_ATTRIBUTE, Token, visitor_key
 from beekeeper.core.polling import is_unknown
 from beekeeper.core.tickets import TICKET_PATTERN
-from beekeeper.lambdas.cookies import token_from_request
-from beekeeper.lambdas.prequeue import read_prequeue_item
-from beekeeper.lambdas.room_state import Item, RoomSnapshot, key, read_number
+from beekeeper.room.cookies import token_from_request
+from beekeeper.room.prequeue import read_prequeue_item
+from beekeeper.room.room_state import Item, RoomSnapshot, key, read_number
 
 log = logging.getLogger("beekeeper.producer")
 

@@ -1,11 +1,11 @@
 """Every minute: claim the minute, plan its consumers from the demand, start them.
 
 The minute's consumers share the minute's admission lattice at the live rate
-(lambdas/pacing.py): they admit visitors as they come, up to the rate, for the whole minute.
+(room/pacing.py): they admit visitors as they come, up to the rate, for the whole minute.
 How many consumers: the fewest that can admit min(rate, demand), where demand is the queue's
 backlog plus the visitors who arrived during the last minute (the arrival counters' growth
 since the previous claim). A room nobody is visiting starts no consumer at all; the first
-visitor to join such a minute wakes one (lambdas/wake.py), so a quiet room costs one short
+visitor to join such a minute wakes one (room/wake.py), so a quiet room costs one short
 trigger run a minute.
 
 The claim is a conditional PutItem of `minute#<m>`: a duplicate or late scheduler delivery
@@ -28,12 +28,12 @@ from beekeeper.core.datamodel import BOOKKEEPING_TTL_SECONDS, INSIDE_KEY, minute
 from beekeeper.core.presence import look_within
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas import runtime
-from beekeeper.lambdas.consumer import Assignment
-from beekeeper.lambdas.emf import DISCARD, MetricSink
-from beekeeper.lambdas.pacing import MINUTE_SECONDS
-from beekeeper.lambdas.places import Warden, read_inside
-from beekeeper.lambdas.prequeue import Draw
-from beekeeper.lambdas.room_state import (
+from beekeeper.room.consumer import Assignment
+from beekeeper.room.emf import DISCARD, MetricSink
+from beekeeper.room.pacing import MINUTE_SECONDS
+from beekeeper.room.places import Warden, read_inside
+from beekeeper.room.prequeue import Draw
+from beekeeper.room.room_state import (
     batch_get,
     draw_pending,
     error_code,
@@ -44,7 +44,7 @@ from beekeeper.lambdas.room_state import (
     read_number,
     read_snapshot,
 )
-from beekeeper.lambdas.wake import wake_if_idle
+from beekeeper.room.wake import wake_if_idle
 
 log = logging.getLogger("beekeeper.trigger")
 

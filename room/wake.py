@@ -16,9 +16,9 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from beekeeper.core.datamodel import minute_key
-from beekeeper.lambdas.consumer import Assignment
-from beekeeper.lambdas.pacing import minute_span
-from beekeeper.lambdas.room_state import error_code, key, number
+from beekeeper.room.consumer import Assignment
+from beekeeper.room.pacing import minute_span
+from beekeeper.room.room_state import error_code, key, number
 
 log = logging.getLogger("beekeeper.wake")
 

@@ -48,8 +48,8 @@ from beekeeper.core.datamodel import CLIENT_TOKEN_PARAMETER, TOKEN_HEADER, Token
 from beekeeper.core.headers import JSON_ANSWER_HEADERS, browser_origin, cors_headers
 from beekeeper.core.routes import ERROR_RETRY_AFTER_SECONDS
 from beekeeper.core.sessions import leave_request
-from beekeeper.lambdas.cookies import header_values, token_from_request
-from beekeeper.lambdas.room_state import error_code
+from beekeeper.room.cookies import header_values, token_from_request
+from beekeeper.room.room_state import error_code
 
 log = logging.getLogger("beekeeper.leaving")
 

@@ -6,7 +6,7 @@ returning visitor) put the stored ticket into the redirect to the shop, since a 
 template can not sign. What the ticket says and how keys are timed: core/tickets.py.
 
 The private keys live in the room's secret (AWS Secrets Manager), as a JSON key ring written by
-`beekeeper keys` (lambdas/ticket_keys.py) and read here, once per KEY_REFRESH_SECONDS per
+`beekeeper keys` (room/ticket_keys.py) and read here, once per KEY_REFRESH_SECONDS per
 container: signing costs no AWS call per admission. A ring that can not be read, or holds no
 key that signs yet, admits as before, without a ticket: nobody waits for a key.
 

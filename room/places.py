@@ -64,8 +64,8 @@ from beekeeper.core.datamodel import (
 )
 from beekeeper.core.presence import look_within
 from beekeeper.core.settings import RoomSettings
-from beekeeper.lambdas.room_state import batch_get, error_code, key, number, read_number
-from beekeeper.lambdas.tickets import NO_TICKETS, TicketHook
+from beekeeper.room.room_state import batch_get, error_code, key, number, read_number
+from beekeeper.room.tickets import NO_TICKETS, TicketHook
 
 log = logging.getLogger("beekeeper.places")
 

@@ -47,7 +47,7 @@ from beekeeper.core.schedule import (
     commitment,
     drawn_order,
 )
-from beekeeper.lambdas.room_state import (
+from beekeeper.room.room_state import (
     RoomConfig,
     batch_get,
     error_code,

@@ -21,7 +21,9 @@ from typing import Any
 from beekeeper.core import names
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas import log_context
+from beekeeper.room.assembly import Effects, Part, Room, assemble
 from beekeeper.room.emf import DISCARD, MetricSink, MinuteMetrics
+from beekeeper.room.tickets import secret_reader
 from beekeeper.room.wiring import RoomWiring
 
 # Lambda sets it in every function's environment (a reserved variable).
@@ -57,17 +59,49 @@ def client(service: str) -> Any:
     return boto3.client(service)
 
 
-def wiring() -> RoomWiring:
-    """The room's settings, table, queue and clients, as the stack set them for this function."""
+def wiring(part: Part = "producer") -> RoomWiring:
+    """The room's settings, table, queue and clients, as the stack set them for this function.
+    The governor is given no queue (it never touches it)."""
     return RoomWiring(
         settings=settings(),
         table=env(names.TABLE_NAME_VARIABLE),
-        queue_url=env(names.QUEUE_URL_VARIABLE),
+        queue_url="" if part == "governor" else env(names.QUEUE_URL_VARIABLE),
         dynamodb=client("dynamodb"),
         sqs=client("sqs"),
     )
 
 
+@cache
+def room() -> Room:
+    """The room, assembled once per container (room/assembly.py). What only some functions
+    have in their environment (the consumer function to start, the secrets) is read when a
+    part first needs it, so each function's environment holds only what it uses."""
+    return assemble(
+        wiring,
+        Effects(
+            clock=time.time,
+            sleep=time.sleep,
+            invoke_consumer=lambda payload: consumer_invoker()(payload),
+            read_join_secret=lambda: _secret(names.JOIN_SECRET_VARIABLE),
+            read_ticket_keys=_ticket_keys_reader(),
+            producer_metrics=metrics(),
+            room_origin=os.environ.get(names.ROOM_ORIGIN_VARIABLE, ""),
+        ),
+    )
+
+
+def _secret(variable: str) -> str:
+    return secret_reader(client("secretsmanager"), env(variable))()
+
+
+def _ticket_keys_reader() -> Callable[[], str] | None:
+    """The ticket keys' secret, for the function that signs (the consumer); elsewhere none."""
+    if not os.environ.get(names.TICKET_KEYS_SECRET_VARIABLE):
+        return None
+    return lambda: _secret(names.TICKET_KEYS_SECRET_VARIABLE)
+
+
+@cache
 def consumer_invoker() -> Callable[[dict[str, Any]], None]:
     """How the producer and the trigger start a consumer: Lambda's asynchronous invoke."""
     return lambda_invoker(client("lambda"), env(names.CONSUMER_FUNCTION_VARIABLE))
@@ -91,3 +125,5 @@ def reset_for_tests() -> None:
     settings.cache_clear()
     client.cache_clear()
     metrics.cache_clear()
+    room.cache_clear()
+    consumer_invoker.cache_clear()

@@ -1,7 +1,7 @@
 """The room's real code, bound for a local room: the one place local mode names the modules.
 
-Local mode runs exactly what AWS runs: the producer, trigger, consumer and governor of
-`beekeeper.lambdas`, the templated routes through API Gateway's emulation
+Local mode runs exactly what AWS runs: the room of `beekeeper.room`, assembled as the
+Lambda handlers assemble it (room/assembly.py), the templated routes through API Gateway's emulation
 (`beekeeper.apigateway.runtime`), and the waiting room page of `beekeeper.waiting_room_site`.
 `RoomCode` is the interface the gateway and the scheduler use; `load_room_code` fills it with
 those modules' plain functions, bound to the room's settings and to clients of the emulator by
@@ -161,15 +161,11 @@ def load_room_code(
     *,
     minute_seconds: float,
 ) -> RoomCode:
-    """The real modules' functions, bound to this room's settings, resources and clients."""
+    """The room (room/assembly.py), bound to this room's settings, resources and clients."""
     # Imported here: the room code (and the Velocity engine) load when a room starts.
     from beekeeper.apigateway.runtime import invoke
-    from beekeeper.room.consumer import run_consumer
-    from beekeeper.room.governor import fetch_once, run_governor
-    from beekeeper.room.join_gate import JoinGate
-    from beekeeper.room.producer import Producer
-    from beekeeper.room.tickets import NO_TICKETS, TicketHook, TicketIssuer, secret_reader
-    from beekeeper.room.trigger import run_trigger
+    from beekeeper.room.assembly import Effects, assemble
+    from beekeeper.room.tickets import secret_reader
     from beekeeper.waiting_room_site import render_page
 
     # One client per service, shared by the room's threads, as one per container in AWS.
@@ -182,83 +178,50 @@ def load_room_code(
     )
     metrics = _Metrics(settings.name, client("cloudwatch"), minute_seconds)
     starter = _ConsumerStarter()
-    # One issuer for the room's consumers, as one per container in AWS: the key ring is read
-    # once a minute, not once per consumer run.
-    tickets: TicketHook = NO_TICKETS
-    if resources.ticket_keys_secret:
-        tickets = TicketIssuer(
-            read_ring=secret_reader(client("secretsmanager"), resources.ticket_keys_secret),
-            settings=settings,
+    secrets = client("secretsmanager")
+    room = assemble(
+        wiring,
+        Effects(
             clock=time.time,
-        )
-    producer = Producer(
-        **wiring,
-        invoke_consumer=starter,
-        minute_seconds=minute_seconds,
-        metrics=_Shared(metrics.sink()),
-        gate=JoinGate(
-            room=settings.name,
-            read_secret=secret_reader(client("secretsmanager"), resources.join_secret),
-            dynamodb=wiring["dynamodb"],
-            table=wiring["table"],
+            sleep=time.sleep,
+            invoke_consumer=starter,
+            read_join_secret=secret_reader(secrets, resources.join_secret),
+            # One issuer for the room's consumers, as one per container in AWS.
+            read_ticket_keys=(
+                secret_reader(secrets, resources.ticket_keys_secret)
+                if resources.ticket_keys_secret
+                else None
+            ),
+            producer_metrics=_Shared(metrics.sink()),
+            room_origin=resources.room_origin,
+            minute_seconds=minute_seconds,
         ),
-        room_origin=resources.room_origin,
+        planning=lambda wired: _shortened(wired, minute_seconds),
     )
+    producer = room.producer
 
     def produce(event: dict[str, Any]) -> Mapping[str, Any]:
         response = producer.handle(event)
         producer.metrics.flush_ended()  # what the handler does after every request
         return response
 
-    # A shortened minute asks each consumer for its minute's work in less time: the trigger
-    # plans consumers for the same real-time pace per consumer as a minute in AWS does.
-    planning: RoomWiring = {
-        **wiring,
-        "settings": settings.replace(
-            consumer_capacity=max(
-                MIN_CONSUMER_CAPACITY,
-                round(settings.consumer_capacity * minute_seconds / MINUTE_SECONDS),
-            )
-        ),
-    }
-
     def run_trigger_once(invoke_consumer: InvokeConsumer) -> Any:
         with metrics.run() as sink:
-            return run_trigger(
-                **planning,
-                invoke_consumer=lambda payload: invoke_consumer(dict(payload)),
-                clock=time.time,
-                minute_seconds=minute_seconds,
-                metrics=sink,
+            return room.run_trigger(
+                metrics=sink, invoke_consumer=lambda payload: invoke_consumer(dict(payload))
             )
 
     def run_consumer_once(payload: Payload) -> Any:
         with metrics.run() as sink:
             # The payload is JSON in AWS's async invoke: the consumer gets a copy, as it would.
-            return run_consumer(
-                dict(payload),
-                **wiring,
-                clock=time.time,
-                sleep=time.sleep,
-                metrics=sink,
-                tickets=tickets,
-            )
+            return room.run_consumer(dict(payload), metrics=sink)
 
     # The governor's minute is shortened with the scheduler's, as the trigger's is.
     def run_governor_once() -> Any:
         if not settings.dynamic_rate_throttling:
             return "disabled"
         with metrics.run() as sink:
-            return run_governor(
-                settings=settings,
-                table=wiring["table"],
-                dynamodb=wiring["dynamodb"],
-                fetch=fetch_once,
-                clock=time.time,
-                sleep=time.sleep,
-                minute_seconds=minute_seconds,
-                metrics=sink,
-            )
+            return room.run_governor(metrics=sink)
 
     return RoomCode(
         producer=lambda event, _context: produce(event),
@@ -270,3 +233,18 @@ def load_room_code(
         page=lambda settings: render_page(settings, minute_seconds=minute_seconds),
         connect_consumers=starter.connect,
     )
+
+
+def _shortened(wiring: RoomWiring, minute_seconds: float) -> RoomWiring:
+    """A shortened minute asks each consumer for its minute's work in less time: the trigger
+    plans consumers for the same real-time pace per consumer as a minute in AWS does."""
+    settings = wiring["settings"]
+    return {
+        **wiring,
+        "settings": settings.replace(
+            consumer_capacity=max(
+                MIN_CONSUMER_CAPACITY,
+                round(settings.consumer_capacity * minute_seconds / MINUTE_SECONDS),
+            )
+        ),
+    }

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import logging
 import math
-import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -49,7 +48,6 @@ from beekeeper.core.datamodel import (
 )
 from beekeeper.core.presence import look_within
 from beekeeper.core.settings import RoomSettings
-from beekeeper.lambdas import runtime
 from beekeeper.room import places
 from beekeeper.room.emf import DISCARD, MetricSink
 from beekeeper.room.pacing import RECEIVE_BATCH, LanePacer, ReceiveRhythm, minute_span
@@ -65,7 +63,7 @@ from beekeeper.room.room_state import (
     number,
 )
 from beekeeper.room.status_publisher import StatusPublisher
-from beekeeper.room.tickets import NO_TICKETS, TicketHook, container_issuer
+from beekeeper.room.tickets import NO_TICKETS, TicketHook
 from beekeeper.room.wiring import RoomWiring
 
 log = logging.getLogger("beekeeper.consumer")
@@ -779,21 +777,3 @@ def run_consumer(
         metrics.count(telemetry.NO_SHOWS, freed.no_shows)
         metrics.count(telemetry.SESSIONS_ENDED, freed.ended - freed.no_shows)
     return report
-
-
-def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
-    try:
-        report = run_consumer(
-            event,
-            **runtime.wiring(),
-            clock=time.time,
-            sleep=time.sleep,
-            metrics=runtime.metrics(),
-            tickets=container_issuer(),
-        )
-    except AssignmentError as error:
-        log.error("%s", error)  # a retry would fail the same way
-        return {"admitted": 0, "error": str(error)}
-    finally:
-        runtime.metrics().flush()
-    return {"admitted": report.admitted, "duplicates": report.duplicates}

@@ -34,14 +34,12 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
-import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from beekeeper.core import names, telemetry
+from beekeeper.core import telemetry
 from beekeeper.core.datamodel import GOVERNOR_KEY, GOVERNOR_LOG_KEY
 from beekeeper.core.settings import RoomSettings
-from beekeeper.lambdas import runtime
 from beekeeper.room.emf import DISCARD, MetricSink
 from beekeeper.room.governor_records import (
     Decision,
@@ -51,7 +49,7 @@ from beekeeper.room.governor_records import (
     recent_decisions,
     tenth,
 )
-from beekeeper.room.governor_sampling import Fetcher, Sample, fetch_once, sample
+from beekeeper.room.governor_sampling import Fetcher, Sample, sample
 from beekeeper.room.governor_stats import Baseline, CheckStats, errors_to_degrade
 from beekeeper.room.room_state import (
     RoomConfig,
@@ -279,27 +277,3 @@ def _get(dynamodb: Any, table: str, pk: str) -> Mapping[str, Any] | None:
     response = dynamodb.get_item(TableName=table, Key=key(pk), ConsistentRead=True)
     item: Mapping[str, Any] | None = response.get("Item")
     return item
-
-
-def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
-    settings = runtime.settings()
-    if not settings.dynamic_rate_throttling:
-        return {"decision": "disabled"}
-    decision = run_governor(
-        settings=settings,
-        table=runtime.env(names.TABLE_NAME_VARIABLE),
-        dynamodb=runtime.client("dynamodb"),
-        fetch=fetch_once,
-        clock=time.time,
-        sleep=time.sleep,
-        metrics=runtime.metrics(),
-    )
-    runtime.metrics().flush()
-    # What the room's metrics take from a check.
-    return {
-        "decision": decision.decision,
-        "median_ms": decision.median_ms,
-        "p90_ms": decision.p90_ms,
-        "errors": decision.errors,
-        "rate": decision.rate_after,
-    }

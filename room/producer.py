@@ -24,7 +24,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
-import os
 import random
 import secrets
 import time
@@ -46,7 +45,6 @@ from beekeeper.core.datamodel import (
 from beekeeper.core.edge import LEAVE_PATH
 from beekeeper.core.headers import MARKETING_LINK_HEADERS, SHARED_CHALLENGE_HEADERS
 from beekeeper.core.join_work import WORK_PARAMETER, Verdict, flood_factor
-from beekeeper.core.names import JOIN_SECRET_VARIABLE, ROOM_ORIGIN_VARIABLE
 from beekeeper.core.plain_page import Brand
 from beekeeper.core.polling import (
     POLL_AFTER_MIN_SECONDS,
@@ -56,7 +54,6 @@ from beekeeper.core.polling import (
 )
 from beekeeper.core.serving import room_fragment
 from beekeeper.core.settings import RoomSettings
-from beekeeper.lambdas import runtime
 from beekeeper.room.cookies import COOKIE_PATH, is_plain_http_loopback, set_cookie
 from beekeeper.room.emf import DISCARD, MetricSink
 from beekeeper.room.join_answers import (
@@ -87,7 +84,6 @@ from beekeeper.room.room_state import (
     read_number,
     read_snapshot,
 )
-from beekeeper.room.tickets import secret_reader
 from beekeeper.room.wake import wake_if_idle
 
 log = logging.getLogger("beekeeper.producer")
@@ -171,6 +167,9 @@ class Producer:
     gate: JoinGate | None = None
     # The room's own public origin (its page's), which /leave takes a cookie's leave from.
     room_origin: str = ""
+    # The client POST /leave writes with; the producer's own unless given (the simulator
+    # counts the leave's calls apart).
+    leave_dynamodb: Any = None
 
     def __post_init__(self) -> None:
         if self.settings.join_work and self.gate is None:
@@ -262,7 +261,7 @@ class Producer:
             raise ValueError("leaving needs the room's keys: give the producer its join gate")
         return Leaving(
             table=self.table,
-            dynamodb=self.dynamodb,
+            dynamodb=self.dynamodb if self.leave_dynamodb is None else self.leave_dynamodb,
             shop_origin=self.settings.origin,
             token_key=lambda: gate.keys().token,
             clock=self.clock,
@@ -531,29 +530,3 @@ def closed_page(
     language = "de" if accepted.strip().lower().startswith("de") else "en"
     title, words = CLOSED_WORDS[language]
     return page(200, title, words, brand, more=message, language=language)
-
-
-_producer: Producer | None = None
-
-
-def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
-    global _producer
-    if _producer is None:
-        wiring = runtime.wiring()
-        _producer = Producer(
-            **wiring,
-            invoke_consumer=runtime.consumer_invoker(),
-            metrics=runtime.metrics(),
-            gate=JoinGate(
-                room=wiring["settings"].name,
-                read_secret=secret_reader(
-                    runtime.client("secretsmanager"), runtime.env(JOIN_SECRET_VARIABLE)
-                ),
-                dynamodb=wiring["dynamodb"],
-                table=wiring["table"],
-            ),
-            room_origin=os.environ.get(ROOM_ORIGIN_VARIABLE, ""),
-        )
-    response = _producer.handle(event)
-    _producer.metrics.flush_ended()
-    return response

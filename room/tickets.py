@@ -17,13 +17,10 @@ consumer that issues no tickets, never load it. No key material is ever logged.
 from __future__ import annotations
 
 import base64
-import functools
 import hashlib
 import json
 import logging
-import os
 import secrets
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -31,9 +28,7 @@ from typing import Any, Protocol
 from beekeeper.core import tickets as facts
 from beekeeper.core.datamodel import TICKET_ATTRIBUTE, Token
 from beekeeper.core.headers import browser_origin
-from beekeeper.core.names import TICKET_KEYS_SECRET_VARIABLE
 from beekeeper.core.settings import RoomSettings
-from beekeeper.lambdas import runtime
 
 log = logging.getLogger("beekeeper.tickets")
 
@@ -297,18 +292,3 @@ def secret_reader(secretsmanager: Any, secret_id: str) -> Callable[[], str]:
         return str(secretsmanager.get_secret_value(SecretId=secret_id)["SecretString"])
 
     return read
-
-
-@functools.cache
-def container_issuer() -> TicketHook:
-    """This container's issuer, from the environment the stack sets (one per container, so
-    the ring is read once a minute however many invocations the container serves)."""
-    secret_id = os.environ.get(TICKET_KEYS_SECRET_VARIABLE, "")
-    if not secret_id:
-        log.warning("%s is not set: admitting without tickets", TICKET_KEYS_SECRET_VARIABLE)
-        return NO_TICKETS
-    return TicketIssuer(
-        read_ring=secret_reader(runtime.client("secretsmanager"), secret_id),
-        settings=runtime.settings(),
-        clock=time.time,
-    )

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import logging
 import math
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -27,7 +26,6 @@ from beekeeper.core import telemetry
 from beekeeper.core.datamodel import BOOKKEEPING_TTL_SECONDS, INSIDE_KEY, minute_key
 from beekeeper.core.presence import look_within
 from beekeeper.core.settings import RoomSettings
-from beekeeper.lambdas import runtime
 from beekeeper.room.consumer import Assignment
 from beekeeper.room.emf import DISCARD, MetricSink
 from beekeeper.room.pacing import MINUTE_SECONDS
@@ -231,14 +229,3 @@ def run_trigger(
         consumers=consumers,
         woken=woken,
     )
-
-
-def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
-    outcome = run_trigger(
-        **runtime.wiring(),
-        invoke_consumer=runtime.consumer_invoker(),
-        clock=time.time,
-        metrics=runtime.metrics(),
-    )
-    runtime.metrics().flush()
-    return {"minute": outcome.minute, "claimed": outcome.claimed, "consumers": outcome.consumers}

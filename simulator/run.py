@@ -30,13 +30,9 @@ from beekeeper.core.datamodel import DRAW_KEY, Token
 from beekeeper.core.join_work import SHARED_SECONDS, Challenge, Solution, visitor_nonce
 from beekeeper.core.schedule import format_starts_at
 from beekeeper.core.settings import RoomSettings
-from beekeeper.room.consumer import run_consumer
+from beekeeper.room.assembly import Effects, Part, assemble
 from beekeeper.room.emf import DISCARD, MetricSink
-from beekeeper.room.join_gate import JoinGate
-from beekeeper.room.leaving import Leaving
-from beekeeper.room.producer import Producer
 from beekeeper.room.room_state import read_number, refresh_status, write_config
-from beekeeper.room.trigger import run_trigger
 from beekeeper.room.wiring import RoomWiring
 from beekeeper.simulator import measure
 from beekeeper.simulator.capacity import CapacityCrowd, CapacityFigures, CapacityPlan
@@ -339,14 +335,51 @@ def simulate(
     )
 
     index_of: dict[str, int] = {}  # token id -> visitor
-    # The room's keys and proof of work: its tokens carry its mark, as every room's do.
-    gate = JoinGate(
-        room=settings.name,
-        read_secret=lambda: JOIN_SECRET,
-        dynamodb=Counted(table, calls_by_role, "producer"),
-        table=TABLE,
-        token_bytes=rng.randbytes,
+
+    def wired(part: Part) -> RoomWiring:
+        """The room's code bound to the fakes, its calls counted under its part's name."""
+        return RoomWiring(
+            settings=settings,
+            table=TABLE,
+            queue_url=QUEUE_URL,
+            dynamodb=Counted(table, calls_by_role, part),
+            sqs=Counted(queue, calls_by_role, part),
+        )
+
+    def start_consumer(payload: dict[str, Any]) -> None:
+        minute = int(payload["minute"]) - EPOCH // 60
+        lanes_per_minute[minute] = lanes_per_minute.get(minute, 0) + 1
+        woken[0] += bool(payload.get("woken"))
+
+        def body() -> None:
+            started = scheduler.now
+            sink = new_sink()
+            try:
+                report = room.run_consumer(payload, metrics=sink)
+                skipped[0] += report.duplicates
+            finally:
+                sink.flush()  # the handler's end of run
+                lanes.append((started, scheduler.now))
+
+        scheduler.spawn(scheduler.now + rng.uniform(*START_LATENCY_SECONDS), body)
+
+    # The room's keys and proof of work: its tokens carry its mark, as every room's do. Its
+    # consumers sign no tickets (the simulator measures admission, not signing).
+    room = assemble(
+        wired,
+        Effects(
+            clock=scheduler.clock,
+            sleep=scheduler.sleep,
+            invoke_consumer=start_consumer,
+            read_join_secret=lambda: JOIN_SECRET,
+            producer_metrics=new_sink(),
+            token_bytes=_token_bytes([0]),
+            challenge_bytes=rng.randbytes,
+            shard_rng=random.Random(seed + 1),  # noqa: S311 - shard choice, not a secret
+            secret_bytes=rng.randbytes,
+        ),
     )
+    producer = room.producer
     crowd = (
         CapacityCrowd(
             plan=capacity,
@@ -356,13 +389,7 @@ def simulate(
             table_name=TABLE,
             rng=random.Random(seed + 2),  # noqa: S311 - the crowd's choices, not a secret
             # POST /leave: the producer's route, with the room's keys.
-            leaving=Leaving(
-                table=TABLE,
-                dynamodb=Counted(table, calls_by_role, "leave"),
-                shop_origin=settings.origin,
-                token_key=lambda: gate.keys().token,
-                clock=scheduler.clock,
-            ),
+            leaving=room.leaving,
         )
         if capacity is not None
         else None
@@ -379,54 +406,12 @@ def simulate(
     if watch_pages is not None:
         watch_pages(probe)  # a test's look at the pages (it schedules its own checks)
 
-    def wired(role: str) -> RoomWiring:
-        """The room's code bound to the fakes, its calls counted under `role`."""
-        return RoomWiring(
-            settings=settings,
-            table=TABLE,
-            queue_url=QUEUE_URL,
-            dynamodb=Counted(table, calls_by_role, role),
-            sqs=Counted(queue, calls_by_role, role),
-        )
-
     if crowd is not None:
         crowd.on_passed_over = probe.passed
         crowd.on_left_line = probe.left
         crowd.on_request = probe.origin_request
         probe.on_noticed = crowd.noticed
 
-    def start_consumer(payload: dict[str, Any]) -> None:
-        minute = int(payload["minute"]) - EPOCH // 60
-        lanes_per_minute[minute] = lanes_per_minute.get(minute, 0) + 1
-        woken[0] += bool(payload.get("woken"))
-
-        def body() -> None:
-            started = scheduler.now
-            sink = new_sink()
-            try:
-                report = run_consumer(
-                    payload,
-                    **wired("admission"),
-                    clock=scheduler.clock,
-                    sleep=scheduler.sleep,
-                    metrics=sink,
-                )
-                skipped[0] += report.duplicates
-            finally:
-                sink.flush()  # the handler's end of run
-                lanes.append((started, scheduler.now))
-
-        scheduler.spawn(scheduler.now + rng.uniform(*START_LATENCY_SECONDS), body)
-
-    producer = Producer(
-        **wired("producer"),
-        clock=scheduler.clock,
-        token_bytes=_token_bytes([0]),
-        rng=random.Random(seed + 1),  # noqa: S311 - shard choice, not a secret
-        invoke_consumer=start_consumer,
-        metrics=new_sink(),
-        gate=gate,
-    )
     solver_rng = random.Random(seed + 3)  # noqa: S311 - the visitors' phones, not a secret
     nonce_rng = random.Random(seed + 4)  # noqa: S311 - the pages' nonces, not a secret here
     flood_factor_max = [1.0]
@@ -474,13 +459,7 @@ def simulate(
 
     def trigger() -> None:
         sink = new_sink()
-        outcome = run_trigger(
-            **wired("admission"),
-            invoke_consumer=start_consumer,
-            clock=scheduler.clock,
-            secret_bytes=rng.randbytes,
-            metrics=sink,
-        )
+        outcome = room.run_trigger(metrics=sink)
         sink.flush()
         if not outcome.claimed:
             refused[0] += 1

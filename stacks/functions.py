@@ -63,7 +63,7 @@ class FunctionSpec:
 
     @property
     def handler(self) -> str:
-        return f"beekeeper.room.{self.role}.handler"
+        return f"beekeeper.lambdas.{self.role}.handler"
 
 
 SPECS = {

@@ -39,13 +39,11 @@ def lambda_environment(aws: Aws) -> Iterator[Aws]:
             else:
                 os.environ[k] = v
         runtime.reset_for_tests()
-        importlib.import_module("beekeeper.room.producer")._producer = None
 
 
 def test_handlers_run_from_the_environment(lambda_environment: Aws) -> None:
     aws = lambda_environment
-    producer = importlib.import_module("beekeeper.room.producer")
-    producer._producer = None
+    producer = importlib.import_module("beekeeper.lambdas.producer")
     # The room's default join_work: the link asks for work first, then gives the place.
     bare = producer.handler({"httpMethod": "GET", "path": "/beekeeper", "headers": {}}, None)
     location = bare["headers"]["Location"]
@@ -59,7 +57,7 @@ def test_handlers_run_from_the_environment(lambda_environment: Aws) -> None:
     )
     assert response["statusCode"] == 302 and "Set-Cookie" in response["headers"]
 
-    trigger = importlib.import_module("beekeeper.room.trigger")
+    trigger = importlib.import_module("beekeeper.lambdas.trigger")
     invoked: list[dict[str, Any]] = []
     real_client = runtime.client
 
@@ -76,9 +74,9 @@ def test_handlers_run_from_the_environment(lambda_environment: Aws) -> None:
     assert result["claimed"] and result["consumers"] == 1
     assert invoked[0]["consumers"] == 1 and invoked[0]["index"] == 0
 
-    consumer = importlib.import_module("beekeeper.room.consumer")
+    consumer = importlib.import_module("beekeeper.lambdas.consumer")
     assert consumer.handler({"minute": 1}, None)["admitted"] == 0  # refused, logged
 
-    governor = importlib.import_module("beekeeper.room.governor")
+    governor = importlib.import_module("beekeeper.lambdas.governor")
     assert governor.handler({}, None) == {"decision": "disabled"}
     assert aws.item("status#0") is not None

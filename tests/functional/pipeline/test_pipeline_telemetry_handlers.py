@@ -9,8 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from beekeeper.core import telemetry
-from beekeeper.lambdas import log_context, runtime
-from beekeeper.room import trigger
+from beekeeper.lambdas import log_context, runtime, trigger
 from tests.support.pipeline import Aws, room
 
 

@@ -1,0 +1,170 @@
+"""The room, assembled once: the producer with its join gate, the ticket issuer, the leave, and
+the trigger's, the consumers' and the governor's runs, from the side effects passed in.
+
+Three places run the room: the Lambda handlers (lambdas/, bound to their container), local mode
+(local/room_code.py, bound to the emulator) and the simulator (simulator/run.py, bound to its
+fakes and its clock). Each builds its `Effects` and calls `assemble`; what differs between them
+is only what they pass (clients, clock, sleep, how a consumer is started, the metrics, the
+secrets), never how the room's parts are put together.
+
+`wiring` is what each part runs against (room/wiring.py). It may differ by part: the simulator
+counts each part's AWS calls apart, so it passes a function of the part's name (`Part`).
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from beekeeper.room.consumer import ConsumerReport, run_consumer
+from beekeeper.room.emf import DISCARD, MetricSink
+from beekeeper.room.governor import Decision, run_governor
+from beekeeper.room.governor_sampling import Fetcher, fetch_once
+from beekeeper.room.join_gate import JoinGate
+from beekeeper.room.leaving import Leaving
+from beekeeper.room.pacing import MINUTE_SECONDS
+from beekeeper.room.producer import Producer
+from beekeeper.room.tickets import NO_TICKETS, TicketHook, TicketIssuer
+from beekeeper.room.trigger import TriggerOutcome, run_trigger
+from beekeeper.room.wiring import RoomWiring
+
+# The room's parts, by what they do with the table and the queue.
+Part = Literal["producer", "admission", "leave", "governor"]
+InvokeConsumer = Callable[[dict[str, Any]], None]
+
+
+@dataclass(frozen=True)
+class Effects:
+    """Everything the room takes from where it runs."""
+
+    clock: Callable[[], float]
+    sleep: Callable[[float], None]
+    # How the producer and the trigger start a consumer (Lambda's asynchronous invoke in AWS).
+    invoke_consumer: InvokeConsumer
+    # The room's join secret (GetSecretValue in AWS), read once per container.
+    read_join_secret: Callable[[], str]
+    # The ticket keys' secret's text; None: admissions carry no ticket (the simulator's faults).
+    read_ticket_keys: Callable[[], str] | None = None
+    # The producer's metrics (one sink per container); the runs take theirs per run.
+    producer_metrics: MetricSink = DISCARD
+    # The governor's one request to the shop.
+    fetch: Fetcher = fetch_once
+    # Visitors' token ids; the join gate's challenge nonces (the same source unless given).
+    token_bytes: Callable[[int], bytes] = secrets.token_bytes
+    challenge_bytes: Callable[[int], bytes] | None = None
+    # The producer's shard choice (no secret); the trigger's draw secret (a secret).
+    shard_rng: random.Random = field(default_factory=random.Random)
+    secret_bytes: Callable[[int], bytes] | None = None
+    # The room's own public origin, from which /leave takes a cookie's leave.
+    room_origin: str = ""
+    # The scheduler's minute: 60 s in AWS, shorter in a local rehearsal.
+    minute_seconds: float = MINUTE_SECONDS
+
+
+@dataclass(frozen=True)
+class Room:
+    """The assembled room. The runs take the metrics sink of the run (one per invocation, as
+    Lambda gives a container one per run)."""
+
+    producer: Producer
+    gate: JoinGate
+    tickets: TicketHook
+    leaving: Leaving
+    _wiring: Callable[[Part], RoomWiring]
+    _effects: Effects
+    # What the trigger plans with: the room's settings, or a shortened minute's view of them.
+    _planning: Callable[[RoomWiring], RoomWiring]
+
+    def run_trigger(
+        self, *, metrics: MetricSink = DISCARD, invoke_consumer: InvokeConsumer | None = None
+    ) -> TriggerOutcome:
+        effects = self._effects
+        return run_trigger(
+            **self._planning(self._wiring("admission")),
+            invoke_consumer=invoke_consumer or effects.invoke_consumer,
+            clock=effects.clock,
+            minute_seconds=effects.minute_seconds,
+            metrics=metrics,
+            secret_bytes=effects.secret_bytes,
+        )
+
+    def run_consumer(self, payload: object, *, metrics: MetricSink = DISCARD) -> ConsumerReport:
+        return run_consumer(
+            payload,
+            **self._wiring("admission"),
+            clock=self._effects.clock,
+            sleep=self._effects.sleep,
+            metrics=metrics,
+            tickets=self.tickets,
+        )
+
+    def run_governor(self, *, metrics: MetricSink = DISCARD) -> Decision:
+        wiring = self._wiring("governor")
+        effects = self._effects
+        return run_governor(
+            settings=wiring["settings"],
+            table=wiring["table"],
+            dynamodb=wiring["dynamodb"],
+            fetch=effects.fetch,
+            clock=effects.clock,
+            sleep=effects.sleep,
+            minute_seconds=effects.minute_seconds,
+            metrics=metrics,
+        )
+
+
+def assemble(
+    wiring: RoomWiring | Callable[[Part], RoomWiring],
+    effects: Effects,
+    *,
+    planning: Callable[[RoomWiring], RoomWiring] = lambda wiring: wiring,
+) -> Room:
+    """The room's parts, bound to `wiring` (one for every part, or one per part) and `effects`.
+    `planning` adjusts what the trigger plans with (local mode's shortened minute)."""
+    wired = wiring if callable(wiring) else _same(wiring)
+    producing = wired("producer")
+    settings = producing["settings"]
+    gate = JoinGate(
+        room=settings.name,
+        read_secret=effects.read_join_secret,
+        dynamodb=producing["dynamodb"],
+        table=producing["table"],
+        token_bytes=effects.challenge_bytes or effects.token_bytes,
+    )
+    tickets: TicketHook = NO_TICKETS
+    if effects.read_ticket_keys is not None:
+        # One issuer per container: the key ring is read once a minute, not once per run.
+        tickets = TicketIssuer(
+            read_ring=effects.read_ticket_keys, settings=settings, clock=effects.clock
+        )
+    producer = Producer(
+        **producing,
+        clock=effects.clock,
+        token_bytes=effects.token_bytes,
+        rng=effects.shard_rng,
+        invoke_consumer=effects.invoke_consumer,
+        minute_seconds=effects.minute_seconds,
+        metrics=effects.producer_metrics,
+        gate=gate,
+        room_origin=effects.room_origin,
+        leave_dynamodb=wired("leave")["dynamodb"],
+    )
+    return Room(
+        producer=producer,
+        gate=gate,
+        tickets=tickets,
+        leaving=producer.leaving(),
+        _wiring=wired,
+        _effects=effects,
+        _planning=planning,
+    )
+
+
+def _same(wiring: RoomWiring) -> Callable[[Part], RoomWiring]:
+    def every_part(_part: Part) -> RoomWiring:
+        return wiring
+
+    return every_part

@@ -17,19 +17,21 @@ import random
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from beekeeper.room.consumer import ConsumerReport, run_consumer
 from beekeeper.room.emf import DISCARD, MetricSink
-from beekeeper.room.governor import Decision, run_governor
-from beekeeper.room.governor_sampling import Fetcher, fetch_once
 from beekeeper.room.join_gate import JoinGate
 from beekeeper.room.leaving import Leaving
 from beekeeper.room.pacing import MINUTE_SECONDS
 from beekeeper.room.producer import Producer
 from beekeeper.room.tickets import NO_TICKETS, TicketHook, TicketIssuer
-from beekeeper.room.trigger import TriggerOutcome, run_trigger
 from beekeeper.room.wiring import RoomWiring
+
+if TYPE_CHECKING:  # imported where they run: the producer's cold start loads neither
+    from beekeeper.room.governor import Decision
+    from beekeeper.room.governor_sampling import Fetcher
+    from beekeeper.room.trigger import TriggerOutcome
 
 # The room's parts, by what they do with the table and the queue.
 Part = Literal["producer", "admission", "leave", "governor"]
@@ -50,8 +52,8 @@ class Effects:
     read_ticket_keys: Callable[[], str] | None = None
     # The producer's metrics (one sink per container); the runs take theirs per run.
     producer_metrics: MetricSink = DISCARD
-    # The governor's one request to the shop.
-    fetch: Fetcher = fetch_once
+    # The governor's one request to the shop (None: a real HTTP request, governor_sampling.py).
+    fetch: Fetcher | None = None
     # Visitors' token ids; the join gate's challenge nonces (the same source unless given).
     token_bytes: Callable[[int], bytes] = secrets.token_bytes
     challenge_bytes: Callable[[int], bytes] | None = None
@@ -81,6 +83,8 @@ class Room:
     def run_trigger(
         self, *, metrics: MetricSink = DISCARD, invoke_consumer: InvokeConsumer | None = None
     ) -> TriggerOutcome:
+        from beekeeper.room.trigger import run_trigger
+
         effects = self._effects
         return run_trigger(
             **self._planning(self._wiring("admission")),
@@ -102,13 +106,16 @@ class Room:
         )
 
     def run_governor(self, *, metrics: MetricSink = DISCARD) -> Decision:
+        from beekeeper.room.governor import run_governor
+        from beekeeper.room.governor_sampling import fetch_once
+
         wiring = self._wiring("governor")
         effects = self._effects
         return run_governor(
             settings=wiring["settings"],
             table=wiring["table"],
             dynamodb=wiring["dynamodb"],
-            fetch=effects.fetch,
+            fetch=effects.fetch or fetch_once,
             clock=effects.clock,
             sleep=effects.sleep,
             minute_seconds=effects.minute_seconds,

@@ -121,7 +121,7 @@ def test_trigger_and_governor_run_every_minute(synthesized: Synthesized) -> None
     assert scheduled == {f"<GetAtt:{trigger_id}.Arn>", f"<GetAtt:{governor_id}.Arn>"}
 
 
-def test_lambda_asset_holds_core_and_lambdas_under_the_installed_names(
+def test_lambda_asset_holds_core_room_and_lambdas_under_the_installed_names(
     synthesized: Synthesized,
 ) -> None:
     _, function = synthesized.function("producer")
@@ -132,8 +132,12 @@ def test_lambda_asset_holds_core_and_lambdas_under_the_installed_names(
     }
     assert "beekeeper/core/settings.py" in shipped
     assert "beekeeper/core/datamodel.py" in shipped
-    assert "beekeeper/lambdas/__init__.py" in shipped
-    assert all(name.startswith(("beekeeper/core/", "beekeeper/lambdas/")) for name in shipped)
+    assert "beekeeper/lambdas/producer.py" in shipped
+    assert "beekeeper/room/assembly.py" in shipped
+    assert all(
+        name.startswith(("beekeeper/core/", "beekeeper/room/", "beekeeper/lambdas/"))
+        for name in shipped
+    )
     assert not any("__pycache__" in name or "/tests/" in name for name in shipped)
 
 
@@ -156,7 +160,7 @@ def test_only_the_consumer_carries_the_crypto_wheels_built_for_lambda(
         header = binding.read_bytes()[:20]
         assert header[:4] == b"\x7fELF" and header[4] == 2  # a 64-bit ELF shared object
         assert int.from_bytes(header[18:20], "little") == 183  # e_machine: AArch64
-        assert (asset / "beekeeper" / "lambdas" / "tickets.py").is_file()
+        assert (asset / "beekeeper" / "room" / "tickets.py").is_file()
         assert any(asset.glob("cffi/*.py"))
 
 

@@ -84,3 +84,30 @@ def test_the_gate_takes_its_own_randomness_when_given_one() -> None:
     room.gate.challenge(now=1_800_000_000.0, work_ms=10)
     assert drawn
     assert room.producer.token_bytes is not challenge_bytes
+
+
+def test_the_producer_s_cold_start_loads_neither_the_trigger_nor_the_governor() -> None:
+    """The marketing link's function is on every new visitor's path: its handler module loads
+    only what the producer runs (a fresh interpreter, as a new Lambda container)."""
+    import subprocess
+    import sys
+
+    loaded = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, beekeeper.lambdas.producer; print(' '.join(sorted(sys.modules)))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert "beekeeper.room.assembly" in loaded
+    for heavy in (
+        "beekeeper.room.trigger",
+        "beekeeper.room.governor",
+        "beekeeper.room.governor_sampling",
+        "urllib.request",
+        "cryptography",
+    ):
+        assert heavy not in loaded

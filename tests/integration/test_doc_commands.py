@@ -56,6 +56,8 @@ SKIPPED: dict[tuple[str, str], str] = {
         "docs/capacity.md",
         "beekeeper init --max-inside 500 --session-minutes 10 --claim-minutes 2",
     ): (NEEDS_A_PERSON),
+    ("docs/shop-integration.md", "curl 'https://<room>/client?token=<token>'"): AWS,
+    ("docs/shop-integration.md", "curl 'https://<room>/client?token=<token>&redeem=1'"): AWS,
     ("docs/charts.md", "pip install 'beekeeper-waiting-room[charts]'"): "installs from PyPI",
     ("docs/charts.md", "beekeeper report --json"): NAMES_A_FLAG,
     ("docs/cli.md", "beekeeper init"): NEEDS_A_PERSON,
@@ -73,7 +75,6 @@ SKIPPED: dict[tuple[str, str], str] = {
     ("docs/cli.md", "beekeeper report local --out rehearsal.html"): (
         "needs a running local room; docs/local.md's runs it during the demo"
     ),
-    ("docs/cli.md", "beekeeper report local"): NAMES_A_FLAG,
     ("docs/local.md", "beekeeper reset local"): (
         "asks to confirm, and refuses a room that is on (tests/integration/test_local_report.py)"
     ),

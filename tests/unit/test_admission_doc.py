@@ -6,8 +6,6 @@ the document says so."""
 from __future__ import annotations
 
 import math
-import re
-from pathlib import Path
 
 from beekeeper.core.datamodel import CONFIG_FRESH_SECONDS
 from beekeeper.core.join_work import (
@@ -29,22 +27,17 @@ from beekeeper.room.governor import (
 )
 from beekeeper.room.governor_stats import ERROR_SHARE, MEDIAN_Z, MIN_MARGIN_MS, MIN_SLOWDOWN
 from beekeeper.room.pacing import BANK, PEAK_FACTOR
+from tests.support.doc_numbers import stated, stated_number
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "admission.md"
-WORDS = {"a second": 1, "two": 2, "three": 3, "five": 5, "ten": 10, "half": 0.5, "a quarter": 0.25}
-
-
-def says(pattern: str) -> str:
-    """What the group of `pattern` matches in the document (lines joined)."""
-    text = " ".join(DOC.read_text(encoding="utf-8").split())
-    found = re.search(pattern, text)
-    assert found is not None, f"docs/admission.md no longer says {pattern!r}"
-    return found[1]
+DOC = "docs/admission.md"
 
 
 def number(pattern: str) -> float:
-    said = says(pattern)
-    return WORDS[said] if said in WORDS else float(said.replace(",", ""))
+    return stated_number(DOC, pattern)
+
+
+def says(pattern: str) -> str:
+    return stated(DOC, pattern)
 
 
 def test_the_lattice_and_the_consumers() -> None:

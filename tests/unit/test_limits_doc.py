@@ -5,11 +5,6 @@ the shared state, and the list prices the cost benchmarks use (bench/prices.py).
 
 from __future__ import annotations
 
-import importlib.util
-import re
-from pathlib import Path
-from types import ModuleType
-
 from beekeeper.cli.lambda_quota import UNRESERVED_FLOOR
 from beekeeper.core.serving import DOCUMENT_EVERY_SECONDS
 from beekeeper.core.settings import (
@@ -22,25 +17,14 @@ from beekeeper.core.settings import (
 from beekeeper.room.governor import SAMPLES
 from beekeeper.stacks.page import MAPPING_TEMPLATE_LIMIT_BYTES
 from beekeeper.waiting_room_site import MAX_PAGE_BYTES
+from tests.support.doc_numbers import list_prices, stated_number
 
-REPO = Path(__file__).resolve().parents[2]
-DOC = REPO / "docs" / "limits.md"
+DOC = "docs/limits.md"
 MILLION = 1_000_000
 
 
-def prices() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("prices", REPO / "bench" / "prices.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def number(pattern: str) -> float:
-    """The number the group of `pattern` matches in the document (lines joined)."""
-    found = re.search(pattern, " ".join(DOC.read_text(encoding="utf-8").split()))
-    assert found is not None, f"docs/limits.md no longer says {pattern!r}"
-    return float(found[1].replace(",", ""))
+    return stated_number(DOC, pattern)
 
 
 def test_the_rooms_own_limits() -> None:
@@ -63,7 +47,7 @@ def test_what_aws_limits() -> None:
 
 
 def test_what_a_visitor_costs() -> None:
-    listed = prices()
+    listed = list_prices()
     assert number(r"a CloudFront request \(\$([\d.]+) per million\)") == (
         round(listed.CLOUDFRONT_HTTPS_REQUEST * MILLION, 2)
     )

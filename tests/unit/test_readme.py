@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 from beekeeper.cli.main import COMMANDS
+from tests.support.doc_numbers import stated_number
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 MOST_LINES = 200
@@ -31,9 +32,7 @@ def test_the_readme_names_every_command_once() -> None:
 
 def stated(pattern: str) -> int:
     """The number the README states where `pattern` (one group of digits) matches."""
-    found = re.search(pattern, " ".join(README.read_text(encoding="utf-8").split()))
-    assert found is not None, f"the README no longer says {pattern!r}"
-    return int(found[1])
+    return int(stated_number("README.md", pattern))
 
 
 def test_the_readmes_timings_and_ports_are_the_codes() -> None:

@@ -14,7 +14,7 @@ GetAccountSettings, which moto lacks, and DNS are answered by stand-ins.
 With --synth it also times, once, the real CDK CLI synthesizing the same room
 (`node_modules/.bin/cdk synth`, as `beekeeper deploy` runs it): the local part of the deploy's
 CDK step. What follows in AWS (asset upload, CloudFormation creating the resources) is not
-measured here: README.md gives an estimate.
+measured here: docs/deploy.md gives an estimate.
 """
 
 from __future__ import annotations

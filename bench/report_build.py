@@ -51,7 +51,7 @@ def main() -> None:
     print(f"{'event':<34} {'minutes':>7} {'calls':>5} {'read s':>7} {'draw s':>7} "
           f"{'KB':>8} {'gzip KB':>8}")  # fmt: skip
     room, _ = spring_sale()
-    measure("the README's spring sale (16 min)", room, None)
+    measure("the documents' spring sale (16 min)", room, None)
     for what, rate, visitors, arrival, minutes, window in EVENTS:
         settings = RoomSettings(
             name="spring-sale", display_name="Spring Sale", region="eu-west-1",

@@ -35,8 +35,8 @@ MAX_SECONDS_AHEAD = MAX_DAYS_AHEAD * 24 * 3600
 # latest start a room accepts, then the queue's retention after it. A DynamoDB TTL, so it only
 # tidies up: the draw rewrites every place it ranks with the queue's retention from then.
 PLACE_TTL_SECONDS = MAX_SECONDS_AHEAD + QUEUE_RETENTION_SECONDS
-# A start the commands accept, for help texts and examples (the README's too; the test that
-# runs the README's commands fails once it no longer is: move it on then).
+# A start the commands accept, for help texts and examples (docs/events.md's too; the test that
+# runs the documents' commands fails once it no longer is: move it on then).
 TIME_EXAMPLE = "2027-11-01T09:00:00Z"
 
 # Pre-queue visitors poll rarely: at most once a minute (and at least every 5 minutes) until the

@@ -1,6 +1,6 @@
 """The event report opened in headless chromium: every chart drawn, nothing fetched.
 
-The screenshot it takes is the one the README and docs/cli.md show
+The screenshot it takes is the one docs/charts.md and docs/cli.md show
 (docs/screenshots/event-report.png): a simulated event's metrics, written by the real
 functions, read back as a deployed room's (tests/support/event_reports.py).
 """

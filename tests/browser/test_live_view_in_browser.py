@@ -4,7 +4,7 @@ The room runs the real room code with 1 s minutes; visitors join through the mar
 over HTTP while the page is open, and the view must show them arriving and admitted within a
 few refreshes. The page's clock is Playwright's: the test moves it on to fire each refresh
 rather than waiting the 3 s between them. Its screenshot shows the time of day, so it changes
-every run: it is written to the README's docs/screenshots/live-view.png only with
+every run: it is written to docs/local.md's docs/screenshots/live-view.png only with
 BEEKEEPER_UPDATE_SCREENSHOTS=1.
 """
 

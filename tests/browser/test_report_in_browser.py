@@ -1,6 +1,6 @@
 """The simulation report opened in headless chromium: every chart drawn, nothing fetched.
 
-The screenshot it takes is the one the README shows (docs/screenshots/report.png): the same
+The screenshot it takes is the one docs/charts.md shows (docs/screenshots/report.png): the same
 simulation always draws the same page.
 """
 

@@ -38,34 +38,26 @@ NAMES_A_FLAG = "names a flag or a command in prose, not a command to run"
 
 SKIPPED: dict[tuple[str, str], str] = {
     ("README.md", "bash .ci/run"): "the whole quality gate (10+ minutes), which CI runs",
-    ("README.md", "pip install ."): "installs into the environment it runs in",
-    ("README.md", "beekeeper init"): NEEDS_A_PERSON,
-    ("README.md", "beekeeper init --name spring-sale"): NEEDS_A_PERSON,
-    ("README.md", "beekeeper init --max-inside 500 --session-minutes 10 --claim-minutes 2"): (
-        NEEDS_A_PERSON
-    ),
-    ("README.md", "beekeeper init --domain queue.shop.example"): NEEDS_A_PERSON,
-    ("README.md", "beekeeper deploy NAME"): AWS,
-    ("README.md", "beekeeper status NAME --watch"): AWS,
-    ("README.md", "beekeeper off NAME"): AWS,
-    ("README.md", "beekeeper report NAME --out NAME.html"): AWS,
-    ("README.md", "beekeeper reset NAME"): AWS,
-    ("README.md", "beekeeper destroy NAME"): AWS,
-    ("README.md", "beekeeper deploy spring-sale"): AWS,
-    ("README.md", "beekeeper status spring-sale --watch"): AWS,
-    ("README.md", "beekeeper rate spring-sale 2000"): AWS,
-    ("README.md", "beekeeper capacity spring-sale 500"): AWS,
-    ("README.md", "beekeeper off spring-sale"): AWS,
-    ("README.md", "beekeeper report spring-sale --out spring-sale.html"): AWS,
-    ("README.md", "beekeeper reset spring-sale"): AWS,
-    ("README.md", "beekeeper destroy spring-sale"): AWS,
+    ("docs/deploy.md", "pip install ."): "installs into the environment it runs in",
+    ("docs/deploy.md", "beekeeper init"): NEEDS_A_PERSON,
+    ("docs/deploy.md", "beekeeper deploy NAME"): AWS,
+    ("docs/deploy.md", "beekeeper status NAME --watch"): AWS,
+    ("docs/deploy.md", "beekeeper off NAME"): AWS,
+    ("docs/deploy.md", "beekeeper report NAME --out NAME.html"): AWS,
+    ("docs/deploy.md", "beekeeper reset NAME"): AWS,
+    ("docs/deploy.md", "beekeeper destroy NAME"): AWS,
+    ("docs/deploy.md", "bash .ci/run"): "the whole quality gate (10+ minutes), which CI runs",
     (
-        "README.md",
+        "docs/deploy.md",
         "BEEKEEPER_REAL_AWS=1 AWS_PROFILE=your-profile AWS_REGION=eu-west-1 "
         ".venv/bin/python -m pytest tests/aws -s",
     ): "the opt-in test in a real AWS account",
-    ("README.md", "curl 'https://<api>/<room>/client?token=<token>'"): AWS,
-    ("README.md", "curl 'https://<api>/<room>/client?token=<token>&redeem=1'"): AWS,
+    (
+        "docs/capacity.md",
+        "beekeeper init --max-inside 500 --session-minutes 10 --claim-minutes 2",
+    ): (NEEDS_A_PERSON),
+    ("docs/shop-integration.md", "curl 'https://<room>/client?token=<token>'"): AWS,
+    ("docs/shop-integration.md", "curl 'https://<room>/client?token=<token>&redeem=1'"): AWS,
     ("docs/charts.md", "pip install 'beekeeper-waiting-room[charts]'"): "installs from PyPI",
     ("docs/charts.md", "beekeeper report --json"): NAMES_A_FLAG,
     ("docs/cli.md", "beekeeper init"): NEEDS_A_PERSON,
@@ -83,7 +75,6 @@ SKIPPED: dict[tuple[str, str], str] = {
     ("docs/cli.md", "beekeeper report local --out rehearsal.html"): (
         "needs a running local room; docs/local.md's runs it during the demo"
     ),
-    ("docs/cli.md", "beekeeper report local"): NAMES_A_FLAG,
     ("docs/local.md", "beekeeper reset local"): (
         "asks to confirm, and refuses a room that is on (tests/integration/test_local_report.py)"
     ),
@@ -99,7 +90,7 @@ SKIPPED: dict[tuple[str, str], str] = {
 # Run while a server of the same document is up: (document, server) -> commands.
 DURING: dict[tuple[str, str], tuple[str, ...]] = {
     ("README.md", "scripts/local-demo"): (".venv/bin/beekeeper status local",),
-    ("README.md", "beekeeper local drop --starts-in 30 --minute-seconds 10"): (
+    ("docs/events.md", "beekeeper local drop --starts-in 30 --minute-seconds 10"): (
         "beekeeper schedule drop --starts-at 2027-11-01T09:00:00Z",
     ),
     ("docs/local.md", "scripts/local-demo"): ("beekeeper report local --out rehearsal.html",),

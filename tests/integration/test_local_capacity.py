@@ -184,9 +184,10 @@ def test_done_shopping_in_the_demo_shop_lets_the_next_in(demo_room: LocalProcess
 
 
 @pytest.mark.parametrize("args", [["--max-inside", "3"], ["--demo", "--max-inside", "3"]])
-def test_the_readmes_capacity_rehearsal_runs_as_written(args: list[str], tmp_path: Path) -> None:
-    """`beekeeper local --max-inside 3` and `beekeeper local --demo --max-inside 3` (README):
-    without a room file, --rate or --origin, the demo's rate and the demo shop behind it."""
+def test_the_capacity_rehearsal_runs_as_written(args: list[str], tmp_path: Path) -> None:
+    """`beekeeper local --max-inside 3` and `beekeeper local --demo --max-inside 3`
+    (docs/capacity.md): without a room file, --rate or --origin, the demo's rate and the demo
+    shop behind it."""
     room = start_local([*args, "--demo-port", "0"], tmp_path, name="readme")
     try:
         running = json.loads(room.record_path.read_text())[LOCAL_SETTINGS_KEY]

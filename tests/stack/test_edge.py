@@ -110,7 +110,7 @@ def test_the_page_and_the_state_are_cached_and_every_visitor_route_is_not() -> N
 
 
 def test_a_room_makes_three_cache_policies(synthesized: Synthesized) -> None:
-    """The README's limits: an account holds 20 cache policies by default, so 6 rooms at once."""
+    """docs/limits.md: an account holds 20 cache policies by default, so 6 rooms at once."""
     policies = synthesized.resources("AWS::CloudFront::CachePolicy")
     assert len(policies) == 3
     assert len({(b.cache_seconds, b.key) for b in behaviors("rate") if b.cached}) == 3

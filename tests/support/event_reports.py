@@ -128,8 +128,9 @@ def decision(minute: int, kind: str, before: int, after: int, reason: str) -> De
 
 
 def spring_sale() -> tuple[SimulatedRoom, SimulationResult]:
-    """The README's event: 12,000 visitors in six minutes at 1,000 a minute, a slow shop
-    halving the rate once at 9:04 and the governor bringing it back."""
+    """The documents' spring sale (docs/charts.md, bench/report_build.py): 12,000 visitors in six
+    minutes at 1,000 a minute, a slow shop halving the rate once at 9:04 and the governor
+    bringing it back."""
     settings = RoomSettings(
         name="spring-sale",
         display_name="Spring Sale",

@@ -1,4 +1,4 @@
-"""The waiting room page's size as the README and docs/page.md state it is the size
+"""The waiting room page's size as the README, docs/page.md and docs/limits.md state it is the size
 `render_page` makes today: in whole KB of 1,024 bytes, rounded to the nearest, uncompressed
 and gzipped (Python's gzip, level 9), for the documented sample room (stacks/app.py).
 
@@ -23,8 +23,8 @@ CLAIMS = {
         "README.md",
         r"one self-contained page \(about (\d+) KB, (\d+) KB gzipped",
     ),
-    "README.md (limits and capacity)": (
-        "README.md",
+    "docs/limits.md": (
+        "docs/limits.md",
         r"\| waiting room page \| (\d+) KB \((\d+) KB",
     ),
     "docs/page.md": ("docs/page.md", r"document \(about (\d+) KB, (\d+) KB gzipped\)"),

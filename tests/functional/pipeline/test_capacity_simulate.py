@@ -3,7 +3,7 @@ never runs dry, visitors who walk away, leave the line, shop and leave or go idl
 
 The figures come from what the simulated visitors did (simulator/capacity.py and
 simulator/occupancy.py), never from the room's own counter. bench/capacity_table.py runs the
-same checks at the sizes the README quotes.
+same checks at the sizes bench/README.md quotes.
 """
 
 from __future__ import annotations

@@ -7,10 +7,10 @@ stack and local mode fill them with the same function, so both run the very same
 `{{` is not Velocity syntax, so a placeholder can not be mistaken for a template reference.
 
 Files whose names start with `_` are shared fragments, not templates: `template_values`
-inserts them where a template says `{{READ_TOKEN}}`, `{{READ_REDEEM}}`, `{{PARSE_NUMBER}}` or
-`{{SESSION_REQUEST}}` (API Gateway has no #parse, and one copy of the token check is easier
-to trust than four). A fragment's own placeholders are filled before it is inserted, and it
-is inserted without its last line break (the placeholder's line has one).
+inserts them where a template says `{{READ_TOKEN}}`, `{{READ_REDEEM}}`, `{{READ_FETCH_SITE}}`,
+`{{PARSE_NUMBER}}` or `{{SESSION_REQUEST}}` (API Gateway has no #parse, and one copy of the
+token check is easier to trust than four). A fragment's own placeholders are filled before it
+is inserted, and it is inserted without its last line break (the placeholder's line has one).
 """
 
 from __future__ import annotations
@@ -165,6 +165,7 @@ def template_values(
     # Fragments that hold placeholders themselves, filled in order (each may use the ones
     # before it).
     values["READ_REDEEM"] = _fragment(_filled("_read-redeem.vtl", values))
+    values["READ_FETCH_SITE"] = _fragment(_source("_read-fetch-site.vtl"))
     values["SESSION_REQUEST"] = _fragment(_filled("_session-request.vtl", values))
     return values
 

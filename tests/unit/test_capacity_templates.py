@@ -207,6 +207,58 @@ def test_enter_redirects_only_to_the_origin(headers, query) -> None:
         )
 
 
+# -- /enter: only the room's own page sends its visitor through -----------------------------
+
+FROM_ANOTHER_PAGE = [
+    {"Sec-Fetch-Site": "same-site"},  # an <img> or a fetch of another page of the room's site
+    {"Sec-Fetch-Site": "cross-site"},  # another site's link or script
+    {"sec-fetch-site": " Cross-Site "},
+    {"SEC-FETCH-SITE": "SAME-SITE"},
+]
+TAKEN = [
+    {},  # a server, or a browser without Fetch Metadata
+    {"Sec-Fetch-Site": "same-origin"},  # the room's own page
+    {"Sec-Fetch-Site": "none"},  # an address typed or bookmarked
+    {"Sec-Fetch-Site": "cross-origin"},  # no such value: not another page by the header's word
+]
+
+
+@pytest.mark.parametrize("fetch_site", FROM_ANOTHER_PAGE)
+def test_enter_from_another_page_records_nothing_and_hands_the_shop_no_ticket(
+    fetch_site: dict[str, str],
+) -> None:
+    """A page of the room's site could otherwise load /enter as an image: the browser would
+    follow the 302 and hand the shop the visitor's ticket behind the visitor's back."""
+    headers = cookie(TOKEN) | fetch_site
+    assert rendered_request("enter", headers)["Key"] == {"pk": {"S": NO_VISITOR_KEY}}
+    assert rendered_request("enter", headers, {"token": TOKEN})["Key"] == {
+        "pk": {"S": NO_VISITOR_KEY}
+    }
+    item = visitor("inside") | {"ticket": {"S": TICKET}}
+    for body in ({"Attributes": item}, CONDITION_FAILED):
+        assert answer("enter-response.vtl", body, headers).headers == {"Location": ORIGIN}
+
+
+@pytest.mark.parametrize("fetch_site", TAKEN)
+def test_enter_from_the_rooms_own_page_or_a_server_starts_the_session(
+    fetch_site: dict[str, str],
+) -> None:
+    renew = sessions.session_request(TABLE, TOKEN_ID, now=NOW_S, session_seconds=SESSION_SECONDS)
+    assert rendered_request("enter", cookie(TOKEN) | fetch_site) == renew
+    item = visitor("inside") | {"ticket": {"S": TICKET}}
+    rendered = answer("enter-response.vtl", {"Attributes": item}, cookie(TOKEN) | fetch_site)
+    location = f"{ORIGIN}?beekeeper_token={TOKEN}&beekeeper_ticket={TICKET}"
+    assert rendered.headers == {"Location": location}
+
+
+@pytest.mark.parametrize("fetch_site", FROM_ANOTHER_PAGE)
+def test_the_fetch_site_rule_is_enters_alone(fetch_site: dict[str, str]) -> None:
+    """A shop's page checks with the cookie from another site, and the presence script beats
+    from the shop's pages: neither is refused for the header."""
+    renew = sessions.session_request(TABLE, TOKEN_ID, now=NOW_S, session_seconds=SESSION_SECONDS)
+    assert rendered_request("client", cookie(TOKEN) | fetch_site) == renew
+
+
 # -- the one-time redeem and the ticket through /enter --------------------------------------
 
 TICKET = "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl"

@@ -87,8 +87,8 @@ URL_TOO_LONG = (
 )
 # What the local cache holds at most (its own bounds: CloudFront does not publish its caches').
 # A local room's shared copies are a few per path; the marketing link's keyed copies live 2 s.
-MAX_KEPT_ENTRIES = 4_096
-MAX_KEPT_BYTES = 16 * 1024 * 1024
+MAX_KEPT_ENTRIES = 2_048
+MAX_KEPT_BYTES = 8 * 1024 * 1024
 
 
 @dataclass

@@ -94,7 +94,8 @@ ERROR_CACHING_SECONDS = 0
 
 # The viewer headers a per-visitor route's origin request carries beside its cookie and query
 # string: the request template API Gateway picks by Content-Type, the page's Origin for CORS
-# and, with Sec-Fetch-Site, for /leave's check of the page that sent it, Accept for the
+# and, with Sec-Fetch-Site, for /leave's check of the page that sent it (Sec-Fetch-Site alone:
+# /enter's, vtl/_read-fetch-site.vtl), Accept for the
 # marketing link's JSON join (docs/apps.md), an app's token header, and the visitor's
 # languages for the marketing link's "event is over" page.
 VISITOR_HEADERS = (

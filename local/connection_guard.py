@@ -149,18 +149,17 @@ class GuardedServer(TcpWSGIServer):
     def _make_room(self, address: str) -> bool:
         """Whether a connection from `address` may be held, closing one that waits if needed."""
         if self.by_address[address] >= self.limits.per_address:
-            return self._close_longest_waiting([address])
+            return self._close_oldest_waiting([address])
         if len(self.active_channels) >= self.limits.limit:
             crowded = [found for found, _ in self.by_address.most_common()]
-            return self._close_longest_waiting(crowded)
+            return self._close_oldest_waiting(crowded)
         return True
 
-    def _close_longest_waiting(self, addresses: list[str]) -> bool:
-        """Closes the oldest connection of the first of `addresses` that has one waiting."""
+    def _close_oldest_waiting(self, addresses: list[str]) -> bool:
+        """Closes the oldest waiting connection of the first of `addresses` that has one."""
         for address in addresses:
-            arrivals = self.arrivals.get(address)
-            for _ in range(len(arrivals) if arrivals else 0):
-                assert arrivals is not None
+            arrivals = self.arrivals.get(address, deque())
+            for _ in range(len(arrivals)):
                 channel = arrivals.popleft()
                 if not channel.counted:
                     continue  # closed already

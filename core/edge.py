@@ -78,13 +78,24 @@ PAGE_EDGE_SECONDS = 60
 # requests a second either way; Origin Shield, charged extra, would make it one).
 EDGE_CACHES = 13
 
+# How long a request CloudFront takes (its quotas, "General quotas": "Maximum length of a
+# request, including headers and query strings, but not including the body content: 20,480
+# bytes"; "Maximum length of a URL: 8,192 bytes"). So no cache key is longer: a key is made of
+# the request's path, cookies, query string parameters and headers (at most 10 of each in a
+# cache policy: "General quotas on policies"), every one of them part of a request within these
+# bounds. What CloudFront answers a longer request is not in its documentation; the local edge
+# refuses it (431, 414) and forwards nothing.
+MAX_REQUEST_BYTES = 20_480
+MAX_URL_BYTES = 8_192
+
 # Statuses CloudFront would keep for its error caching minimum TTL; each is configured with 0.
 CACHED_ERROR_STATUSES = (400, 403, 404, 405, 414, 416, 500, 501, 502, 503, 504)
 ERROR_CACHING_SECONDS = 0
 
 # The viewer headers a per-visitor route's origin request carries beside its cookie and query
 # string: the request template API Gateway picks by Content-Type, the page's Origin for CORS
-# and, with Sec-Fetch-Site, for /leave's check of the page that sent it, Accept for the
+# and, with Sec-Fetch-Site, for /leave's check of the page that sent it (Sec-Fetch-Site alone:
+# /enter's, vtl/_read-fetch-site.vtl), Accept for the
 # marketing link's JSON join (docs/apps.md), an app's token header, and the visitor's
 # languages for the marketing link's "event is over" page.
 VISITOR_HEADERS = (
@@ -242,6 +253,8 @@ __all__ = [
     "KEPT_STATUSES",
     "LEAVE_PATH",
     "MARKETING_LINK_KEY",
+    "MAX_REQUEST_BYTES",
+    "MAX_URL_BYTES",
     "ORIGIN_HEADER",
     "PAGE_EDGE_SECONDS",
     "PAGE_PATH",

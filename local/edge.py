@@ -18,6 +18,11 @@ What it does, as the CloudFront developer guide says CloudFront does (core/edge.
 - A per-visitor path: never cached; the origin request carries only the visitor's cookie (the
   others removed, as an allow list does), the query string and the listed headers.
 - A method the path does not allow: 403 from the edge, nothing forwarded.
+- A request longer than CloudFront takes (its URL, or its request line and headers:
+  core.edge.MAX_URL_BYTES, MAX_REQUEST_BYTES): refused at the edge, nothing forwarded or kept.
+- The cache is bounded (local/edge_cache.py): a copy kept under a visitor's key leaves when it
+  expires, and at most MAX_KEPT_ENTRIES copies and MAX_KEPT_BYTES bytes are held, the least
+  recently used leaving first, as CloudFront may evict an object before it expires.
 - Any other path: forwarded without cookies or query string (the default behavior), never
   cached.
 
@@ -35,8 +40,16 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl
 
-from beekeeper.core.edge import KEPT_STATUSES, Behavior, behavior_for, edge_seconds
+from beekeeper.core.edge import (
+    KEPT_STATUSES,
+    MAX_REQUEST_BYTES,
+    MAX_URL_BYTES,
+    Behavior,
+    behavior_for,
+    edge_seconds,
+)
 from beekeeper.core.routes import Mode
+from beekeeper.local.edge_cache import EdgeCache, Kept, Key
 
 StartResponse = Callable[[str, list[tuple[str, str]]], Any]
 WsgiApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
@@ -60,6 +73,22 @@ _REQUEST_KEYS = (
     "wsgi.run_once",
 )
 METHOD_REFUSED_BODY = b"This distribution is not configured to allow the HTTP request method used."
+REQUEST_TOO_LONG = (
+    "431 Request Header Fields Too Large",
+    b"The request is longer than the edge takes: its request line and headers may be at most "
+    + str(MAX_REQUEST_BYTES).encode()
+    + b" bytes.",
+)
+URL_TOO_LONG = (
+    "414 URI Too Long",
+    b"The address is longer than the edge takes: at most "
+    + str(MAX_URL_BYTES).encode()
+    + b" bytes.",
+)
+# What the local cache holds at most (its own bounds: CloudFront does not publish its caches').
+# A local room's shared copies are a few per path; the marketing link's keyed copies live 2 s.
+MAX_KEPT_ENTRIES = 2_048
+MAX_KEPT_BYTES = 8 * 1024 * 1024
 
 
 @dataclass
@@ -67,13 +96,6 @@ class Answer:
     status: str
     headers: list[tuple[str, str]]
     body: bytes
-
-
-@dataclass
-class _Kept:
-    answer: Answer
-    stored: float
-    expires: float
 
 
 @dataclass
@@ -94,12 +116,21 @@ class EdgeCounts:
 
 class Edge:
     def __init__(
-        self, origin: WsgiApp, *, mode: Mode, clock: Callable[[], float] = time.time
+        self,
+        origin: WsgiApp,
+        *,
+        mode: Mode,
+        clock: Callable[[], float] = time.time,
+        max_entries: int = MAX_KEPT_ENTRIES,
+        max_bytes: int = MAX_KEPT_BYTES,
     ) -> None:
         self._origin = origin
         self._mode = mode
         self._clock = clock
-        self._cache: dict[tuple[str | None, ...], _Kept] = {}
+        # A key beyond its path is a visitor's (the marketing link's): it leaves at expiry.
+        self.cache = EdgeCache(
+            max_entries=max_entries, max_bytes=max_bytes, keyed=lambda key: len(key) > 1
+        )
         self._lock = threading.Lock()
         self.counts = EdgeCounts()
 
@@ -108,6 +139,15 @@ class Edge:
         method = str(environ.get("REQUEST_METHOD", "GET")).upper()
         behavior = behavior_for(path, self._mode)
         self._count(self.counts.edge, path)
+        with self._lock:
+            # Every request rids the cache of what has expired (a look at the heap's head).
+            self.cache.purge(self._clock())
+        too_long = _too_long(environ)
+        if too_long is not None:
+            status, body = too_long
+            return self._send(
+                start_response, Answer(status, [("Content-Type", "text/plain")], body)
+            )
         if behavior is not None and method not in behavior.methods:
             return self._send(
                 start_response,
@@ -122,7 +162,7 @@ class Edge:
         now = self._clock()
         key = _cache_key(path, behavior, environ)
         with self._lock:
-            kept = self._cache.get(key)
+            kept = self.cache.get(key, now)
             if kept is not None and now < kept.expires:
                 return _aged(kept, now, hit=True)
         if str(environ.get("REQUEST_METHOD", "GET")).upper() == "HEAD":
@@ -135,8 +175,9 @@ class Edge:
             return _aged(kept, now, hit=True)
         seconds = edge_seconds(behavior, _header(answer.headers, "Cache-Control"))
         if status in KEPT_STATUSES and seconds > 0:
+            copy = Kept(answer.status, answer.headers, answer.body, now, now + seconds)
             with self._lock:
-                self._cache[key] = _Kept(answer, now, now + seconds)
+                self.cache.put(key, copy, now)
         return Answer(
             answer.status, [*answer.headers, ("X-Cache", "Miss from the local edge")], answer.body
         )
@@ -181,16 +222,35 @@ class Edge:
         return [answer.body]
 
 
-def _aged(kept: _Kept, now: float, *, hit: bool) -> Answer:
+def _aged(kept: Kept, now: float, *, hit: bool) -> Answer:
     age = str(max(0, math.floor(now - kept.stored)))
-    headers = [(k, v) for k, v in kept.answer.headers if k.lower() != "age"]
+    headers = [(k, v) for k, v in kept.headers if k.lower() != "age"]
     cache = "Hit from the local edge" if hit else "Miss from the local edge"
-    return Answer(
-        kept.answer.status, [*headers, ("Age", age), ("X-Cache", cache)], kept.answer.body
-    )
+    return Answer(kept.status, [*headers, ("Age", age), ("X-Cache", cache)], kept.body)
 
 
-def _cache_key(path: str, behavior: Behavior, environ: dict[str, Any]) -> tuple[str | None, ...]:
+def _too_long(environ: dict[str, Any]) -> tuple[str, bytes] | None:
+    """The refusal of a request longer than CloudFront takes (core.edge), or None. The URL is
+    the request target as sent; the request is its request line and every header line."""
+    target = str(environ.get("REQUEST_URI") or "")
+    if not target:
+        query = str(environ.get("QUERY_STRING", ""))
+        target = str(environ.get("PATH_INFO", "/")) + (f"?{query}" if query else "")
+    if len(target) > MAX_URL_BYTES:
+        return URL_TOO_LONG
+    method = str(environ.get("REQUEST_METHOD", "GET"))
+    protocol = str(environ.get("SERVER_PROTOCOL", "HTTP/1.1"))
+    length = len(method) + len(target) + len(protocol) + 4  # two spaces, CRLF
+    for name, value in environ.items():
+        if name.startswith("HTTP_") or name in ("CONTENT_TYPE", "CONTENT_LENGTH"):
+            header = name.removeprefix("HTTP_")
+            length += len(header) + len(str(value)) + 4  # ": ", CRLF
+            if length > MAX_REQUEST_BYTES:
+                return REQUEST_TOO_LONG
+    return None
+
+
+def _cache_key(path: str, behavior: Behavior, environ: dict[str, Any]) -> Key:
     """The path and the values of what the behavior's key holds (None: absent)."""
     key = behavior.key
     if key.empty:
@@ -224,4 +284,4 @@ def _header(headers: list[tuple[str, str]], name: str) -> str | None:
     return next((v for k, v in headers if k.lower() == name.lower()), None)
 
 
-__all__ = ["Answer", "Edge", "EdgeCounts"]
+__all__ = ["MAX_KEPT_BYTES", "MAX_KEPT_ENTRIES", "Answer", "Edge", "EdgeCounts"]

@@ -1,19 +1,34 @@
-"""waitress, run in a thread we can stop: the local gateway's and the demo shop's server.
+"""waitress, run in a thread we can stop: every server of a local room (its public port, the
+live view, the demo shop, the operator endpoint).
 
 waitress binds its socket when the server is created, so a busy port is found before the room
 starts anything else; `stop()` ends the loop from its own thread and closes every connection.
+What a connection is allowed (deadlines, how many one address holds, who gives way when all
+are held) is local/connection_guard.py's.
 """
 
 from __future__ import annotations
 
 import errno
+import logging
+import resource
 import socket
 import threading
 from collections.abc import Callable
 from typing import Any
 
 from waitress import wasyncore
-from waitress.server import create_server
+from waitress.adjustments import Adjustments
+from waitress.task import ThreadedTaskDispatcher
+
+from beekeeper.local.connection_guard import (
+    DEFAULT_LIMITS,
+    ConnectionLimits,
+    GuardedServer,
+    adjustments,
+)
+
+log = logging.getLogger("beekeeper.local.http")
 
 # The WSGI interface (PEP 3333) the room's servers and apps share.
 WsgiApp = Callable[..., Any]
@@ -34,8 +49,53 @@ class PortInUseError(Exception):
         )
 
 
+# Open files a process keeps beside its servers' connections (its own files, the clients the
+# room's code opens, the live view's readers).
+SPARE_DESCRIPTORS = 256
+
+
+class _Descriptors:
+    """The open files this process's servers have set aside for their connections: each server
+    takes what its limit needs, raising the soft limit up to the hard one when it must."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.reserved = 0
+
+    def reserve(self, wanted: int) -> int:
+        """How many connections a server may hold, at most `wanted`."""
+        with self._lock:
+            soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+            needed = self.reserved + wanted + SPARE_DESCRIPTORS
+            if needed > soft and (hard == resource.RLIM_INFINITY or soft < hard):
+                raised = needed if hard == resource.RLIM_INFINITY else min(needed, hard)
+                try:
+                    resource.setrlimit(resource.RLIMIT_NOFILE, (raised, hard))
+                    soft = raised
+                except (ValueError, OSError):
+                    pass
+            granted = max(0, min(wanted, soft - SPARE_DESCRIPTORS - self.reserved))
+            self.reserved += granted
+            return granted
+
+    def release(self, count: int) -> None:
+        with self._lock:
+            self.reserved -= count
+
+
+DESCRIPTORS = _Descriptors()
+
+
 class ServerThread:
-    def __init__(self, app: WsgiApp, *, port: int, threads: int, what: str) -> None:
+    def __init__(
+        self,
+        app: WsgiApp,
+        *,
+        port: int,
+        threads: int,
+        what: str,
+        limits: ConnectionLimits = DEFAULT_LIMITS,
+    ) -> None:
         # Bound here, before waitress starts its worker threads, so a busy port leaves nothing
         # running behind it.
         listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -48,18 +108,38 @@ class ServerThread:
         except OSError as error:
             listener.close()
             raise PortInUseError(port, what, error) from error
+        self._descriptors = DESCRIPTORS.reserve(limits.limit)
+        if self._descriptors < limits.limit:
+            log.warning(
+                "the %s holds at most %d connections at once: this process may open only so "
+                "many files (ulimit -n)",
+                what,
+                max(16, self._descriptors),
+            )
+        self.limits = limits.within(self._descriptors)
         try:
-            self._server: Any = create_server(
-                app,
+            adj = Adjustments(
                 sockets=[listener],
                 threads=threads,
                 ident="beekeeper-local",
-                # Many load-generator connections at once; waitress' default is 100.
-                connection_limit=1000,
-                channel_timeout=30,
                 clear_untrusted_proxy_headers=True,
+                **adjustments(self.limits),
+            )
+            dispatcher = ThreadedTaskDispatcher()
+            dispatcher.set_thread_count(threads)
+            self._server: Any = GuardedServer(
+                app,
+                {},
+                True,
+                listener,
+                dispatcher=dispatcher,
+                adj=adj,
+                bind_socket=False,
+                sockinfo=(listener.family, listener.type, listener.proto, listener.getsockname()),
+                limits=self.limits,
             )
         except BaseException:
+            DESCRIPTORS.release(self._descriptors)
             listener.close()
             raise
         self.port: int = int(listener.getsockname()[1])
@@ -71,6 +151,10 @@ class ServerThread:
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    def connections_from(self, address: str) -> int:
+        """How many connections from `address` the server holds now."""
+        return int(self._server.by_address.get(address, 0))
 
     def start(self) -> None:
         self._thread.start()
@@ -92,3 +176,5 @@ class ServerThread:
     def _close(self) -> None:
         self._server.task_dispatcher.shutdown(timeout=2)
         wasyncore.close_all(self._server._map)
+        DESCRIPTORS.release(self._descriptors)
+        self._descriptors = 0

@@ -7,10 +7,10 @@ stack and local mode fill them with the same function, so both run the very same
 `{{` is not Velocity syntax, so a placeholder can not be mistaken for a template reference.
 
 Files whose names start with `_` are shared fragments, not templates: `template_values`
-inserts them where a template says `{{READ_TOKEN}}`, `{{READ_REDEEM}}`, `{{PARSE_NUMBER}}` or
-`{{SESSION_REQUEST}}` (API Gateway has no #parse, and one copy of the token check is easier
-to trust than four). A fragment's own placeholders are filled before it is inserted, and it
-is inserted without its last line break (the placeholder's line has one).
+inserts them where a template says `{{READ_TOKEN}}`, `{{READ_REDEEM}}`, `{{READ_FETCH_SITE}}`,
+`{{PARSE_NUMBER}}` or `{{SESSION_REQUEST}}` (API Gateway has no #parse, and one copy of the
+token check is easier to trust than four). A fragment's own placeholders are filled before it
+is inserted, and it is inserted without its last line break (the placeholder's line has one).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from beekeeper.core import client_check, polling, schedule, sessions, shared_sta
 from beekeeper.core.datamodel import (
     CLIENT_REDEEM_PARAMETER,
     CLIENT_REDEEM_VALUE,
+    CLIENT_TOKEN_PARAMETER,
     ORIGIN_TICKET_PARAMETER,
     ORIGIN_TOKEN_PARAMETER,
     STATE_ENDED,
@@ -73,7 +74,8 @@ def _filled(name: str, values: Mapping[str, str]) -> str:
 REFUSED_STATUS = 200
 # The status a refusal template gives an answer that is the room's trouble (throttling).
 ERROR_STATUS = 503
-# The status of /client's answer to a redeem parameter other than CLIENT_REDEEM_VALUE.
+# The status of /client's answer to a redeem parameter other than CLIENT_REDEEM_VALUE, and to a
+# redeem without the token in the query.
 BAD_REQUEST_STATUS = 400
 MALFORMED_REDEEM_ANSWER = {
     "allow": False,
@@ -81,6 +83,16 @@ MALFORMED_REDEEM_ANSWER = {
         f"{CLIENT_REDEEM_PARAMETER} takes one value, {CLIENT_REDEEM_VALUE}: send "
         f"{CLIENT_REDEEM_PARAMETER}={CLIENT_REDEEM_VALUE} to admit a token once, or leave "
         f"{CLIENT_REDEEM_PARAMETER} out to check it"
+    ),
+}
+# /client's answer to a redeem without the token in the query: the cookie alone redeems nothing
+# (vtl/_read-redeem.vtl says why).
+REDEEM_WITHOUT_TOKEN_ANSWER = {
+    "allow": False,
+    "message": (
+        f"a redeem takes the visitor's token in the query, as a shop's server sends it: send "
+        f"{CLIENT_TOKEN_PARAMETER}=<token>&{CLIENT_REDEEM_PARAMETER}={CLIENT_REDEEM_VALUE}; "
+        f"the visitor's cookie alone redeems nothing"
     ),
 }
 
@@ -144,6 +156,8 @@ def template_values(
         "REFUSED_STATUS": str(REFUSED_STATUS),
         "BAD_REQUEST_STATUS": str(BAD_REQUEST_STATUS),
         "MALFORMED_REDEEM_ANSWER": json.dumps(MALFORMED_REDEEM_ANSWER),
+        "REDEEM_WITHOUT_TOKEN_ANSWER": json.dumps(REDEEM_WITHOUT_TOKEN_ANSWER),
+        "TOKEN_PARAMETER": CLIENT_TOKEN_PARAMETER,
         **sessions.template_values(),
         **client_check.template_values(),
         **presence.template_values(session_seconds),
@@ -151,6 +165,7 @@ def template_values(
     # Fragments that hold placeholders themselves, filled in order (each may use the ones
     # before it).
     values["READ_REDEEM"] = _fragment(_filled("_read-redeem.vtl", values))
+    values["READ_FETCH_SITE"] = _fragment(_source("_read-fetch-site.vtl"))
     values["SESSION_REQUEST"] = _fragment(_filled("_session-request.vtl", values))
     return values
 

@@ -12,8 +12,9 @@ PATH), as a shop would:
 2. the journey of tests/realroom/journey.py: the marketing link's cookie and redirect, the page
    and its Content-Security-Policy, positions on /polling, several visitors admitted exactly
    once and in order as far as a standard queue allows, /client true for them and false for a
-   forged token, a check, a redeem and a second redeem of one admission (each answer in the
-   report), `off` sending new visitors to the shop within 10 s, `rate` changing `status`;
+   forged token, a redeem with the cookie alone (refused: 400), a check, a redeem and a second
+   redeem of one admission (each answer in the report), `off` sending new visitors to the shop
+   within 10 s, `rate` changing `status`;
 3. the room's custom metrics readable in CloudWatch within a few minutes, and an alarm's
    notice reaching the room's SNS topic (its history says the action succeeded);
 4. `destroy --yes`, then nothing of the room left: every resource tagged with the room, its

@@ -8,6 +8,7 @@ steps are right before anyone spends money on them.
 
 from __future__ import annotations
 
+import json
 import subprocess
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -16,6 +17,7 @@ import boto3
 import pytest
 
 from beekeeper.local.room import LocalOptions, LocalRoom
+from beekeeper.vtl import REDEEM_WITHOUT_TOKEN_ANSWER
 from tests.support.realroom import journey
 
 pytestmark = pytest.mark.slow
@@ -86,7 +88,9 @@ def test_a_check_a_redeem_and_a_second_redeem(rate_room: journey.JourneyRoom) ->
     (line,) = [line for line in rate_room.report if line.startswith("/client writes")]
     # The report prints each answer as the room gave it.
     assert line == (
-        '/client writes: check 200 {"allow": true}; redeem 200 {"allow": true}; '
+        "/client writes: redeem with the cookie alone 400 "
+        f"{json.dumps(REDEEM_WITHOUT_TOKEN_ANSWER)}; "
+        'check 200 {"allow": true}; redeem 200 {"allow": true}; '
         'second redeem 200 {"allow": false, "state": "redeemed"}'
     )
 

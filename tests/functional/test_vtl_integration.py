@@ -30,7 +30,11 @@ from beekeeper.store.dynamodb import DynamoDb
 from beekeeper.store.sqs import Sqs
 from beekeeper.store.timing import RealTime
 from beekeeper.store.wire import JsonProtocol
-from beekeeper.vtl import BAD_REQUEST_STATUS, MALFORMED_REDEEM_ANSWER
+from beekeeper.vtl import (
+    BAD_REQUEST_STATUS,
+    MALFORMED_REDEEM_ANSWER,
+    REDEEM_WITHOUT_TOKEN_ANSWER,
+)
 from beekeeper.vtl.methods import response_headers
 from tests.support.dynamodb_local import dynamodb_local
 
@@ -259,6 +263,28 @@ def test_a_redeem_admits_once_and_leaves_checks_as_they_were(dynamodb: Any) -> N
     assert dict(bad.headers) == response_headers(ROUTES["client"], ORIGIN)
     gone = {"token": "Un" + "k" * 20 + ".1", CLIENT_REDEEM_PARAMETER: CLIENT_REDEEM_VALUE}
     assert answer(call(dynamodb, "client", query=gone)) == {"allow": False}
+
+
+def test_a_redeem_with_the_cookie_alone_writes_nothing_and_says_to_send_the_token(
+    dynamodb: Any,
+) -> None:
+    """What a foreign page's navigation or a same-site <img> sends: refused before DynamoDB
+    sees the visitor's key, so the shop's own redeem afterwards is the first."""
+    token_id = "Ck" + "o" * 20
+    admit(dynamodb, token_id, expires_at=NOW_S + 600)
+    token = f"{token_id}.7"
+    before = dynamodb.get_item(TableName=TABLE, Key={"pk": {"S": visitor_key(token_id)}})["Item"]
+    redeem = {CLIENT_REDEEM_PARAMETER: CLIENT_REDEEM_VALUE}
+    refused = call(dynamodb, "client", headers=cookie(token), query=redeem)
+    assert (refused.status, json.loads(refused.body)) == (
+        BAD_REQUEST_STATUS,
+        REDEEM_WITHOUT_TOKEN_ANSWER,
+    )
+    assert dict(refused.headers) == response_headers(ROUTES["client"], ORIGIN)
+    after = dynamodb.get_item(TableName=TABLE, Key={"pk": {"S": visitor_key(token_id)}})["Item"]
+    assert after == before
+    shop = {"token": token, **redeem}
+    assert answer(call(dynamodb, "client", headers=cookie(token), query=shop)) == {"allow": True}
 
 
 @pytest.fixture(params=["the store", "DynamoDB Local"])

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from beekeeper.core.datamodel import (
     CLIENT_REDEEM_PARAMETER,
     CLIENT_REDEEM_VALUE,
+    CLIENT_TOKEN_PARAMETER,
     COOKIE_NAME,
     TOKEN_HEADER,
 )
@@ -52,8 +53,10 @@ QUERIES = st.one_of(
 
 def redeem_state(query: dict[str, str]) -> str:
     """What /client makes of a query (vtl/_read-redeem.vtl), modelled independently: "redeem"
-    for exactly the good value, "malformed" for any other value or for a parameter named
-    `redeem` in another case (query names are case-sensitive), "none" for a plain check."""
+    for exactly the good value with `token` in the query, "without_token" for the good value
+    without it (the cookie never redeems), "malformed" for any other value or for a parameter
+    named `redeem` in another case (query names are case-sensitive), "none" for a plain
+    check."""
     misnamed = any(
         name != CLIENT_REDEEM_PARAMETER and name.lower() == CLIENT_REDEEM_PARAMETER
         for name in query
@@ -61,4 +64,6 @@ def redeem_state(query: dict[str, str]) -> str:
     value = query.get(CLIENT_REDEEM_PARAMETER)
     if misnamed or (value is not None and value != CLIENT_REDEEM_VALUE):
         return "malformed"
-    return "none" if value is None else "redeem"
+    if value is None:
+        return "none"
+    return "redeem" if CLIENT_TOKEN_PARAMETER in query else "without_token"

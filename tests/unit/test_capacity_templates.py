@@ -28,8 +28,10 @@ from beekeeper.core.datamodel import (
 from beekeeper.core.routes import CAPACITY
 from beekeeper.core.routes import route as registered
 from beekeeper.vtl import (
+    BAD_REQUEST_STATUS,
     ERROR_STATUS,
     NO_VISITOR_KEY,
+    REDEEM_WITHOUT_TOKEN_ANSWER,
     REFUSED_STATUS,
     load_template,
     template_values,
@@ -128,15 +130,15 @@ def test_any_request_renders_one_of_the_owners_requests(headers, query) -> None:
         key = request["Key"]["pk"]["S"]
         assert key == NO_VISITOR_KEY or re.fullmatch(r"v#[A-Za-z0-9_-]{22}", key)
         token_id = key.removeprefix("v#")
-        # Only /client reads `redeem`: 1 redeems, any other value (or the name in another
-        # case) reaches nobody.
+        # Only /client reads `redeem`: 1 with the token in the query redeems; any other value
+        # (or the name in another case), or 1 without the token in the query, reaches nobody.
         state = redeem_state(query) if route == "client" else "none"
-        malformed = state == "malformed"
-        assert key == NO_VISITOR_KEY or not malformed
+        refused = state in ("malformed", "without_token")
+        assert key == NO_VISITOR_KEY or not refused
         expected = sessions.session_request(
             TABLE,
             token_id,
-            now=0 if malformed else NOW_S,
+            now=0 if refused else NOW_S,
             session_seconds=SESSION_SECONDS,
             redeem=state == "redeem",
         )
@@ -205,6 +207,58 @@ def test_enter_redirects_only_to_the_origin(headers, query) -> None:
         )
 
 
+# -- /enter: only the room's own page sends its visitor through -----------------------------
+
+FROM_ANOTHER_PAGE = [
+    {"Sec-Fetch-Site": "same-site"},  # an <img> or a fetch of another page of the room's site
+    {"Sec-Fetch-Site": "cross-site"},  # another site's link or script
+    {"sec-fetch-site": " Cross-Site "},
+    {"SEC-FETCH-SITE": "SAME-SITE"},
+]
+TAKEN = [
+    {},  # a server, or a browser without Fetch Metadata
+    {"Sec-Fetch-Site": "same-origin"},  # the room's own page
+    {"Sec-Fetch-Site": "none"},  # an address typed or bookmarked
+    {"Sec-Fetch-Site": "cross-origin"},  # no such value: not another page by the header's word
+]
+
+
+@pytest.mark.parametrize("fetch_site", FROM_ANOTHER_PAGE)
+def test_enter_from_another_page_records_nothing_and_hands_the_shop_no_ticket(
+    fetch_site: dict[str, str],
+) -> None:
+    """A page of the room's site could otherwise load /enter as an image: the browser would
+    follow the 302 and hand the shop the visitor's ticket behind the visitor's back."""
+    headers = cookie(TOKEN) | fetch_site
+    assert rendered_request("enter", headers)["Key"] == {"pk": {"S": NO_VISITOR_KEY}}
+    assert rendered_request("enter", headers, {"token": TOKEN})["Key"] == {
+        "pk": {"S": NO_VISITOR_KEY}
+    }
+    item = visitor("inside") | {"ticket": {"S": TICKET}}
+    for body in ({"Attributes": item}, CONDITION_FAILED):
+        assert answer("enter-response.vtl", body, headers).headers == {"Location": ORIGIN}
+
+
+@pytest.mark.parametrize("fetch_site", TAKEN)
+def test_enter_from_the_rooms_own_page_or_a_server_starts_the_session(
+    fetch_site: dict[str, str],
+) -> None:
+    renew = sessions.session_request(TABLE, TOKEN_ID, now=NOW_S, session_seconds=SESSION_SECONDS)
+    assert rendered_request("enter", cookie(TOKEN) | fetch_site) == renew
+    item = visitor("inside") | {"ticket": {"S": TICKET}}
+    rendered = answer("enter-response.vtl", {"Attributes": item}, cookie(TOKEN) | fetch_site)
+    location = f"{ORIGIN}?beekeeper_token={TOKEN}&beekeeper_ticket={TICKET}"
+    assert rendered.headers == {"Location": location}
+
+
+@pytest.mark.parametrize("fetch_site", FROM_ANOTHER_PAGE)
+def test_the_fetch_site_rule_is_enters_alone(fetch_site: dict[str, str]) -> None:
+    """A shop's page checks with the cookie from another site, and the presence script beats
+    from the shop's pages: neither is refused for the header."""
+    renew = sessions.session_request(TABLE, TOKEN_ID, now=NOW_S, session_seconds=SESSION_SECONDS)
+    assert rendered_request("client", cookie(TOKEN) | fetch_site) == renew
+
+
 # -- the one-time redeem and the ticket through /enter --------------------------------------
 
 TICKET = "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl"
@@ -215,27 +269,37 @@ def test_a_client_redeem_is_core_sessions_redeem_and_enter_never_redeems() -> No
     redeem = sessions.session_request(
         TABLE, TOKEN_ID, now=NOW_S, session_seconds=SESSION_SECONDS, redeem=True
     )
-    assert rendered_request("client", cookie(TOKEN), REDEEM) == redeem
     assert rendered_request("client", {}, {"token": TOKEN, **REDEEM}) == redeem
+    assert rendered_request("client", cookie(f"{TOKEN_ID}.9"), {"token": TOKEN, **REDEEM}) == redeem
     renew = sessions.session_request(TABLE, TOKEN_ID, now=NOW_S, session_seconds=SESSION_SECONDS)
     assert rendered_request("enter", cookie(TOKEN), REDEEM) == renew
     assert rendered_request("enter", cookie(TOKEN), {CLIENT_REDEEM_PARAMETER: "x"}) == renew
-    # A malformed redeem on /client renews and redeems nobody.
-    assert rendered_request("client", cookie(TOKEN), {CLIENT_REDEEM_PARAMETER: "yes"})["Key"] == {
-        "pk": {"S": NO_VISITOR_KEY}
-    }
+    # A malformed redeem on /client, or one with the cookie alone, renews and redeems nobody.
+    for query in ({CLIENT_REDEEM_PARAMETER: "yes"}, REDEEM):
+        assert rendered_request("client", cookie(TOKEN), query)["Key"] == {
+            "pk": {"S": NO_VISITOR_KEY}
+        }
+
+
+def test_a_redeem_with_the_cookie_alone_is_refused_with_what_to_send() -> None:
+    for body in (CONDITION_FAILED, CONDITION_FAILED | {"Item": visitor("inside")}):
+        refused = answer(refusal("client"), body, cookie(TOKEN), REDEEM)
+        assert (json.loads(refused.text), refused.status) == (
+            REDEEM_WITHOUT_TOKEN_ANSWER,
+            BAD_REQUEST_STATUS,
+        )
 
 
 def test_a_refused_redeem_says_redeemed_only_for_a_redeemed_admission() -> None:
     was = {"Item": {**visitor("inside"), REDEEMED_ATTRIBUTE: {"N": str(NOW_S - 5)}}}
-    redeemed = answer(refusal("client"), CONDITION_FAILED | was, cookie(TOKEN), REDEEM)
+    redeemed = answer(refusal("client"), CONDITION_FAILED | was, {}, {"token": TOKEN, **REDEEM})
     assert json.loads(redeemed.text) == {"allow": False, "state": "redeemed"}
     # A check is unaffected by the redeem; an admission never redeemed is a plain no.
     checked = answer(refusal("client"), CONDITION_FAILED | was, cookie(TOKEN))
     assert json.loads(checked.text) == {"allow": False}
     never = {"Item": visitor("left")}
     for body in (CONDITION_FAILED | never, CONDITION_FAILED):
-        refused = answer(refusal("client"), body, cookie(TOKEN), REDEEM)
+        refused = answer(refusal("client"), body, {}, {"token": TOKEN, **REDEEM})
         assert (json.loads(refused.text), refused.status) == ({"allow": False}, REFUSED_STATUS)
 
 

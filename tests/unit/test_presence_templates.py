@@ -94,9 +94,15 @@ def test_no_usable_token_or_time_holds_nobody(
     assert request["ConditionExpression"] == sessions.SESSION_CONDITION  # fails: no item
 
 
-def test_the_cookie_counts_but_the_query_wins() -> None:
+def test_only_the_query_holds_a_place_never_the_cookie() -> None:
+    """The script sends ?token= and no cookie; a heartbeat riding on the room's cookie could
+    come only from another page of the room's site, which would keep a gone visitor's place."""
     expected = sessions.session_request(TABLE, TOKEN_ID, now=NOW_S, session_seconds=GRACE)
-    assert heartbeat({}, {"Cookie": f"{COOKIE_NAME}={TOKEN}"}) == expected
+    room_cookie = {"Cookie": f"{COOKIE_NAME}={TOKEN}"}
+    assert heartbeat({}, room_cookie)["Key"] == {"pk": {"S": NO_VISITOR_KEY}}
+    assert heartbeat({}, {"cookie": f"a=1; {COOKIE_NAME}={TOKEN}"})["Key"] == {
+        "pk": {"S": NO_VISITOR_KEY}
+    }
     other = "Zz9" + "q" * 19 + ".5"
     assert heartbeat({"token": TOKEN}, {"Cookie": f"{COOKIE_NAME}={other}"}) == expected
 
@@ -106,6 +112,7 @@ def test_the_cookie_counts_but_the_query_wins() -> None:
 def test_any_request_renders_one_of_the_owners_requests(headers, query, grace) -> None:
     presence = Presence(grace, 60)
     request = heartbeat(query, headers, presence)
+    assert request == heartbeat(query, {}, presence)  # the headers never matter
     key = request["Key"]["pk"]["S"]
     assert key == NO_VISITOR_KEY or re.fullmatch(r"v#[A-Za-z0-9_-]{22}", key)
     assert request == sessions.session_request(

@@ -43,6 +43,7 @@ from beekeeper.vtl import (
     ERROR_STATUS,
     MALFORMED_REDEEM_ANSWER,
     NO_VISITOR_KEY,
+    REDEEM_WITHOUT_TOKEN_ANSWER,
     load_template,
     template_values,
 )
@@ -386,8 +387,8 @@ def test_admission_expires_at_the_request_time(expires_at: int, allowed: bool) -
     store = Store(visitor_item(TOKEN_ID, expires_at))
     assert client_answer(store, cookie(TOKEN)) == {"allow": allowed}
     assert client_answer(store, {}) == {"allow": False}
-    redeem = {CLIENT_REDEEM_PARAMETER: CLIENT_REDEEM_VALUE}
-    assert client_answer(store, cookie(TOKEN), redeem) == {"allow": allowed}
+    redeem = {CLIENT_TOKEN_PARAMETER: TOKEN, CLIENT_REDEEM_PARAMETER: CLIENT_REDEEM_VALUE}
+    assert client_answer(store, {}, redeem) == {"allow": allowed}
     # An expired admission is not redeemed by asking: it stays "not admitted", not "redeemed".
     assert (REDEEMED_ATTRIBUTE in (store.item(TOKEN_ID) or {})) is allowed
 
@@ -415,6 +416,11 @@ REDEEM = {CLIENT_REDEEM_PARAMETER: CLIENT_REDEEM_VALUE}
 REDEEMED = {"allow": False, "state": "redeemed"}
 
 
+def redeem_of(token: str) -> dict[str, str]:
+    """A shop server's redeem of `token`: the token and redeem=1 in the query."""
+    return {CLIENT_TOKEN_PARAMETER: token, **REDEEM}
+
+
 def test_the_client_requests_are_core_client_checks() -> None:
     context = {"requestTimeEpoch": NOW_MS}
 
@@ -426,40 +432,84 @@ def test_the_client_requests_are_core_client_checks() -> None:
     redeem = client_check.check_request(TABLE, TOKEN_ID, now=NOW_S, redeem=True)
     assert rendered(cookie(TOKEN), {}) == check
     assert rendered({}, {"token": TOKEN}) == check
-    assert rendered(cookie(TOKEN), REDEEM) == redeem
-    assert rendered({}, {"token": TOKEN, **REDEEM}) == redeem
-    # A malformed redeem reaches no visitor's item, at no time: it can not be refused as
-    # "redeemed", nor redeem, nor pass for a plain check.
+    assert rendered({}, redeem_of(TOKEN)) == redeem
+    # The query's token wins over the cookie's, in a redeem as in a check.
+    assert rendered(cookie(f"{OTHER_ID}.5"), redeem_of(TOKEN)) == redeem
+    # A malformed redeem, and a redeem with the cookie alone, reach no visitor's item, at no
+    # time: neither can be refused as "redeemed", nor redeem, nor pass for a plain check.
     nobody = client_check.check_request(TABLE, "!", now=0, redeem=False)
     assert nobody["Key"] == {"pk": {"S": NO_VISITOR_KEY}}
     assert rendered(cookie(TOKEN), {CLIENT_REDEEM_PARAMETER: "true"}) == nobody
+    assert rendered(cookie(TOKEN), REDEEM) == nobody
 
 
 def test_a_redeem_admits_once_and_a_check_is_unaffected() -> None:
     store = Store(visitor_item(TOKEN_ID, NOW_S + 60), visitor_item(OTHER_ID, NOW_S + 60))
     assert client_answer(store, cookie(TOKEN)) == {"allow": True}  # a check redeems nothing
-    assert client_answer(store, {}, {"token": TOKEN, **REDEEM}) == {"allow": True}
-    assert client_answer(store, {}, {"token": TOKEN, **REDEEM}) == REDEEMED
-    assert client_answer(store, cookie(TOKEN), REDEEM) == REDEEMED
+    assert client_answer(store, {}, redeem_of(TOKEN)) == {"allow": True}
+    assert client_answer(store, {}, redeem_of(TOKEN)) == REDEEMED
+    assert client_answer(store, cookie(TOKEN), redeem_of(TOKEN)) == REDEEMED
     # A check after the redeem still says yes while the admission is valid.
     assert client_answer(store, cookie(TOKEN)) == {"allow": True}
     assert client_answer(store, cookie(TOKEN), request_time=(NOW_S + 60) * 1000) == {"allow": False}
     redeemed = store.item(TOKEN_ID)
     assert redeemed is not None and redeemed[REDEEMED_ATTRIBUTE] == {"N": str(NOW_S)}
     # Another visitor's admission is untouched by ours.
-    assert client_answer(store, cookie(f"{OTHER_ID}.9"), REDEEM) == {"allow": True}
+    assert client_answer(store, cookie(TOKEN), redeem_of(f"{OTHER_ID}.9")) == {"allow": True}
     # Once redeemed, the refusal says so even after the admission expired.
     late = (NOW_S + 61) * 1000
-    assert client_answer(store, cookie(TOKEN), REDEEM, request_time=late) == REDEEMED
+    assert client_answer(store, {}, redeem_of(TOKEN), request_time=late) == REDEEMED
 
 
-@pytest.mark.parametrize("headers", [{}, cookie("junk"), cookie(f"{TOKEN_ID}.")])
-def test_an_unknown_or_unusable_token_is_a_plain_no(headers: dict[str, str]) -> None:
+@pytest.mark.parametrize("token", ["", "junk", f"{TOKEN_ID}.", f"{TOKEN_ID}\n.1"])
+def test_an_unknown_or_unusable_token_is_a_plain_no(token: str) -> None:
     store = Store(visitor_item(TOKEN_ID, NOW_S + 60))
-    assert client_answer(store, headers) == {"allow": False}
-    assert client_answer(store, headers, REDEEM) == {"allow": False}
-    assert client_answer(store, cookie(f"{OTHER_ID}.5"), REDEEM) == {"allow": False}
+    assert client_answer(store, cookie(token)) == {"allow": False}
+    assert client_answer(store, {}, {CLIENT_TOKEN_PARAMETER: token}) == {"allow": False}
+    assert client_answer(store, cookie(TOKEN), redeem_of(token)) == {"allow": False}
+    assert client_answer(store, {}, redeem_of(f"{OTHER_ID}.5")) == {"allow": False}
     assert REDEEMED_ATTRIBUTE not in (store.item(TOKEN_ID) or {})
+
+
+COOKIE_ONLY_REDEEMS = [
+    # (case, headers, query): redeem=1 without `token` in the query, as a page's navigation or
+    # <img> sends it with the visitor's cookie.
+    ("the cookie", cookie(TOKEN), REDEEM),
+    ("the cookie and other parameters", cookie(TOKEN), {**REDEEM, "utm_source": "mail"}),
+    ("a token parameter in another case", cookie(TOKEN), {**REDEEM, "Token": TOKEN}),
+    ("the beekeeper_token parameter", cookie(TOKEN), {**REDEEM, "beekeeper_token": TOKEN}),
+    ("an app's token header", {TOKEN_HEADER: TOKEN}, REDEEM),
+    ("nothing", {}, REDEEM),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "headers", "query"), COOKIE_ONLY_REDEEMS, ids=[c[0] for c in COOKIE_ONLY_REDEEMS]
+)
+def test_a_redeem_without_the_token_in_the_query_writes_nothing_and_says_to_send_it(
+    case: str, headers: dict[str, str], query: dict[str, str]
+) -> None:
+    """The cookie rides on any page's navigation (and a same-site page's <img>): a redeem it
+    could make would let any page spend the visitor's one redeem before the shop does."""
+    store = Store(visitor_item(TOKEN_ID, NOW_S + 60))
+    before = store.item(TOKEN_ID)
+    for _ in range(2):
+        status, answer = store.client(headers, query)
+        assert (status, answer) == (BAD_REQUEST_STATUS, REDEEM_WITHOUT_TOKEN_ANSWER)
+    assert f"{CLIENT_TOKEN_PARAMETER}=<token>&redeem=1" in answer["message"]
+    assert store.item(TOKEN_ID) == before  # not redeemed, not even checked
+    # The shop's own redeem afterwards is the first.
+    assert client_answer(store, {}, redeem_of(TOKEN)) == {"allow": True}
+    assert client_answer(store, {}, redeem_of(TOKEN)) == REDEEMED
+
+
+def test_the_plain_check_keeps_reading_the_cookie() -> None:
+    """A shop's page checks the room's cookie with fetch(url, {credentials: "include"})."""
+    store = Store(visitor_item(TOKEN_ID, NOW_S + 60))
+    assert client_answer(store, cookie(TOKEN)) == {"allow": True}
+    item = store.item(TOKEN_ID)
+    assert item is not None and item[CHECKED_ATTRIBUTE] == {"N": str(NOW_S)}
+    assert REDEEMED_ATTRIBUTE not in item
 
 
 @pytest.mark.parametrize(
@@ -467,12 +517,16 @@ def test_an_unknown_or_unusable_token_is_a_plain_no(headers: dict[str, str]) -> 
 )
 def test_a_malformed_redeem_is_refused_with_what_to_send_and_redeems_nothing(value: str) -> None:
     store = Store(visitor_item(TOKEN_ID, NOW_S + 60))
-    status, answer = store.client(cookie(TOKEN), {CLIENT_REDEEM_PARAMETER: value})
-    assert (status, answer) == (BAD_REQUEST_STATUS, MALFORMED_REDEEM_ANSWER)
-    assert "redeem=1" in answer["message"]
+    for headers, query in (
+        ({}, {CLIENT_TOKEN_PARAMETER: TOKEN, CLIENT_REDEEM_PARAMETER: value}),
+        (cookie(TOKEN), {CLIENT_REDEEM_PARAMETER: value}),
+    ):
+        status, answer = store.client(headers, query)
+        assert (status, answer) == (BAD_REQUEST_STATUS, MALFORMED_REDEEM_ANSWER)
+        assert "redeem=1" in answer["message"]
     assert REDEEMED_ATTRIBUTE not in (store.item(TOKEN_ID) or {})
     # The one good value still redeems afterwards: nothing was spent.
-    assert client_answer(store, cookie(TOKEN), REDEEM) == {"allow": True}
+    assert client_answer(store, {}, redeem_of(TOKEN)) == {"allow": True}
 
 
 def casings(name: str) -> set[str]:
@@ -495,24 +549,24 @@ def test_a_redeem_parameter_in_another_case_is_refused_not_taken_for_a_check(nam
     which would allow every time: a 400 saying what to send, and nothing written."""
     store = Store(visitor_item(TOKEN_ID, NOW_S + 60))
     for query in ({name: CLIENT_REDEEM_VALUE}, {name: CLIENT_REDEEM_VALUE, **REDEEM}):
-        status, answer = store.client(cookie(TOKEN), query)
+        status, answer = store.client({}, {CLIENT_TOKEN_PARAMETER: TOKEN, **query})
         assert (status, answer) == (BAD_REQUEST_STATUS, MALFORMED_REDEEM_ANSWER)
         assert "redeem=1" in answer["message"]
     assert CHECKED_ATTRIBUTE not in (store.item(TOKEN_ID) or {})
     assert REDEEMED_ATTRIBUTE not in (store.item(TOKEN_ID) or {})
-    assert client_answer(store, cookie(TOKEN), REDEEM) == {"allow": True}  # nothing was spent
+    assert client_answer(store, {}, redeem_of(TOKEN)) == {"allow": True}  # nothing was spent
 
 
 def test_other_parameters_leave_the_check_alone() -> None:
     store = Store(visitor_item(TOKEN_ID, NOW_S + 60))
     query = {"redeemed": "1", "redeem_": "1", "xredeem": "1", "utm_source": "mail"}
     assert client_answer(store, cookie(TOKEN), query) == {"allow": True}
-    assert client_answer(store, cookie(TOKEN), {**query, **REDEEM}) == {"allow": True}
-    assert client_answer(store, cookie(TOKEN), {**query, **REDEEM}) == REDEEMED
+    assert client_answer(store, {}, {**query, **redeem_of(TOKEN)}) == {"allow": True}
+    assert client_answer(store, {}, {**query, **redeem_of(TOKEN)}) == REDEEMED
 
 
 def test_a_throttled_client_check_is_the_rooms_trouble() -> None:
-    for query in ({}, REDEEM):
+    for query in ({}, redeem_of(TOKEN)):
         for kind in ("ProvisionedThroughputExceededException", "ThrottlingException"):
             body = json.dumps({"__type": f"com.amazonaws.dynamodb.v20120810#{kind}"})
             data = RenderInput(body=body, headers=cookie(TOKEN), query=query)
@@ -669,6 +723,8 @@ def test_any_request_gets_a_json_answer_and_allow_only_when_admitted(
         status, answer = store.client(headers, query)
         if state == "malformed":
             assert (status, answer) == (BAD_REQUEST_STATUS, MALFORMED_REDEEM_ANSWER)
+        elif state == "without_token":
+            assert (status, answer) == (BAD_REQUEST_STATUS, REDEEM_WITHOUT_TOKEN_ANSWER)
         elif state == "redeem" and attempt == 1 and valid:
             assert (status, answer) == (200, REDEEMED)
         else:
@@ -715,7 +771,7 @@ def test_an_unreadable_request_time_makes_every_admission_expired(request_time: 
     answer = json.loads(render(template(registered("polling").response_template), data))
     assert answer == {"allow": False, "state": "expired"}
     store = Store(item)
-    for query in ({}, REDEEM):
+    for query in ({}, redeem_of(TOKEN)):
         answer = client_answer(store, cookie(TOKEN), query, request_time=request_time)
         assert answer == {"allow": False}, (query, request_time)
     assert REDEEMED_ATTRIBUTE not in (store.item(TOKEN_ID) or {})

@@ -158,6 +158,23 @@ def test_a_returning_visitor_keeps_their_place_without_work(aws: Aws, clock: Fak
     assert len(aws.queue_bodies()) == 1
 
 
+def test_another_pages_link_with_a_solution_changes_nothing_for_a_visitor_in_line(
+    aws: Aws, clock: FakeClock
+) -> None:
+    """Any page can send a visitor's browser to the marketing link with a solution it paid
+    for, the visitor's cookie riding along: the visitor keeps their place and their cookie,
+    and the solution is not spent (it is its solver's alone, once)."""
+    p = working(aws, clock)
+    joined = p.handle(request(str(solve(challenge_of(p.handle(request()))))))
+    cookie = joined["headers"]["Set-Cookie"].split(";", 1)[0]
+    foreign = solve(challenge_of(p.handle(request())))
+    again = p.handle(request(str(foreign), cookie=cookie))
+    assert again["statusCode"] == 302 and again["headers"]["Location"].startswith("room#turn=")
+    assert "Set-Cookie" not in again["headers"]
+    assert len(aws.queue_bodies()) == 1
+    assert aws.item(work_key(foreign.spent_as)) is None
+
+
 def test_a_room_with_join_work_needs_its_gate(aws: Aws, clock: FakeClock) -> None:
     with pytest.raises(ValueError, match="join gate"):
         producer(aws, clock, join_work=WORK_MS)

@@ -420,15 +420,24 @@ def rate_changes_the_status(room: JourneyRoom, rate: int) -> None:
 
 def client_redeems_once(room: JourneyRoom, token: str) -> None:
     """An admitted visitor's check, redeem and second redeem: the three answers a shop acts
-    on (each a conditional write, docs/shop-integration.md), printed in the report."""
+    on (each a conditional write, docs/shop-integration.md), printed in the report; before
+    them, a redeem with the visitor's cookie alone (what any page's navigation to the room
+    sends), which the room refuses without spending the redeem."""
     url = f"{room.client_check_url}?token={quote(token, safe='')}"
+    redeem = f"{CLIENT_REDEEM_PARAMETER}={CLIENT_REDEEM_VALUE}"
     answers = {
+        "redeem with the cookie alone": get(
+            f"{room.client_check_url}?{redeem}", cookie=f"{COOKIE_NAME}={token}"
+        ),
         "check": get(url),
-        "redeem": get(f"{url}&{CLIENT_REDEEM_PARAMETER}={CLIENT_REDEEM_VALUE}"),
-        "second redeem": get(f"{url}&{CLIENT_REDEEM_PARAMETER}={CLIENT_REDEEM_VALUE}"),
+        "redeem": get(f"{url}&{redeem}"),
+        "second redeem": get(f"{url}&{redeem}"),
     }
     room.note("/client writes: " + "; ".join(f"{what} {a.shown()}" for what, a in answers.items()))
-    assert [(a.status, a.json()) for a in answers.values()] == [
+    cookie_only = answers["redeem with the cookie alone"]
+    assert (cookie_only.status, cookie_only.json()["allow"]) == (400, False)
+    assert "token=<token>&redeem=1" in cookie_only.json()["message"]
+    assert [(a.status, a.json()) for a in list(answers.values())[1:]] == [
         (200, {"allow": True}),
         (200, {"allow": True}),
         (200, {"allow": False, "state": "redeemed"}),

@@ -10,15 +10,10 @@ dependencies under /usr/share/java), so the expectations can not drift from the 
 
 from __future__ import annotations
 
-import base64
-import os
-import shutil
-import subprocess
-from pathlib import Path
-
 import pytest
 
 from beekeeper.apigateway.velocity.renderer import RenderInput, render
+from tests.support.velocity_java import assert_velocity_1_7_renders, needs_velocity_1_7
 
 LOOP = "#foreach($c in ['a', 'b'])"
 # (template, what Velocity 1.7 renders)
@@ -46,42 +41,13 @@ CASES = [
     ('{"k": [\n' + LOOP + "\n#if($c == 'b')\n,\n#end\n$c\n#end\n]}\n", '{"k": [\na\n,\nb\n]}\n'),
 ]  # fmt: skip
 
-VELOCITY_JARS = ("velocity.jar", "commons-collections3.jar", "commons-lang.jar")
-JAVA_LIBRARIES = Path("/usr/share/java")
-HARNESS = Path(__file__).resolve().parents[2] / "support" / "velocity17" / "Render.java"
-
 
 @pytest.mark.parametrize(("template", "velocity_1_7"), CASES)
 def test_directive_lines_render_as_in_velocity_1_7(template: str, velocity_1_7: str) -> None:
     assert render(template, RenderInput()) == velocity_1_7
 
 
-def velocity_1_7_renders(templates: list[str]) -> list[str]:
-    """Each template as Velocity 1.7's own engine renders it (Java's source launcher)."""
-    classpath = ":".join(str(JAVA_LIBRARIES / jar) for jar in VELOCITY_JARS)
-    lines = "".join(base64.b64encode(t.encode()).decode() + "\n" for t in templates)
-    done = subprocess.run(
-        ["java", "-cp", classpath, str(HARNESS)],
-        input=lines,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    return [base64.b64decode(line).decode() for line in done.stdout.splitlines()]
-
-
-VELOCITY_MISSING = shutil.which("java") is None or not all(
-    (JAVA_LIBRARIES / jar).exists() for jar in VELOCITY_JARS
-)
-
-
 @pytest.mark.slow
-@pytest.mark.skipif(
-    # CI installs it (.ci/run) and sets CI_REQUIRE_VELOCITY: there the test fails, never skips.
-    VELOCITY_MISSING and not os.environ.get("CI_REQUIRE_VELOCITY"),
-    reason="needs Java and Velocity 1.7 (Debian: apt-get install velocity)",
-)
+@needs_velocity_1_7
 def test_the_cases_are_velocity_1_7s_own_output() -> None:
-    templates = [template for template, _ in CASES]
-    assert velocity_1_7_renders(templates) == [expected for _, expected in CASES]
+    assert_velocity_1_7_renders(CASES)

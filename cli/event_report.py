@@ -29,6 +29,7 @@ from beekeeper.cli.rooms import Deployment
 from beekeeper.cli.table import batch_get
 from beekeeper.core import telemetry
 from beekeeper.core.datamodel import GOVERNOR_LOG_KEY
+from beekeeper.core.retry import Pauses
 from beekeeper.core.settings import RoomSettings
 from beekeeper.core.words import count
 from beekeeper.room.governor_records import recent_decisions
@@ -50,7 +51,7 @@ def read_event(
     cloudwatch: Any,
     dynamodb: Any,
     clock: Callable[[], float],
-    sleep: Callable[[float], None],
+    pauses: Pauses,
     since: str | None = None,
     until: str | None = None,
     edge_cloudwatch: Callable[[], Any] | None = None,
@@ -115,7 +116,7 @@ def read_event(
     )
     waits = _read_waits(reader, room, window, now)
     items = batch_get(
-        dynamodb, deployment.table_name, [*snapshot_keys(settings), GOVERNOR_LOG_KEY], sleep
+        dynamodb, deployment.table_name, [*snapshot_keys(settings), GOVERNOR_LOG_KEY], pauses
     )
     snapshot = snapshot_from_items(items, settings)
     decisions = [

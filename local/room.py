@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import random
 import threading
 import time
 from collections.abc import Callable
@@ -32,6 +33,7 @@ from beekeeper.core.local_room import (
     LOCAL_REGION,
 )
 from beekeeper.core.plain_page import Brand
+from beekeeper.core.retry import Pauses
 from beekeeper.core.routes import mode_of
 from beekeeper.core.settings import RoomSettings
 from beekeeper.local.demo_shop import CapacityMode, DemoShop, Occupancy, RoomFacts
@@ -53,6 +55,8 @@ log = logging.getLogger("beekeeper.local")
 DEFAULT_MINUTE_SECONDS = 60.0
 GATEWAY_THREADS = 16
 STOP_TIMEOUT_SECONDS = 5.0
+# The counters' reads retry as the room's own do (core/retry.py), on this machine's time.
+_PAUSES = Pauses(sleep=time.sleep, random=random.random)
 
 CodeLoader = Callable[[RoomSettings, RoomResources, ClientFactory, float], RoomCode]
 
@@ -339,7 +343,7 @@ class LocalRoom:
         arrived = admitted = 0
         while True:
             try:
-                snapshot = read_snapshot(dynamodb, table_name, settings)
+                snapshot = read_snapshot(dynamodb, table_name, settings, pauses=_PAUSES)
             except Exception as error:  # the emulator stopping under us
                 log.debug("counters unavailable: %s", error)
                 snapshot = None
@@ -377,7 +381,7 @@ class LocalRoom:
 def _occupancy(dynamodb: Any, table_name: str, settings: RoomSettings) -> Occupancy | None:
     """How full the shop is: the room's counters, read as `beekeeper status` reads them."""
     try:
-        snapshot = read_snapshot(dynamodb, table_name, settings)
+        snapshot = read_snapshot(dynamodb, table_name, settings, pauses=_PAUSES)
     except (BotoCoreError, ClientError, Unprocessed) as error:
         log.debug("the demo shop could not read the room's counters: %s", error)
         return None

@@ -27,6 +27,7 @@ from collections import Counter
 from typing import Any
 
 from beekeeper.core.datamodel import Token
+from beekeeper.core.retry import Pauses
 from beekeeper.core.settings import RoomSettings
 from beekeeper.room.consumer import Assignment, run_consumer
 from beekeeper.room.pacing import minute_span
@@ -107,6 +108,7 @@ def run_lane(rate: int, seconds: float, latency: dict[str, float]) -> tuple[int,
                 sqs=Timed(queue, scheduler, latency, calls),
                 clock=scheduler.clock,
                 sleep=scheduler.sleep,
+                pauses=Pauses(sleep=scheduler.sleep, random=random.Random(1).random),
             )
         ),
     )

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from beekeeper.cli.room_control import RoomControl
+from beekeeper.core.retry import Pauses
 from beekeeper.core.serving import DOCUMENT_EVERY_SECONDS
 from beekeeper.local.room import LocalOptions, LocalRoom
 
@@ -75,7 +76,11 @@ def measure(change: str, pages: int, rng: random.Random) -> dict[str, Any]:
             state_url = room.urls.page_url.removesuffix("/room") + "/state"
             dynamodb = room.emulator.client("dynamodb")
             control = RoomControl(
-                dynamodb, room.resources.table_name, room.settings, clock=time.time
+                dynamodb,
+                room.resources.table_name,
+                room.settings,
+                clock=time.time,
+                pauses=Pauses(sleep=time.sleep, random=random.random),
             )
             started = time.time()
             changed_at: list[float] = []

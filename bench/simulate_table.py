@@ -137,6 +137,7 @@ def producer_calls(visitors: int = 200) -> None:
     from moto import mock_aws
 
     from beekeeper.core.join_work import Challenge, solve
+    from beekeeper.core.retry import Pauses
     from beekeeper.core.settings import RoomSettings
     from beekeeper.room.join_gate import JoinGate
     from beekeeper.room.producer import Producer
@@ -193,6 +194,7 @@ def producer_calls(visitors: int = 200) -> None:
                 sqs=sqs,
                 clock=clock,
                 rng=random.Random(1),
+                pauses=Pauses(sleep=time.sleep, random=random.Random(1).random),
                 gate=JoinGate(
                     room="bench",
                     read_secret=functools.partial(read_join_secret, secrets, secret),

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import random
 import statistics
 import subprocess
 import sys
@@ -29,6 +30,7 @@ import time
 from typing import Any
 
 from beekeeper.core.datamodel import CHECKED_ATTRIBUTE, REDEEMED_ATTRIBUTE, Token
+from beekeeper.core.retry import Pauses
 from beekeeper.core.settings import DEFAULT_CONSUMER_CAPACITY, RoomSettings
 from beekeeper.room.consumer import Consumer
 from beekeeper.room.tickets import (
@@ -110,6 +112,7 @@ def time_writes(
         sqs=None,
         clock=lambda: clock[0],
         sleep=lambda _s: None,
+        pauses=Pauses(sleep=lambda _s: None, random=random.Random(1).random),
         tickets=hook,
     )
     admitted = tokens(admissions)

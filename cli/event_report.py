@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from beekeeper.charts.event_data import Capacity, EventReport, Waits
@@ -29,6 +30,7 @@ from beekeeper.cli.rooms import Deployment
 from beekeeper.cli.table import batch_get
 from beekeeper.core import telemetry
 from beekeeper.core.datamodel import GOVERNOR_LOG_KEY
+from beekeeper.core.retry import Pauses
 from beekeeper.core.settings import RoomSettings
 from beekeeper.core.words import count
 from beekeeper.room.governor_records import recent_decisions
@@ -50,7 +52,7 @@ def read_event(
     cloudwatch: Any,
     dynamodb: Any,
     clock: Callable[[], float],
-    sleep: Callable[[float], None],
+    pauses: Pauses,
     since: str | None = None,
     until: str | None = None,
     edge_cloudwatch: Callable[[], Any] | None = None,
@@ -58,6 +60,86 @@ def read_event(
     now = clock()
     reader = MetricReader(cloudwatch)
     room = settings.name
+    span = _span(reader, room, deployment, since, until, now)
+    window, bucket, period, minutes = span.window, span.bucket, span.period, span.minutes
+    waits_by_minute = period == bucket  # a percentile is read with its minute as the period
+    series = MinuteSeries(
+        reader.read(
+            _per_minute_queries(settings, deployment, waits_by_minute),
+            start=window.since,
+            end=window.until,
+            period=period,
+            bucket_seconds=bucket,
+        ),
+        minutes,
+    )
+    counts, levels = series.counts, series.levels
+    waits = _read_waits(reader, room, window, now)
+    items = batch_get(
+        dynamodb, deployment.table_name, [*snapshot_keys(settings), GOVERNOR_LOG_KEY], pauses
+    )
+    snapshot = snapshot_from_items(items, settings)
+    report = EventReport(
+        room=room,
+        local=deployment.is_local,
+        generated_at=int(now),
+        since=window.since,
+        until=window.until,
+        window=window.how,
+        window_said=window.said,
+        minute_seconds=bucket,
+        # A minute no producer wrote had no arrival; none in the window: arrivals unknown.
+        arrivals_per_minute=(
+            list(counts("arrivals")) if series.found["arrivals"] else [None] * minutes
+        ),
+        admitted_per_minute=counts("admitted"),
+        rate_per_minute=levels("rate"),
+        operator_rate_per_minute=levels("operator_rate"),
+        waiting_per_minute=levels("backlog"),
+        rejoined_per_minute=counts("rejoined"),
+        waits=waits,
+        wait_p50_per_minute=series.values("wait_p50") if waits_by_minute else None,
+        wait_p90_per_minute=series.values("wait_p90") if waits_by_minute else None,
+        capacity=_capacity(settings, snapshot.config.max_inside, series),
+        governor=settings.dynamic_rate_throttling,
+        governor_per_minute={n: counts(n) for n in ("halved", "held", "raised")},
+        governor_decisions=[
+            d
+            for d in recent_decisions(items.get(GOVERNOR_LOG_KEY))
+            if window.since <= d.at < window.until
+        ],
+        origin_requests_per_minute=None if deployment.is_local else levels("origin"),
+        edge=deployment.distribution_id is not None,
+        edge_requests_per_minute=_edge_requests(deployment, edge_cloudwatch, span),
+        arrivals_total=snapshot.arrivals_total,
+        admitted_total=snapshot.admitted_total,
+        waiting_now=snapshot.waiting,
+    )
+    report.notes.extend(span.notes + missing_notes(report, series.found))
+    return report
+
+
+@dataclass(frozen=True)
+class Span:
+    """The report's window, read in buckets of `bucket` seconds from CloudWatch's periods of
+    `period` seconds; `notes` say where that is coarser than the room's minute."""
+
+    window: Window
+    bucket: float
+    period: int
+    minutes: int  # buckets in the window
+    notes: list[str]
+
+
+def _span(
+    reader: MetricReader,
+    room: str,
+    deployment: Deployment,
+    since: str | None,
+    until: str | None,
+    now: float,
+) -> Span:
+    """The window asked for (or the last event's), at the finest resolution CloudWatch keeps."""
     minute = max(1.0, deployment.minute_seconds)
     window = given_window(since, until, now=now, bucket_seconds=minute) or last_event(
         reader, room, now=now, bucket_seconds=minute
@@ -72,9 +154,15 @@ def read_event(
     if bucket != minute:
         window = aligned(window.since, window.until, bucket, how=window.how, said=window.said)
         notes.append(_coarser(bucket, minute))
-    minutes = max(1, round(window.seconds / bucket))
+    return Span(window, bucket, period, max(1, round(window.seconds / bucket)), notes)
 
-    per_minute: list[Query] = [
+
+def _per_minute_queries(
+    settings: RoomSettings, deployment: Deployment, waits_by_minute: bool
+) -> list[Query]:
+    """The room's metrics read per bucket, each by the name the report takes it by."""
+    room = settings.name
+    queries: list[Query] = [
         _room_query("arrivals", room, telemetry.ARRIVALS),
         _room_query("admitted", room, telemetry.ADMITTED),
         _room_query("rate", room, telemetry.RATE),
@@ -91,95 +179,66 @@ def read_event(
         _room_query("no_shows", room, telemetry.NO_SHOWS),
         _room_query("sessions_ended", room, telemetry.SESSIONS_ENDED),
     ]
-    waits_by_minute = period == bucket  # a percentile is read with its minute as the period
     if waits_by_minute:
-        per_minute += [
+        queries += [
             _room_query("wait_p50", room, telemetry.WAIT, "p50"),
             _room_query("wait_p90", room, telemetry.WAIT, "p90"),
         ]
     if not deployment.is_local:
-        per_minute.append(origin_query("origin", settings.stack_name))
-    series = reader.read(
-        per_minute, start=window.since, end=window.until, period=period, bucket_seconds=bucket
+        queries.append(origin_query("origin", settings.stack_name))
+    return queries
+
+
+@dataclass(frozen=True)
+class MinuteSeries:
+    """The per-bucket figures read, by name, as the report's lists of `minutes` buckets."""
+
+    found: dict[str, Values]
+    minutes: int
+
+    def counts(self, name: str) -> list[int]:
+        """A count per bucket (a bucket nobody wrote counted nothing)."""
+        return [round(self.found[name].get(m, 0)) for m in range(self.minutes)]
+
+    def levels(self, name: str) -> list[int | None]:
+        """A level per bucket (None where nobody wrote one)."""
+        return [_whole(self.found[name].get(m)) for m in range(self.minutes)]
+
+    def values(self, name: str) -> list[float | None]:
+        return [self.found[name].get(m) for m in range(self.minutes)]
+
+
+def _capacity(settings: RoomSettings, max_inside: int, series: MinuteSeries) -> Capacity | None:
+    """Capacity mode's figures, when the room has a cap (deployed, or set live since) or its
+    metrics show one."""
+    capacity_seen = any(series.found[n] for n in ("inside", "max_inside", "left_line", "left_shop"))
+    if not (settings.max_inside or max_inside or capacity_seen):
+        return None
+    return Capacity(
+        inside_per_minute=series.levels("inside"),
+        max_inside_per_minute=series.levels("max_inside"),
+        left_line_per_minute=series.counts("left_line"),
+        left_shop_per_minute=series.counts("left_shop"),
+        no_shows_per_minute=series.counts("no_shows"),
+        sessions_ended_per_minute=series.counts("sessions_ended"),
     )
 
-    def counts(name: str) -> list[int]:
-        return [round(series[name].get(m, 0)) for m in range(minutes)]
 
-    def levels(name: str) -> list[int | None]:
-        return [_whole(series[name].get(m)) for m in range(minutes)]
-
-    # A minute no producer wrote had no arrival; none in the window: the arrivals are unknown.
-    arrivals: list[int | None] = (
-        list(counts("arrivals")) if series["arrivals"] else [None] * minutes
-    )
-    waits = _read_waits(reader, room, window, now)
-    items = batch_get(
-        dynamodb, deployment.table_name, [*snapshot_keys(settings), GOVERNOR_LOG_KEY], sleep
-    )
-    snapshot = snapshot_from_items(items, settings)
-    decisions = [
-        d
-        for d in recent_decisions(items.get(GOVERNOR_LOG_KEY))
-        if window.since <= d.at < window.until
-    ]
-    capacity_seen = any(series[n] for n in ("inside", "max_inside", "left_line", "left_shop"))
-    capacity = None
-    if settings.max_inside or snapshot.config.max_inside or capacity_seen:
-        capacity = Capacity(
-            inside_per_minute=levels("inside"),
-            max_inside_per_minute=levels("max_inside"),
-            left_line_per_minute=counts("left_line"),
-            left_shop_per_minute=counts("left_shop"),
-            no_shows_per_minute=counts("no_shows"),
-            sessions_ended_per_minute=counts("sessions_ended"),
-        )
-    edge_requests = None
-    if deployment.distribution_id and edge_cloudwatch is not None:
-        edge = MetricReader(edge_cloudwatch()).read(
-            [edge_query("edge", deployment.distribution_id)],
-            start=window.since,
-            end=window.until,
-            period=period,
-            bucket_seconds=bucket,
-        )["edge"]
-        edge_requests = [_whole(edge.get(m)) for m in range(minutes)]
-
-    report = EventReport(
-        room=room,
-        local=deployment.is_local,
-        generated_at=int(now),
-        since=window.since,
-        until=window.until,
-        window=window.how,
-        window_said=window.said,
-        minute_seconds=bucket,
-        arrivals_per_minute=arrivals,
-        admitted_per_minute=counts("admitted"),
-        rate_per_minute=levels("rate"),
-        operator_rate_per_minute=levels("operator_rate"),
-        waiting_per_minute=levels("backlog"),
-        rejoined_per_minute=counts("rejoined"),
-        waits=waits,
-        wait_p50_per_minute=(
-            [series["wait_p50"].get(m) for m in range(minutes)] if waits_by_minute else None
-        ),
-        wait_p90_per_minute=(
-            [series["wait_p90"].get(m) for m in range(minutes)] if waits_by_minute else None
-        ),
-        capacity=capacity,
-        governor=settings.dynamic_rate_throttling,
-        governor_per_minute={n: counts(n) for n in ("halved", "held", "raised")},
-        governor_decisions=decisions,
-        origin_requests_per_minute=None if deployment.is_local else levels("origin"),
-        edge=deployment.distribution_id is not None,
-        edge_requests_per_minute=edge_requests,
-        arrivals_total=snapshot.arrivals_total,
-        admitted_total=snapshot.admitted_total,
-        waiting_now=snapshot.waiting,
-    )
-    report.notes.extend(notes + missing_notes(report, series))
-    return report
+def _edge_requests(
+    deployment: Deployment, edge_cloudwatch: Callable[[], Any] | None, span: Span
+) -> list[int | None] | None:
+    """CloudFront's requests per bucket, for a room with an edge (its metrics are in
+    us-east-1, read through `edge_cloudwatch`)."""
+    if not deployment.distribution_id or edge_cloudwatch is None:
+        return None
+    edge = MetricReader(edge_cloudwatch()).read(
+        [edge_query("edge", deployment.distribution_id)],
+        start=span.window.since,
+        end=span.window.until,
+        period=span.period,
+        bucket_seconds=span.bucket,
+    )["edge"]
+    return [_whole(edge.get(m)) for m in range(span.minutes)]
 
 
 def last_event(reader: MetricReader, room: str, *, now: float, bucket_seconds: float) -> Window:

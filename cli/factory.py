@@ -8,6 +8,7 @@ and a sleep that ends a `--watch` loop.
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import sys
 import time
@@ -26,6 +27,7 @@ from beekeeper.cli.invocation import operator_command
 from beekeeper.cli.lambda_quota import AccountConcurrency, ConcurrencyProbe, read_concurrency
 from beekeeper.cli.progress import ProgressReporter
 from beekeeper.cli.rooms import Deployment, RoomStore
+from beekeeper.core.retry import Pauses
 from beekeeper.core.settings import RoomSettings
 from beekeeper.room.governor_sampling import Fetcher, fetch_once
 
@@ -47,6 +49,8 @@ class CliFactory:
     cdk_runner: CdkRunner
     clock: Callable[[], float] = time.time
     sleep: Callable[[float], None] = time.sleep
+    # The jitter of a retry's pause (core/retry.py).
+    jitter: Callable[[], float] = random.random
     python: str = sys.executable
     stderr_is_terminal: Callable[[], bool] = _stderr_is_terminal
     resolve: Resolve = resolve_host
@@ -71,6 +75,11 @@ class CliFactory:
             session_factory=_boto3_session,
             cdk_runner=SubprocessCdkRunner(shutil.which),
         )
+
+    @property
+    def pauses(self) -> Pauses:
+        """What a command's retries wait with: its sleep, and its jitter."""
+        return Pauses(sleep=self.sleep, random=self.jitter)
 
     def store(self) -> RoomStore:
         return RoomStore(self.environ)

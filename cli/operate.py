@@ -17,6 +17,7 @@ def room_control(factory: CliFactory, name: str, local: bool | None = None) -> R
         deployment.table_name,
         settings,
         clock=factory.clock,
+        pauses=factory.pauses,
     )
 
 

@@ -15,6 +15,7 @@ from typing import Any, Unpack
 
 from beekeeper.cli.errors import AwsError
 from beekeeper.core.datamodel import DRAW_KEY
+from beekeeper.core.retry import Pauses
 from beekeeper.core.settings import RoomSettings
 from beekeeper.room import room_state
 from beekeeper.room.room_state import RoomConfig
@@ -30,11 +31,13 @@ class RoomControl:
         settings: RoomSettings,
         *,
         clock: Callable[[], float],
+        pauses: Pauses,
     ) -> None:
         self._db = dynamodb
         self._table = table_name
         self._settings = settings
         self._clock = clock
+        self._pauses = pauses
 
     @property
     def settings(self) -> RoomSettings:
@@ -84,7 +87,9 @@ class RoomControl:
         now = self._clock()
         config = room_state.write_config(self._db, self._table, self._settings, now=now, **change)
         try:
-            room_state.refresh_status(self._db, self._table, self._settings, now=now, config=config)
+            room_state.refresh_status(
+                self._db, self._table, self._settings, now=now, pauses=self._pauses, config=config
+            )
         except room_state.Unprocessed as error:
             raise AwsError(
                 f"The room's setting is saved, but its status copies were not updated ({error}: "

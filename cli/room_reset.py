@@ -27,8 +27,9 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from beekeeper.cli.errors import AwsError
-from beekeeper.cli.table import batch_get
+from beekeeper.cli.table import MAX_ROUNDS, batch_get
 from beekeeper.core.datamodel import PARTITION_KEY, emptied_by_reset
+from beekeeper.core.retry import Pauses
 from beekeeper.core.settings import RoomSettings
 from beekeeper.core.words import count
 from beekeeper.room import room_state
@@ -36,7 +37,6 @@ from beekeeper.room.room_state import RoomConfig, snapshot_from_items, snapshot_
 
 PURGE_SECONDS = 60  # SQS: one purge a minute, finished within a minute
 BATCH_DELETES = 25  # BatchWriteItem's limit
-_MAX_ROUNDS = 8  # unprocessed deletes retried, with pauses, before giving up
 _QUEUE_COUNTS = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
 
 
@@ -72,7 +72,7 @@ class RoomReset:
         settings: RoomSettings,
         minute_seconds: float,
         clock: Callable[[], float],
-        sleep: Callable[[float], None],
+        pauses: Pauses,
         purge_seconds: float = PURGE_SECONDS,
     ) -> None:
         self._db = dynamodb
@@ -83,11 +83,11 @@ class RoomReset:
         self._settings = settings
         self._minute_seconds = minute_seconds
         self._clock = clock
-        self._sleep = sleep
+        self._pauses = pauses
         self._purge_seconds = purge_seconds
 
     def look(self) -> ResetLook:
-        items = batch_get(self._db, self._table, snapshot_keys(self._settings), self._sleep)
+        items = batch_get(self._db, self._table, snapshot_keys(self._settings), self._pauses)
         snapshot = snapshot_from_items(items, self._settings)
         visible, in_flight = self._depth(self._queue_url)
         dead = self._depth(self._dead_letters)[0] if self._dead_letters else None
@@ -110,7 +110,7 @@ class RoomReset:
                 f"Purging the line: SQS takes up to {self._purge_seconds:g} s to finish, and "
                 "the room's items are emptied after that ..."
             )
-            self._sleep(self._purge_seconds)
+            self._pauses.sleep(self._purge_seconds)
         batch: list[str] = []
         for pk in self._doomed():
             batch.append(pk)
@@ -135,7 +135,7 @@ class RoomReset:
             starts_at=0 if 0 < config.starts_at <= now else None,
         )
         room_state.refresh_status(
-            self._db, self._table, self._settings, now=now, config=done.config
+            self._db, self._table, self._settings, now=now, pauses=self._pauses, config=done.config
         )
         return done
 
@@ -184,19 +184,21 @@ class RoomReset:
             request["ExclusiveStartKey"] = last
 
     def _delete(self, keys: list[str]) -> None:
-        pending = [{"DeleteRequest": {"Key": room_state.key(pk)}} for pk in keys]
-        for attempt in range(_MAX_ROUNDS):
-            if not pending:
-                return
-            if attempt:
-                self._sleep(min(1.0, 0.05 * 2**attempt))
-            answer = self._db.batch_write_item(RequestItems={self._table: pending})
-            pending = (answer.get("UnprocessedItems") or {}).get(self._table, [])
-        if pending:
+        if not keys:
+            return
+        try:
+            room_state.write_all(
+                self._db,
+                self._table,
+                [{"DeleteRequest": {"Key": room_state.key(pk)}} for pk in keys],
+                pauses=self._pauses,
+                attempts=MAX_ROUNDS,
+            )
+        except room_state.Unprocessed as error:
             raise AwsError(
                 "DynamoDB kept refusing the reset's deletes (the table is throttled); wait a "
                 "moment and run `beekeeper reset` again: it carries on where it stopped."
-            )
+            ) from error
 
 
 # What the operator is told was deleted, by the key's kind (docs/data-model.md): a noun, and

@@ -16,6 +16,7 @@ from beekeeper.cli.rooms import Deployment
 from beekeeper.cli.table import batch_get, from_item
 from beekeeper.core.datamodel import DRAW_DRAWN, GOVERNOR_KEY, GOVERNOR_LOG_KEY, minute_key
 from beekeeper.core.polling import admission_flow, eta_seconds
+from beekeeper.core.retry import Pauses
 from beekeeper.core.schedule import format_starts_at
 from beekeeper.core.settings import RoomSettings
 from beekeeper.core.words import count
@@ -98,7 +99,7 @@ def read_status(
     dynamodb: Any,
     sqs: Any,
     clock: Callable[[], float],
-    sleep: Callable[[float], None],
+    pauses: Pauses,
 ) -> StatusReport:
     now = int(clock())
     minute_seconds = deployment.minute_seconds
@@ -108,7 +109,7 @@ def read_status(
         dynamodb,
         deployment.table_name,
         [GOVERNOR_KEY, GOVERNOR_LOG_KEY, *snapshot_keys(settings)] + [minute_key(m) for m in hour],
-        sleep,
+        pauses,
     )
     snapshot = snapshot_from_items(found, settings)  # read as the Lambdas read it
     config = snapshot.config

@@ -5,18 +5,19 @@ Items come back as plain Python values: numbers as int, so nothing downstream ha
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
 from beekeeper.cli.errors import AwsError
+from beekeeper.core.retry import Pauses
 from beekeeper.room import room_state
 from beekeeper.room.room_state import key
 
-# Reads for an operator can wait longer on a throttled table than a Lambda's can.
-_MAX_ROUNDS = 8
+# Calls for an operator can wait longer on a throttled table than a Lambda's can.
+MAX_ROUNDS = 8
 
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
@@ -43,13 +44,13 @@ def get_item(dynamodb: Any, table: str, pk: str) -> dict[str, Any] | None:
 
 
 def batch_get(
-    dynamodb: Any, table: str, pks: Iterable[str], sleep: Callable[[float], None]
+    dynamodb: Any, table: str, pks: Iterable[str], pauses: Pauses
 ) -> dict[str, dict[str, Any]]:
     """Items by pk, as DynamoDB returns them (missing items are absent): the room's own read
-    (room/room_state.py), with pauses between retries, and a sentence if DynamoDB keeps
-    some keys unprocessed."""
+    (room/room_state.py), with more retries, and a sentence if DynamoDB keeps some keys
+    unprocessed."""
     try:
-        found = room_state.batch_get(dynamodb, table, pks, attempts=_MAX_ROUNDS, sleep=sleep)
+        found = room_state.batch_get(dynamodb, table, pks, pauses=pauses, attempts=MAX_ROUNDS)
     except room_state.Unprocessed as error:
         raise AwsError(
             "DynamoDB kept returning unprocessed keys (the table is throttled); "

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import random
 import threading
 import time
 from collections.abc import Callable
@@ -32,6 +33,7 @@ from beekeeper.core.local_room import (
     LOCAL_REGION,
 )
 from beekeeper.core.plain_page import Brand
+from beekeeper.core.retry import Pauses
 from beekeeper.core.routes import mode_of
 from beekeeper.core.settings import RoomSettings
 from beekeeper.local.demo_shop import CapacityMode, DemoShop, Occupancy, RoomFacts
@@ -53,6 +55,8 @@ log = logging.getLogger("beekeeper.local")
 DEFAULT_MINUTE_SECONDS = 60.0
 GATEWAY_THREADS = 16
 STOP_TIMEOUT_SECONDS = 5.0
+# The counters' reads retry as the room's own do (core/retry.py), on this machine's time.
+_PAUSES = Pauses(sleep=time.sleep, random=random.random)
 
 CodeLoader = Callable[[RoomSettings, RoomResources, ClientFactory, float], RoomCode]
 
@@ -172,17 +176,11 @@ class LocalRoom:
             raise
 
     def _start(self) -> None:
-        options = self.options
+        """Bind the ports, start the store and the room in it, then serve and run the minutes.
+        Each part started is pushed on `_stack`, so `stop` undoes exactly what ran."""
         late_shop = _LateApp()
-        shop_server: ServerThread | None = None
-        if options.demo:
-            shop_server = ServerThread(
-                late_shop, port=options.demo_port, threads=4, what="demo shop"
-            )
-            self._stack.append(shop_server.stop)
-            # "localhost", not 127.0.0.1: the shop is a different site from the room, as in
-            # production, so the browser treats the room's cookie as the room's alone.
-            self.shop_url = f"http://localhost:{shop_server.port}/"
+        shop_server = self._demo_shop_server(late_shop)
+        options = self.options
         origin = options.origin or self.shop_url or (options.room.origin if options.room else None)
         assert origin is not None
         settings = local_settings(options, origin)
@@ -196,16 +194,64 @@ class LocalRoom:
             late_gateway, port=options.port, threads=GATEWAY_THREADS, what="local gateway"
         )
         self._stack.append(gateway_server.stop)
-        self.urls = urls = room_urls(gateway_server.base_url)
+        self.urls = room_urls(gateway_server.base_url)
+        view_server = self._operator_view_server()
 
-        view = OperatorView(room=settings.name, counters=self.counters)
+        emulator, resources = self._start_store(settings, gateway_server)
+        code = self._code_loader(settings, resources, emulator.client, options.minute_seconds)
+        dynamodb = emulator.client("dynamodb")
+        self._prepare_room(settings, resources, emulator, dynamodb)
+        self.edge = self._edge(code, settings, resources, emulator, gateway_server)
+        late_gateway.app = self.edge
+        if shop_server is not None:
+            late_shop.app = self._demo_shop(settings, origin, resources, dynamodb)
+
+        record.write(
+            settings,
+            stack_outputs(
+                settings, self.urls, resources, self.endpoint_url, options.minute_seconds
+            ),
+        )
+        self.record = record
+        self._stack.append(record.remove)
+
+        gateway_server.start()
+        if shop_server is not None:
+            shop_server.start()
+        view_server.start()
+        self._run_minutes(code, settings)
+        self._run_reporter(dynamodb, resources.table_name, settings)
+
+    # -- the parts it starts ---------------------------------------------------------------
+
+    def _demo_shop_server(self, late_shop: _LateApp) -> ServerThread | None:
+        """With --demo: the demo shop's port, bound (its app comes once the room is up)."""
+        if not self.options.demo:
+            return None
+        shop_server = ServerThread(
+            late_shop, port=self.options.demo_port, threads=4, what="demo shop"
+        )
+        self._stack.append(shop_server.stop)
+        # "localhost", not 127.0.0.1: the shop is a different site from the room, as in
+        # production, so the browser treats the room's cookie as the room's alone.
+        self.shop_url = f"http://localhost:{shop_server.port}/"
+        return shop_server
+
+    def _operator_view_server(self) -> ServerThread:
+        assert self.settings is not None
+        view = OperatorView(room=self.settings.name, counters=self.counters)
         view_server = ServerThread(
-            view, port=options.operator_port, threads=4, what="operator view"
+            view, port=self.options.operator_port, threads=4, what="operator view"
         )
         self._stack.append(view_server.stop)
         view.port = view_server.port
         self.operator_url = view_server.base_url + "/"
+        return view_server
 
+    def _start_store(
+        self, settings: RoomSettings, gateway_server: ServerThread
+    ) -> tuple[Emulator, RoomResources]:
+        """The room's store in process, its resources, and the line saved by an earlier run."""
         emulator = Emulator()
         self.emulator = emulator
         self.endpoint_url = emulator.start()
@@ -215,15 +261,20 @@ class LocalRoom:
             emulator.create_room_resources(settings.name),
             room_origin=browser_origin(gateway_server.base_url),
         )
-        if options.save_line:
+        if self.options.save_line:
             saved = SavedState(local_state_file(settings.name))
-            self.restored = saved.restore(emulator, discard=options.new_line)
+            self.restored = saved.restore(emulator, discard=self.options.new_line)
             self._stack.append(saved.close)
             said = self.restored.sentence(settings.name, saved.path)
             if said:
                 (log.warning if self.restored.lost_reason else log.info)("%s", said)
+        return emulator, resources
 
-        code = self._code_loader(settings, resources, emulator.client, options.minute_seconds)
+    def _prepare_room(
+        self, settings: RoomSettings, resources: RoomResources, emulator: Emulator, dynamodb: Any
+    ) -> None:
+        """The room's first ticket key, and a rate or start given on the command line."""
+        assert self.urls is not None
         # The room's ticket key, as `beekeeper deploy` gives a deployed room its first.
         TicketKeyStore(
             secretsmanager=emulator.client("secretsmanager"),
@@ -231,10 +282,10 @@ class LocalRoom:
             dynamodb=emulator.client("dynamodb"),
             table=resources.table_name,
             clock=time.time,
-        ).ensure_first_key(issuer=urls.issuer)
-        dynamodb = emulator.client("dynamodb")
+        ).ensure_first_key(issuer=self.urls.issuer)
         # A rate or a start given on the command line wins over one set before by
         # `beekeeper rate` or `beekeeper schedule` in the saved line: one write for both.
+        options = self.options
         rate_given = options.rate is not None
         start_given = options.starts_at is not None
         if (rate_given or start_given) and self.restored.found:
@@ -246,63 +297,68 @@ class LocalRoom:
                 operator_rate=settings.rate if rate_given else None,
                 starts_at=settings.starts_at_epoch if start_given else None,
             )
-        integration_target = emulator.template_target()
+
+    def _edge(
+        self,
+        code: RoomCode,
+        settings: RoomSettings,
+        resources: RoomResources,
+        emulator: Emulator,
+        gateway_server: ServerThread,
+    ) -> Edge:
+        """The public port's app: the edge in front of the gateway, as a deployed room's
+        public address is its distribution's (core/edge.py)."""
         gateway = Gateway(
             code=code,
             settings=settings,
-            dynamodb=integration_target,
+            dynamodb=emulator.template_target(),
             table_name=resources.table_name,
             host=f"127.0.0.1:{gateway_server.port}",
         )
-        # The public port is the edge's, in front of the gateway, as a deployed room's public
-        # address is its distribution's (core/edge.py).
-        self.edge = Edge(gateway, mode=mode_of(capacity=settings.max_inside > 0))
-        late_gateway.app = self.edge
-        if shop_server is not None:
-            late_shop.app = DemoShop(
-                room=RoomFacts(
-                    issuer=urls.issuer,
-                    room=settings.name,
-                    client_url=urls.client_check_url,
-                    marketing_url=urls.marketing_url,
-                    leave_url=urls.leave_url,
-                ),
-                shop_origin=origin,
-                brand=Brand.of(settings),
-                capacity=(
-                    CapacityMode(
-                        session_minutes=settings.session_minutes,
-                        occupancy=lambda: _occupancy(dynamodb, resources.table_name, settings),
-                        presence_grace_seconds=settings.presence_grace_seconds,
-                    )
-                    if settings.max_inside
-                    else None
-                ),
-            )
+        return Edge(gateway, mode=mode_of(capacity=settings.max_inside > 0))
 
-        record.write(
-            settings,
-            stack_outputs(settings, urls, resources, self.endpoint_url, options.minute_seconds),
+    def _demo_shop(
+        self, settings: RoomSettings, origin: str, resources: RoomResources, dynamodb: Any
+    ) -> DemoShop:
+        """The demo shop, verifying the room's tickets as a shop should (local/demo_shop.py)."""
+        urls = self.urls
+        assert urls is not None
+        return DemoShop(
+            room=RoomFacts(
+                issuer=urls.issuer,
+                room=settings.name,
+                client_url=urls.client_check_url,
+                marketing_url=urls.marketing_url,
+                leave_url=urls.leave_url,
+            ),
+            shop_origin=origin,
+            brand=Brand.of(settings),
+            capacity=(
+                CapacityMode(
+                    session_minutes=settings.session_minutes,
+                    occupancy=lambda: _occupancy(dynamodb, resources.table_name, settings),
+                    presence_grace_seconds=settings.presence_grace_seconds,
+                )
+                if settings.max_inside
+                else None
+            ),
         )
-        self.record = record
-        self._stack.append(record.remove)
 
-        gateway_server.start()
-        if shop_server is not None:
-            shop_server.start()
-        view_server.start()
-
+    def _run_minutes(self, code: RoomCode, settings: RoomSettings) -> None:
+        """EventBridge's minute and Lambda's async invoke, stood in for (local/schedule.py)."""
         scheduler = MinuteSchedule(
             code,
-            minute_seconds=options.minute_seconds,
+            minute_seconds=self.options.minute_seconds,
             with_governor=settings.dynamic_rate_throttling,
         )
         scheduler.start()
         self._stack.append(lambda: self._stop_scheduler(scheduler))
 
+    def _run_reporter(self, dynamodb: Any, table_name: str, settings: RoomSettings) -> None:
+        """The room's counters for the live view and the log (`_report`), in a thread."""
         reporter = threading.Thread(
             target=self._report,
-            args=(dynamodb, resources.table_name, settings),
+            args=(dynamodb, table_name, settings),
             name="beekeeper-reporter",
             daemon=True,
         )
@@ -339,7 +395,7 @@ class LocalRoom:
         arrived = admitted = 0
         while True:
             try:
-                snapshot = read_snapshot(dynamodb, table_name, settings)
+                snapshot = read_snapshot(dynamodb, table_name, settings, pauses=_PAUSES)
             except Exception as error:  # the emulator stopping under us
                 log.debug("counters unavailable: %s", error)
                 snapshot = None
@@ -377,7 +433,7 @@ class LocalRoom:
 def _occupancy(dynamodb: Any, table_name: str, settings: RoomSettings) -> Occupancy | None:
     """How full the shop is: the room's counters, read as `beekeeper status` reads them."""
     try:
-        snapshot = read_snapshot(dynamodb, table_name, settings)
+        snapshot = read_snapshot(dynamodb, table_name, settings, pauses=_PAUSES)
     except (BotoCoreError, ClientError, Unprocessed) as error:
         log.debug("the demo shop could not read the room's counters: %s", error)
         return None

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from beekeeper.core.retry import Pauses
 from beekeeper.room.consumer import ConsumerReport, run_consumer
 from beekeeper.room.emf import DISCARD, MetricSink
 from beekeeper.room.join_gate import JoinGate
@@ -60,10 +61,17 @@ class Effects:
     # The producer's shard choice (no secret); the trigger's draw secret (a secret).
     shard_rng: random.Random = field(default_factory=random.Random)
     secret_bytes: Callable[[int], bytes] | None = None
+    # The jitter of every retry's pause (no secret; core/retry.py).
+    jitter_rng: random.Random = field(default_factory=random.Random)
     # The room's own public origin, from which /leave takes a cookie's leave.
     room_origin: str = ""
     # The scheduler's minute: 60 s in AWS, shorter in a local rehearsal.
     minute_seconds: float = MINUTE_SECONDS
+
+    @property
+    def pauses(self) -> Pauses:
+        """What the room's retries wait with (core/retry.py)."""
+        return Pauses(sleep=self.sleep, random=self.jitter_rng.random)
 
 
 @dataclass(frozen=True)
@@ -80,6 +88,11 @@ class Room:
     # What the trigger plans with: the room's settings, or a shortened minute's view of them.
     _planning: Callable[[RoomWiring], RoomWiring]
 
+    @property
+    def pauses(self) -> Pauses:
+        """What the room's retries wait with, for a caller of its functions (core/retry.py)."""
+        return self._effects.pauses
+
     def run_trigger(
         self, *, metrics: MetricSink = DISCARD, invoke_consumer: InvokeConsumer | None = None
     ) -> TriggerOutcome:
@@ -90,6 +103,7 @@ class Room:
             **self._planning(self._wiring("admission")),
             invoke_consumer=invoke_consumer or effects.invoke_consumer,
             clock=effects.clock,
+            pauses=effects.pauses,
             minute_seconds=effects.minute_seconds,
             metrics=metrics,
             secret_bytes=effects.secret_bytes,
@@ -101,6 +115,7 @@ class Room:
             **self._wiring("admission"),
             clock=self._effects.clock,
             sleep=self._effects.sleep,
+            pauses=self._effects.pauses,
             metrics=metrics,
             tickets=self.tickets,
         )
@@ -118,6 +133,7 @@ class Room:
             fetch=effects.fetch or fetch_once,
             clock=effects.clock,
             sleep=effects.sleep,
+            pauses=effects.pauses,
             minute_seconds=effects.minute_seconds,
             metrics=metrics,
         )
@@ -158,6 +174,7 @@ def assemble(
         gate=gate,
         room_origin=effects.room_origin,
         leave_dynamodb=wired("leave")["dynamodb"],
+        pauses=effects.pauses,
     )
     return Room(
         producer=producer,

@@ -47,6 +47,7 @@ from beekeeper.core.datamodel import (
     visitor_key,
 )
 from beekeeper.core.presence import look_within
+from beekeeper.core.retry import Backoff, Pauses
 from beekeeper.core.settings import RoomSettings
 from beekeeper.room import places
 from beekeeper.room.emf import DISCARD, MetricSink
@@ -73,15 +74,15 @@ MIN_SLEEP_SECONDS = 1e-6
 # Tries of one batch's write before its unwritten visitors go back to the queue.
 QUICK_WRITE_ATTEMPTS = 2
 # Once most of a lane's recent batches were throttled (THROTTLED_OF_RECENT of the last
-# RECENT_BATCHES), each batch first waits BACKOFF_FIRST_SECONDS, doubling per batch: a table
-# that stays throttled is given time; the odd refusal is not.
+# RECENT_BATCHES), each batch first pauses (at most 50 ms, doubling per batch up to 1 s; full
+# jitter, core/retry.py): a table that stays throttled is given time; the odd refusal is not.
 RECENT_BATCHES = 10
 THROTTLED_OF_RECENT = 8
-BACKOFF_FIRST_SECONDS = 0.05
-BACKOFF_MAX_SECONDS = 1.0
-# Unexpected failures in a row retried at once; after that the lane pauses, longer each time.
+THROTTLE_BACKOFF = Backoff(first=0.05, cap=1.0)
+# Unexpected failures in a row retried at once; after that the lane pauses, longer each time
+# (at most 10 ms, doubling up to 1 s; full jitter).
 QUICK_RETRIES = 4
-FAILURE_PAUSE_SECONDS = 0.01
+FAILURE_BACKOFF = Backoff(first=0.01, cap=1.0)
 RETRYABLE_CODES = frozenset(
     {
         "ProvisionedThroughputExceededException",
@@ -212,6 +213,7 @@ class Consumer:
     sqs: Any
     clock: Callable[[], float]
     sleep: Callable[[float], None]
+    pauses: Pauses  # the retries' (core/retry.py)
     report: ConsumerReport = field(default_factory=ConsumerReport)
     # ids this consumer admitted: a later copy of their message is deleted without a read.
     seen: set[str] = field(default_factory=set)
@@ -248,7 +250,11 @@ class Consumer:
             minute_seconds=assignment.minute_seconds,
         )
         publisher = StatusPublisher(
-            self.dynamodb, self.table, self.settings, periodic=assignment.index == 0
+            self.dynamodb,
+            self.table,
+            self.settings,
+            periodic=assignment.index == 0,
+            pauses=self.pauses,
         )
         rhythm = ReceiveRhythm(deadline=deadline)
         if self.settings.max_inside:
@@ -259,6 +265,7 @@ class Consumer:
                 self.clock,
                 runs_warden=assignment.index == 0,
                 look_within=look_within(self.settings),
+                pauses=self.pauses,
             )
         # The config is read at once: a held room, or a draw still pending, admits nobody.
         enabled = True
@@ -307,8 +314,7 @@ class Consumer:
                 if failures > QUICK_RETRIES:
                     # A lone failure is retried at once (waiting would forfeit slots); a run
                     # of them backs off.
-                    pause = FAILURE_PAUSE_SECONDS * 2 ** (failures - QUICK_RETRIES - 1)
-                    self.sleep(min(BACKOFF_MAX_SECONDS, pause))
+                    self.pauses.before_retry(FAILURE_BACKOFF, failures - QUICK_RETRIES - 1)
                 continue
             now = self.clock()
             # Each visitor took a slot when the queue handed them over; slots that fell due
@@ -344,7 +350,13 @@ class Consumer:
         """Re-read the live config: a new rate starts a new lattice; off, held, closed or a
         pending draw admits nobody; a new cap counts from now; a drawn pre-queue goes first."""
         try:
-            items = batch_get(self.dynamodb, self.table, [CONFIG_KEY, DRAW_KEY], consistent=True)
+            items = batch_get(
+                self.dynamodb,
+                self.table,
+                [CONFIG_KEY, DRAW_KEY],
+                pauses=self.pauses,
+                consistent=True,
+            )
         except Exception:
             log.exception("could not re-read the config; carrying on with the last one")
             return enabled
@@ -494,7 +506,11 @@ class Consumer:
         if not fresh:
             return []
         already = batch_get(
-            self.dynamodb, self.table, [visitor_key(i) for i in fresh], consistent=True
+            self.dynamodb,
+            self.table,
+            [visitor_key(i) for i in fresh],
+            pauses=self.pauses,
+            consistent=True,
         )
         done: list[str] = []
         retry: list[str] = []
@@ -556,9 +572,9 @@ class Consumer:
         }
         if sum(self.recent_throttles) >= THROTTLED_OF_RECENT:
             # The table keeps refusing: give it time before asking again.
-            delay = BACKOFF_FIRST_SECONDS * 2**self.backoffs
+            left = max(0.0, deadline - self.clock())
+            self.pauses.before_retry(THROTTLE_BACKOFF, self.backoffs, at_most=left)
             self.backoffs += 1
-            self.sleep(min(BACKOFF_MAX_SECONDS, delay, max(0.0, deadline - self.clock())))
         outcome = Written()
         pending = list(puts)
         throttled = False
@@ -755,6 +771,7 @@ def run_consumer(
     *,
     clock: Callable[[], float],
     sleep: Callable[[float], None],
+    pauses: Pauses,
     metrics: MetricSink = DISCARD,
     tickets: TicketHook = NO_TICKETS,
     **room: Unpack[RoomWiring],
@@ -762,7 +779,7 @@ def run_consumer(
     """One consumer invocation: `payload` is the trigger's Assignment, `room` what the room's
     code runs against (room/wiring.py)."""
     assignment = Assignment.from_payload(payload)
-    consumer = Consumer(**room, clock=clock, sleep=sleep, tickets=tickets)
+    consumer = Consumer(**room, clock=clock, sleep=sleep, pauses=pauses, tickets=tickets)
     report = consumer.run(assignment)
     metrics.count(telemetry.ADMITTED, report.admitted)
     metrics.count(telemetry.DUPLICATES, report.duplicates)

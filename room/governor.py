@@ -39,6 +39,7 @@ from typing import Any
 
 from beekeeper.core import telemetry
 from beekeeper.core.datamodel import GOVERNOR_KEY, GOVERNOR_LOG_KEY
+from beekeeper.core.retry import Pauses
 from beekeeper.core.settings import RoomSettings
 from beekeeper.room.emf import DISCARD, MetricSink
 from beekeeper.room.governor_records import (
@@ -220,6 +221,7 @@ def run_governor(
     fetch: Fetcher,
     clock: Callable[[], float],
     sleep: Callable[[float], None],
+    pauses: Pauses,
     minute_seconds: float = 60.0,
     metrics: MetricSink = DISCARD,
 ) -> Decision:
@@ -245,7 +247,7 @@ def run_governor(
         # The waiting pages learn the new rate from the shared state within seconds, not at
         # the next periodic publish (docs/pipeline.md, "The shared state").
         try:
-            refresh_status(dynamodb, table, settings, now=now)
+            refresh_status(dynamodb, table, settings, now=now, pauses=pauses)
         except Exception:
             log.exception("governor: the new rate is set; the status copies follow within a minute")
     dynamodb.put_item(TableName=table, Item=new_state.to_item(now))

@@ -63,6 +63,7 @@ from beekeeper.core.datamodel import (
     visitor_key,
 )
 from beekeeper.core.presence import look_within
+from beekeeper.core.retry import Pauses
 from beekeeper.core.settings import RoomSettings
 from beekeeper.room.room_state import batch_get, error_code, key, number, read_number
 from beekeeper.room.tickets import NO_TICKETS, TicketHook
@@ -217,6 +218,7 @@ class Warden:
     # its deadline forward, but never nearer than this to the moment it is sent
     # (core/presence.py). None: a deadline only ever moves later.
     look_within: int | None = None
+    pauses: Pauses = field(kw_only=True)  # the retries' (core/retry.py)
     # Released visitors, so a second look in the same run costs nothing.
     _released: set[str] = field(default_factory=set)
 
@@ -282,7 +284,11 @@ class Warden:
         if not seconds:
             return
         buckets = batch_get(
-            self.dynamodb, self.table, [deadline_key(s) for s in seconds], consistent=True
+            self.dynamodb,
+            self.table,
+            [deadline_key(s) for s in seconds],
+            pauses=self.pauses,
+            consistent=True,
         )
         due = sorted({i for b in buckets.values() for i in b.get("ids", {}).get("SS", [])})
         items = self._visitors(due)
@@ -342,7 +348,9 @@ class Warden:
 
     def _visitors(self, ids: Iterable[str]) -> dict[str, Any]:
         keys = [visitor_key(i) for i in ids if i not in self._released]
-        return batch_get(self.dynamodb, self.table, keys, consistent=True) if keys else {}
+        if not keys:
+            return {}
+        return batch_get(self.dynamodb, self.table, keys, pauses=self.pauses, consistent=True)
 
     def _release(
         self, token_id: str, *, condition: str, values: dict[str, Any], new_state: str
@@ -407,10 +415,13 @@ class PlaceKeeper:
     warden_at: float = -math.inf
     # The places the warden freed in this run, by why (the room's metrics count them).
     freed: WardenReport = field(default_factory=WardenReport)
+    pauses: Pauses = field(kw_only=True)  # the retries' (core/retry.py)
     _warden: Warden = field(init=False)
 
     def __post_init__(self) -> None:
-        self._warden = Warden(self.dynamodb, self.table, self.clock, self.look_within)
+        self._warden = Warden(
+            self.dynamodb, self.table, self.clock, self.look_within, pauses=self.pauses
+        )
 
     def tick(self, now: float) -> None:
         if self.runs_warden and now - self.warden_at >= WARDEN_EVERY_SECONDS:

@@ -40,6 +40,7 @@ from beekeeper.core.datamodel import (
     draw_chunk_key,
     prequeue_key,
 )
+from beekeeper.core.retry import Pauses
 from beekeeper.core.schedule import (
     CHUNK_SIZE,
     PLACE_TTL_SECONDS,
@@ -116,6 +117,7 @@ class Draw:
     table: str
     clock: Callable[[], float]
     secret_bytes: Callable[[int], bytes] = secrets.token_bytes
+    pauses: Pauses = field(kw_only=True)  # the retries' (core/retry.py)
 
     def read(self) -> dict[str, Any] | None:
         response = self.dynamodb.get_item(
@@ -192,6 +194,7 @@ class Draw:
         write_all_batched(
             self.dynamodb,
             self.table,
+            self.pauses,
             [
                 {
                     **key(draw_chunk_key(c)),
@@ -266,6 +269,7 @@ class Draw:
             write_all_batched(
                 self.dynamodb,
                 self.table,
+                self.pauses,
                 [
                     {
                         **key(prequeue_key(token.id)),
@@ -298,7 +302,7 @@ class Draw:
         if high <= low:
             return 0
         keys = [draw_chunk_key(c) for c in range(low, min(high, low + RECOVERY_WINDOW))]
-        chunks = batch_get(self.dynamodb, self.table, keys, consistent=True)
+        chunks = batch_get(self.dynamodb, self.table, keys, pauses=self.pauses, consistent=True)
         released = set((item.get("released") or {}).get("SS", []))
         handed_back = 0
         first_open = None
@@ -333,12 +337,15 @@ class Draw:
         offer(self.dynamodb, self.table, chunk)
 
 
-def write_all_batched(dynamodb: Any, table: str, items: list[dict[str, Any]]) -> None:
+def write_all_batched(
+    dynamodb: Any, table: str, pauses: Pauses, items: list[dict[str, Any]]
+) -> None:
     for start in range(0, len(items), WRITE_BATCH):
         write_all(
             dynamodb,
             table,
             [{"PutRequest": {"Item": item}} for item in items[start : start + WRITE_BATCH]],
+            pauses=pauses,
         )
 
 

@@ -52,6 +52,7 @@ from beekeeper.core.polling import (
     poll_after_seconds,
     position,
 )
+from beekeeper.core.retry import Pauses
 from beekeeper.core.serving import room_fragment
 from beekeeper.core.settings import RoomSettings
 from beekeeper.room.cookies import COOKIE_PATH, is_plain_http_loopback, set_cookie
@@ -170,6 +171,7 @@ class Producer:
     # The client POST /leave writes with; the producer's own unless given (the simulator
     # counts the leave's calls apart).
     leave_dynamodb: Any = None
+    pauses: Pauses = field(kw_only=True)  # the retries' (core/retry.py)
 
     def __post_init__(self) -> None:
         if self.settings.join_work and self.gate is None:
@@ -318,7 +320,7 @@ class Producer:
         return self.cache.get(self.clock(), self._read)
 
     def _read(self) -> RoomSnapshot:
-        return read_snapshot(self.dynamodb, self.table, self.settings)
+        return read_snapshot(self.dynamodb, self.table, self.settings, pauses=self.pauses)
 
     def choose_shard(self, counts: tuple[int, ...]) -> int:
         """Power of two choices: of two random shards, the one with fewer arrivals."""
@@ -393,7 +395,7 @@ class Producer:
         """
         keys = [arrival_shard_key(k) for k in range(shards)]
         for _ in range(EXACT_ATTEMPTS):
-            items = batch_get(self.dynamodb, self.table, keys, consistent=True)
+            items = batch_get(self.dynamodb, self.table, keys, pauses=self.pauses, consistent=True)
             counts = [read_number(items.get(pk), "n") for pk in keys]
             shard = min(range(shards), key=lambda k: counts[k] * shards + k)
             count = counts[shard]

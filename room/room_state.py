@@ -30,6 +30,7 @@ from beekeeper.core.datamodel import (
     arrival_shard_key,
     status_key,
 )
+from beekeeper.core.retry import Backoff, Pauses, retry
 from beekeeper.core.schedule import is_message
 from beekeeper.core.settings import RoomSettings
 from beekeeper.core.shared_state import Point, extend_history, joins_per_minute
@@ -235,6 +236,10 @@ class RoomSnapshot:
 
 
 BATCH_GET_LIMIT = 100  # keys per BatchGetItem call (DynamoDB's limit)
+# A batch call's unprocessed keys or items: asked for again this many calls in all, after a
+# pause of at most 50 ms, doubling up to 2 s (full jitter, core/retry.py).
+UNPROCESSED_ATTEMPTS = 5
+UNPROCESSED_BACKOFF = Backoff(first=0.05, cap=2.0)
 
 
 def batch_get(
@@ -242,35 +247,47 @@ def batch_get(
     table: str,
     keys: Iterable[str],
     *,
+    pauses: Pauses,
     consistent: bool = False,
-    attempts: int = 5,
-    sleep: Callable[[float], None] | None = None,
+    attempts: int = UNPROCESSED_ATTEMPTS,
 ) -> dict[str, Item]:
     """Items by pk (missing ones absent), any number of keys, read 100 at a time.
 
     Keys DynamoDB leaves unprocessed (a throttled table) are asked for again, up to `attempts`
-    calls per 100 keys, after a pause that doubles from 50 ms (at most 2 s) when `sleep` is
-    given; then Unprocessed is raised.
+    calls per 100 keys, after a pause (UNPROCESSED_BACKOFF); then Unprocessed is raised.
     """
     wanted = list(dict.fromkeys(keys))
     found: dict[str, Item] = {}
+
+    def read(request: dict[str, Any]) -> dict[str, Any]:
+        response = dynamodb.batch_get_item(RequestItems=request)
+        for item in response.get("Responses", {}).get(table, []):
+            found[item[PARTITION_KEY]["S"]] = item
+        return response.get("UnprocessedKeys") or {}
+
     for start in range(0, len(wanted), BATCH_GET_LIMIT):
         chunk = wanted[start : start + BATCH_GET_LIMIT]
-        request: dict[str, Any] = {
-            table: {"Keys": [key(pk) for pk in chunk], "ConsistentRead": consistent}
-        }
-        for attempt in range(attempts):
-            response = dynamodb.batch_get_item(RequestItems=request)
-            for item in response.get("Responses", {}).get(table, []):
-                found[item[PARTITION_KEY]["S"]] = item
-            request = response.get("UnprocessedKeys") or {}
-            if not request:
-                break
-            if sleep is not None and attempt + 1 < attempts:
-                sleep(min(2.0, 0.05 * 2**attempt))
-        else:
+        request = {table: {"Keys": [key(pk) for pk in chunk], "ConsistentRead": consistent}}
+        if _unprocessed_retried(read, request, attempts, pauses):
             raise Unprocessed(f"DynamoDB left keys unprocessed after {attempts} attempts")
     return found
+
+
+def _unprocessed_retried(
+    call: Callable[[dict[str, Any]], dict[str, Any]],
+    request: dict[str, Any],
+    attempts: int,
+    pauses: Pauses,
+) -> dict[str, Any]:
+    """A batch call, made again for what it left unprocessed: what is still left at the end."""
+    return retry(
+        call,
+        request,
+        retryable=bool,
+        attempts=attempts,
+        backoff=UNPROCESSED_BACKOFF,
+        pauses=pauses,
+    )
 
 
 def snapshot_keys(settings: RoomSettings) -> list[str]:
@@ -301,9 +318,11 @@ def snapshot_from_items(items: Mapping[str, Item], settings: RoomSettings) -> Ro
 
 
 def read_snapshot(
-    dynamodb: Any, table: str, settings: RoomSettings, *, consistent: bool = False
+    dynamodb: Any, table: str, settings: RoomSettings, *, pauses: Pauses, consistent: bool = False
 ) -> RoomSnapshot:
-    items = batch_get(dynamodb, table, snapshot_keys(settings), consistent=consistent)
+    items = batch_get(
+        dynamodb, table, snapshot_keys(settings), pauses=pauses, consistent=consistent
+    )
     return snapshot_from_items(items, settings)
 
 
@@ -465,22 +484,33 @@ def schedule_status(snapshot: RoomSnapshot) -> dict[str, Any]:
     return fields
 
 
-def publish_status(dynamodb: Any, table: str, snapshot: RoomSnapshot, *, now: float) -> None:
+def publish_status(
+    dynamodb: Any, table: str, snapshot: RoomSnapshot, *, now: float, pauses: Pauses
+) -> None:
     """Write the ten identical status copies in one BatchWriteItem (retrying leftovers)."""
     requests = [
         {"PutRequest": {"Item": status_item(snapshot, d, now)}} for d in range(STATUS_COPIES)
     ]
-    write_all(dynamodb, table, requests)
+    write_all(dynamodb, table, requests, pauses=pauses)
 
 
-def write_all(dynamodb: Any, table: str, requests: Iterable[dict[str, Any]]) -> None:
-    pending: dict[str, Any] = {table: list(requests)}
-    for _ in range(5):
-        response = dynamodb.batch_write_item(RequestItems=pending)
-        pending = response.get("UnprocessedItems") or {}
-        if not pending:
-            return
-    raise Unprocessed("DynamoDB left writes unprocessed after 5 attempts")
+def write_all(
+    dynamodb: Any,
+    table: str,
+    requests: Iterable[dict[str, Any]],
+    *,
+    pauses: Pauses,
+    attempts: int = UNPROCESSED_ATTEMPTS,
+) -> None:
+    """One BatchWriteItem (25 requests at most), made again for the items it leaves unprocessed
+    (a throttled table), up to `attempts` calls, after a pause (UNPROCESSED_BACKOFF); then
+    Unprocessed is raised."""
+
+    def write(pending: dict[str, Any]) -> dict[str, Any]:
+        return dynamodb.batch_write_item(RequestItems=pending).get("UnprocessedItems") or {}
+
+    if _unprocessed_retried(write, {table: list(requests)}, attempts, pauses):
+        raise Unprocessed(f"DynamoDB left writes unprocessed after {attempts} attempts")
 
 
 def refresh_status(
@@ -489,6 +519,7 @@ def refresh_status(
     settings: RoomSettings,
     *,
     now: float,
+    pauses: Pauses,
     config: RoomConfig | None = None,
 ) -> None:
     """Publish the status copies from the counters and the config, read now.
@@ -496,10 +527,10 @@ def refresh_status(
     The CLI calls it after on/off/rate with the config its write returned: an eventually
     consistent read just after the write could still see the old one.
     """
-    snapshot = read_snapshot(dynamodb, table, settings)
+    snapshot = read_snapshot(dynamodb, table, settings, pauses=pauses)
     if config is not None:
         snapshot = dataclasses.replace(snapshot, config=config)
-    publish_status(dynamodb, table, snapshot, now=now)
+    publish_status(dynamodb, table, snapshot, now=now, pauses=pauses)
 
 
 def reset_governor(dynamodb: Any, table: str) -> None:

@@ -15,6 +15,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from beekeeper.core.retry import Pauses
 from beekeeper.core.settings import RoomSettings
 from beekeeper.room.room_state import RoomSnapshot, publish_status, read_snapshot
 
@@ -34,6 +35,7 @@ class StatusPublisher:
     table: str
     settings: RoomSettings
     periodic: bool  # the one consumer of a minute that also publishes on a timer
+    pauses: Pauses = field(kw_only=True)  # the retries' (core/retry.py)
     last: float = -math.inf  # when the status was last looked at
     written: float = -math.inf  # and last written
     _published: RoomSnapshot | None = None
@@ -61,7 +63,9 @@ class StatusPublisher:
         self.last = now
         try:
             # Consistent: the admitted counter must include the admission just written.
-            snapshot = read_snapshot(self.dynamodb, self.table, self.settings, consistent=True)
+            snapshot = read_snapshot(
+                self.dynamodb, self.table, self.settings, pauses=self.pauses, consistent=True
+            )
             if admitted_total is not None and admitted_total > snapshot.admitted_total:
                 snapshot = snapshot.with_admitted_total(admitted_total)
             if (
@@ -70,7 +74,7 @@ class StatusPublisher:
                 and now - self.written < UNCHANGED_REWRITE_SECONDS
             ):
                 return  # the ten copies already say this
-            publish_status(self.dynamodb, self.table, snapshot, now=now)
+            publish_status(self.dynamodb, self.table, snapshot, now=now, pauses=self.pauses)
             self._published, self.written = snapshot, now
         except Exception:
             log.exception("could not publish the status")

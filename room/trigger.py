@@ -25,6 +25,7 @@ from botocore.exceptions import ClientError
 from beekeeper.core import telemetry
 from beekeeper.core.datamodel import BOOKKEEPING_TTL_SECONDS, INSIDE_KEY, minute_key
 from beekeeper.core.presence import look_within
+from beekeeper.core.retry import Pauses
 from beekeeper.core.settings import RoomSettings
 from beekeeper.room.consumer import Assignment
 from beekeeper.room.emf import DISCARD, MetricSink
@@ -80,15 +81,19 @@ def _keep_places(
     max_inside: int,
     clock: Callable[[], float],
     settings: RoomSettings,
+    pauses: Pauses,
 ) -> int | None:
     """Capacity mode, once a minute: free the places due (the warden's round also runs every
     second while a consumer does), measure the turnover, and say how many places are free."""
     try:
-        Warden(dynamodb, table, clock, look_within(settings)).run()
+        Warden(dynamodb, table, clock, look_within(settings), pauses=pauses).run()
     except Exception:
         log.exception("the warden's round failed; the consumers' rounds carry on")
     claims = batch_get(
-        dynamodb, table, [minute_key(m) for m in range(minute - TURNOVER_MINUTES, minute)]
+        dynamodb,
+        table,
+        [minute_key(m) for m in range(minute - TURNOVER_MINUTES, minute)],
+        pauses=pauses,
     )
     turnover = (
         sum(read_number(item, "admitted") for item in claims.values()) // max(1, len(claims))
@@ -106,8 +111,11 @@ def _keep_places(
     return max(0, max_inside - read_inside(dynamodb, table))
 
 
-def _arrivals_at_previous_claim(dynamodb: Any, table: str, minute: int) -> int | None:
-    previous = batch_get(dynamodb, table, [minute_key(minute - 1)]).get(minute_key(minute - 1))
+def _arrivals_at_previous_claim(
+    dynamodb: Any, table: str, minute: int, pauses: Pauses
+) -> int | None:
+    claim = minute_key(minute - 1)
+    previous = batch_get(dynamodb, table, [claim], pauses=pauses).get(claim)
     return read_number(previous, "arrivals_total") if previous else None
 
 
@@ -120,6 +128,7 @@ def run_trigger(
     sqs: Any,
     invoke_consumer: Callable[[dict[str, Any]], None],
     clock: Callable[[], float],
+    pauses: Pauses,
     minute_seconds: float = MINUTE_SECONDS,
     metrics: MetricSink = DISCARD,
     secret_bytes: Callable[[int], bytes] | None = None,
@@ -129,7 +138,13 @@ def run_trigger(
     config = read_config(dynamodb, table, settings)
     # A scheduled event: commit to the draw's secret, draw at the start, write ranks (before
     # the claim: a minute's first run draws, and the draw is idempotent for a second one).
-    draw = Draw(dynamodb, table, clock, **({"secret_bytes": secret_bytes} if secret_bytes else {}))
+    draw = Draw(
+        dynamodb,
+        table,
+        clock,
+        **({"secret_bytes": secret_bytes} if secret_bytes else {}),
+        pauses=pauses,
+    )
     try:
         draw.run(config, minute)
     except Exception:
@@ -138,9 +153,9 @@ def run_trigger(
     backlog = queue_backlog(sqs, queue_url)
     free: int | None = None  # places free inside the shop (None: no cap)
     if settings.max_inside:
-        free = _keep_places(dynamodb, table, minute, config.max_inside, clock, settings)
-    snapshot = read_snapshot(dynamodb, table, settings)
-    before = _arrivals_at_previous_claim(dynamodb, table, minute)
+        free = _keep_places(dynamodb, table, minute, config.max_inside, clock, settings, pauses)
+    snapshot = read_snapshot(dynamodb, table, settings, pauses=pauses)
+    before = _arrivals_at_previous_claim(dynamodb, table, minute, pauses)
     arrived = max(0, snapshot.arrivals_total - before) if before is not None else 0
     pending = draw_pending(config, snapshot.draw)
     if snapshot.draw.drawn:
@@ -200,7 +215,8 @@ def run_trigger(
     if (
         consumers == 0
         and admitting
-        and read_snapshot(dynamodb, table, settings).arrivals_total > snapshot.arrivals_total
+        and read_snapshot(dynamodb, table, settings, pauses=pauses).arrivals_total
+        > snapshot.arrivals_total
     ):
         woken = wake_if_idle(
             dynamodb=dynamodb,
@@ -210,7 +226,7 @@ def run_trigger(
             minute_seconds=minute_seconds,
             invoke_consumer=invoke_consumer,
         )
-    publish_status(dynamodb, table, snapshot, now=now)
+    publish_status(dynamodb, table, snapshot, now=now, pauses=pauses)
     log.info(
         "minute %s: rate %s, backlog %s, arrived %s, consumers %s%s",
         minute,

@@ -377,6 +377,7 @@ def simulate(
             challenge_bytes=rng.randbytes,
             shard_rng=random.Random(seed + 1),  # noqa: S311 - shard choice, not a secret
             secret_bytes=rng.randbytes,
+            jitter_rng=random.Random(seed + 5),  # noqa: S311 - retries' pauses, not a secret
         ),
     )
     producer = room.producer
@@ -477,7 +478,7 @@ def simulate(
 
     # The room was deployed before: its status (and the shared state's history) as the last
     # minute's trigger published it, before anyone came.
-    refresh_status(table, TABLE, settings, now=EPOCH - 60.0)
+    refresh_status(table, TABLE, settings, now=EPOCH - 60.0, pauses=room.pauses)
     before_start = table.calls  # not the run's
     # Visitors who follow the link at the same moment do so in one scheduled step.
     first = 0

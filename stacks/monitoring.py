@@ -14,6 +14,9 @@ that nobody will be told.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import TypedDict, Unpack
+
 from aws_cdk import ArnFormat, Duration, Stack
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_cloudwatch as cw
@@ -62,226 +65,308 @@ def room_metric(
     )
 
 
+class MetricSources(TypedDict):
+    """The resources whose metrics the room's alarms and dashboard read."""
+
+    table: ITable
+    queue: sqs.IQueue
+    dead_letter_queue: sqs.IQueue
+    producer: lambda_.IFunction
+    consumer: lambda_.IFunction
+    api: apigw.RestApi
+
+
 class RoomMonitoring(Construct):
+    """The alarm topic with its alarms, and the dashboard, built from the room's metrics."""
+
     def __init__(
         self,
         scope: Construct,
         construct_id: str,
         *,
         settings: RoomSettings,
-        table: ITable,
-        queue: sqs.IQueue,
-        dead_letter_queue: sqs.IQueue,
-        producer: lambda_.IFunction,
-        consumer: lambda_.IFunction,
-        api: apigw.RestApi,
+        **sources: Unpack[MetricSources],
     ) -> None:
         super().__init__(scope, construct_id)
+        metrics = RoomMetrics.of(settings, **sources)
+        self.topic = alarm_topic(self, settings)
+        self.alarms = alarms(self, settings, metrics, cw_actions.SnsAction(self.topic))
+        self.dashboard = dashboard(self, settings, metrics, self.alarms)
+
+
+@dataclass(frozen=True)
+class RoomMetrics:
+    """Every metric the alarms and the dashboard read: the room's own (core/telemetry.py), and
+    those of its queue, functions, table and API."""
+
+    arrivals: cw.Metric
+    rejoined: cw.Metric
+    admitted: cw.Metric
+    planned: cw.Metric
+    rate: cw.Metric
+    operator_rate: cw.Metric
+    backlog: cw.Metric
+    duplicates: cw.Metric
+    write_retries: cw.Metric
+    abandoned: cw.Metric
+    halved: cw.Metric
+    held: cw.Metric
+    raised: cw.Metric
+    shop_median: cw.Metric
+    shop_p90: cw.Metric
+    waits: list[cw.IMetric]
+    depth: cw.Metric
+    oldest: cw.Metric
+    dead_letters: cw.Metric
+    producer_errors: cw.Metric
+    producer_throttles: cw.Metric
+    consumer_errors: cw.Metric
+    table_throttles: cw.MathExpression
+    api_5xx: cw.Metric
+    api_4xx: cw.Metric
+    api_count: cw.Metric
+    behind: cw.MathExpression
+
+    @classmethod
+    def of(cls, settings: RoomSettings, **sources: Unpack[MetricSources]) -> RoomMetrics:
+        table, queue, dead_letter_queue = (
+            sources["table"],
+            sources["queue"],
+            sources["dead_letter_queue"],
+        )
+        producer, consumer, api = sources["producer"], sources["consumer"], sources["api"]
 
         def ours(metric: telemetry.Metric, label: str) -> cw.Metric:
             return room_metric(settings, metric, label)
 
-        arrivals = ours(telemetry.ARRIVALS, "Arrivals / min")
-        rejoined = ours(telemetry.REJOINED, "Rejoined / min")
         admitted = ours(telemetry.ADMITTED, "Admitted / min")
         planned = ours(telemetry.PLANNED, "Planned / min")
-        rate = ours(telemetry.RATE, "Rate (visitors / min)")
-        operator_rate = ours(telemetry.OPERATOR_RATE, "Operator's rate (visitors / min)")
-        backlog = ours(telemetry.BACKLOG, "Waiting when the minute began")
-        duplicates = ours(telemetry.DUPLICATES, "Duplicate deliveries")
-        write_retries = ours(telemetry.WRITE_RETRIES, "Write retries")
-        abandoned = ours(telemetry.ABANDONED_BATCHES, "Abandoned batches")
-        halved = ours(telemetry.GOVERNOR_HALVED, "Governor: halved")
-        held = ours(telemetry.GOVERNOR_HELD, "Governor: held (slow)")
-        raised = ours(telemetry.GOVERNOR_RAISED, "Governor: raised")
-        shop_median = ours(telemetry.GOVERNOR_MEDIAN_MS, "Shop's median answer time (ms)")
-        shop_p90 = ours(telemetry.GOVERNOR_P90_MS, "Shop's p90 answer time (ms)")
-        waits: list[cw.IMetric] = [
-            room_metric(settings, telemetry.WAIT, f"Wait, {p} (s)", statistic=p)
-            for p in telemetry.PERCENTILES
-        ]
-
         depth = queue.metric_approximate_number_of_messages_visible(
             period=MINUTE, statistic="Maximum", label="Waiting in the queue"
         )
-        oldest = queue.metric_approximate_age_of_oldest_message(
-            period=MINUTE, statistic="Maximum", label="Oldest waiting visitor (s)"
-        )
-        dead_letters = dead_letter_queue.metric_approximate_number_of_messages_visible(
-            period=Duration.minutes(5), statistic="Maximum", label="Dead letters"
-        )
-        producer_errors = producer.metric_errors(period=MINUTE, label="Producer errors")
-        producer_throttles = producer.metric_throttles(period=MINUTE, label="Producer throttles")
-        consumer_errors = consumer.metric_errors(period=MINUTE, label="Consumer errors")
-        table_throttles = cw.MathExpression(
-            expression="FILL(r, 0) + FILL(w, 0)",
-            using_metrics={
-                "r": table.metric("ReadThrottleEvents", period=MINUTE, statistic="Sum"),
-                "w": table.metric("WriteThrottleEvents", period=MINUTE, statistic="Sum"),
-            },
-            period=MINUTE,
-            label="DynamoDB throttled requests",
-        )
-        api_5xx = api.metric_server_error(period=MINUTE, statistic="Sum", label="API 5xx")
-        api_4xx = api.metric_client_error(period=MINUTE, statistic="Sum", label="API 4xx")
-        api_count = api.metric_count(period=MINUTE, statistic="Sum", label="API requests")
-        behind = cw.MathExpression(
-            expression=BEHIND_SCHEDULE_EXPRESSION,
-            using_metrics={"planned": planned, "admitted": admitted, "depth": depth},
-            period=MINUTE,
-            label="Behind plan (% of the minute's plan not admitted)",
-        )
-
-        # Not encrypted with KMS: CloudWatch can not publish to a topic under the AWS managed
-        # SNS key, a customer managed key costs every room a monthly fee, and an alarm
-        # notification carries no visitor data. TLS is enforced.
-        self.topic = sns.Topic(
-            self,
-            "AlarmTopic",
-            topic_name=alarm_topic_name(settings),
-            display_name=f"Beekeeper {settings.name}",
-            enforce_ssl=True,
-        )
-        # The TLS policy replaces SNS's default topic policy, so CloudWatch must be allowed to
-        # publish explicitly: only this room's alarms.
-        self.topic.add_to_resource_policy(
-            iam.PolicyStatement(
-                sid="RoomAlarmsPublish",
-                principals=[iam.ServicePrincipal("cloudwatch.amazonaws.com")],
-                actions=["sns:Publish"],
-                resources=[self.topic.topic_arn],
-                conditions={
-                    "ArnLike": {
-                        "aws:SourceArn": room_alarm_arns(self, settings),
-                    }
+        return cls(
+            arrivals=ours(telemetry.ARRIVALS, "Arrivals / min"),
+            rejoined=ours(telemetry.REJOINED, "Rejoined / min"),
+            admitted=admitted,
+            planned=planned,
+            rate=ours(telemetry.RATE, "Rate (visitors / min)"),
+            operator_rate=ours(telemetry.OPERATOR_RATE, "Operator's rate (visitors / min)"),
+            backlog=ours(telemetry.BACKLOG, "Waiting when the minute began"),
+            duplicates=ours(telemetry.DUPLICATES, "Duplicate deliveries"),
+            write_retries=ours(telemetry.WRITE_RETRIES, "Write retries"),
+            abandoned=ours(telemetry.ABANDONED_BATCHES, "Abandoned batches"),
+            halved=ours(telemetry.GOVERNOR_HALVED, "Governor: halved"),
+            held=ours(telemetry.GOVERNOR_HELD, "Governor: held (slow)"),
+            raised=ours(telemetry.GOVERNOR_RAISED, "Governor: raised"),
+            shop_median=ours(telemetry.GOVERNOR_MEDIAN_MS, "Shop's median answer time (ms)"),
+            shop_p90=ours(telemetry.GOVERNOR_P90_MS, "Shop's p90 answer time (ms)"),
+            waits=[
+                room_metric(settings, telemetry.WAIT, f"Wait, {p} (s)", statistic=p)
+                for p in telemetry.PERCENTILES
+            ],
+            depth=depth,
+            oldest=queue.metric_approximate_age_of_oldest_message(
+                period=MINUTE, statistic="Maximum", label="Oldest waiting visitor (s)"
+            ),
+            dead_letters=dead_letter_queue.metric_approximate_number_of_messages_visible(
+                period=Duration.minutes(5), statistic="Maximum", label="Dead letters"
+            ),
+            producer_errors=producer.metric_errors(period=MINUTE, label="Producer errors"),
+            producer_throttles=producer.metric_throttles(period=MINUTE, label="Producer throttles"),
+            consumer_errors=consumer.metric_errors(period=MINUTE, label="Consumer errors"),
+            table_throttles=cw.MathExpression(
+                expression="FILL(r, 0) + FILL(w, 0)",
+                using_metrics={
+                    "r": table.metric("ReadThrottleEvents", period=MINUTE, statistic="Sum"),
+                    "w": table.metric("WriteThrottleEvents", period=MINUTE, statistic="Sum"),
                 },
-            )
-        )
-        if settings.alert_email:
-            self.topic.add_subscription(subscriptions.EmailSubscription(settings.alert_email))
-        notify = cw_actions.SnsAction(self.topic)
-
-        def alarm(
-            construct_id: str, metric: cw.IMetric, threshold: float, periods: int, what: str
-        ) -> cw.Alarm:
-            made = cw.Alarm(
-                self,
-                construct_id,
-                alarm_name=f"{settings.stack_name}-{construct_id}",
-                alarm_description=what,
-                metric=metric,
-                threshold=threshold,
-                evaluation_periods=periods,
-                datapoints_to_alarm=periods,
-                comparison_operator=cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-                treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
-            )
-            made.add_alarm_action(notify)
-            return made
-
-        self.alarms = [
-            alarm(
-                "dead-letters",
-                dead_letters,
-                1,
-                1,
-                "Visitors' messages failed admission 5 times and wait in the dead-letter "
-                "queue: read the consumer's logs, fix, then redrive them to the queue.",
+                period=MINUTE,
+                label="DynamoDB throttled requests",
             ),
-            alarm(
-                "producer-errors",
-                producer_errors,
-                1,
-                2,
-                "The marketing link failed for visitors two minutes running: read the "
-                "producer's logs.",
+            api_5xx=api.metric_server_error(period=MINUTE, statistic="Sum", label="API 5xx"),
+            api_4xx=api.metric_client_error(period=MINUTE, statistic="Sum", label="API 4xx"),
+            api_count=api.metric_count(period=MINUTE, statistic="Sum", label="API requests"),
+            behind=cw.MathExpression(
+                expression=BEHIND_SCHEDULE_EXPRESSION,
+                using_metrics={"planned": planned, "admitted": admitted, "depth": depth},
+                period=MINUTE,
+                label="Behind plan (% of the minute's plan not admitted)",
             ),
-            alarm(
-                "producer-throttles",
-                producer_throttles,
-                1,
-                1,
-                "New visitors were turned away by Lambda throttling: raise the account's "
-                "Lambda concurrency quota or lower the other reservations.",
-            ),
-            alarm(
-                "behind-schedule",
-                behind,
-                BEHIND_SCHEDULE_PERCENT,
-                BEHIND_SCHEDULE_MINUTES,
-                f"For {BEHIND_SCHEDULE_MINUTES} minutes the room admitted at least "
-                f"{BEHIND_SCHEDULE_PERCENT}% fewer visitors than it planned (or the trigger "
-                "planned nothing while visitors waited): are the trigger and consumers "
-                "running? Read their logs and the consumer errors.",
-            ),
-            alarm(
-                "table-throttles",
-                table_throttles,
-                1,
-                3,
-                "DynamoDB throttled the room three minutes running: visitors see 'busy' "
-                "answers. Check the table's metrics and the arrival shards.",
-            ),
-            alarm(
-                "api-5xx",
-                api_5xx,
-                1,
-                3,
-                "The API answered 5xx three minutes running: check the access log's "
-                "integrationError field and the execution log.",
-            ),
-        ]
-
-        self.dashboard = cw.Dashboard(
-            self,
-            "Dashboard",
-            dashboard_name=settings.stack_name,
-            default_interval=Duration.hours(3),
         )
 
-        def graph(title: str, left: list[cw.IMetric], right: list[cw.IMetric] | None = None):
-            return cw.GraphWidget(title=title, left=left, right=right or [], width=8, height=6)
 
-        self.dashboard.add_widgets(
-            graph(
-                "Arrivals and admissions per minute",
-                [arrivals, admitted, planned, rejoined],
-                [rate],
-            ),
-            graph("Queue", [depth, backlog], [oldest]),
-            graph("Behind plan (%)", [behind]),
+def alarm_topic(scope: Construct, settings: RoomSettings) -> sns.Topic:
+    """The topic every alarm notifies, with the room's `alert_email` subscribed.
+
+    Not encrypted with KMS: CloudWatch can not publish to a topic under the AWS managed SNS
+    key, a customer managed key costs every room a monthly fee, and an alarm notification
+    carries no visitor data. TLS is enforced.
+    """
+    topic = sns.Topic(
+        scope,
+        "AlarmTopic",
+        topic_name=alarm_topic_name(settings),
+        display_name=f"Beekeeper {settings.name}",
+        enforce_ssl=True,
+    )
+    # The TLS policy replaces SNS's default topic policy, so CloudWatch must be allowed to
+    # publish explicitly: only this room's alarms.
+    topic.add_to_resource_policy(
+        iam.PolicyStatement(
+            sid="RoomAlarmsPublish",
+            principals=[iam.ServicePrincipal("cloudwatch.amazonaws.com")],
+            actions=["sns:Publish"],
+            resources=[topic.topic_arn],
+            conditions={
+                "ArnLike": {
+                    "aws:SourceArn": room_alarm_arns(scope, settings),
+                }
+            },
         )
-        self.dashboard.add_widgets(
-            graph("Rate and governor", [rate, operator_rate], [halved, held, raised]),
-            graph("Consumers", [duplicates, write_retries, abandoned], [consumer_errors]),
-            graph("Producer", [producer_errors, producer_throttles]),
+    )
+    if settings.alert_email:
+        topic.add_subscription(subscriptions.EmailSubscription(settings.alert_email))
+    return topic
+
+
+def alarms(
+    scope: Construct, settings: RoomSettings, metrics: RoomMetrics, notify: cw.IAlarmAction
+) -> list[cw.Alarm]:
+    """The alarms that need a person, each notifying `notify`."""
+
+    def alarm(
+        construct_id: str, metric: cw.IMetric, threshold: float, periods: int, what: str
+    ) -> cw.Alarm:
+        made = cw.Alarm(
+            scope,
+            construct_id,
+            alarm_name=f"{settings.stack_name}-{construct_id}",
+            alarm_description=what,
+            metric=metric,
+            threshold=threshold,
+            evaluation_periods=periods,
+            datapoints_to_alarm=periods,
+            comparison_operator=cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
         )
-        self.dashboard.add_widgets(
-            graph("DynamoDB throttles", [table_throttles]),
-            graph("API", [api_count], [api_4xx, api_5xx]),
-            graph("Dead letters", [dead_letters]),
+        made.add_alarm_action(notify)
+        return made
+
+    return [
+        alarm(
+            "dead-letters",
+            metrics.dead_letters,
+            1,
+            1,
+            "Visitors' messages failed admission 5 times and wait in the dead-letter "
+            "queue: read the consumer's logs, fix, then redrive them to the queue.",
+        ),
+        alarm(
+            "producer-errors",
+            metrics.producer_errors,
+            1,
+            2,
+            "The marketing link failed for visitors two minutes running: read the producer's logs.",
+        ),
+        alarm(
+            "producer-throttles",
+            metrics.producer_throttles,
+            1,
+            1,
+            "New visitors were turned away by Lambda throttling: raise the account's "
+            "Lambda concurrency quota or lower the other reservations.",
+        ),
+        alarm(
+            "behind-schedule",
+            metrics.behind,
+            BEHIND_SCHEDULE_PERCENT,
+            BEHIND_SCHEDULE_MINUTES,
+            f"For {BEHIND_SCHEDULE_MINUTES} minutes the room admitted at least "
+            f"{BEHIND_SCHEDULE_PERCENT}% fewer visitors than it planned (or the trigger "
+            "planned nothing while visitors waited): are the trigger and consumers "
+            "running? Read their logs and the consumer errors.",
+        ),
+        alarm(
+            "table-throttles",
+            metrics.table_throttles,
+            1,
+            3,
+            "DynamoDB throttled the room three minutes running: visitors see 'busy' "
+            "answers. Check the table's metrics and the arrival shards.",
+        ),
+        alarm(
+            "api-5xx",
+            metrics.api_5xx,
+            1,
+            3,
+            "The API answered 5xx three minutes running: check the access log's "
+            "integrationError field and the execution log.",
+        ),
+    ]
+
+
+def dashboard(
+    scope: Construct, settings: RoomSettings, metrics: RoomMetrics, alarms: list[cw.Alarm]
+) -> cw.Dashboard:
+    """The room's dashboard: four rows of three graphs, and capacity mode's own graph."""
+    m = metrics
+    made = cw.Dashboard(
+        scope,
+        "Dashboard",
+        dashboard_name=settings.stack_name,
+        default_interval=Duration.hours(3),
+    )
+    made.add_widgets(
+        graph(
+            "Arrivals and admissions per minute",
+            [m.arrivals, m.admitted, m.planned, m.rejoined],
+            [m.rate],
+        ),
+        graph("Queue", [m.depth, m.backlog], [m.oldest]),
+        graph("Behind plan (%)", [m.behind]),
+    )
+    made.add_widgets(
+        graph("Rate and governor", [m.rate, m.operator_rate], [m.halved, m.held, m.raised]),
+        graph("Consumers", [m.duplicates, m.write_retries, m.abandoned], [m.consumer_errors]),
+        graph("Producer", [m.producer_errors, m.producer_throttles]),
+    )
+    made.add_widgets(
+        graph("DynamoDB throttles", [m.table_throttles]),
+        graph("API", [m.api_count], [m.api_4xx, m.api_5xx]),
+        graph("Dead letters", [m.dead_letters]),
+    )
+    made.add_widgets(
+        graph("Shop's answer time (governor)", [m.shop_median, m.shop_p90]),
+        graph("Wait from joining to admission, by minute of admission", m.waits),
+        cw.AlarmStatusWidget(title="Alarms", alarms=list(alarms), width=8, height=6),
+    )
+    if settings.max_inside:
+        made.add_widgets(capacity_graph(settings))
+    return made
+
+
+def graph(
+    title: str, left: list[cw.IMetric], right: list[cw.IMetric] | None = None
+) -> cw.GraphWidget:
+    return cw.GraphWidget(title=title, left=left, right=right or [], width=8, height=6)
+
+
+def capacity_graph(settings: RoomSettings) -> cw.GraphWidget:
+    """Capacity mode: who is inside the shop against the cap, and how places free."""
+    inside, cap, left_line, left_shop, no_shows, ended = (
+        room_metric(settings, metric, label)
+        for metric, label in (
+            (telemetry.INSIDE, "Inside as the minute began"),
+            (telemetry.MAX_INSIDE, "The cap (max_inside)"),
+            (telemetry.LEFT_LINE, "Left the line / min"),
+            (telemetry.LEFT_SHOP, "Left the shop / min"),
+            (telemetry.NO_SHOWS, "Never arrived / min"),
+            (telemetry.SESSIONS_ENDED, "Sessions ran out / min"),
         )
-        self.dashboard.add_widgets(
-            graph("Shop's answer time (governor)", [shop_median, shop_p90]),
-            graph("Wait from joining to admission, by minute of admission", waits),
-            cw.AlarmStatusWidget(title="Alarms", alarms=list(self.alarms), width=8, height=6),
-        )
-        if settings.max_inside:
-            self.dashboard.add_widgets(
-                graph(
-                    "Inside the shop (capacity mode)",
-                    [
-                        ours(telemetry.INSIDE, "Inside as the minute began"),
-                        ours(telemetry.MAX_INSIDE, "The cap (max_inside)"),
-                    ],
-                    [
-                        ours(telemetry.LEFT_LINE, "Left the line / min"),
-                        ours(telemetry.LEFT_SHOP, "Left the shop / min"),
-                        ours(telemetry.NO_SHOWS, "Never arrived / min"),
-                        ours(telemetry.SESSIONS_ENDED, "Sessions ran out / min"),
-                    ],
-                )
-            )
+    )
+    return graph(
+        "Inside the shop (capacity mode)", [inside, cap], [left_line, left_shop, no_shows, ended]
+    )
 
 
 def room_alarm_arns(scope: Construct, settings: RoomSettings) -> str:

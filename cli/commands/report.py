@@ -70,7 +70,7 @@ def report(
         cloudwatch=cloudwatch,
         dynamodb=factory.client("dynamodb", settings, deployment),
         clock=factory.clock,
-        sleep=factory.sleep,
+        pauses=factory.pauses,
         since=since,
         until=until,
         # CloudFront's metrics are kept in us-east-1, whatever the room's region.

@@ -38,7 +38,7 @@ def reset(ctx: click.Context, name: str, yes: bool, force: bool, local: bool | N
         settings=settings,
         minute_seconds=deployment.minute_seconds,
         clock=factory.clock,
-        sleep=factory.sleep,
+        pauses=factory.pauses,
         # The local store finishes a purge at once; SQS takes up to a minute.
         purge_seconds=0 if deployment.is_local else PURGE_SECONDS,
     )

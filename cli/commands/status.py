@@ -70,7 +70,7 @@ def _reader(factory: CliFactory, name: str, local: bool | None) -> Callable[[], 
             dynamodb=dynamodb,
             sqs=sqs,
             clock=factory.clock,
-            sleep=factory.sleep,
+            pauses=factory.pauses,
         )
 
     return take

@@ -171,6 +171,7 @@ def consume(room: Room, clock: FakeClock, rate: int, **changes: Any) -> None:
         sqs=LongPollsOnTheClock(room.sqs, clock, room.queue_url),
         clock=clock,
         sleep=clock.sleep,
+        pauses=clock.pauses(),
     )
 
 
@@ -227,7 +228,8 @@ def test_the_warden_releasing_leavers_and_expired_places(
     for token in tokens(3):
         room.dynamodb.update_item(**leave_request(NAMES.table, token.id, now=admitted_at + 5))
     later = admitted_at + settings.claim_seconds + 5  # the others' claims have run out
-    warden = places.Warden(room.dynamodb, NAMES.table, lambda: float(later))
+    clock = FakeClock(float(later))
+    warden = places.Warden(room.dynamodb, NAMES.table, clock, pauses=clock.pauses())
     before, after = room.watch(warden.run)
     assert inside(room.table()) == 0 == holders(room.table())
     assert_every_cut_replays_whole_requests(room, before, after, started, tmp_path)
@@ -253,11 +255,13 @@ def test_a_scheduled_events_draw(tmp_path: Path, started: list[Emulator]) -> Non
     for token in tokens(60):
         join_prequeue(room.dynamodb, NAMES.table, token, now - 100)
     counter = itertools.count()
+    clock = FakeClock(now)
     draw = Draw(
         room.dynamodb,
         NAMES.table,
-        lambda: now,
+        clock,
         secret_bytes=lambda n: bytes([next(counter) % 256] * n),
+        pauses=clock.pauses(),
     )
     config = dataclasses.replace(
         RoomConfig.defaults(sample_room(name=ROOM, region=LOCAL_REGION)), starts_at=int(now - 1)

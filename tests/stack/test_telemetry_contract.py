@@ -167,6 +167,7 @@ class Room:
             clock=self.clock,
             metrics=self.metrics(),
             gate=self.aws.gate(self.settings.name),
+            pauses=self.clock.pauses(),
         )
 
     def metrics(self) -> MinuteMetrics:
@@ -196,6 +197,7 @@ class Room:
             sqs=self.aws.sqs,
             invoke_consumer=invoke or self.started.append,
             clock=self.clock,
+            pauses=self.clock.pauses(),
             metrics=metrics,
         )
         metrics.flush()  # the handler's end of run
@@ -214,6 +216,7 @@ class Room:
                 sqs=LongPollsOnTheClock(self.aws.sqs, self.clock),
                 clock=self.clock,
                 sleep=self.clock.sleep,
+                pauses=self.clock.pauses(),
                 metrics=metrics,
             )
             metrics.flush()
@@ -233,6 +236,7 @@ class Room:
             fetch=fetch,
             clock=self.clock,
             sleep=self.clock.sleep,
+            pauses=self.clock.pauses(),
             metrics=metrics,
         )
         metrics.flush()

@@ -9,6 +9,7 @@ room's, through the store's boto3-shaped clients.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +19,7 @@ from beekeeper.cli.event_report import read_event
 from beekeeper.cli.rooms import Deployment
 from beekeeper.core import telemetry
 from beekeeper.core.datamodel import table_definition
+from beekeeper.core.retry import Pauses
 from beekeeper.core.settings import RoomSettings
 from beekeeper.room.emf import MinuteMetrics
 from beekeeper.room.governor import record_check
@@ -113,7 +115,7 @@ class SimulatedRoom:
             cloudwatch=StoreClient(self.cloudwatch),
             dynamodb=self.dynamodb,
             clock=lambda: self.now,
-            sleep=lambda _seconds: None,
+            pauses=Pauses(sleep=lambda _seconds: None, random=random.Random(1).random),
             since=since,
             until=until,
         )

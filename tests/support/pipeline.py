@@ -20,6 +20,7 @@ from beekeeper.core.datamodel import (
 )
 from beekeeper.core.join_work import JoinKeys
 from beekeeper.core.presence import Presence
+from beekeeper.core.retry import Pauses
 from beekeeper.core.routes import route as registered
 from beekeeper.core.settings import RoomSettings
 from beekeeper.room import places
@@ -73,6 +74,7 @@ def producer(
         rng=random.Random(7),
         metrics=metrics,
         gate=gate,
+        pauses=clock.pauses(),
     )
 
 
@@ -174,6 +176,10 @@ class FakeClock:
         self.slept.append(seconds)
         self.now += seconds
         self.run_due()
+
+    def pauses(self, seed: int = 1) -> Pauses:
+        """The room's retries on this clock (they sleep here too), with seeded jitter."""
+        return Pauses(sleep=self.sleep, random=random.Random(seed).random)
 
 
 class LongPollsOnTheClock:

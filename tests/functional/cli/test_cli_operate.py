@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,8 @@ from botocore.awsrequest import AWSResponse
 from beekeeper.cli.errors import AwsError
 from beekeeper.cli.room_control import RoomControl
 from beekeeper.core.datamodel import CONFIG_IN_EFFECT_SECONDS, STATE_KEY, STATUS_COPIES
+from beekeeper.core.retry import Pauses
+from beekeeper.room.room_state import UNPROCESSED_ATTEMPTS, UNPROCESSED_BACKOFF
 from tests.support.cli_testkit import (
     NOW,
     DeployedRoom,
@@ -393,9 +396,12 @@ def test_an_unreachable_local_room_asks_whether_it_is_running(
 
 def test_a_throttled_status_update_says_the_switch_is_saved(deployed_room: DeployedRoom) -> None:
     dynamodb = aws_client("dynamodb")
+    calls: list[str] = []  # the status copies' writes, and the pauses between them, in order
+    paused: list[float] = []
 
     def nothing_processed(params: dict[str, Any], **_: Any) -> tuple[AWSResponse, dict[str, Any]]:
         # DynamoDB under throttling: every item of the batch comes back unprocessed.
+        calls.append("write")
         request = json.loads(params["body"])
         return AWSResponse("https://dynamodb", 200, {}, None), {
             "UnprocessedItems": request["RequestItems"],
@@ -403,9 +409,24 @@ def test_a_throttled_status_update_says_the_switch_is_saved(deployed_room: Deplo
         }
 
     dynamodb.meta.events.register("before-call.dynamodb.BatchWriteItem", nothing_processed)
-    control = RoomControl(dynamodb, deployed_room.table, deployed_room.settings, clock=lambda: NOW)
-    with pytest.raises(AwsError, match="setting is saved, but its status copies were not"):
-        control.set_enabled(False)
+
+    def pause(seconds: float) -> None:
+        calls.append("pause")
+        paused.append(seconds)
+
+    pauses = Pauses(sleep=pause, random=random.Random(4).random)
+    control = RoomControl(
+        dynamodb, deployed_room.table, deployed_room.settings, clock=lambda: NOW, pauses=pauses
+    )
+    try:
+        with pytest.raises(AwsError, match="setting is saved, but its status copies were not"):
+            control.set_enabled(False)
+    finally:  # the clients of a test share their handlers
+        dynamodb.meta.events.unregister("before-call.dynamodb.BatchWriteItem", nothing_processed)
     config = read_item(deployed_room.table, "config")
     assert config is not None and config["enabled"] is False
     assert read_item(deployed_room.table, "status#0") is None
+    # Unprocessed items are retried after a pause each, as DynamoDB asks, not at once.
+    assert calls == ["write", "pause"] * (UNPROCESSED_ATTEMPTS - 1) + ["write"]
+    ceilings = [UNPROCESSED_BACKOFF.ceiling(n) for n in range(UNPROCESSED_ATTEMPTS - 1)]
+    assert all(0 < p <= c for p, c in zip(paused, ceilings, strict=True))

@@ -4,11 +4,20 @@ and a ticket issued before the reset no longer redeemed by /client."""
 from __future__ import annotations
 
 import json
+import random
 from typing import Any
 
+import pytest
+from botocore.awsrequest import AWSResponse
+
 from beekeeper.apigateway.room import Boto3DynamoDb, HttpRequest, run_integration
+from beekeeper.cli.errors import AwsError
 from beekeeper.cli.factory import CliFactory
+from beekeeper.cli.room_reset import RoomReset
+from beekeeper.cli.table import MAX_ROUNDS
 from beekeeper.core.datamodel import ADMITTED_COUNTER_KEY, TICKET_KEYS_KEY
+from beekeeper.core.retry import Pauses
+from beekeeper.room.room_state import UNPROCESSED_BACKOFF
 from tests.support.cli_testkit import (
     NOW,
     Clock,
@@ -176,3 +185,48 @@ def test_a_second_reset_within_a_minute_waits_for_the_first_purge(
     again = invoke("reset", "sale", "--yes")  # moto refuses a second purge within 60 s
     assert again.exit_code == 0, again.output
     assert "the line purged (a purge was already under way)" in again.stdout
+
+
+def test_a_table_that_keeps_refusing_the_deletes_ends_the_reset_in_a_sentence(
+    deployed_room: DeployedRoom,
+) -> None:
+    populate(deployed_room)
+    dynamodb = aws_client("dynamodb")
+    calls: list[str] = []  # the deletes' writes, and the pauses between them, in order
+    paused: list[float] = []
+
+    def nothing_processed(params: dict[str, Any], **_: Any) -> tuple[AWSResponse, dict[str, Any]]:
+        # DynamoDB under throttling: every delete of the batch comes back unprocessed.
+        calls.append("write")
+        return AWSResponse("https://dynamodb", 200, {}, None), {
+            "UnprocessedItems": json.loads(params["body"])["RequestItems"],
+            "ResponseMetadata": {"HTTPStatusCode": 200},
+        }
+
+    def pause(seconds: float) -> None:
+        calls.append("pause")
+        paused.append(seconds)
+
+    dynamodb.meta.events.register("before-call.dynamodb.BatchWriteItem", nothing_processed)
+    reset = RoomReset(
+        dynamodb=dynamodb,
+        sqs=aws_client("sqs"),
+        table=deployed_room.table,
+        queue_url=deployed_room.outputs["QueueUrl"],
+        dead_letter_queue_url=None,
+        settings=deployed_room.settings,
+        minute_seconds=60,
+        clock=lambda: NOW,
+        pauses=Pauses(sleep=pause, random=random.Random(5).random),
+        purge_seconds=0,
+    )
+    try:
+        with pytest.raises(AwsError, match="kept refusing the reset's deletes"):
+            reset.run(lambda _said: None)
+    finally:  # the clients of a test share their handlers
+        dynamodb.meta.events.unregister("before-call.dynamodb.BatchWriteItem", nothing_processed)
+    # An operator's command tries longer than a Lambda does, pausing before each retry.
+    assert calls == ["write", "pause"] * (MAX_ROUNDS - 1) + ["write"]
+    ceilings = [UNPROCESSED_BACKOFF.ceiling(n) for n in range(MAX_ROUNDS - 1)]
+    assert all(0 < p <= c for p, c in zip(paused, ceilings, strict=True))
+    assert f"v#{TOKEN}" in keys(deployed_room)  # nothing was deleted

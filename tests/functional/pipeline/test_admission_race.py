@@ -111,6 +111,7 @@ def consume(
         sqs=LongPollsOnTheClock(backend.sqs, clock, backend.queue_url),
         clock=clock,
         sleep=clock.sleep,
+        pauses=clock.pauses(),
         tickets=issuer,
     )
 

@@ -50,6 +50,7 @@ def consume(aws: Aws, clock: FakeClock, **settings: Any) -> Any:
         sqs=LongPollsOnTheClock(aws.sqs, clock, aws.queue_url),
         clock=clock,
         sleep=clock.sleep,
+        pauses=clock.pauses(),
     )
 
 
@@ -153,6 +154,7 @@ def test_the_trigger_plans_a_watcher_for_a_full_shop(aws: Aws, clock: FakeClock)
         sqs=aws.sqs,
         invoke_consumer=invoked.append,
         clock=clock,
+        pauses=clock.pauses(),
     )
     # Full, three waiting: one consumer watches for a place to free (the warden runs in it).
     assert outcome.consumers == 1 and len(invoked) == 1

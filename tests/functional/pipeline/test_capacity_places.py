@@ -84,7 +84,7 @@ def rounds(aws: Aws, clock: FakeClock) -> places.WardenReport:
     every second; a test that moves the clock by minutes runs several at once)."""
     total = places.WardenReport()
     while True:
-        report = Warden(aws.dynamodb, aws.table, clock).run()
+        report = Warden(aws.dynamodb, aws.table, clock, pauses=clock.pauses()).run()
         for name in ("left", "ended", "no_shows", "renewed"):
             setattr(total, name, getattr(total, name) + getattr(report, name))
         progress = aws.item(places.WARDEN_KEY)

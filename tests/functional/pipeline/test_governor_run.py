@@ -64,6 +64,7 @@ def run(aws: Aws, clock: FakeClock, fetch: Callable[[str, float], Sample], **kw:
         fetch=fetch,
         clock=clock,
         sleep=clock.sleep,
+        pauses=clock.pauses(),
     )
     clock.now = (clock.now // 60 + 1) * 60  # the next minute's run
     return decision

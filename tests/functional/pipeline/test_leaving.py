@@ -147,7 +147,7 @@ def test_ten_thousand_forged_leaves_leave_the_table_empty_and_the_warden_free(
     assert leave(p, query=str(holder))[:2] == (200, {"left": True})
     stored = [item["pk"]["S"] for item in items(aws)]
     assert visitor_key(holder.id) in stored and len(stored) == 3  # holder, inside, a deadline
-    report = places.Warden(aws.dynamodb, aws.table, clock).run()
+    report = places.Warden(aws.dynamodb, aws.table, clock, pauses=clock.pauses()).run()
     assert report.left == 1
     assert places.read_inside(aws.dynamodb, aws.table) == 0
     freed = aws.item(visitor_key(holder.id))

@@ -91,6 +91,7 @@ def consume_minute(aws: Aws, clock: FakeClock, tickets: TicketIssuer) -> Consume
         sqs=LongPollsOnTheClock(aws.sqs, clock, aws.queue_url),
         clock=clock,
         sleep=clock.sleep,
+        pauses=clock.pauses(),
         tickets=tickets,
     )
 

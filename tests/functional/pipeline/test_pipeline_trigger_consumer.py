@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 from typing import Any
 
 import pytest
@@ -10,7 +11,15 @@ from botocore.awsrequest import AWSResponse
 from botocore.exceptions import ClientError
 
 from beekeeper.core.datamodel import Token
-from beekeeper.room.consumer import Assignment, AssignmentError, run_consumer
+from beekeeper.core.retry import Pauses
+from beekeeper.room.consumer import (
+    FAILURE_BACKOFF,
+    QUICK_RETRIES,
+    THROTTLE_BACKOFF,
+    Assignment,
+    AssignmentError,
+    run_consumer,
+)
 from beekeeper.room.pacing import minute_span
 from beekeeper.room.room_state import write_config
 from beekeeper.room.trigger import run_trigger
@@ -31,6 +40,7 @@ def trigger(aws: Aws, clock: FakeClock, **settings: Any) -> tuple[Any, list[dict
         sqs=aws.sqs,
         invoke_consumer=invoked.append,
         clock=clock,
+        pauses=clock.pauses(),
     )
     return outcome, invoked
 
@@ -42,6 +52,7 @@ def consume(
     *,
     sqs: Any = None,
     joins: list[tuple[float, str]] = (),
+    pauses: Pauses | None = None,
     **settings: Any,
 ) -> Any:
     return run_consumer(
@@ -53,6 +64,7 @@ def consume(
         sqs=sqs or LongPollsOnTheClock(aws.sqs, clock, aws.queue_url, joins),
         clock=clock,
         sleep=clock.sleep,
+        pauses=pauses or clock.pauses(),
     )
 
 
@@ -148,6 +160,7 @@ def test_a_visitor_who_joins_while_the_minute_is_claimed_is_not_forgotten(
         sqs=aws.sqs,
         invoke_consumer=invoked.append,
         clock=clock,
+        pauses=clock.pauses(),
     )
     assert outcome.consumers == 0 and outcome.woken
     assert len(invoked) == 1 and invoked[0]["woken"] and invoked[0]["consumers"] == 1
@@ -334,10 +347,12 @@ def test_a_lone_throttle_is_retried_at_once(aws: Aws, clock: FakeClock) -> None:
         return real(**kwargs)
 
     aws.dynamodb.transact_write_items = flaky
-    report = consume(aws, clock, payload(clock, 600), rate=600)
+    paused: list[float] = []
+    pauses = Pauses(sleep=paused.append, random=random.Random(1).random)
+    report = consume(aws, clock, payload(clock, 600), rate=600, pauses=pauses)
     assert report.admitted == 2
     assert report.write_retries == 1
-    assert not [s for s in clock.slept if s == pytest.approx(0.05)]  # no backoff for one
+    assert paused == []  # no backoff for one
     assert aws.queue_bodies() == []
 
 
@@ -359,24 +374,31 @@ def test_a_table_that_stays_throttled_gets_time_and_loses_nobody(
             "ResponseMetadata": {"HTTPStatusCode": 400},
         }
 
-    sleep = clock.sleep
+    paused: list[float] = []
 
-    def recorded_sleep(seconds: float) -> None:
-        events.append(f"sleep {seconds:g}")
-        sleep(seconds)
+    def pause(seconds: float) -> None:
+        events.append("pause")
+        paused.append(seconds)
+        clock.sleep(seconds)
 
-    clock.sleep = recorded_sleep  # type: ignore[method-assign]
+    pauses = Pauses(sleep=pause, random=random.Random(2).random)
     aws.dynamodb.meta.events.register("before-call.dynamodb.TransactWriteItems", throttled)
     try:
-        report = consume(aws, clock, payload(clock, 6000, deadline=clock() + 10), rate=6000)
+        report = consume(
+            aws, clock, payload(clock, 6000, deadline=clock() + 10), rate=6000, pauses=pauses
+        )
     finally:
         aws.dynamodb.meta.events.unregister("before-call.dynamodb.TransactWriteItems", throttled)
     assert report.admitted == 0
     # Two tries a batch at once; the visitor stays in flight and is written with the next
-    # batch; once eight of the last ten batches were refused, each waits first, doubling.
-    backoffs = [e for e in events if e in ("sleep 0.05", "sleep 0.1", "sleep 0.2", "sleep 0.4")]
-    assert backoffs[:3] == ["sleep 0.05", "sleep 0.1", "sleep 0.2"]
-    assert events[: events.index("sleep 0.05")].count("write") >= 2 * 8
+    # batch; once eight of the last ten batches were refused, each waits first: a pause drawn
+    # below a ceiling that doubles per batch (full jitter), up to the cap.
+    assert events[: events.index("pause")].count("write") >= 2 * 8
+    assert len(paused) >= 10
+    ceilings = [THROTTLE_BACKOFF.ceiling(n) for n in range(len(paused))]
+    assert ceilings[:3] == [0.05, 0.1, 0.2] and ceilings[-1] == 1.0
+    assert all(0 <= p <= c for p, c in zip(paused, ceilings, strict=True))
+    assert paused[:3] != ceilings[:3]  # drawn, not fixed: lanes refused together part
     # Handed back only at the end of the span: received once, not once per refusal (every
     # receive counts towards the dead-letter queue).
     again = aws.sqs.receive_message(
@@ -385,6 +407,42 @@ def test_a_table_that_stays_throttled_gets_time_and_loses_nobody(
     assert [m["Body"] for m in again] == tokens(1)
     assert again[0]["Attributes"]["ApproximateReceiveCount"] == "2"  # the consumer's and ours
     assert aws.item(f"v#{1:022d}") is None
+
+
+def test_a_run_of_failed_batches_backs_off_after_a_few_quick_retries(
+    aws: Aws, clock: FakeClock
+) -> None:
+    aws.send(*tokens(3))
+    events: list[str] = []
+    paused: list[float] = []
+
+    class ConnectionLost(LongPollsOnTheClock):
+        def receive_message(self, **request: Any) -> dict[str, Any]:
+            events.append("receive")
+            raise ConnectionError("connection lost")  # unexpected: not an AWS refusal
+
+    def pause(seconds: float) -> None:
+        events.append("pause")
+        paused.append(seconds)
+        clock.sleep(seconds)
+
+    report = consume(
+        aws,
+        clock,
+        payload(clock, 600, deadline=clock() + 5),
+        sqs=ConnectionLost(aws.sqs, clock, aws.queue_url),
+        pauses=Pauses(sleep=pause, random=random.Random(3).random),
+        rate=600,
+    )
+    assert report.admitted == 0 and report.abandoned_batches == events.count("receive")
+    # A lone failure is retried at once (waiting would forfeit slots); a run of them backs
+    # off: a pause before every retry after the quick ones, drawn below a doubling ceiling.
+    assert events[: QUICK_RETRIES + 2] == ["receive"] * (QUICK_RETRIES + 1) + ["pause"]
+    assert events[QUICK_RETRIES:] == ["receive", "pause"] * len(paused)
+    ceilings = [FAILURE_BACKOFF.ceiling(n) for n in range(len(paused))]
+    assert len(paused) >= 8 and ceilings[:3] == [0.01, 0.02, 0.04] and ceilings[-1] == 1.0
+    assert all(0 <= p <= c for p, c in zip(paused, ceilings, strict=True))
+    assert sorted(aws.queue_bodies()) == sorted(tokens(3))  # nobody lost
 
 
 def test_a_visitor_received_after_the_span_goes_to_the_next_minute(

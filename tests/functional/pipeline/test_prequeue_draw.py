@@ -45,7 +45,7 @@ def secret_bytes(n: int) -> bytes:
 
 
 def draw(aws: Aws, clock: FakeClock) -> Draw:
-    return Draw(aws.dynamodb, aws.table, clock, secret_bytes=secret_bytes)
+    return Draw(aws.dynamodb, aws.table, clock, secret_bytes=secret_bytes, pauses=clock.pauses())
 
 
 def chunk_ids(aws: Aws) -> list[str]:

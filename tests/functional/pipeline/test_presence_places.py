@@ -55,7 +55,7 @@ def admit(aws: Aws, clock: FakeClock, settings: RoomSettings, *tokens: Token) ->
 def every_second(aws: Aws, clock: FakeClock, settings: RoomSettings, seconds: int) -> list[float]:
     """The minute's first consumer: a warden round every second for `seconds`; the moments at
     which it freed a place."""
-    warden = Warden(aws.dynamodb, aws.table, clock, look_within(settings))
+    warden = Warden(aws.dynamodb, aws.table, clock, look_within(settings), pauses=clock.pauses())
     freed: list[float] = []
     for _ in range(seconds):
         clock.now += 1
@@ -132,7 +132,7 @@ def test_the_warden_looks_at_every_place_within_the_grace(aws: Aws, clock: FakeC
     settings = presence_room()
     admit(aws, clock, settings, token(1))
     assert call(aws, clock, "enter", token(1), settings).status == 302  # a session: 5 minutes
-    warden = Warden(aws.dynamodb, aws.table, clock, look_within(settings))
+    warden = Warden(aws.dynamodb, aws.table, clock, look_within(settings), pauses=clock.pauses())
     looks = 0
     for _ in range(settings.session_seconds - 10):
         clock.now += 1
@@ -156,7 +156,7 @@ def test_without_presence_a_heartbeat_renews_the_session_and_the_warden_waits_fo
     item = aws.item(visitor_key(token(1).id))
     assert item is not None
     assert int(item["expires_at"]["N"]) == int(clock.now) + settings.session_seconds
-    warden = Warden(aws.dynamodb, aws.table, clock, look_within(settings))
+    warden = Warden(aws.dynamodb, aws.table, clock, look_within(settings), pauses=clock.pauses())
     assert warden.look_within is None
     clock.now += settings.claim_seconds + 1
     report = warden.run()

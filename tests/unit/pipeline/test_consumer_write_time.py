@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from beekeeper.core.datamodel import Token
+from beekeeper.core.retry import Pauses
 from beekeeper.core.settings import RoomSettings
 from beekeeper.room.consumer import Assignment, run_consumer
 from beekeeper.room.pacing import minute_span
@@ -81,6 +82,7 @@ def test_a_backlogged_lane_admits_every_slot_however_long_its_writes_take(
                 sqs=queue,
                 clock=scheduler.clock,
                 sleep=scheduler.sleep,
+                pauses=Pauses(sleep=scheduler.sleep, random=random.Random(1).random),
             )
         ),
     )

@@ -182,8 +182,8 @@ class RoomStore:
             if name in running:
                 raise UserError(
                     f"Room {name!r} has no room file: it runs on this machine from "
-                    f"`beekeeper local`'s flags alone. Create its room file with `beekeeper "
-                    f"init --name {name}` to deploy it."
+                    f"`beekeeper local`'s flags alone; `beekeeper init --name {name}` makes "
+                    "one for it."
                 ) from None
             known = ", ".join(sorted([*files, *(f"{n} (running locally)" for n in running)]))
             raise UserError(

@@ -220,7 +220,7 @@ def test_deploying_a_local_room_without_a_room_file_says_how_to_make_one(
     assert result.exit_code == 1
     assert result.stderr == (
         "Error: Room 'local' has no room file: it runs on this machine from `beekeeper local`'s "
-        "flags alone. Create its room file with `beekeeper init --name local` to deploy it.\n"
+        "flags alone; `beekeeper init --name local` makes one for it.\n"
     )
 
 

@@ -368,19 +368,20 @@ class Deployer:
         """Delete the room's stacks with the CDK CLI, then forget the room; a room that was
         never deployed is said to be so, and nothing is run or asked."""
         deployment = self.store.deployment(settings.name)
-        if deployment is not None and deployment.is_local:
-            self.store.forget(settings.name)  # a local room's record: nothing in AWS
-            return
+        local = deployment is not None and deployment.is_local
         if deployment is None:
             self._say_what_a_failed_deploy_left(settings)
-        else:
+        elif not local:
             self._ensure_cdk()
             self.account(settings)
+        where = "on this machine" if local else f"{settings.stack_name} in {settings.region}"
         if not self.confirm(
-            f"Delete room {settings.name!r} ({settings.stack_name} in {settings.region}) and "
-            "every visitor waiting in it?"
+            f"Delete room {settings.name!r} ({where}) and every visitor waiting in it?"
         ):
             raise UserError(f"Nothing was destroyed: room {settings.name!r} is as it was.")
+        if local:
+            self.store.forget(settings.name)  # a local room's record: nothing in AWS
+            return
         # The app needs the domain's certificate to describe the room; any well-formed one
         # does to delete it (nothing is created).
         placeholder = _ANY_CERTIFICATE if settings.domain and not settings.certificate_arn else None

@@ -489,6 +489,10 @@ def test_destroying_a_local_room_only_forgets_it(
     record = write_deployment(
         config_dir, "sale", {**OUTPUTS, "EndpointUrl": "http://127.0.0.1:5000"}
     )
+    declined = invoke("destroy", "sale", input="n\n")  # it asks first, as for a room in AWS
+    assert declined.exit_code == 1
+    assert "Delete room 'sale' (on this machine)" in declined.output
+    assert room.exists() and record.exists()
     result = invoke("destroy", "sale", "--yes")
     assert result.exit_code == 0
     assert cdk.calls == []

@@ -46,8 +46,8 @@ def child(started: float, config_dir: str) -> None:
     class RecordedCdk:
         called_at = 0.0
 
-        def ensure_available(self) -> None:
-            pass
+        def ensure_available(self) -> str | None:
+            return None
 
         def run(self, args, *, env, cwd, on_line):  # type: ignore[no-untyped-def]
             if not self.called_at:
@@ -109,18 +109,24 @@ def emulator() -> tuple[object, str]:
 
 
 def synth_seconds(config_dir: Path) -> float:
+    from beekeeper.cli.errors import UserError
+    from beekeeper.cli.node import choose_node
+
     cdk = REPO / "node_modules" / ".bin" / "cdk"
-    if not cdk.exists() or shutil.which("node") is None:
-        raise SystemExit("--synth needs `npm ci` (the CDK CLI) and Node.js")
+    try:
+        node = choose_node(shutil.which)  # the Node.js `beekeeper deploy` runs the CDK on
+    except UserError as error:
+        raise SystemExit(f"--synth needs Node.js: {error.message}") from error
+    if not cdk.exists():
+        raise SystemExit("--synth needs `npm ci` (the CDK CLI)")
     with tempfile.TemporaryDirectory() as work:
         started = time.perf_counter()
         subprocess.run(
             [str(cdk), "synth", "--app", f"{sys.executable} -m beekeeper.stacks.app",
              "-c", f"room={ROOM}", "--no-notices", "--quiet"],
             cwd=work,
-            env={**os.environ, "BEEKEEPER_CONFIG_DIR": str(config_dir),
-                 "CDK_DISABLE_CLI_TELEMETRY": "true",
-                 "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20"},
+            env=node.environment({**os.environ, "BEEKEEPER_CONFIG_DIR": str(config_dir),
+                                  "CDK_DISABLE_CLI_TELEMETRY": "true"}),
             check=True,
             capture_output=True,
         )  # fmt: skip

@@ -22,6 +22,11 @@ SessionFactory = Callable[[], Any]  # returns a boto3.Session (or a test double 
 
 # The CLI retries throttling a few times itself rather than failing an operator's command.
 _CLIENT_CONFIG = Config(retries={"max_attempts": 5, "mode": "standard"}, connect_timeout=10)
+# The credential check answers within seconds: missing credentials fail before any request,
+# and an unreachable STS is retried once rather than five times.
+_CHECK_CONFIG = Config(
+    retries={"max_attempts": 2, "mode": "standard"}, connect_timeout=5, read_timeout=10
+)
 
 
 class AwsClients:
@@ -52,6 +57,18 @@ class AwsClients:
             config=_CLIENT_CONFIG,
             **credentials,
         )
+
+    def caller_account(self, settings: RoomSettings) -> str:
+        """The account of the operator's credentials (STS GetCallerIdentity, which "no
+        permissions are required to perform", even under an explicit deny:
+        https://docs.aws.amazon.com/STS/latest/APIReference/API_GetCallerIdentity.html): the
+        first request of every command that works on a room in AWS, so
+        missing, expired or invalid credentials are said at once, before anything is
+        synthesized or downloaded. A failure is left to `explain_aws_failure`."""
+        sts = self._session_factory().client(
+            "sts", region_name=settings.region, config=_CHECK_CONFIG
+        )
+        return str(sts.get_caller_identity()["Account"])
 
 
 _CODE_HINTS = {

@@ -5,6 +5,10 @@ the CLI and told which room to build with `-c room=NAME`; it reads the same room
 CLI works in a cache folder under the config directory (cdk.out is written there, never into
 site-packages).
 
+Both check the operator's credentials before anything else is asked of AWS, synthesized or
+downloaded (one STS call: cli/aws.py `caller_account`), so a missing or expired credential is
+said within seconds.
+
 Run again after a failure: a stack whose first create rolled back (ROLLBACK_COMPLETE) can not be
 updated, so it is deleted first; a stack still busy is reported, not touched.
 """
@@ -21,7 +25,7 @@ from typing import Any
 
 import botocore.exceptions
 
-from beekeeper.cli.aws import AwsClients
+from beekeeper.cli.aws import AwsClients, explain_aws_failure
 from beekeeper.cli.cdk import CdkRunner, LineSink
 from beekeeper.cli.certificates import certificate_for
 from beekeeper.cli.change_review import question, replacements
@@ -64,9 +68,8 @@ def cdk_environment(
 ) -> dict[str, str]:
     """The CDK CLI's environment: the caller's, without telemetry, pinned to the room's region.
 
-    jsii's warning about a Node.js release the CDK no longer supports is left to the caller's
-    JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION: an operator on such a release should read it
-    (as text: cli/cdk.py `as_text`)."""
+    The runner adds the Node.js it runs on (cli/node.py), and says once which one the CDK
+    wants when the machine's is not one of them."""
     env = dict(base)
     env.update(
         {
@@ -86,6 +89,8 @@ class Deployer:
 
     store: RoomStore
     aws: AwsClients
+    # The account of the operator's credentials, asked once per command (CliFactory).
+    account: Callable[[RoomSettings], str]
     runner: CdkRunner
     environ: Mapping[str, str]
     python: str
@@ -155,8 +160,11 @@ class Deployer:
     # -- deploy -----------------------------------------------------------------------------
 
     def deploy(self, settings: RoomSettings) -> Deployment:
+        # What this machine decides alone comes first: the room file's URLs, the CDK CLI.
         check_deployable(settings, self.resolve, self.say)
-        self.runner.ensure_available()  # before anything is asked of AWS
+        self._ensure_cdk()
+        # Then the credentials: nothing is downloaded, synthesized or deployed without them.
+        account = self.account(settings)
         # The consumer's crypto wheels, for Lambda's platform: synth (and cdk diff) only read them.
         self.lambda_wheels()
         # The domain's certificate, before anything is deployed: each mistake is one sentence.
@@ -168,7 +176,6 @@ class Deployer:
         if certificate:
             self.say(f"The room's domain {settings.domain} is served with {certificate}.")
         cloudformation = self.aws.client("cloudformation", settings)
-        account = self.aws.client("sts", settings).get_caller_identity()["Account"]
         for region in self._regions(settings):
             if not self._bootstrapped(settings, region):
                 target = f"aws://{account}/{region}"
@@ -358,26 +365,93 @@ class Deployer:
     # -- destroy ----------------------------------------------------------------------------
 
     def destroy(self, settings: RoomSettings) -> None:
+        """Delete the room's stacks with the CDK CLI, then forget the room; a room that was
+        never deployed is said to be so, and nothing is run or asked."""
         deployment = self.store.deployment(settings.name)
-        if deployment is None or not deployment.is_local:
-            self.runner.ensure_available()
-            # The app needs the domain's certificate to describe the room; any well-formed one
-            # does to delete it (nothing is created).
-            placeholder = (
-                _ANY_CERTIFICATE if settings.domain and not settings.certificate_arn else None
-            )
-            # Also when nothing was recorded: a first deploy that failed may have left a stack.
-            self._run(
-                settings,
-                self.destroy_args(settings.name, certificate=placeholder),
-                f"destroying {settings.stack_name}",
-                "destroy",
-            )
-            if not settings.waf_requests_per_5_minutes:
-                self._remove_edge_waf(settings)
+        local = deployment is not None and deployment.is_local
+        if deployment is None:
+            self._say_what_a_failed_deploy_left(settings)
+        elif not local:
+            self._ensure_cdk()
+            self.account(settings)
+        where = "on this machine" if local else f"{settings.stack_name} in {settings.region}"
+        if not self.confirm(
+            f"Delete room {settings.name!r} ({where}) and every visitor waiting in it?"
+        ):
+            raise UserError(f"Nothing was destroyed: room {settings.name!r} is as it was.")
+        if local:
+            self.store.forget(settings.name)  # a local room's record: nothing in AWS
+            return
+        # The app needs the domain's certificate to describe the room; any well-formed one
+        # does to delete it (nothing is created).
+        placeholder = _ANY_CERTIFICATE if settings.domain and not settings.certificate_arn else None
+        self._run(
+            settings,
+            self.destroy_args(settings.name, certificate=placeholder),
+            f"destroying {settings.stack_name}",
+            "destroy",
+        )
+        if not settings.waf_requests_per_5_minutes:
+            self._remove_edge_waf(settings)
         self.store.forget(settings.name)
 
+    def _say_what_a_failed_deploy_left(self, settings: RoomSettings) -> None:
+        """For a room without a deployment record: raise a UserError saying it was never
+        deployed, unless AWS holds a stack of it (a first deploy that failed or was stopped
+        leaves one), which is then named and destroyed."""
+        name, room_file = settings.name, self.store.room_path(settings.name)
+        try:
+            self.account(settings)
+        except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as error:
+            explained = explain_aws_failure(error)
+            reason = explained.message if explained else str(error)
+            raise UserError(
+                f"Room {name!r} was never deployed from this machine (it has no deployment "
+                f"record), so there is nothing to destroy; its room file {room_file} stays. "
+                f"Whether an interrupted deploy left a stack in AWS could not be checked: "
+                f"{reason}"
+            ) from error
+        stacks = [
+            (stack_name, status)
+            for stack_name, region in self._stack_places(settings)
+            if (
+                status := self.stack_status(
+                    self.aws.client("cloudformation", settings, region=region),
+                    settings,
+                    stack_name,
+                )
+            )
+            is not None
+        ]
+        if not stacks:
+            raise UserError(
+                f"Room {name!r} was never deployed: AWS has no stack {settings.stack_name} in "
+                f"{settings.region}, so there is nothing to destroy. Its room file {room_file} "
+                "stays; delete it to forget the room."
+            )
+        found = ", ".join(f"{stack_name} ({status})" for stack_name, status in stacks)
+        self.say(
+            f"Room {name!r} has no deployment record, but AWS has {found}, left by a deploy "
+            "that did not finish."
+        )
+        self._ensure_cdk()
+
+    @staticmethod
+    def _stack_places(settings: RoomSettings) -> list[tuple[str, str]]:
+        """Each stack a room may have, with its region: the room's, and its edge WAF's."""
+        return [
+            (settings.stack_name, settings.region),
+            (settings.names.edge_waf_stack, WAF_REGION),
+        ]
+
     # -- running the CDK CLI ----------------------------------------------------------------
+
+    def _ensure_cdk(self) -> None:
+        """Stop with what to install when the CDK CLI can not run here; say once which Node.js
+        it runs on when that is not one the CDK supports (cli/node.py)."""
+        note = self.runner.ensure_available()
+        if note:
+            self.say(note)
 
     def _ensure_work_dir(self, settings: RoomSettings) -> Path:
         work_dir = self.work_dir(settings.name)

@@ -14,22 +14,24 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from beekeeper.cli.aws import AwsClients, SessionFactory
-from beekeeper.cli.cdk import CdkRunner, SubprocessCdkRunner
-from beekeeper.cli.deploy_checks import Resolve, resolve_host
-from beekeeper.cli.deployer import Deployer
-from beekeeper.cli.errors import DeployError
 from beekeeper.cli.invocation import operator_command
-from beekeeper.cli.lambda_quota import AccountConcurrency, ConcurrencyProbe, read_concurrency
-from beekeeper.cli.progress import ProgressReporter
-from beekeeper.cli.rooms import Deployment, RoomStore
 from beekeeper.core.retry import Pauses
-from beekeeper.core.settings import RoomSettings
-from beekeeper.room.governor_sampling import Fetcher, fetch_once
+
+# What a command does with the outside world is imported when it is first used, so a command's
+# --help loads none of it (bench/cli_startup.py measures every command's --help).
+if TYPE_CHECKING:
+    from beekeeper.cli.aws import AwsClients, SessionFactory
+    from beekeeper.cli.cdk import CdkRunner
+    from beekeeper.cli.deploy_checks import Resolve
+    from beekeeper.cli.deployer import Deployer
+    from beekeeper.cli.lambda_quota import AccountConcurrency, ConcurrencyProbe
+    from beekeeper.cli.rooms import Deployment, RoomStore
+    from beekeeper.core.settings import RoomSettings
+    from beekeeper.room.governor_sampling import Fetcher, Sample
 
 
 def _boto3_session() -> Any:
@@ -40,6 +42,24 @@ def _boto3_session() -> Any:
 
 def _stderr_is_terminal() -> bool:
     return sys.stderr.isatty()
+
+
+def _resolve_host(host: str) -> list[str]:
+    from beekeeper.cli.deploy_checks import resolve_host
+
+    return resolve_host(host)
+
+
+def _fetch_once(url: str, timeout: float) -> Sample:
+    from beekeeper.room.governor_sampling import fetch_once
+
+    return fetch_once(url, timeout)
+
+
+def _cdk_runner() -> CdkRunner:
+    from beekeeper.cli.cdk import SubprocessCdkRunner
+
+    return SubprocessCdkRunner(shutil.which)
 
 
 @dataclass
@@ -53,7 +73,7 @@ class CliFactory:
     jitter: Callable[[], float] = random.random
     python: str = sys.executable
     stderr_is_terminal: Callable[[], bool] = _stderr_is_terminal
-    resolve: Resolve = resolve_host
+    resolve: Resolve = _resolve_host
     # The account's Lambda concurrency; None asks Lambda (tests pass their own).
     concurrency: ConcurrencyProbe | None = None
     # Fills the cache of the consumer's wheels; None downloads them with pip (tests pass their
@@ -65,15 +85,17 @@ class CliFactory:
     )
     # One GET of a URL with a timeout, as the governor samples the shop (`beekeeper local`
     # asks whether anything answers at the room's origin).
-    fetch: Fetcher = fetch_once
+    fetch: Fetcher = _fetch_once
     _session: Any = field(default=None, init=False, repr=False)
+    # The account the credentials belong to, once they have been checked (caller_account).
+    _account: str | None = field(default=None, init=False, repr=False)
 
     @classmethod
     def default(cls) -> CliFactory:
         return cls(
             environ=os.environ,
             session_factory=_boto3_session,
-            cdk_runner=SubprocessCdkRunner(shutil.which),
+            cdk_runner=_cdk_runner(),
         )
 
     @property
@@ -82,6 +104,8 @@ class CliFactory:
         return Pauses(sleep=self.sleep, random=self.jitter)
 
     def store(self) -> RoomStore:
+        from beekeeper.cli.rooms import RoomStore
+
         return RoomStore(self.environ)
 
     def session(self) -> Any:
@@ -91,9 +115,22 @@ class CliFactory:
         return self._session
 
     def aws(self) -> AwsClients:
+        from beekeeper.cli.aws import AwsClients
+
         return AwsClients(self.session)
 
+    def caller_account(self, settings: RoomSettings) -> str:
+        """The account of the operator's credentials, asked once per command: the first
+        request to AWS, so a command without valid credentials says so at once."""
+        if self._account is None:
+            self._account = self.aws().caller_account(settings)
+        return self._account
+
     def client(self, service: str, settings: RoomSettings, deployment: Deployment) -> Any:
+        """A client for the room; for a room in AWS, after its credentials were checked (a
+        local room's emulator takes any key: cli/aws.py)."""
+        if not deployment.is_local:
+            self.caller_account(settings)
         return self.aws().client(service, settings, deployment)
 
     def default_region(self) -> str | None:
@@ -105,6 +142,9 @@ class CliFactory:
         return str(region) if region else None
 
     def deployer(self, *, assume_yes: bool = False) -> Deployer:
+        from beekeeper.cli.deployer import Deployer
+        from beekeeper.cli.progress import ProgressReporter
+
         stderr = sys.stderr
         terminal = self.stderr_is_terminal()
 
@@ -114,6 +154,7 @@ class CliFactory:
         return Deployer(
             store=self.store(),
             aws=self.aws(),
+            account=self.caller_account,
             runner=self.cdk_runner,
             environ=self.environ,
             python=self.python,
@@ -127,9 +168,8 @@ class CliFactory:
         )
 
     def fetch_lambda_wheels(self) -> object:
-        # Imported here: the CDK's definitions name Lambda's runtime and architecture.
-        from beekeeper.stacks.functions import WHEEL_TARGET
-        from beekeeper.stacks.lambda_wheels import MissingWheels, fetch
+        from beekeeper.cli.errors import DeployError
+        from beekeeper.stacks.lambda_wheels import WHEEL_TARGET, MissingWheels, fetch
 
         try:
             return fetch(WHEEL_TARGET, self.environ)
@@ -137,11 +177,15 @@ class CliFactory:
             raise DeployError(str(error)) from error
 
     def lambda_concurrency(self, settings: RoomSettings, *, deployed: bool) -> AccountConcurrency:
+        from beekeeper.cli.lambda_quota import read_concurrency
+
         return read_concurrency(self.aws().client("lambda", settings), settings, deployed=deployed)
 
 
 def _confirm(question: str) -> bool:
-    return click.confirm(question, default=False, err=True)
+    from beekeeper.cli.answers import yes_or_no
+
+    return yes_or_no(question, default=False, err=True)
 
 
 def factory_of(ctx: click.Context) -> CliFactory:

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import KW_ONLY, dataclass
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 import click
 
+from beekeeper.cli.answers import yes_or_no
 from beekeeper.cli.errors import UserError
 from beekeeper.cli.options import check_setting
 from beekeeper.cli.rooms import RoomStore
@@ -26,16 +26,29 @@ class Question:
     field_name: str
     prompt: str
     what: str  # for "--yes needs ..." messages
+    example: str = ""  # shown with the question, and again after an empty answer
 
     @property
     def flag(self) -> str:
         return SETTINGS[self.field_name].flags[0]
 
+    @property
+    def asked(self) -> str:
+        return f"{self.prompt} (e.g. {self.example})" if self.example else self.prompt
+
+    def check(self, text: str) -> Any:
+        """The answer as the model stores it; an empty one gets its own sentence (click
+        would ask again without a word)."""
+        if not text.strip():
+            example = f", e.g. {self.example}" if self.example else ""
+            raise UserError(f"This question needs an answer{example}.")
+        return check_setting(self.field_name, text)
+
 
 QUESTIONS = (
     Question("name", "Room name (lower case, used in AWS resource names)", "the room's name"),
     Question("display_name", "Display name visitors see", "the display name"),
-    Question("region", "AWS region", "the AWS region, or set AWS_REGION"),
+    Question("region", "AWS region", "the AWS region, or set AWS_REGION", example="eu-west-1"),
     Question("origin", "URL to protect (where admitted visitors go)", "the URL to protect"),
     Question("rate", "Visitors let through per minute", "visitors per minute"),
     Question(
@@ -59,11 +72,13 @@ def click_ask(prompt: str, default: Any, check: Callable[[str], Any]) -> Any:
             text = error.message if isinstance(error, UserError) else str(error)
             raise click.UsageError(text) from error
 
+    if default is None:  # an empty answer reaches `check`, which says what is missing
+        return click.prompt(prompt, default="", show_default=False, value_proc=value_proc)
     return click.prompt(prompt, default=default, value_proc=value_proc)
 
 
 def click_confirm(prompt: str, default: bool) -> bool:
-    return click.confirm(prompt, default=default)
+    return yes_or_no(prompt, default=default)
 
 
 def display_name_from(name: str) -> str:
@@ -86,7 +101,7 @@ class RoomWizard:
         if name is None:
             if not interactive:
                 raise click.UsageError("--yes needs --name (the room's name).")
-            name = self.ask(QUESTIONS[0].prompt, None, lambda text: self._new_name(text, force))
+            name = self.ask(QUESTIONS[0].asked, None, lambda text: self._new_name(text, force))
         elif self.store.exists(name) and not force:
             raise UserError(self._exists_message(name))
         existing = self._existing(name) if force else None
@@ -102,13 +117,9 @@ class RoomWizard:
             if not interactive:
                 answers[field_name] = default
             elif field_name == "dynamic_rate_throttling":
-                answers[field_name] = self.confirm(question.prompt, bool(default))
+                answers[field_name] = self.confirm(question.asked, bool(default))
             else:
-                answers[field_name] = self.ask(
-                    question.prompt,
-                    default,
-                    partial(check_setting, field_name),
-                )
+                answers[field_name] = self.ask(question.asked, default, question.check)
         # Settings given as flags that are not questions (--slow-ms, --alert-email) are taken
         # as they are.
         answers.update({k: v for k, v in given.items() if k not in answers})
@@ -128,7 +139,7 @@ class RoomWizard:
             raise click.UsageError(f"--yes needs {needs}; give them as flags or drop --yes.")
 
     def _new_name(self, text: str, force: bool) -> str:
-        name = str(check_setting("name", text))
+        name = str(QUESTIONS[0].check(text))
         if self.store.exists(name) and not force:
             raise UserError(self._exists_message(name))
         return name

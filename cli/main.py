@@ -12,7 +12,6 @@ import importlib
 import sys
 import traceback
 from dataclasses import dataclass
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import click
@@ -65,6 +64,8 @@ COMMANDS = {
 
 
 def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version  # only for --version
+
     try:
         return version("beekeeper-waiting-room")
     except PackageNotFoundError:  # running from a source tree that is not installed
@@ -103,8 +104,8 @@ class BeekeeperGroup(click.Group):
             return super().invoke(ctx)
         except SettingsError as error:
             raise UserError(f"{error} Fix it and run again.") from error
-        except click.ClickException:
-            raise
+        except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise  # a command's own sentence, --help's end, a declined question: as they are
         except Exception as error:
             from beekeeper.cli.aws import explain_aws_failure  # botocore: loaded when needed
 

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from beekeeper.cli.factory import CliFactory
-from beekeeper.cli.room_control import RoomControl
 from beekeeper.core.datamodel import CONFIG_IN_EFFECT_SECONDS
-from beekeeper.room.room_state import RoomConfig
+
+if TYPE_CHECKING:  # the room's items are imported when a switch runs, not for --help
+    from beekeeper.cli.room_control import RoomControl
+    from beekeeper.room.room_state import RoomConfig
 
 
 def room_control(factory: CliFactory, name: str, local: bool | None = None) -> RoomControl:
+    from beekeeper.cli.room_control import RoomControl
+
     settings, deployment = factory.store().operated(name, local)
     return RoomControl(
         factory.client("dynamodb", settings, deployment),

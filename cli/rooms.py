@@ -177,9 +177,17 @@ class RoomStore:
         try:
             text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
-            known = ", ".join(self.names()) or "none yet"
+            files = self.names()
+            running = [n for n in self.local_names() if n not in files and self._runs_here(n)]
+            if name in running:
+                raise UserError(
+                    f"Room {name!r} has no room file: it runs on this machine from "
+                    f"`beekeeper local`'s flags alone; `beekeeper init --name {name}` makes "
+                    "one for it."
+                ) from None
+            known = ", ".join(sorted([*files, *(f"{n} (running locally)" for n in running)]))
             raise UserError(
-                f"There is no room named {name!r} (rooms: {known}); "
+                f"There is no room named {name!r} (rooms: {known or 'none yet'}); "
                 f"create it with `beekeeper init --name {name}`."
             ) from None
         try:
@@ -192,6 +200,14 @@ class RoomStore:
                 f"set it to {name!r} or rename the file."
             )
         return settings
+
+    def _runs_here(self, name: str) -> bool:
+        """Whether local room `name` is running now (an unreadable record: not)."""
+        try:
+            room = self.local_room(name)
+        except UserError:
+            return False
+        return room is not None and room.running
 
     def save(self, settings: RoomSettings) -> Path:
         path = self.room_path(settings.name)
@@ -279,13 +295,13 @@ class RoomStore:
                 raise UserError(
                     f"The local room {name!r} is not running (its process {rehearsal.pid} has "
                     f"ended, and its line with it unless it was saved); start it again with "
-                    f"`{self._local_start_command(name)}`."
+                    f"`{self.local_start_command(name)}`."
                 )
             rehearsal = None
         if local and rehearsal is None:
             raise UserError(
                 f"No local room {name!r} is running; start one with "
-                f"`{self._local_start_command(name)}`."
+                f"`{self.local_start_command(name)}`."
             )
         if rehearsal is not None:
             if local is None and self.deployment(name) is not None:
@@ -302,11 +318,11 @@ class RoomStore:
                 raise UserError(
                     f"The local room {name!r} is not running"
                     + (" (its line is kept for its next start)" if kept else "")
-                    + f"; start it with `{self._local_start_command(name)}`."
+                    + f"; start it with `{self.local_start_command(name)}`."
                 )
         return self.load(name), self.require_deployment(name)
 
-    def _local_start_command(self, name: str) -> str:
+    def local_start_command(self, name: str) -> str:
         """How the operator starts local room `name`: from its room file, or from flags alone
         (without --origin, with the demo shop)."""
         if self.exists(name):

@@ -30,13 +30,21 @@ from beekeeper.core import names
 from beekeeper.core.settings import RoomSettings
 from beekeeper.stacks import capacity, permissions
 from beekeeper.stacks.lambda_asset import stage_lambda_source
-from beekeeper.stacks.lambda_wheels import WheelTarget, cached_wheels
+from beekeeper.stacks.lambda_wheels import (
+    LAMBDA_ARCHITECTURE,
+    LAMBDA_RUNTIME,
+    WHEEL_TARGET,
+    cached_wheels,
+)
 
-# The newest Python runtime Lambda offers in the pinned aws-cdk-lib (cdk-nag's L1 checks it).
-RUNTIME = lambda_.Runtime.PYTHON_3_14
-ARCHITECTURE = lambda_.Architecture.ARM_64
-# The consumer's compiled dependencies are wheels for exactly this runtime and architecture.
-WHEEL_TARGET = WheelTarget.for_lambda(RUNTIME.name, ARCHITECTURE.name)
+# The newest Python runtime Lambda offers in the pinned aws-cdk-lib (cdk-nag's L1 checks it),
+# and the architecture: named in stacks/lambda_wheels.py, whose wheels are built for them.
+RUNTIME = next(runtime for runtime in lambda_.Runtime.ALL if runtime.name == LAMBDA_RUNTIME)
+ARCHITECTURE = next(
+    architecture
+    for architecture in (lambda_.Architecture.ARM_64, lambda_.Architecture.X86_64)
+    if architecture.name == LAMBDA_ARCHITECTURE
+)
 
 RETENTION = {
     1: logs.RetentionDays.ONE_DAY,

@@ -37,6 +37,12 @@ COMPLETE_MARKER = ".complete"
 GLIBC_TAGS = ("manylinux_2_34", "manylinux_2_28", "manylinux2014")
 # Lambda's architecture names, as pip's platform tags spell the machine.
 MACHINES = {"arm64": "aarch64", "x86_64": "x86_64"}
+# The runtime and architecture the room's functions run on (Lambda's names for them). Named
+# here, in a module of the standard library only, so `beekeeper deploy` and .ci/run fetch the
+# wheels without starting the CDK's jsii runtime; stacks/functions.py makes the CDK's runtime
+# and architecture from them.
+LAMBDA_RUNTIME = "python3.14"
+LAMBDA_ARCHITECTURE = "arm64"
 
 Run = Callable[[Sequence[str]], int]
 
@@ -67,6 +73,10 @@ class WheelTarget:
         # A new pin or a new platform gets its own folder: a stale cache is never reused.
         pins = hashlib.sha256(requirements).hexdigest()[:12]
         return f"cp{self.python_version.replace('.', '')}-{self.machine}-{pins}"
+
+
+# The consumer's compiled dependencies are wheels for exactly Lambda's runtime and architecture.
+WHEEL_TARGET = WheelTarget.for_lambda(LAMBDA_RUNTIME, LAMBDA_ARCHITECTURE)
 
 
 def cache_root(environ: Mapping[str, str]) -> Path:
@@ -176,8 +186,6 @@ def unpack(wheels: Sequence[Path], destination: Path) -> list[str]:
 
 def main(environ: Mapping[str, str] = os.environ) -> int:
     """Fill the cache for the deployed platform (what .ci/run does before the tests)."""
-    from beekeeper.stacks.functions import WHEEL_TARGET
-
     try:
         folder = fetch(WHEEL_TARGET, environ)
     except MissingWheels as error:

@@ -13,15 +13,12 @@ from beekeeper.cli.options import room_argument
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
 @click.pass_context
 def destroy(ctx: click.Context, name: str, yes: bool) -> None:
-    """Delete the room NAME from AWS, with its queue and table, and forget it."""
+    """Delete the room NAME from AWS, with its queue and table, and forget it.
+
+    It asks first (default no). A room that was never deployed is said to be so (exit 1), and
+    nothing is deleted.
+    """
     factory = factory_of(ctx)
     settings = factory.store().load(name)
-    if not yes:
-        click.confirm(
-            f"Delete room {name!r} ({settings.stack_name} in {settings.region}) and every "
-            "visitor waiting in it?",
-            default=False,
-            abort=True,
-        )
-    factory.deployer().destroy(settings)
+    factory.deployer(assume_yes=yes).destroy(settings)
     click.echo(f"Room {name!r} is destroyed and forgotten.")

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from beekeeper.cli.factory import factory_of
 from beekeeper.cli.options import room_argument, where_option
-from beekeeper.cli.rooms import Deployment
-from beekeeper.cli.ticket_keys import change_keys, issuer, key_store
-from beekeeper.core.settings import RoomSettings
-from beekeeper.room import ticket_keys
-from beekeeper.room.ticket_keys import TicketKeyStore
+
+if TYPE_CHECKING:  # the keys' code (cryptography, botocore) is imported when it runs
+    from beekeeper.cli.rooms import Deployment
+    from beekeeper.core.settings import RoomSettings
+    from beekeeper.room.ticket_keys import TicketKeyStore
 
 
 @click.group()
@@ -31,6 +33,9 @@ def rotate(ctx: click.Context, name: str, local: bool | None) -> None:
     minutes later (the JWKS cache lifetime), and the key it replaces stays published until the
     last ticket it signed has expired; then it retires by itself.
     """
+    from beekeeper.cli.ticket_keys import change_keys, issuer
+    from beekeeper.room import ticket_keys
+
     factory = factory_of(ctx)
     store_, settings, deployment = _open(ctx, name, local)
     change = change_keys(
@@ -60,6 +65,9 @@ def retire(ctx: click.Context, name: str, force: bool, local: bool | None) -> No
     """Delete the replaced keys of room NAME whose tickets have all expired, private and public
     halves. Such keys already stopped being published by themselves; this removes them.
     """
+    from beekeeper.cli.ticket_keys import change_keys
+    from beekeeper.room import ticket_keys
+
     factory = factory_of(ctx)
     store_, settings, _deployment = _open(ctx, name, local)
     change = change_keys(
@@ -75,6 +83,8 @@ def _open(
 ) -> tuple[TicketKeyStore, RoomSettings, Deployment]:
     """The room's keys: the deployed room's, or those of the room running on this machine
     (`beekeeper local`), reached through its endpoint as `off|on|rate|status` reach it."""
+    from beekeeper.cli.ticket_keys import key_store
+
     factory = factory_of(ctx)
     settings, deployment = factory.store().operated(name, local)
 

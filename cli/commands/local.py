@@ -8,6 +8,7 @@ import signal
 import threading
 from collections.abc import Callable
 from types import FrameType
+from typing import TYPE_CHECKING
 
 import click
 
@@ -24,7 +25,9 @@ from beekeeper.core.local_room import (
 from beekeeper.core.schedule import MAX_SECONDS_AHEAD, format_starts_at
 from beekeeper.core.settings import SettingsError, default_for
 from beekeeper.core.words import count
-from beekeeper.room.governor_sampling import Fetcher
+
+if TYPE_CHECKING:
+    from beekeeper.room.governor_sampling import Fetcher
 
 # How long `beekeeper local` waits for the room's origin to answer before it warns.
 ORIGIN_CHECK_SECONDS = 3.0

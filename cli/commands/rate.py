@@ -8,7 +8,6 @@ from beekeeper.cli.factory import factory_of
 from beekeeper.cli.operate import room_control
 from beekeeper.cli.options import SettingCommand, operator_command, setting_argument
 from beekeeper.core.words import count
-from beekeeper.stacks.capacity import consumer_reserved_concurrency
 
 
 @operator_command(setting_argument("rate"), cls=SettingCommand)
@@ -18,6 +17,8 @@ def rate(ctx: click.Context, name: str, rate: int, local: bool | None) -> None:
     The governor starts over from the new rate and waiting visitors' estimates change on their
     next poll. The room file keeps the rate it was deployed with.
     """
+    from beekeeper.stacks.capacity import consumer_reserved_concurrency
+
     factory = factory_of(ctx)
     control = room_control(factory, name, local)
     config = control.set_rate(rate)

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
+from beekeeper.cli.answers import yes_or_no
 from beekeeper.cli.errors import UserError
 from beekeeper.cli.factory import factory_of
 from beekeeper.cli.options import room_argument, where_option
-from beekeeper.cli.room_reset import PURGE_SECONDS, ResetDone, ResetLook, RoomReset, deleted_said
 from beekeeper.core.words import count
+
+if TYPE_CHECKING:  # the reset itself (boto3's types) is imported when it runs, not for --help
+    from beekeeper.cli.room_reset import ResetDone, ResetLook
 
 
 @click.command()
@@ -27,6 +32,8 @@ def reset(ctx: click.Context, name: str, yes: bool, force: bool, local: bool | N
     governor's history are emptied; the settings, the ticket keys, the marketing URL and the
     dashboard stay. Asks first (default No) and refuses while the room is on unless --force.
     Make a report first: the metrics stay, the room's last decisions and counters do not."""
+    from beekeeper.cli.room_reset import PURGE_SECONDS, RoomReset
+
     factory = factory_of(ctx)
     settings, deployment = factory.store().operated(name, local)
     room = RoomReset(
@@ -51,7 +58,7 @@ def reset(ctx: click.Context, name: str, yes: bool, force: bool, local: bool | N
             f"(`beekeeper off {name}`), or reset it anyway with --force."
         )
     if not yes:
-        click.confirm(f"Reset room {name} now?", default=False, abort=True, err=True)
+        yes_or_no(f"Reset room {name} now?", default=False, abort=True, err=True)
     done = room.run(say=lambda line: click.echo(line, err=True))
     click.echo(finished(name, done))
 
@@ -95,6 +102,8 @@ def describe(name: str, where: str, look: ResetLook) -> str:
 
 
 def finished(name: str, done: ResetDone) -> str:
+    from beekeeper.cli.room_reset import deleted_said
+
     deleted = sum(done.deleted.values())
     kinds = ", ".join(deleted_said(kind, n) for kind, n in sorted(done.deleted.items()))
     purge = "purged" if done.purged else "purged (a purge was already under way)"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -18,17 +19,21 @@ from beekeeper.cli.options import setting_option
 from beekeeper.cli.pages import write_page
 from beekeeper.core.settings import SettingsError, default_for
 from beekeeper.core.words import count
-from beekeeper.room.pacing import RECEIVE_BATCH
-from beekeeper.simulator.capacity import CapacityPlan, TemplatesUnavailable
 from beekeeper.simulator.faults import FAULT_NAMES, Faults
-from beekeeper.simulator.measure import SMOOTHNESS_FACTOR
-from beekeeper.simulator.run import Arrival, SimulationResult, simulate
+
+# The simulator itself (the room's code, the in-memory queue and table) is imported when a
+# simulation runs: `beekeeper simulate --help` loads none of it (bench/cli_startup.py).
+if TYPE_CHECKING:
+    from beekeeper.simulator.capacity import CapacityPlan
+    from beekeeper.simulator.run import Arrival, SimulationResult
 
 MAX_VISITORS = 2_000_000
 MAX_MINUTES = 120
 
 
 def _arrival(ctx: click.Context, param: click.Parameter, value: str) -> Arrival:
+    from beekeeper.simulator.run import Arrival
+
     try:
         return Arrival.parse(value)
     except ValueError as error:
@@ -132,6 +137,9 @@ def simulate_command(
     join_work: int,
 ) -> None:
     """Simulate admissions minute by minute, with optional faults, without touching AWS."""
+    from beekeeper.simulator.capacity import TemplatesUnavailable
+    from beekeeper.simulator.run import simulate
+
     if report_path is not None:
         _check_report_possible(report_path)
     try:
@@ -203,6 +211,9 @@ def _seconds(value: float | None) -> str:
 def busiest_second(result: SimulationResult) -> str:
     """The busiest second against the rate's mean second and the bound it is held to (1.25 x
     the mean plus one receive batch), both as multiples of the mean: one scale, one verdict."""
+    from beekeeper.room.pacing import RECEIVE_BATCH
+    from beekeeper.simulator.measure import SMOOTHNESS_FACTOR
+
     mean = result.rate / 60
     bound = SMOOTHNESS_FACTOR + RECEIVE_BATCH / mean
     verdict = "within" if result.smooth else "OVER"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from click.core import ParameterSource
@@ -18,7 +18,9 @@ from click.core import ParameterSource
 from beekeeper.cli.options import setting_option
 from beekeeper.core.presence import RECOMMENDED_GRACE_SECONDS
 from beekeeper.core.settings import MIN_MINUTES, default_for
-from beekeeper.simulator.capacity import CapacityFigures, CapacityPlan
+
+if TYPE_CHECKING:  # the simulator is imported when a simulation runs, not for --help
+    from beekeeper.simulator.capacity import CapacityFigures, CapacityPlan
 
 DEFAULT_VISIT_MINUTES = 10.0
 DEFAULT_LEAVE = 0.5
@@ -122,6 +124,8 @@ def _plan(max_inside: int, flags: dict[str, Any]) -> CapacityPlan | None:
     grace = flags.pop("presence_grace_seconds")
     if not presence and _given("presence_grace_seconds"):
         raise click.UsageError("--presence-grace-seconds is the presence script's: add --presence")
+    from beekeeper.simulator.capacity import CapacityPlan
+
     return CapacityPlan(
         max_inside=max_inside, presence_grace_seconds=grace if presence else 0, **flags
     )

@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import click
 
 from beekeeper.cli.factory import CliFactory, factory_of
 from beekeeper.cli.options import room_argument, where_option
-from beekeeper.cli.room_status import StatusReport, read_status, render_text
+
+if TYPE_CHECKING:  # the reading (boto3's types) is imported when the command runs, not --help
+    from beekeeper.cli.room_status import StatusReport
 
 
 @click.command()
@@ -31,6 +34,8 @@ def status(
     ctx: click.Context, name: str, watch: bool, interval: int, as_json: bool, local: bool | None
 ) -> None:
     """Show room NAME: on/off, rates, governor, queue, the last minute and the last hour."""
+    from beekeeper.cli.room_status import render_text
+
     factory = factory_of(ctx)
     stdout = sys.stdout
     unicode = (stdout.encoding or "").lower().replace("-", "") == "utf8"
@@ -59,6 +64,8 @@ def status(
 
 
 def _reader(factory: CliFactory, name: str, local: bool | None) -> Callable[[], StatusReport]:
+    from beekeeper.cli.room_status import read_status
+
     settings, deployment = factory.store().operated(name, local)
     dynamodb = factory.client("dynamodb", settings, deployment)
     sqs = factory.client("sqs", settings, deployment)

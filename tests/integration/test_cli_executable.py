@@ -10,15 +10,24 @@ from pathlib import Path
 
 import pytest
 
+from beekeeper.cli.node import PROJECT_NODE
+from beekeeper.core.paths import PACKAGE_ROOT
+
 BEEKEEPER = Path(sys.executable).parent / "beekeeper"
 
 pytestmark = pytest.mark.slow
 
 
-def run(*args: str, config: Path, path: str | None = None) -> subprocess.CompletedProcess[str]:
+def run(
+    *args: str, config: Path, path: str | None = None, credentials: bool = True
+) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "BEEKEEPER_CONFIG_DIR": str(config)}
     if path is not None:
         env["PATH"] = path
+    if not credentials:  # none anywhere botocore looks: nothing can reach AWS
+        for variable in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+            env.pop(variable, None)
+        env["AWS_CONFIG_FILE"] = env["AWS_SHARED_CREDENTIALS_FILE"] = os.devnull
     return subprocess.run(
         [str(BEEKEEPER), *args], env=env, capture_output=True, text=True, check=False, timeout=60
     )
@@ -56,7 +65,12 @@ def test_user_mistakes_get_a_sentence_and_their_exit_code(tmp_path: Path) -> Non
     assert unknown.stdout == ""
 
 
-def test_deploy_without_node_says_to_install_it(tmp_path: Path) -> None:
+def test_deploy_without_node_on_path_takes_the_checkouts_or_says_to_install_one(
+    tmp_path: Path,
+) -> None:
+    """With no node on PATH, deploy runs the CDK on the checkout's Node.js 22 where `npm ci`
+    installed it (Linux x64; it then goes on to the credentials, which are missing here), and
+    says to install Node.js where there is none."""
     config = tmp_path / "config"
     created = run(
         "init", "--yes", "--name", "sale", "--region", "eu-west-1",
@@ -65,7 +79,12 @@ def test_deploy_without_node_says_to_install_it(tmp_path: Path) -> None:
     assert created.returncode == 0, created.stderr
     empty_path = tmp_path / "bin"
     empty_path.mkdir()
-    result = run("deploy", "sale", config=config, path=str(empty_path))
-    assert result.returncode == 1
-    assert "Deploying needs Node.js" in result.stderr
+    result = run("deploy", "sale", config=config, path=str(empty_path), credentials=False)
     assert "Traceback" not in result.stderr
+    if (PACKAGE_ROOT / PROJECT_NODE).is_file():
+        assert result.returncode == 3, result.stderr
+        assert "No AWS credentials were found" in result.stderr
+        assert "Deploying needs Node.js" not in result.stderr
+    else:
+        assert result.returncode == 1, result.stderr
+        assert "Deploying needs Node.js" in result.stderr

@@ -56,10 +56,15 @@ class RecordedCdkRunner:
     verb_lines: dict[str, Sequence[str]] = field(default_factory=dict)
     calls: list[CdkCall] = field(default_factory=list)
     missing: str | None = None  # what ensure_available reports, as the real runner would
+    # What ensure_available says about the Node.js it runs on (cli/node.py), if anything.
+    node_note: str | None = None
+    # Where each call went, in order, with the wheels' and STS's (see `events`).
+    events: list[str] | None = None
 
-    def ensure_available(self) -> None:
+    def ensure_available(self) -> str | None:
         if self.missing:
             raise UserError(self.missing)
+        return self.node_note
 
     def run(
         self,
@@ -71,6 +76,8 @@ class RecordedCdkRunner:
     ) -> int:
         assert cwd.is_dir(), "the CDK CLI must be given a working directory that exists"
         self.calls.append(CdkCall(list(args), dict(env), cwd))
+        if self.events is not None:
+            self.events.append(f"cdk {args[0]}")
         for line in self.verb_lines.get(args[0], self.lines):
             on_line(line)
         code = self.exit_codes.get(args[0], 0)
@@ -118,9 +125,12 @@ class RecordedWheels:
     """Stands in for the download of the consumer's wheels: counts the calls, reaches nothing."""
 
     calls: int = 0
+    events: list[str] | None = None  # shared with the CDK double: what happened in order
 
     def __call__(self) -> Path:
         self.calls += 1
+        if self.events is not None:
+            self.events.append("wheels")
         return Path("/cache/lambda-wheels")
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -47,7 +49,8 @@ class FakePip:
 
 
 def test_the_target_is_lambdas_runtime_and_architecture() -> None:
-    from beekeeper.stacks.functions import ARCHITECTURE, RUNTIME, WHEEL_TARGET
+    from beekeeper.stacks.functions import ARCHITECTURE, RUNTIME
+    from beekeeper.stacks.lambda_wheels import WHEEL_TARGET
 
     assert WheelTarget.for_lambda(RUNTIME.name, ARCHITECTURE.name) == WHEEL_TARGET
     assert WheelTarget("3.14", "aarch64") == WHEEL_TARGET
@@ -163,3 +166,16 @@ def test_staging_unpacks_wheels_beside_the_rooms_code_and_refuses_a_clash(
         stage_lambda_source(
             destination, core_dir=core, packages={"lambdas": lambdas}, wheels=[clash]
         )
+
+
+def test_the_wheels_are_fetched_without_starting_the_cdk() -> None:
+    """`beekeeper deploy` and .ci/run fetch the wheels before any synth: loading the CDK there
+    would start jsii's Node.js runtime (and its banner about the Node.js release)."""
+    code = (
+        "import sys\n"
+        "from beekeeper.stacks.lambda_wheels import WHEEL_TARGET, main\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('aws_cdk', 'jsii'))))"
+    )
+    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.strip() == "[]"

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
+
+import pytest
 
 from beekeeper.core.datamodel import STATUS_COPIES
 from tests.support.cli_testkit import (
@@ -11,10 +14,12 @@ from tests.support.cli_testkit import (
     DeployedRoom,
     Invoke,
     create_room_resources,
+    local_outputs,
     put_item,
     read_item,
     room_settings,
     write_deployment,
+    write_local_record,
     write_room,
 )
 
@@ -63,6 +68,32 @@ def test_a_rate_room_is_told_how_to_count_who_is_inside(
     assert "max_inside = 300" in result.output and "beekeeper deploy sale" in result.output
     assert "Traceback" not in result.output
     assert read_item(deployed_room.table, "config") is None  # nothing was written
+
+
+@pytest.mark.parametrize(
+    ("name", "room_file", "start"),
+    [
+        ("local", False, "beekeeper local --max-inside 300"),  # the demo's, from flags alone
+        ("drill", False, "beekeeper local --name drill --max-inside 300"),
+        ("sale", True, "beekeeper local sale --max-inside 300"),
+    ],
+)
+def test_a_local_room_without_a_cap_is_told_to_start_again_with_one(
+    invoke: Invoke, config_dir: Path, name: str, room_file: bool, start: str
+) -> None:
+    settings = room_settings(name)
+    if room_file:
+        write_room(config_dir, settings)
+    write_local_record(config_dir, settings, local_outputs(name), os.getpid())
+    result = invoke("capacity", name, "300")
+    assert result.exit_code == 1
+    said = " ".join(result.stderr.split())
+    assert said == (
+        f"Error: Room {name!r} runs on this machine without a cap, so it does not count who is "
+        f"inside. Stop it (Ctrl-C) and start it again with --max-inside 300 added to its "
+        f"command: `{start}`."
+    )
+    assert "deploy" not in said and "room file" not in said
 
 
 def test_a_bad_cap_is_refused_before_touching_aws(invoke: Invoke, config_dir: Path) -> None:

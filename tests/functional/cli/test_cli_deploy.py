@@ -305,12 +305,53 @@ def test_deploy_of_an_unknown_room(invoke: Invoke, cdk: RecordedCdkRunner) -> No
     assert cdk.calls == []
 
 
-def test_deploy_without_credentials_is_explained(
-    invoke: Invoke, room: Path, no_credentials: None
+def test_deploy_without_credentials_says_so_before_anything_is_fetched_or_synthesized(
+    invoke: Invoke,
+    room: Path,
+    no_credentials: None,
+    cdk: RecordedCdkRunner,
+    wheels: RecordedWheels,
 ) -> None:
     result = invoke("deploy", "sale")
     assert result.exit_code == 3
     assert "No AWS credentials were found" in result.output
+    assert wheels.calls == 0
+    assert cdk.calls == []
+
+
+def test_the_credential_check_is_the_first_request_and_comes_before_the_wheels_and_the_cdk(
+    invoke: Invoke,
+    aws: None,
+    room: Path,
+    factory: CliFactory,
+    cdk: RecordedCdkRunner,
+    wheels: RecordedWheels,
+) -> None:
+    events: list[str] = []
+    cdk.events = wheels.events = events
+    session = boto3.Session()
+
+    def record(event_name: str, **_: object) -> None:
+        events.append(event_name.removeprefix("before-call."))
+
+    session.events.register("before-call", record)
+    factory.session_factory = lambda: session
+    result = invoke("deploy", "sale")
+    assert result.exit_code == 0, result.output
+    assert events[:2] == ["sts.GetCallerIdentity", "wheels"]
+    assert events.count("sts.GetCallerIdentity") == 1  # the account is asked once
+    assert events.index("wheels") < events.index("cdk bootstrap") < events.index("cdk deploy")
+
+
+def test_the_node_the_cdk_runs_on_is_said_once(
+    invoke: Invoke, aws: None, room: Path, cdk: RecordedCdkRunner
+) -> None:
+    bootstrap()
+    note = "The AWS CDK wants Node.js 24 or 22 (LTS); this machine's node is 20.20.2, so ..."
+    cdk.node_note = note
+    result = invoke("deploy", "sale")
+    assert result.exit_code == 0, result.output
+    assert result.stderr.count(note) == 1
 
 
 # -- destroy --------------------------------------------------------------------------------
@@ -335,8 +376,21 @@ def test_destroy_asks_and_defaults_to_no(
     assert result.exit_code == 1
     assert "Delete room 'sale' (beekeeper-sale in eu-west-1)" in result.output
     assert "[y/N]" in result.output
+    assert "Nothing was destroyed: room 'sale' is as it was." in result.stderr
     assert cdk.calls == []
     assert room.exists() and record.exists()
+
+
+def test_a_typo_at_the_question_gets_a_sentence_and_the_question_again(
+    invoke: Invoke, room: Path, config_dir: Path, cdk: RecordedCdkRunner
+) -> None:
+    write_deployment(config_dir, "sale", OUTPUTS)
+    result = invoke("destroy", "sale", input="yse\ny\n")
+    assert result.exit_code == 0, result.output
+    assert "Please answer y (yes) or n (no); Enter means no." in result.output
+    assert "invalid input" not in result.output
+    assert result.output.count("[y/N]") == 2
+    assert [c.args for c in cdk.calls] == [destroy_args()]
 
 
 def test_destroy_confirmed_removes_the_stack_then_the_files(
@@ -352,12 +406,70 @@ def test_destroy_confirmed_removes_the_stack_then_the_files(
     assert "Room 'sale' is destroyed and forgotten." in result.output
 
 
-def test_destroy_yes_skips_the_question(invoke: Invoke, room: Path, cdk: RecordedCdkRunner) -> None:
+def test_destroy_yes_skips_the_question(
+    invoke: Invoke, room: Path, config_dir: Path, cdk: RecordedCdkRunner
+) -> None:
+    write_deployment(config_dir, "sale", OUTPUTS)
     result = invoke("destroy", "sale", "--yes")
     assert result.exit_code == 0, result.output
     assert "[y/N]" not in result.output
-    assert [c.args for c in cdk.calls] == [destroy_args()]  # also with nothing recorded
+    assert [c.args for c in cdk.calls] == [destroy_args()]
     assert not room.exists()
+
+
+def test_destroy_of_a_room_never_deployed_says_so_and_runs_nothing(
+    invoke: Invoke, room: Path, cdk: RecordedCdkRunner
+) -> None:
+    for args in (["destroy", "sale"], ["destroy", "sale", "--yes"]):
+        result = invoke(*args, input="y\n")
+        assert result.exit_code == 1
+        assert result.stderr.startswith(
+            "Error: Room 'sale' was never deployed: AWS has no stack beekeeper-sale in "
+            "eu-west-1, so there is nothing to destroy."
+        )
+        assert "[y/N]" not in result.output and "visitor" not in result.output
+    assert cdk.calls == []
+    assert room.exists()  # the room file stays: the operator may still deploy it
+
+
+def test_destroy_of_a_room_never_deployed_says_so_without_credentials(
+    invoke: Invoke, room: Path, no_credentials: None, cdk: RecordedCdkRunner
+) -> None:
+    result = invoke("destroy", "sale", input="y\n")
+    assert result.exit_code == 1
+    assert "Room 'sale' was never deployed from this machine" in result.stderr
+    assert "No AWS credentials were found" in result.stderr  # why AWS was not looked at
+    assert "[y/N]" not in result.output and "visitor" not in result.output
+    assert cdk.calls == []
+    assert room.exists()
+
+
+def test_destroy_without_a_record_removes_what_an_unfinished_deploy_left(
+    invoke: Invoke, room: Path, config_dir: Path, cdk: RecordedCdkRunner
+) -> None:
+    template = {"Resources": {"Q": {"Type": "AWS::SQS::Queue"}}}
+    aws_client("cloudformation").create_stack(
+        StackName="beekeeper-sale", TemplateBody=json.dumps(template)
+    )
+    result = invoke("destroy", "sale", input="y\n")
+    assert result.exit_code == 0, result.output
+    assert "has no deployment record, but AWS has beekeeper-sale (CREATE_COMPLETE)" in (
+        result.stderr
+    )
+    assert "and every visitor waiting in it? [y/N]" in result.output
+    assert [c.args for c in cdk.calls] == [destroy_args()]
+    assert not room.exists()
+
+
+def test_destroy_without_credentials_of_a_deployed_room_says_so_before_asking(
+    invoke: Invoke, room: Path, config_dir: Path, no_credentials: None, cdk: RecordedCdkRunner
+) -> None:
+    write_deployment(config_dir, "sale", OUTPUTS)
+    result = invoke("destroy", "sale")
+    assert result.exit_code == 3
+    assert "No AWS credentials were found" in result.output
+    assert "[y/N]" not in result.output
+    assert cdk.calls == []
 
 
 def test_a_failed_destroy_keeps_the_room_to_try_again(
@@ -377,6 +489,10 @@ def test_destroying_a_local_room_only_forgets_it(
     record = write_deployment(
         config_dir, "sale", {**OUTPUTS, "EndpointUrl": "http://127.0.0.1:5000"}
     )
+    declined = invoke("destroy", "sale", input="n\n")  # it asks first, as for a room in AWS
+    assert declined.exit_code == 1
+    assert "Delete room 'sale' (on this machine)" in declined.output
+    assert room.exists() and record.exists()
     result = invoke("destroy", "sale", "--yes")
     assert result.exit_code == 0
     assert cdk.calls == []
@@ -387,6 +503,7 @@ def test_missing_node_is_reported_before_aws_is_asked_anything(
     invoke: Invoke, room: Path, config_dir: Path, cdk: RecordedCdkRunner
 ) -> None:
     cdk.missing = "Deploying needs Node.js (the AWS CDK CLI runs on it); install it."
+    write_deployment(config_dir, "sale", OUTPUTS)  # destroy needs the CDK only for a stack
     for command in (["deploy", "sale"], ["destroy", "sale", "--yes"]):
         result = invoke(*command)  # no moto here: any AWS call would fail differently
         assert result.exit_code == 1

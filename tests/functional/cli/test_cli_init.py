@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from beekeeper.core.join_work import DEFAULT_JOIN_WORK_MS
 from beekeeper.core.settings import RoomSettings
 from tests.support.cli_testkit import Invoke, room_settings, write_room
@@ -42,6 +44,28 @@ def test_questions_are_asked_again_until_the_answer_is_allowed(
         dynamic_rate_throttling=True,
     )
     assert "beekeeper deploy spring-sale" in result.output
+
+
+def test_the_region_question_gives_an_example_and_an_empty_answer_a_sentence(
+    invoke: Invoke, config_dir: Path, no_credentials: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for variable in ("AWS_REGION", "AWS_DEFAULT_REGION"):  # no region to suggest
+        monkeypatch.delenv(variable, raising=False)
+    answers = ["spring-sale", "", "", "eu-west-1", "https://shop.example/sale", "60", "yes"]
+    result = invoke("init", input="\n".join(answers) + "\n")
+    assert result.exit_code == 0, result.output
+    assert result.output.count("AWS region (e.g. eu-west-1): ") == 2
+    assert "This question needs an answer, e.g. eu-west-1." in result.output
+    assert load(config_dir, "spring-sale").region == "eu-west-1"
+
+
+def test_a_typo_at_a_yes_or_no_question_gets_a_sentence(invoke: Invoke, config_dir: Path) -> None:
+    answers = ["spring-sale", "", "eu-west-1", "https://shop.example/sale", "60", "yse", "n"]
+    result = invoke("init", input="\n".join(answers) + "\n")
+    assert result.exit_code == 0, result.output
+    assert "Please answer y (yes) or n (no); Enter means no." in result.output
+    assert "invalid input" not in result.output
+    assert load(config_dir, "spring-sale").dynamic_rate_throttling is False
 
 
 def test_every_question_is_a_flag_for_scripts(invoke: Invoke, config_dir: Path) -> None:

@@ -72,27 +72,56 @@ def test_every_command_a_module_defines_is_in_the_table() -> None:
 
 # What `beekeeper --help` may not load: each command's module and what they import.
 HEAVY = ("boto3", "botocore", "beekeeper.cli.commands.", "beekeeper.simulator", "beekeeper.stacks")
+# What no command's --help may load: what the commands do (AWS, the simulator's run, the CDK).
+WORK = (
+    "boto3",
+    "botocore",
+    "aws_cdk",
+    "jsii",
+    "beekeeper.simulator.run",
+    "beekeeper.simulator.capacity",
+    "beekeeper.stacks",
+    "beekeeper.local",
+    "beekeeper.room.assembly",
+)
 _HELP_THEN_MODULES = """
 import sys
 from beekeeper.cli.main import cli
 try:
-    cli.main(["--help"], prog_name="beekeeper")
+    cli.main(sys.argv[1:], prog_name="beekeeper")
 except SystemExit:
     pass
 print(" ".join(sorted(sys.modules)), file=sys.stderr)
 """
 
 
-def test_help_imports_no_command_module_nor_boto3() -> None:
-    # Held here by what is imported; bench/cli_startup.py measures the time.
+def modules_loaded_by(*args: str) -> tuple[str, list[str]]:
+    """The help text and the modules loaded by `beekeeper ARGS` in a fresh interpreter."""
     ran = subprocess.run(
-        [sys.executable, "-c", _HELP_THEN_MODULES], capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", _HELP_THEN_MODULES, *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert ran.returncode == 0, ran.stderr
-    assert "Commands:" in ran.stdout
-    modules = ran.stderr.split()
+    return ran.stdout, ran.stderr.split()
+
+
+def test_help_imports_no_command_module_nor_boto3() -> None:
+    # Held here by what is imported; bench/cli_startup.py measures the time.
+    shown, modules = modules_loaded_by("--help")
+    assert "Commands:" in shown
     assert "beekeeper.cli.main" in modules
     assert [m for m in modules if m.startswith(HEAVY)] == []
+
+
+@pytest.mark.parametrize("command", [*sorted(COMMANDS), "keys rotate", "keys retire"])
+def test_a_commands_help_imports_none_of_what_it_does(command: str) -> None:
+    """Every --help within 0.5 s (bench/cli_startup.py measures it): a command's help loads
+    its options, not AWS's SDK, the simulator or the CDK."""
+    shown, modules = modules_loaded_by(*command.split(), "--help")
+    assert f"Usage: beekeeper {command}" in shown
+    assert [m for m in modules if m.startswith(WORK)] == []
 
 
 def test_a_user_error_exits_1(factory: CliFactory, capsys: pytest.CaptureFixture[str]) -> None:
@@ -109,7 +138,7 @@ def test_a_declined_confirmation_exits_1(
     import io
 
     monkeypatch.setattr("sys.stdin", io.StringIO("n\n"))
-    assert exit_code(["destroy", "sale"], factory) == 1
+    assert exit_code(["reset", "sale", "--force"], factory) == 1
     assert "Aborted: nothing was changed." in capsys.readouterr().err
 
 

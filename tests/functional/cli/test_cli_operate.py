@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ import pytest
 from botocore.awsrequest import AWSResponse
 
 from beekeeper.cli.errors import AwsError
+from beekeeper.cli.factory import CliFactory
 from beekeeper.cli.room_control import RoomControl
 from beekeeper.core.datamodel import CONFIG_IN_EFFECT_SECONDS, STATE_KEY, STATUS_COPIES
 from beekeeper.core.retry import Pauses
@@ -21,10 +23,12 @@ from tests.support.cli_testkit import (
     DeployedRoom,
     Invoke,
     aws_client,
+    local_outputs,
     put_item,
     read_item,
     room_settings,
     write_deployment,
+    write_local_record,
     write_room,
 )
 
@@ -194,6 +198,53 @@ def test_unknown_room_names_the_known_ones(invoke: Invoke, deployed_room: Deploy
         assert result.exit_code == 1, command
         assert "There is no room named 'nope' (rooms: sale)" in result.output
         assert "beekeeper init --name nope" in result.output
+
+
+def test_unknown_room_names_the_running_local_rooms_too(
+    invoke: Invoke, deployed_room: DeployedRoom, config_dir: Path
+) -> None:
+    # The demo's room runs from flags alone (no room file), in this very process for the test.
+    write_local_record(config_dir, room_settings("local"), local_outputs("local"), os.getpid())
+    # A local room whose process has ended is not listed.
+    write_local_record(config_dir, room_settings("gone"), local_outputs("gone"), 2**22 + 1)
+    for command in (["status", "nope"], ["deploy", "nope"], ["off", "nope"]):
+        result = invoke(*command)
+        assert result.exit_code == 1, command
+        assert "There is no room named 'nope' (rooms: local (running locally), sale)" in (
+            result.output
+        )
+
+
+def test_deploying_a_local_room_without_a_room_file_says_how_to_make_one(
+    invoke: Invoke, config_dir: Path
+) -> None:
+    write_local_record(config_dir, room_settings("local"), local_outputs("local"), os.getpid())
+    result = invoke("deploy", "local")
+    assert result.exit_code == 1
+    assert result.stderr == (
+        "Error: Room 'local' has no room file: it runs on this machine from `beekeeper local`'s "
+        "flags alone; `beekeeper init --name local` makes one for it.\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["off", "sale"], ["status", "sale"], ["rate", "sale", "60"], ["keys", "rotate", "sale"]],
+)
+def test_a_command_on_a_room_in_aws_asks_sts_for_the_credentials_first(
+    invoke: Invoke, deployed_room: DeployedRoom, factory: CliFactory, command: list[str]
+) -> None:
+    requests: list[str] = []
+    session = boto3.Session()
+    session.events.register(
+        "before-call", lambda event_name, **_: requests.append(event_name.split(".", 1)[1])
+    )
+    factory.session_factory = lambda: session
+    result = invoke(*command)
+    assert result.exit_code == 0, result.output
+    assert requests[0] == "sts.GetCallerIdentity"
+    assert requests.count("sts.GetCallerIdentity") == 1
+    assert len(requests) > 1
 
 
 def test_a_stopped_local_room_without_a_room_file_says_how_to_start_it(

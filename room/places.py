@@ -55,6 +55,7 @@ from beekeeper.core.datamodel import (
     STATE_ADMITTED,
     STATE_ENDED,
     STATE_LEFT,
+    TEST_ATTRIBUTE,
     TTL_ATTRIBUTE,
     VISITOR_TTL_GRACE_SECONDS,
     WARDEN_KEY,
@@ -66,6 +67,7 @@ from beekeeper.core.presence import look_within
 from beekeeper.core.retry import Pauses
 from beekeeper.core.settings import RoomSettings
 from beekeeper.room.room_state import batch_get, error_code, key, number, read_number
+from beekeeper.room.test_visitors import mark_of
 from beekeeper.room.tickets import NO_TICKETS, TicketHook
 
 log = logging.getLogger("beekeeper.places")
@@ -110,6 +112,7 @@ def visitor_item(
         "expires_at": number(expires_at),
         "state": {"S": STATE_ADMITTED},
         TTL_ATTRIBUTE: number(expires_at + settings.session_seconds + VISITOR_TTL_GRACE_SECONDS),
+        **mark_of(token),
     }
 
 
@@ -261,7 +264,8 @@ class Warden:
                     values={":left": {"S": STATE_LEFT}},
                     new_state=STATE_LEFT,
                 ):
-                    report.left += 1
+                    # A test visitor's place is freed like any other, and counted nowhere.
+                    report.left += TEST_ATTRIBUTE not in item
                 continue
             # Left while waiting (never held a place): out of the index, nothing to free.
             self.dynamodb.update_item(
@@ -321,8 +325,9 @@ class Warden:
                 },
                 new_state=STATE_ENDED,
             ):
-                report.ended += 1
-                report.no_shows += state == STATE_ADMITTED
+                real = TEST_ATTRIBUTE not in item
+                report.ended += real
+                report.no_shows += real and state == STATE_ADMITTED
         for deadline, ids in later.items():
             self.dynamodb.update_item(
                 TableName=self.table,

@@ -71,7 +71,7 @@ def verify(
     if not published:
         raise TicketRefused(
             f"its key {kid!r} is not among the {len(keys)} key(s) /jwks.json publishes, so "
-            "every shop refuses it (`beekeeper keys NAME` shows the keys and their timing)"
+            "every shop refuses it"
         )
     jwk = published[0]
     try:

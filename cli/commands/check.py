@@ -83,3 +83,32 @@ def exit_with(ctx: click.Context, report: CheckReport) -> None:
         ctx.exit(EXIT_USER_ERROR)
     if not report.passed:
         ctx.exit(EXIT_CHECK_FAILED)
+
+
+def offer_check(
+    ctx: click.Context,
+    factory: CliFactory,
+    settings: RoomSettings,
+    deployment: Deployment,
+    wanted: bool | None,
+    *,
+    ask: bool,
+) -> None:
+    """The end of `beekeeper deploy`: the check run (--check), skipped (--no-check), or offered
+    (asked at a terminal unless `ask` is off, as with --yes; otherwise the command that runs it
+    is named)."""
+    if wanted is None and ask and factory.stdin_is_terminal():
+        wanted = click.confirm(
+            f"Check room {settings.name!r} now, with two test visitors?", default=True, err=True
+        )
+    if not wanted:
+        if wanted is None:
+            click.echo(
+                "Before the marketing email goes out, prove the room works end to end: "
+                f"`beekeeper check {settings.name}`.",
+                err=True,
+            )
+        return
+    report = run_check(factory, settings, deployment)
+    click.echo(render_text(report))
+    exit_with(ctx, report)

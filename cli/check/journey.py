@@ -451,7 +451,20 @@ class Journey:
         return f'{{"allow": true}} for {self._each()}'
 
     def redeem(self) -> str:
+        """What any page could make the visitor's browser send (the cookie alone) is refused and
+        spends nothing; then the shop's server's redeem (`?token=`) is taken once."""
         person = self.people[0]
+        forged = self.http(
+            f"{self.address.client_check_url}?{CLIENT_REDEEM_PARAMETER}={CLIENT_REDEEM_VALUE}",
+            headers=person.cookie,
+        )
+        if forged.status != 400 or (forged.json() or {}).get("allow") is not False:
+            raise StepFailed(
+                f"A redeem with the visitor's cookie alone answered {forged.shown()}.",
+                "Any web page can send that; a redeem is taken only with `?token=` from the "
+                "shop's server. Deploy this version of Beekeeper to the room (`beekeeper "
+                f"deploy {self.address.name}`).",
+            )
         first = self._client(person, redeem=True)
         second = self._client(person, redeem=True)
         if (first.status, first.json()) != (200, {"allow": True}):
@@ -464,7 +477,10 @@ class Journey:
                 f"A second redeem of the same admission answered {second.shown()}.",
                 "An admission redeems once: a copied link must not let a second person in.",
             )
-        return 'first {"allow": true}, then {"allow": false, "state": "redeemed"}'
+        return (
+            'the cookie alone refused (400); the shop\'s first {"allow": true}, then '
+            '{"allow": false, "state": "redeemed"}'
+        )
 
     def leave(self) -> str:
         """Capacity mode: every test visitor leaves as the shop's server tells the room (its

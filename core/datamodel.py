@@ -239,6 +239,9 @@ LEAVING_INDEX = "leaving"
 LEAVING_ATTRIBUTE = "leaving"
 LEAVING_VALUE = "1"
 LEFT_AT_ATTRIBUTE = "left_at"
+# On a capacity-mode visitor's item once the warden freed their place (BOOL true): until then
+# the item must stay, or the place could never be freed.
+PLACE_FREED_ATTRIBUTE = "place_freed"
 # On the item of a visitor who left the line: the consumers passed over their place and counted
 # it (`admitted`'s `skipped`), once, whatever the deliveries of their message.
 PASSED_OVER_ATTRIBUTE = "passed_over"

@@ -52,6 +52,7 @@ from beekeeper.core.datamodel import (
     LEAVING_INDEX,
     LEAVING_VALUE,
     PARTITION_KEY,
+    PLACE_FREED_ATTRIBUTE,
     STATE_ADMITTED,
     STATE_ENDED,
     STATE_LEFT,
@@ -257,7 +258,7 @@ class Warden:
             item = items.get(visitor_key(token_id))
             if item is None or LEAVING_ATTRIBUTE not in item:
                 continue  # the index is behind the table: released already
-            if "admitted_at" in item and "place_freed" not in item:
+            if "admitted_at" in item and PLACE_FREED_ATTRIBUTE not in item:
                 if self._release(
                     token_id,
                     condition="#state = :left AND attribute_not_exists(place_freed)",
@@ -299,7 +300,7 @@ class Warden:
         later: dict[int, list[str]] = {}
         for token_id in due:
             item = items.get(visitor_key(token_id))
-            if item is None or "place_freed" in item:
+            if item is None or PLACE_FREED_ATTRIBUTE in item:
                 continue
             state = item.get("state", {}).get("S", "")
             if state not in HOLDING_STATES:

@@ -49,6 +49,6 @@ def take_pass(dynamodb: Any, table: str, text: str | None, *, now: float) -> Pas
     return Pass.TAKEN
 
 
-def mark_of(token: Token) -> dict[str, dict[str, bool]]:
+def mark_of(token: Token) -> dict[str, Any]:
     """The flag on an admitted test visitor's `v#` item; nothing for anyone else."""
     return {TEST_ATTRIBUTE: {"BOOL": True}} if token.is_test else {}

@@ -17,6 +17,7 @@ from beekeeper.cli.room_status import StatusReport, read_status
 from beekeeper.cli.rooms import Deployment
 from beekeeper.core.datamodel import (
     PARTITION_KEY,
+    PLACE_FREED_ATTRIBUTE,
     TEST_PASS_BYTES,
     TEST_PASS_SECONDS,
     TTL_ATTRIBUTE,
@@ -25,9 +26,6 @@ from beekeeper.core.datamodel import (
     work_key,
 )
 from beekeeper.core.settings import RoomSettings
-
-PLACE_FREED_ATTRIBUTE = "place_freed"
-
 
 @dataclass
 class OperatorSide:

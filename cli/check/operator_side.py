@@ -27,6 +27,7 @@ from beekeeper.core.datamodel import (
 )
 from beekeeper.core.settings import RoomSettings
 
+
 @dataclass
 class OperatorSide:
     """The room's table (and queue, for its state) as the operator's commands reach them."""

@@ -252,7 +252,7 @@ class Journey:
                 "The waiting room page is the room's /room, the same for everyone; the "
                 "stack's API serves it.",
             )
-        if self.address.display_name not in html:
+        if self.address.display_name not in unescape(html):
             raise StepFailed(
                 f"The page does not name the room ({self.address.display_name!r}).",
                 "Is this the room you deployed? `beekeeper list` shows every room's address.",

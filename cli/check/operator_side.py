@@ -25,6 +25,7 @@ from beekeeper.core.datamodel import (
     visitor_key,
     work_key,
 )
+from beekeeper.core.retry import Pauses
 from beekeeper.core.settings import RoomSettings
 
 
@@ -37,7 +38,7 @@ class OperatorSide:
     dynamodb: Any
     sqs: Any
     clock: Callable[[], float]
-    sleep: Callable[[float], None]
+    pauses: Pauses  # between a batch read's retries (core/retry.py)
     token_bytes: Callable[[int], bytes]
 
     @property
@@ -51,7 +52,7 @@ class OperatorSide:
             dynamodb=self.dynamodb,
             sqs=self.sqs,
             clock=self.clock,
-            sleep=self.sleep,
+            pauses=self.pauses,
         )
 
     def issue_pass(self, visitors: int) -> str:

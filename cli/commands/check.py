@@ -68,7 +68,7 @@ def run_check(factory: CliFactory, settings: RoomSettings, deployment: Deploymen
         dynamodb=factory.client("dynamodb", settings, deployment),
         sqs=factory.client("sqs", settings, deployment),
         clock=factory.clock,
-        sleep=factory.sleep,
+        pauses=factory.pauses,
         token_bytes=secrets.token_bytes,
     )
     return Check(

@@ -67,7 +67,7 @@ def operator(aws: Aws, clock: FakeClock) -> OperatorSide:
         dynamodb=aws.dynamodb,
         sqs=aws.sqs,
         clock=clock,
-        sleep=clock.sleep,
+        pauses=clock.pauses(),
         token_bytes=lambda n: b"p" * n,
     )
 
@@ -174,7 +174,7 @@ def test_a_test_visitor_s_place_is_freed_and_counted_nowhere(aws: Aws, clock: Fa
                 ":now": {"N": str(int(clock()))},
             },
         )
-    report = Warden(aws.dynamodb, aws.table, clock).run()
+    report = Warden(aws.dynamodb, aws.table, clock, pauses=clock.pauses()).run()
     assert report.left == 1  # the real visitor's leave; the test visitor's counts nowhere
     inside = aws.item("inside")
     assert inside is not None and inside["n"] == {"N": "0"}  # both places freed

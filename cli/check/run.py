@@ -55,6 +55,9 @@ class CheckReport:
     def failed(self) -> StepResult | None:
         return next((step for step in self.steps if step.passed is False), None)
 
+    def text(self) -> str:
+        return render_text(self)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "room": self.room,

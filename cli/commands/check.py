@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import json
 import secrets
+from typing import TYPE_CHECKING
 
 import click
 
-from beekeeper.cli.check.journey import RoomAddress
-from beekeeper.cli.check.operator_side import OperatorSide
-from beekeeper.cli.check.run import Check, CheckReport, render_text
 from beekeeper.cli.errors import EXIT_CHECK_FAILED, EXIT_USER_ERROR, UserError
 from beekeeper.cli.factory import CliFactory, factory_of
 from beekeeper.cli.options import room_argument, where_option
-from beekeeper.cli.rooms import Deployment
 from beekeeper.core import names
-from beekeeper.core.settings import RoomSettings
+
+if TYPE_CHECKING:  # the check's code (boto3's types) is imported when it runs, not --help
+    from beekeeper.cli.check.run import CheckReport
+    from beekeeper.cli.rooms import Deployment
+    from beekeeper.core.settings import RoomSettings
 
 
 @click.command()
@@ -32,12 +33,16 @@ def check(ctx: click.Context, name: str, as_json: bool, local: bool | None) -> N
     factory = factory_of(ctx)
     settings, deployment = factory.store().operated(name, local)
     report = run_check(factory, settings, deployment)
-    click.echo(json.dumps(report.to_json(), sort_keys=True) if as_json else render_text(report))
+    click.echo(json.dumps(report.to_json(), sort_keys=True) if as_json else report.text())
     exit_with(ctx, report)
 
 
 def run_check(factory: CliFactory, settings: RoomSettings, deployment: Deployment) -> CheckReport:
     """One check of the room as deployed (or running locally)."""
+    from beekeeper.cli.check.journey import RoomAddress
+    from beekeeper.cli.check.operator_side import OperatorSide
+    from beekeeper.cli.check.run import Check
+
     missing = [
         key
         for key, value in (
@@ -110,5 +115,5 @@ def offer_check(
             )
         return
     report = run_check(factory, settings, deployment)
-    click.echo(render_text(report))
+    click.echo(report.text())
     exit_with(ctx, report)

@@ -7,6 +7,7 @@
 | 2 | bad command line: unknown option, missing argument, a flag value that is not allowed |
 | 3 | AWS refused or could not be reached: credentials, region, permissions, throttling |
 | 4 | the AWS CDK CLI reported a failed deploy or destroy; CloudFormation rolled back, run again |
+| 5 | `beekeeper check` found a step of the room's journey failing (its report says which and why) |
 | 70 | a bug in Beekeeper: a traceback is printed; please report it |
 | 130 | interrupted with Ctrl-C |
 """
@@ -20,6 +21,7 @@ EXIT_USER_ERROR = 1
 EXIT_USAGE = 2
 EXIT_AWS_ERROR = 3
 EXIT_DEPLOY_FAILED = 4
+EXIT_CHECK_FAILED = 5
 EXIT_BUG = 70
 EXIT_INTERRUPTED = 130
 

@@ -62,6 +62,10 @@ def _cdk_runner() -> CdkRunner:
     return SubprocessCdkRunner(shutil.which)
 
 
+def _stdin_is_terminal() -> bool:
+    return sys.stdin.isatty()
+
+
 @dataclass
 class CliFactory:
     environ: Mapping[str, str]
@@ -73,6 +77,8 @@ class CliFactory:
     jitter: Callable[[], float] = random.random
     python: str = sys.executable
     stderr_is_terminal: Callable[[], bool] = _stderr_is_terminal
+    # Whether a person can answer a question (deploy offers `beekeeper check`).
+    stdin_is_terminal: Callable[[], bool] = _stdin_is_terminal
     resolve: Resolve = _resolve_host
     # The account's Lambda concurrency; None asks Lambda (tests pass their own).
     concurrency: ConcurrencyProbe | None = None

@@ -37,6 +37,9 @@ COMMANDS = {
     "capacity": Entry(
         "capacity", "capacity", "Set how many visitors may be inside the shop at once, live."
     ),
+    "check": Entry(
+        "check", "check", "Prove a room works end to end, with test visitors, before the drop."
+    ),
     "close": Entry("schedule", "close", "End the event: nobody more is admitted or joins."),
     "deploy": Entry("deploy", "deploy", "Deploy (or update) a room in AWS."),
     "destroy": Entry("destroy", "destroy", "Remove a room from AWS and forget it."),

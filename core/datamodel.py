@@ -68,6 +68,11 @@ class Token:
         token_id, ordinal = text.split(".")
         return cls(token_id, int(ordinal))
 
+    @property
+    def is_test(self) -> bool:
+        """A test visitor's (`beekeeper check`): see TEST_ORDINAL."""
+        return self.ordinal == TEST_ORDINAL
+
     @classmethod
     def issue(
         cls, ordinal: int, token_bytes: Callable[[int], bytes], key: bytes | None = None
@@ -104,6 +109,33 @@ class Token:
 def _mark(key: bytes, random_part: bytes, ordinal: int) -> bytes:
     message = random_part + b"." + str(ordinal).encode("ascii")
     return hmac.new(key, message, hashlib.sha256).digest()[:TOKEN_MARK_BYTES]
+
+
+# -- test visitors (`beekeeper check`, docs/data-model.md "Test visitors") -------------------
+
+# A test visitor holds place 0, which no real visitor's ordinal can be ((n - 1) x shards + k +
+# 1 >= 1): the producer gives it only for a test pass the operator wrote, and only the producer
+# sends the queue's messages, so a place 0 in the queue is always the operator's test visitor.
+# It is counted in no counter (arrivals, admitted, the minute's admitted) and no metric, and
+# takes no admission slot: real visitors' places, waits and the operator's figures are as if it
+# had never come.
+TEST_ORDINAL = 0
+# The marketing link's query parameter carrying a test pass (beside `work`; not in the edge's
+# cache key, whose answers to a solution are never shared).
+TEST_PASS_PARAMETER = "check"
+# A pass is 16 CSPRNG bytes, base64url: the key of its item, never guessable.
+TEST_PASS_BYTES = 16
+TEST_PASS_PATTERN = re.compile(r"[A-Za-z0-9_-]{22}")
+# How long a pass can be used: long enough for a check's joins, short enough to be gone soon.
+TEST_PASS_SECONDS = 600
+# On a test visitor's `v#` item (BOOL true), beside the `test` claim in its ticket.
+TEST_ATTRIBUTE = "test"
+
+
+def check_pass_key(pass_id: str) -> str:
+    """A test pass: how many test visitors it may still bring, until when (`beekeeper check`
+    writes it with the operator's credentials; the producer spends it, one join at a time)."""
+    return f"check#{pass_id}"
 
 
 # -- table keys (partition key "pk", string; no sort key) -----------------------------------
@@ -207,6 +239,9 @@ LEAVING_INDEX = "leaving"
 LEAVING_ATTRIBUTE = "leaving"
 LEAVING_VALUE = "1"
 LEFT_AT_ATTRIBUTE = "left_at"
+# On a capacity-mode visitor's item once the warden freed their place (BOOL true): until then
+# the item must stay, or the place could never be freed.
+PLACE_FREED_ATTRIBUTE = "place_freed"
 # On the item of a visitor who left the line: the consumers passed over their place and counted
 # it (`admitted`'s `skipped`), once, whatever the deliveries of their message.
 PASSED_OVER_ATTRIBUTE = "passed_over"

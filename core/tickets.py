@@ -24,6 +24,9 @@ CURVE = "P-256"
 # for a shop that redeems offline), room (the room's name), iat (admitted at) and exp (the
 # admission's expiry), both epoch seconds.
 CLAIMS = ("iss", "aud", "sub", "jti", "room", "iat", "exp")
+# One more claim, only in a test visitor's ticket (`beekeeper check`; core/datamodel.py's
+# TEST_ORDINAL): `"test": true`, so a shop can tell the operator's check from a customer.
+TEST_CLAIM = "test"
 JTI_BYTES = 16
 
 # A compact JWS: three base64url parts. The /polling template spells out the same pattern

@@ -64,6 +64,7 @@ from beekeeper.room.room_state import (
     number,
 )
 from beekeeper.room.status_publisher import StatusPublisher
+from beekeeper.room.test_visitors import mark_of
 from beekeeper.room.tickets import NO_TICKETS, TicketHook
 from beekeeper.room.wiring import RoomWiring
 
@@ -175,7 +176,8 @@ class Assignment:
 
 @dataclass
 class ConsumerReport:
-    admitted: int = 0
+    admitted: int = 0  # real visitors: test visitors (`beekeeper check`) are `tests`
+    tests: int = 0
     duplicates: int = 0
     malformed: int = 0
     receives: int = 0
@@ -468,8 +470,13 @@ class Consumer:
         except BaseException:
             self._release([h for _, handles in fresh.values() for h in handles])
             raise
-        # Count at once: nothing may come between a successful write and its counting.
-        self.report.admitted += len(written)
+        # Count at once: nothing may come between a successful write and its counting. A test
+        # visitor (core/datamodel.py's TEST_ORDINAL) is admitted like anyone, counted in no
+        # counter, metric or wait, and takes no slot.
+        tests = {token_id for token_id in written if batch[token_id][0].is_test}
+        real = len(written) - len(tests)
+        self.report.admitted += real
+        self.report.tests += len(tests)
         # Admitted by another delivery after this one's read (the write's condition said so):
         # deleted like any duplicate, using no slot.
         self.report.duplicates += duplicates + len(outcome.taken)
@@ -478,7 +485,7 @@ class Consumer:
         admitted_at = self.clock()
         for token_id in written:
             joined = self.joined_at.pop(token_id, None)
-            if joined is not None:
+            if joined is not None and token_id not in tests:
                 self.report.waits.append(admitted_at - joined)
         for token_id in [*written, *outcome.taken]:
             self.carry.pop(token_id, None)
@@ -493,10 +500,10 @@ class Consumer:
             for token_id in batch:
                 self.carry.pop(token_id, None)
             self._release([h for _, handles in batch.values() for h in handles])
-        if written:
-            self._count(len(written), assignment.minute)
+        if real:
+            self._count(real, assignment.minute)
         self._delete(done)
-        return len(messages) + len(carried), len(written)
+        return len(messages) + len(carried), real
 
     def _passed_over(self, fresh: dict[str, tuple[Token, list[str]]]) -> list[str]:
         """Take out of `fresh` the visitors that already have an item, and return their
@@ -564,6 +571,7 @@ class Consumer:
                         "ordinal": {"N": str(token.ordinal)},
                         **times,
                         **self.tickets.attributes(token, admitted_at, expires_at),
+                        **mark_of(token),
                     },
                     "ConditionExpression": NOT_ADMITTED_YET,
                 }

@@ -52,9 +52,11 @@ from beekeeper.core.datamodel import (
     LEAVING_INDEX,
     LEAVING_VALUE,
     PARTITION_KEY,
+    PLACE_FREED_ATTRIBUTE,
     STATE_ADMITTED,
     STATE_ENDED,
     STATE_LEFT,
+    TEST_ATTRIBUTE,
     TTL_ATTRIBUTE,
     VISITOR_TTL_GRACE_SECONDS,
     WARDEN_KEY,
@@ -66,6 +68,7 @@ from beekeeper.core.presence import look_within
 from beekeeper.core.retry import Pauses
 from beekeeper.core.settings import RoomSettings
 from beekeeper.room.room_state import batch_get, error_code, key, number, read_number
+from beekeeper.room.test_visitors import mark_of
 from beekeeper.room.tickets import NO_TICKETS, TicketHook
 
 log = logging.getLogger("beekeeper.places")
@@ -110,6 +113,7 @@ def visitor_item(
         "expires_at": number(expires_at),
         "state": {"S": STATE_ADMITTED},
         TTL_ATTRIBUTE: number(expires_at + settings.session_seconds + VISITOR_TTL_GRACE_SECONDS),
+        **mark_of(token),
     }
 
 
@@ -254,14 +258,15 @@ class Warden:
             item = items.get(visitor_key(token_id))
             if item is None or LEAVING_ATTRIBUTE not in item:
                 continue  # the index is behind the table: released already
-            if "admitted_at" in item and "place_freed" not in item:
+            if "admitted_at" in item and PLACE_FREED_ATTRIBUTE not in item:
                 if self._release(
                     token_id,
                     condition="#state = :left AND attribute_not_exists(place_freed)",
                     values={":left": {"S": STATE_LEFT}},
                     new_state=STATE_LEFT,
                 ):
-                    report.left += 1
+                    # A test visitor's place is freed like any other, and counted nowhere.
+                    report.left += TEST_ATTRIBUTE not in item
                 continue
             # Left while waiting (never held a place): out of the index, nothing to free.
             self.dynamodb.update_item(
@@ -295,7 +300,7 @@ class Warden:
         later: dict[int, list[str]] = {}
         for token_id in due:
             item = items.get(visitor_key(token_id))
-            if item is None or "place_freed" in item:
+            if item is None or PLACE_FREED_ATTRIBUTE in item:
                 continue
             state = item.get("state", {}).get("S", "")
             if state not in HOLDING_STATES:
@@ -321,8 +326,9 @@ class Warden:
                 },
                 new_state=STATE_ENDED,
             ):
-                report.ended += 1
-                report.no_shows += state == STATE_ADMITTED
+                real = TEST_ATTRIBUTE not in item
+                report.ended += real
+                report.no_shows += real and state == STATE_ADMITTED
         for deadline, ids in later.items():
             self.dynamodb.update_item(
                 TableName=self.table,

@@ -38,6 +38,8 @@ from beekeeper.core import plain_page, telemetry
 from beekeeper.core.datamodel import (
     CONFIG_FRESH_SECONDS,
     QUEUE_RETENTION_SECONDS,
+    TEST_ORDINAL,
+    TEST_PASS_PARAMETER,
     Token,
     arrival_shard_key,
     origin_url_with_token,
@@ -85,6 +87,7 @@ from beekeeper.room.room_state import (
     read_number,
     read_snapshot,
 )
+from beekeeper.room.test_visitors import Pass, take_pass
 from beekeeper.room.wake import wake_if_idle
 
 log = logging.getLogger("beekeeper.producer")
@@ -220,7 +223,10 @@ class Producer:
                 verdict = self._work_done(event)
                 if verdict is not Verdict.OK:
                     return self._challenge(snapshot, verdict, as_json=as_json)
-            token = self.join_line(snapshot)
+            test = self._test_visitor(event, snapshot)
+            if test is None:
+                return refused_pass(as_json, self.brand)
+            token = self.join_line(snapshot, test=test)
             if visit.rejoins:
                 self.metrics.count(telemetry.REJOINED)
         except Exception:
@@ -331,18 +337,34 @@ class Producer:
         second = (first + 1 + self.rng.randrange(shards - 1)) % shards  # another shard
         return first if counts[first] <= counts[second] else second
 
-    def join_line(self, snapshot: RoomSnapshot) -> Token:
-        """A new visitor's place: counted, queued, and a consumer woken if the minute has none."""
-        token = self._place(snapshot)
-        self.metrics.count(telemetry.ARRIVALS)
+    def _test_visitor(self, event: Mapping[str, Any], snapshot: RoomSnapshot) -> bool | None:
+        """Whether this join is the operator's test visitor (a pass spent: room/test_visitors.py);
+        None when it brings a pass that is refused, or one while a draw is to come (a test
+        visitor never takes a pre-queue place: the draw is for the event's visitors)."""
+        text = query_value(event, TEST_PASS_PARAMETER)
+        if text is None:
+            return False
+        config, draw = snapshot.config, snapshot.draw
+        if in_prequeue(config, draw, self.clock()) or draw_pending(config, draw):
+            return None
+        verdict = take_pass(self.dynamodb, self.table, text, now=self.clock())
+        return True if verdict is Pass.TAKEN else None
+
+    def join_line(self, snapshot: RoomSnapshot, *, test: bool = False) -> Token:
+        """A new visitor's place: counted, queued, and a consumer woken if the minute has none.
+        A test visitor is queued and woken for alike, and counted nowhere (place 0)."""
+        token = self._place(snapshot, test=test)
+        if not test:
+            self.metrics.count(telemetry.ARRIVALS)
         return token
 
-    def _place(self, snapshot: RoomSnapshot) -> Token:
+    def _place(self, snapshot: RoomSnapshot, *, test: bool = False) -> Token:
         now = self.clock()
         # The room's mark in the id (core/datamodel.Token): what lets a leave tell a token the
         # room issued from a forged one.
         key = self.gate.keys().token if self.gate is not None else None
-        token = Token.issue(self._ordinal(snapshot, exact=self._quiet(now)), self.token_bytes, key)
+        ordinal = TEST_ORDINAL if test else self._ordinal(snapshot, exact=self._quiet(now))
+        token = Token.issue(ordinal, self.token_bytes, key)
         config, draw = snapshot.config, snapshot.draw
         if in_prequeue(config, draw, now):
             # Before a scheduled start: a place in the pre-queue, drawn at the start.
@@ -457,6 +479,18 @@ def query_value(event: Mapping[str, Any], name: str) -> str | None:
         return None
     value = parameters.get(name)
     return value if isinstance(value, str) else None
+
+
+def refused_pass(as_json: bool, brand: Brand) -> dict[str, Any]:
+    """A test pass that is not valid (made by the operator's `beekeeper check` for its own
+    visitors): no place, and a sentence that says what to do instead."""
+    message = (
+        "This link carries a test pass of the room's operator that is used up, expired or "
+        "not this room's. Open the link without it to join the line."
+    )
+    if as_json:
+        return json_answer(403, {"state": "refused", "message": message})
+    return page(403, "This test link is not valid", message, brand)
 
 
 def room_location(snapshot: RoomSnapshot, ordinal: int | None) -> str:

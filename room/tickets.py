@@ -231,7 +231,7 @@ class TicketIssuer:
         if signer is None or self._ring is None:
             self.unsigned += 1
             return None
-        claims = {
+        claims: dict[str, Any] = {
             "iss": self._ring.issuer,
             "aud": self._audience,
             "sub": facts.admission_subject(token.id),
@@ -240,6 +240,8 @@ class TicketIssuer:
             "iat": int(admitted_at),
             "exp": int(expires_at),
         }
+        if token.is_test:
+            claims[facts.TEST_CLAIM] = True
         self.signed += 1
         return signer.sign(claims)
 

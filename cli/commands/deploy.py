@@ -19,8 +19,15 @@ from beekeeper.core.settings import RoomSettings
     is_flag=True,
     help="Do not ask before a redeploy that would replace resources (for scripts).",
 )
+@click.option(
+    "--check/--no-check",
+    "check",
+    default=None,
+    help="Run `beekeeper check` on the deployed room, or not; left out, deploy asks at a "
+    "terminal and otherwise says how to run it (--yes alone does not run it).",
+)
 @click.pass_context
-def deploy(ctx: click.Context, name: str, yes: bool) -> None:
+def deploy(ctx: click.Context, name: str, yes: bool, check: bool | None) -> None:
     """Deploy the room NAME to AWS (again after a failure: it picks up where it left off).
 
     Redeploying a running room shows what changes (cdk diff) and asks before anything would be
@@ -36,6 +43,9 @@ def deploy(ctx: click.Context, name: str, yes: bool) -> None:
     click.echo(alerts_notice(settings, factory.store().room_path(name)), err=True)
     if settings.domain:
         click.echo(domain_notice(settings, deployment.edge_domain), err=True)
+    from beekeeper.cli.commands.check import offer_check  # the check's code, when it runs
+
+    offer_check(ctx, factory, settings, deployment, check, ask=not yes)
 
 
 def domain_notice(settings: RoomSettings, edge_domain: str | None) -> str:

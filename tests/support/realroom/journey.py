@@ -1,28 +1,28 @@
-"""A visitor's, the shop's and the operator's journey through a running room.
+"""Many visitors' and the operator's journey through a running room, beyond `beekeeper check`.
 
+One visitor's journey (the marketing link to a redeem, and a leave in capacity mode) is the
+product's own, `beekeeper check` (cli/check/journey.py), which tests/aws runs on a deployed
+room and tests/integration/test_check_local.py on a local one. The steps here add what a check
+must not do to a real room: several visitors admitted once and in order, `off` and `rate`.
 Each step asserts what a shop relies on and returns figures for the report. The room is reached
-over HTTP(S) only (redirects are read, never followed) and operated with the `beekeeper`
-command, as a shop and its operator would; the room's table is read to count admissions.
+over HTTP(S) with the check's own client (redirects are read, never followed) and operated with
+the `beekeeper` command; the room's table is read to count admissions.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import secrets
 import subprocess
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
+from beekeeper.cli.check.http import Answer, send
 from beekeeper.core.datamodel import (
     ADMITTED_COUNTER_KEY,
-    CLIENT_REDEEM_PARAMETER,
-    CLIENT_REDEEM_VALUE,
     COOKIE_NAME,
     TICKET_ATTRIBUTE,
     Token,
@@ -66,74 +66,9 @@ class JourneyRoom:
         self.report.append(line)
 
 
-@dataclass(frozen=True)
-class Answer:
-    status: int
-    headers: dict[str, list[str]]
-    body: bytes
-
-    def header(self, name: str) -> str | None:
-        values = self.headers.get(name.lower())
-        return values[0] if values else None
-
-    def json(self) -> Any:
-        return json.loads(self.body)
-
-    def shown(self) -> str:
-        """The answer as the report prints it: status, and the body or the redirect."""
-        location = self.header("location")
-        if location is not None:
-            return f"{self.status} Location {_without_secrets(location)}"
-        text = self.body.decode("utf-8", "replace")
-        try:
-            text = json.dumps(json.loads(text))  # one line, whatever the template's spacing
-        except ValueError:
-            text = " ".join(text.split())
-        return f"{self.status} {text[:200]}"
-
-
-def _without_secrets(url: str) -> str:
-    """A redirect URL with its token and ticket shortened: the report may be pasted anywhere."""
-    return re.sub(r"(beekeeper_(?:token|ticket)=)([^&]{6})[^&]*", r"\1\2...", url)
-
-
-class _NoRedirects(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-
-_OPENER = urllib.request.build_opener(_NoRedirects)
-
-
 def get(url: str, cookie: str | None = None) -> Answer:
-    """One GET; a redirect is returned, not followed."""
-    return _send(url, cookie=cookie)
-
-
-def post(url: str, body: str, content_type: str, cookie: str | None = None) -> Answer:
-    """One POST, as a page's sendBeacon (text/plain;charset=UTF-8) or a shop's server sends."""
-    return _send(url, cookie=cookie, body=body.encode("utf-8"), content_type=content_type)
-
-
-def _send(
-    url: str, *, cookie: str | None, body: bytes | None = None, content_type: str | None = None
-) -> Answer:
-    assert url.startswith(("http://", "https://")), url
-    headers = {"Cookie": cookie} if cookie else {}
-    if content_type:
-        headers["Content-Type"] = content_type
-    request = urllib.request.Request(  # noqa: S310 - http(s) only
-        url, data=body, headers=headers, method="POST" if body is not None else "GET"
-    )
-    try:
-        with _OPENER.open(request, timeout=30) as response:
-            status, raw_headers, body = response.status, response.headers, response.read()
-    except urllib.error.HTTPError as error:
-        status, raw_headers, body = error.code, error.headers, error.read()
-    headers: dict[str, list[str]] = {}
-    for name, value in raw_headers.items():
-        headers.setdefault(name.lower(), []).append(value)
-    return Answer(status, headers, body)
+    """One GET, as `beekeeper check` sends it; a redirect is returned, not followed."""
+    return send(url, headers={"Cookie": cookie} if cookie else None)
 
 
 def cookie_of(answer: Answer) -> str:
@@ -413,61 +348,3 @@ def rate_changes_the_status(room: JourneyRoom, rate: int) -> None:
     status = json.loads(run(room, "status", room.name, "--json"))
     assert (status["rate"], status["operator_rate"], status["enabled"]) == (rate, rate, True)
     room.note(f"rate: `beekeeper status` shows {rate}/min right after `beekeeper rate`")
-
-
-# -- the shop's writes: /client's redeem, capacity mode's /enter and /leave ---------------------
-
-
-def client_redeems_once(room: JourneyRoom, token: str) -> None:
-    """An admitted visitor's check, redeem and second redeem: the three answers a shop acts
-    on (each a conditional write, docs/shop-integration.md), printed in the report; before
-    them, a redeem with the visitor's cookie alone (what any page's navigation to the room
-    sends), which the room refuses without spending the redeem."""
-    url = f"{room.client_check_url}?token={quote(token, safe='')}"
-    redeem = f"{CLIENT_REDEEM_PARAMETER}={CLIENT_REDEEM_VALUE}"
-    answers = {
-        "redeem with the cookie alone": get(
-            f"{room.client_check_url}?{redeem}", cookie=f"{COOKIE_NAME}={token}"
-        ),
-        "check": get(url),
-        "redeem": get(f"{url}&{redeem}"),
-        "second redeem": get(f"{url}&{redeem}"),
-    }
-    room.note("/client writes: " + "; ".join(f"{what} {a.shown()}" for what, a in answers.items()))
-    cookie_only = answers["redeem with the cookie alone"]
-    assert (cookie_only.status, cookie_only.json()["allow"]) == (400, False)
-    assert "token=<token>&redeem=1" in cookie_only.json()["message"]
-    assert [(a.status, a.json()) for a in list(answers.values())[1:]] == [
-        (200, {"allow": True}),
-        (200, {"allow": True}),
-        (200, {"allow": False, "state": "redeemed"}),
-    ]
-    for answer in answers.values():
-        assert answer.header("access-control-allow-origin") == browser_origin(room.origin)
-        assert answer.header("cache-control") == "no-store"
-
-
-def enter_then_leave(room: JourneyRoom, token: str) -> None:
-    """Capacity mode: the admitted visitor follows the admission through /enter (302 to the
-    shop with the token and ticket), the shop's check says the session is live, a beacon's
-    /leave ends the visit once; each answer printed in the report."""
-    cookie = f"{COOKIE_NAME}={token}"
-    leave_url = f"{room.route_url('leave')}?token={quote(token, safe='')}"
-    entered = get(room.route_url("enter"), cookie=cookie)
-    inside = get(f"{room.client_check_url}?token={quote(token, safe='')}")
-    beacon = "text/plain;charset=UTF-8"
-    left = post(leave_url, "", beacon)
-    again = post(leave_url, "", beacon)
-    after = get(f"{room.client_check_url}?token={quote(token, safe='')}")
-    room.note(
-        f"/enter and /leave: enter {entered.shown()}; check {inside.shown()}; "
-        f"leave {left.shown()}; leave again {again.shown()}; check {after.shown()}"
-    )
-    assert entered.status == 302, entered.shown()
-    location = entered.header("location") or ""
-    assert location.startswith(origin_url_with_token(room.origin, token)), location
-    assert entered.header("cache-control") == "no-store"
-    assert (inside.status, inside.json()) == (200, {"allow": True})
-    assert (left.status, left.json()) == (200, {"left": True})
-    assert (again.status, again.json()) == (200, {"left": False})
-    assert (after.status, after.json()) == (200, {"allow": False})

@@ -24,6 +24,7 @@ def room_control(factory: CliFactory, name: str, local: bool | None = None) -> R
         settings,
         clock=factory.clock,
         pauses=factory.pauses,
+        minute_seconds=deployment.minute_seconds,
     )
 
 

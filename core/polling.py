@@ -21,8 +21,9 @@ POLL_AFTER_MAX_SECONDS = 300
 # No rate to estimate from (no status item yet, a room deployed less than a minute ago): ask
 # again soon, since a visitor may be let in within seconds.
 POLL_AFTER_WITHOUT_RATE_SECONDS = 5
-# The room is off: the page sends the visitor to the marketing link and stops polling.
-POLL_AFTER_ROOM_OFF_SECONDS = 60
+# The room is off: everyone in line is being let in, each with a ticket (the consumers drain
+# the line unpaced); the admission comes within moments: ask again this soon.
+POLL_AFTER_ROOM_OFF_SECONDS = 2
 # Capacity mode: a waiting page polls at least this many times per claim window, so that an
 # admission is noticed (the page's jitter and the redirect included) before its claim runs out,
 # however far the turnover the estimate rests on is from the flow of the moment.

@@ -32,8 +32,10 @@ from beekeeper.core.datamodel import (
 )
 from beekeeper.core.retry import Backoff, Pauses, retry
 from beekeeper.core.schedule import is_message
+from beekeeper.core.serving import next_floor
 from beekeeper.core.settings import RoomSettings
-from beekeeper.core.shared_state import Point, extend_history, joins_per_minute
+from beekeeper.core.shared_state import Point, extend_history, joins_per_minute, parse_history
+from beekeeper.room.pacing import MINUTE_SECONDS
 
 Item = Mapping[str, Mapping[str, Any]]
 
@@ -92,6 +94,9 @@ class RoomConfig:
     # the operator's message for the line.
     starts_at: int = 0
     held: bool = False
+    # When a hold takes effect (epoch s): `beekeeper hold` announces it a moment ahead, so that
+    # every waiting page stops its line at the same place as the consumers (core/serving.py).
+    held_from: int = 0
     closed: bool = False
     message: str = ""
 
@@ -124,6 +129,7 @@ class RoomConfig:
             max_inside=max(0, read_number(item, "max_inside", fallback.max_inside)),
             starts_at=max(0, read_number(item, "starts_at", fallback.starts_at)),
             held=read_bool(item, "held", False),
+            held_from=max(0, read_number(item, "held_from")),
             closed=read_bool(item, "closed", False),
             # Checked again on the way out: a message that could break an answer is none.
             message=message if is_message(message := read_text(item, "message")) else "",
@@ -133,10 +139,17 @@ class RoomConfig:
     def slowed(self) -> bool:
         return self.rate < self.operator_rate
 
-    @property
-    def admitting(self) -> bool:
-        """On, not held and not closed: the consumers admit (a pending draw aside)."""
-        return self.enabled and not self.held and not self.closed
+    def holding(self, now: float) -> bool:
+        """The line is held at `now`: a hold set, and its moment come."""
+        return self.held and now >= self.held_from
+
+    def hold_pending(self, now: float) -> bool:
+        """A hold is announced for a moment still ahead (the line moves until then)."""
+        return self.held and now < self.held_from
+
+    def admits(self, now: float) -> bool:
+        """On, not held and not closed at `now`: the consumers admit (a pending draw aside)."""
+        return self.enabled and not self.holding(now) and not self.closed
 
 
 @dataclass(frozen=True)
@@ -219,16 +232,15 @@ class RoomSnapshot:
     def with_admitted_total(self, admitted_total: int) -> RoomSnapshot:
         return dataclasses.replace(self, admitted_total=admitted_total)
 
-    @property
-    def serving_flow(self) -> int:
-        """Visitors a minute the line moves at now: the rate while the room admits on its
+    def serving_flow(self, now: float) -> int:
+        """Visitors a minute the line moves at `now`: the rate while the room admits on its
         lattice; in a full shop, where visitors go in only as places free, the turnover (the
         visitors let in a minute lately), at most the rate: the pages extrapolate it, ask for
         themselves near the turn it predicts and every 2 s after, as they would at a steady
         rate; 0 while the room admits nobody (off, closed, held, waiting for a scheduled
         start's draw)."""
         config = self.config
-        if not config.enabled or config.closed or config.held or draw_pending(config, self.draw):
+        if not config.admits(now) or draw_pending(config, self.draw):
             return 0
         if config.max_inside > 0 and self.inside >= config.max_inside:
             return min(config.rate, self.turnover)
@@ -340,6 +352,7 @@ class ConfigChange(TypedDict, total=False):
     max_inside: int | None
     starts_at: int | None  # epoch seconds; 0: no schedule
     held: bool | None
+    held_from: int | None  # epoch seconds: when the hold takes effect
     closed: bool | None
     message: str | None
 
@@ -416,19 +429,41 @@ def set_effective_rate(
     return True
 
 
-def history_point(snapshot: RoomSnapshot, now: float) -> Point:
-    """The shared state's point for a publish now: the serving number, its flow, the line."""
+def history_point(snapshot: RoomSnapshot, now: float, *, minute_seconds: float) -> Point:
+    """The shared state's point for a publish now: the serving number, its flow, the line,
+    the floor the pages keep to (core.serving.next_floor, on the room's minute) and the
+    moment an announced hold stops the flow."""
     at_ms = round(now * 1000)
+    config = snapshot.config
     return Point(
         at_ms,
         snapshot.passed_total,
-        snapshot.serving_flow,
+        snapshot.serving_flow(now),
         waiting=snapshot.waiting,
         joins=joins_per_minute(snapshot.history, at_ms, snapshot.arrivals_total),
+        floor=max(
+            snapshot.passed_total,
+            next_floor(parse_history(snapshot.history), at_ms, minute_seconds=minute_seconds) or 0,
+        ),
+        until_ms=config.held_from * 1000 if config.hold_pending(now) else 0,
     )
 
 
-def status_item(snapshot: RoomSnapshot, copy: int, now: float) -> dict[str, Any]:
+def next_history(snapshot: RoomSnapshot, now: float, *, minute_seconds: float) -> str:
+    """The state copy's history with this publish's point."""
+    return extend_history(
+        snapshot.history, history_point(snapshot, now, minute_seconds=minute_seconds)
+    )
+
+
+def status_item(
+    snapshot: RoomSnapshot,
+    copy: int,
+    now: float,
+    *,
+    minute_seconds: float = MINUTE_SECONDS,
+    history: str | None = None,
+) -> dict[str, Any]:
     """A status copy. `admitted_total` counts the places passed (admitted, or left and
     skipped): /polling's position is the ordinal minus it. In capacity mode the copy also says
     how full the shop is, how many went in a minute lately (`turnover`) and the claim window
@@ -445,14 +480,12 @@ def status_item(snapshot: RoomSnapshot, copy: int, now: float) -> dict[str, Any]
         if config.max_inside > 0
         else {}
     )
-    history = (
-        {"history": {"S": extend_history(snapshot.history, history_point(snapshot, now))}}
-        if copy == STATE_COPY
-        else {}
-    )
+    if copy == STATE_COPY and history is None:
+        history = next_history(snapshot, now, minute_seconds=minute_seconds)
+    state = {"history": {"S": history}} if copy == STATE_COPY and history is not None else {}
     return {
         **key(status_key(copy)),
-        **history,
+        **state,
         "admitted_total": number(snapshot.passed_total),
         **capacity,
         **schedule_status(snapshot),
@@ -477,6 +510,7 @@ def schedule_status(snapshot: RoomSnapshot) -> dict[str, Any]:
         fields["prequeue_ranked"] = {"BOOL": draw.ranked}
     if config.held:
         fields["held"] = {"BOOL": True}
+        fields["held_from"] = number(config.held_from)
     if config.closed:
         fields["closed"] = {"BOOL": True}
         if config.message:
@@ -485,11 +519,20 @@ def schedule_status(snapshot: RoomSnapshot) -> dict[str, Any]:
 
 
 def publish_status(
-    dynamodb: Any, table: str, snapshot: RoomSnapshot, *, now: float, pauses: Pauses
+    dynamodb: Any,
+    table: str,
+    snapshot: RoomSnapshot,
+    *,
+    now: float,
+    pauses: Pauses,
+    minute_seconds: float = MINUTE_SECONDS,
 ) -> None:
-    """Write the ten identical status copies in one BatchWriteItem (retrying leftovers)."""
+    """Write the ten identical status copies in one BatchWriteItem (retrying leftovers), on the
+    room's minute (local mode may shorten it: the shared state's floor is on its lattice)."""
+    history = next_history(snapshot, now, minute_seconds=minute_seconds)
     requests = [
-        {"PutRequest": {"Item": status_item(snapshot, d, now)}} for d in range(STATUS_COPIES)
+        {"PutRequest": {"Item": status_item(snapshot, d, now, history=history)}}
+        for d in range(STATUS_COPIES)
     ]
     write_all(dynamodb, table, requests, pauses=pauses)
 
@@ -521,6 +564,7 @@ def refresh_status(
     now: float,
     pauses: Pauses,
     config: RoomConfig | None = None,
+    minute_seconds: float = MINUTE_SECONDS,
 ) -> None:
     """Publish the status copies from the counters and the config, read now.
 
@@ -530,7 +574,9 @@ def refresh_status(
     snapshot = read_snapshot(dynamodb, table, settings, pauses=pauses)
     if config is not None:
         snapshot = dataclasses.replace(snapshot, config=config)
-    publish_status(dynamodb, table, snapshot, now=now, pauses=pauses)
+    publish_status(
+        dynamodb, table, snapshot, now=now, pauses=pauses, minute_seconds=minute_seconds
+    )
 
 
 def reset_governor(dynamodb: Any, table: str) -> None:

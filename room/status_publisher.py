@@ -17,6 +17,7 @@ from typing import Any
 
 from beekeeper.core.retry import Pauses
 from beekeeper.core.settings import RoomSettings
+from beekeeper.room.pacing import MINUTE_SECONDS
 from beekeeper.room.room_state import RoomSnapshot, publish_status, read_snapshot
 
 log = logging.getLogger("beekeeper.status")
@@ -36,6 +37,7 @@ class StatusPublisher:
     settings: RoomSettings
     periodic: bool  # the one consumer of a minute that also publishes on a timer
     pauses: Pauses = field(kw_only=True)  # the retries' (core/retry.py)
+    minute_seconds: float = MINUTE_SECONDS  # the room's minute (the shared state's lattice)
     last: float = -math.inf  # when the status was last looked at
     written: float = -math.inf  # and last written
     _published: RoomSnapshot | None = None
@@ -74,7 +76,14 @@ class StatusPublisher:
                 and now - self.written < UNCHANGED_REWRITE_SECONDS
             ):
                 return  # the ten copies already say this
-            publish_status(self.dynamodb, self.table, snapshot, now=now, pauses=self.pauses)
+            publish_status(
+                self.dynamodb,
+                self.table,
+                snapshot,
+                now=now,
+                pauses=self.pauses,
+                minute_seconds=self.minute_seconds,
+            )
             self._published, self.written = snapshot, now
         except Exception:
             log.exception("could not publish the status")

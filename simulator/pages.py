@@ -46,6 +46,7 @@ from beekeeper.core.serving import (
     answer_point,
     document_predates,
     first_own_poll,
+    place_shown,
     shown_serving,
     with_answer,
 )
@@ -53,6 +54,7 @@ from beekeeper.core.shared_state import STATE_MAX_AGE_SECONDS, Point, parse_hist
 from beekeeper.room.room_state import read_number
 from beekeeper.simulator.clock import Scheduler
 from beekeeper.simulator.fake_dynamodb import FakeTable
+from beekeeper.simulator.true_place import Sample, Verdict, judge
 
 # From the marketing link's redirect to the page's first request: a page load.
 PAGE_LOAD_SECONDS = (0.5, 2.0)
@@ -133,9 +135,7 @@ class PageFigures:
     noticed_after: list[float]
     origin_per_second: list[int]
     edge_per_second: list[int]
-    positions_checked: int
-    position_errors: int
-    largest_error: int
+    places: Verdict  # the places the sampled pages showed, against the truth
 
 
 @dataclass
@@ -156,9 +156,8 @@ class PageCrowd:
     edge: EdgeCopies = field(init=False)
     own_polls: int = 0
     noticed_after: list[float] = field(default_factory=list)
-    positions_checked: int = 0
-    position_errors: int = 0
-    largest_error: int = 0
+    # What the sampled pages showed, judged against the truth once the run is over.
+    samples: list[Sample] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         n = self.visitors
@@ -167,6 +166,8 @@ class PageCrowd:
         self._turn = [0] * n
         self._state = [_PENDING] * n
         self._admitted: list[float | None] = [None] * n
+        self._joined_at = [math.inf] * n
+        self._gone: list[float | None] = [None] * n  # left the line (never admitted)
         self._stop = [math.inf] * n
         self._passed = [False] * n
         self._token_id: list[str] = [""] * n
@@ -194,6 +195,7 @@ class PageCrowd:
 
     def joined(self, index: int, ordinal: int, token_id: str, *, prequeue: bool) -> None:
         now = self.scheduler.now
+        self._joined_at[index] = now
         self._origin.add(now)  # the marketing link
         self._served.add(now)
         self._edge_other.add(now)
@@ -235,12 +237,16 @@ class PageCrowd:
         if self._state[index] != _DONE:
             self._stop[index] = min(self._stop[index], when)
             self._state[index] = _DONE
+        if self._admitted[index] is None and self._gone[index] is None:
+            self._gone[index] = when
 
     def passed(self, index: int, when: float) -> None:
         """The line passed over a visitor who left it: no longer ahead of anyone, no page."""
         if self._admitted[index] is None and not self._passed[index]:
             self._passed[index] = True
             self._waiting.add(index, -1)
+            if self._gone[index] is None:
+                self._gone[index] = when
             self._stop[index] = min(self._stop[index], when)
             self._state[index] = _DONE
 
@@ -454,21 +460,18 @@ class PageCrowd:
     # -- the places shown to a sample of pages ---------------------------------------------
 
     def _probe(self, index: int, fetch: float) -> None:
-        """A sampled page's place at its fetch, against the truth (1 + those ahead waiting)."""
+        """A sampled page's place at its fetch (judged against the truth once the run is over)."""
         if self._state[index] == _DONE or self._admitted[index] is not None:
             return
         if self._turn[index]:
             # As the page shows it once the fetch is answered (it renders whole seconds).
-            serving = shown_serving(
-                self.edge.at(fetch), math.floor(fetch), minute_seconds=self.minute_seconds
+            shown = place_shown(
+                self.edge.at(fetch),
+                self._turn[index],
+                math.floor(fetch),
+                minute_seconds=self.minute_seconds,
             )
-            if serving is not None:
-                shown = self._turn[index] - serving
-                truth = self.true_place(index)
-                self.positions_checked += 1
-                if max(1, shown) != truth:
-                    self.position_errors += 1
-                    self.largest_error = max(self.largest_error, abs(max(1, shown) - truth))
+            self.samples.append(Sample(fetch, index, shown))
         following = self._next_fetch(index, fetch)
         self.scheduler.at(following, lambda: self._probe(index, following))
 
@@ -575,7 +578,7 @@ class PageCrowd:
             noticed_after=sorted(self.noticed_after),
             origin_per_second=origin,
             edge_per_second=edge,
-            positions_checked=self.positions_checked,
-            position_errors=self.position_errors,
-            largest_error=self.largest_error,
+            places=judge(
+                self.samples, joined=self._joined_at, admitted=self._admitted, gone=self._gone
+            ),
         )

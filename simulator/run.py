@@ -148,6 +148,13 @@ class SimulationResult:
     positions_checked: int = 0
     position_errors: int = 0
     position_error_max: int = 0
+    # |shown - true| over the places checked, in places (None without one).
+    position_error_p50: int | None = None
+    position_error_p90: int | None = None
+    position_error_p99: int | None = None
+    # Sampled moments at which the page showed no number yet (its shared state did not know
+    # the visitor's turn yet: docs/pipeline.md, "The place shown").
+    positions_unshown: int = 0
     # From admission to the page noticing it (its own /polling seeing the admission).
     noticed_seconds_p50: float | None = None
     noticed_seconds_p90: float | None = None
@@ -614,9 +621,13 @@ def simulate(
         max_admitted_in_any_60s=windows.max_admitted,
         max_window_excess=windows.max_excess,
         late_overtakes=measure.late_overtakes(history),
-        positions_checked=pages.positions_checked,
-        position_errors=pages.position_errors,
-        position_error_max=pages.largest_error,
+        positions_checked=pages.places.checked,
+        position_errors=pages.places.wrong,
+        position_error_max=pages.places.largest,
+        position_error_p50=pages.places.percentile(0.5),
+        position_error_p90=pages.places.percentile(0.9),
+        position_error_p99=pages.places.percentile(0.99),
+        positions_unshown=pages.places.unshown,
         noticed_seconds_p50=_round(measure.percentile(pages.noticed_after, 0.5)),
         noticed_seconds_p90=_round(measure.percentile(pages.noticed_after, 0.9)),
         origin_requests_per_minute=origin_minutes,

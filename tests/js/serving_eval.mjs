@@ -10,6 +10,7 @@ import {
   dueBy,
   firstOwnPoll,
   parseHistory,
+  placeShown,
   servingAt,
   shownServing,
   slotTime,
@@ -25,6 +26,7 @@ const answers = cases.map((c) => {
     slot_time: slotTime(c.index, c.flow, timing),
     serving_now: servingAt(points, c.at, 0, timing),
     shown: shownServing(points, c.at, timing),
+    place: placeShown(points, c.turn, c.at, timing),
     first_own_poll: firstOwnPoll(points, c.turn, c.at, timing),
     first_own_poll_loading: firstOwnPoll(points, c.turn, c.at, timing, true),
     first_own_poll_answered: firstOwnPoll(

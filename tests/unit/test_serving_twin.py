@@ -35,7 +35,18 @@ def cases(rng: random.Random, minute_seconds: float) -> list[dict[str, Any]]:
             served += rng.randrange(0, 1 + flow // 10)
             line = rng.choice([None, 0, rng.randrange(0, 10 * max(1, flow))])
             joins = rng.choice([0, flow // 2, 2 * flow, rng.randrange(0, 10**6)])
-            point = Point(at_ms, served, rng.choice([flow, flow, 0]), waiting=line, joins=joins)
+            # A floor the pages keep to, and an announced hold, on some of the newer points.
+            floor = None if line is None else rng.choice([None, served, served + rng.randrange(0, 50)])
+            until = rng.choice([0, 0, at_ms + rng.randrange(0, 30_000)]) if floor is not None else 0
+            point = Point(
+                at_ms,
+                served,
+                rng.choice([flow, flow, 0]),
+                waiting=line,
+                joins=joins,
+                floor=floor,
+                until_ms=until,
+            )
             text = extend_history(text, point)
         at = at_ms / 1000 + rng.uniform(-5, 90)
         found.append(
@@ -71,6 +82,9 @@ def python_answers(found: list[dict[str, Any]], minute_seconds: float) -> list[d
                     points, c["at"], delay=0, minute_seconds=minute_seconds
                 ),
                 "shown": serving.shown_serving(points, c["at"], minute_seconds=minute_seconds),
+                "place": serving.place_shown(
+                    points, c["turn"], c["at"], minute_seconds=minute_seconds
+                ),
                 "first_own_poll": serving.first_own_poll(
                     points, c["turn"], c["at"], minute_seconds=minute_seconds
                 ),

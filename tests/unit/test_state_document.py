@@ -80,8 +80,9 @@ def test_an_open_room_tells_the_serving_number_the_flow_and_its_history() -> Non
         "flow": 600,
         "slowed": False,
         "updated_at": int(NOW),
-        # When, the serving number, its flow, the visitors waiting, the joins a minute lately.
-        "history": f"{round(NOW * 1000)}:1000:600:400:0",
+        # When, the serving number, its flow, the visitors waiting, the joins a minute lately,
+        # the floor the pages keep to, and no hold announced.
+        "history": f"{round(NOW * 1000)}:1000:600:400:0:1000:0",
         "now": NOW_MS,
     }
     assert response_headers(route("state"), ORIGIN) == {

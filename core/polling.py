@@ -88,3 +88,11 @@ def is_unknown(ordinal: int, admitted_total: int, rate_per_minute: int) -> bool:
     answers "unknown" by this rule (held equal by tests/unit/test_vtl_templates.py) and the
     marketing link gives such a visitor a new place (room/returning.py)."""
     return admitted_total - ordinal > unknown_margin(rate_per_minute)
+
+
+def is_before_reset(ordinal: int, reset_ordinal: int) -> bool:
+    """A token of an event before the room's last `beekeeper reset`: the reset took its place
+    (every ordinal it had given is at most `reset_ordinal`, and the line goes on above it).
+    /polling answers "reset" by this rule and the marketing link gives such a visitor a new
+    place (room/returning.py)."""
+    return 0 < ordinal <= reset_ordinal

@@ -58,6 +58,12 @@ PREQUEUE_FRAGMENT = "prequeue"
 SLOT_TOLERANCE_SECONDS = 0.001
 DOCUMENT_EVERY_SECONDS = 6
 HIDDEN_DOCUMENT_MAX_SECONDS = 300
+# A page of a closed event keeps listening for a resume at this slower pace (hidden: as slowly
+# as a hidden page far from its turn), until the visitor leaves it.
+CLOSED_DOCUMENT_EVERY_SECONDS = 30
+# After this long without an answer to its fetches (the shared state's, or its own /polling
+# while it relies on it) a page says the room is out of reach; its place and estimate wait.
+OUT_OF_REACH_SECONDS = 15
 # The history point the place is extrapolated from is at least this old: every page's copy of
 # the document holds it (a copy is at most STATE_MAX_AGE_SECONDS old at the edge and was
 # fetched at most DOCUMENT_EVERY_SECONDS ago), plus a second for the request and the clocks.
@@ -320,12 +326,16 @@ def document_delay(
     own_poll_at: float | None,
     claim_seconds: int = 0,
     predates: bool = False,
+    closed: bool = False,
 ) -> float:
     """Seconds until the page fetches the document again: at once renewed when the document
     predates the visitor (at the page's first, `document_predates`). `own_poll_at`: the
     predicted own /polling, or while that is beyond the extrapolation's reach the turn's
     predicted moment (`turn_due_at`): a hidden page halves the time to it, so that a fetch
     comes within the reach before the turn does."""
+    if closed:
+        # The event is over: listening for a resume, slowly.
+        return float(CLOSED_DOCUMENT_EVERY_SECONDS if visible else HIDDEN_DOCUMENT_MAX_SECONDS)
     if predates:
         return float(STATE_MAX_AGE_SECONDS)
     if visible:
@@ -344,6 +354,7 @@ def room_fragment(turn: int | None) -> str:
 
 
 __all__ = [
+    "CLOSED_DOCUMENT_EVERY_SECONDS",
     "DISPLAY_DELAY_SECONDS",
     "DOCUMENT_EVERY_SECONDS",
     "EXTRAPOLATE_AT_MOST_SECONDS",
@@ -352,6 +363,7 @@ __all__ = [
     "MARGIN_PLACES",
     "MAX_MARGIN_SECONDS",
     "MIN_MARGIN_SECONDS",
+    "OUT_OF_REACH_SECONDS",
     "OWN_POLL_EVERY_SECONDS",
     "PREQUEUE_FRAGMENT",
     "SLOT_TOLERANCE_SECONDS",

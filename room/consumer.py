@@ -8,8 +8,9 @@ long-polling the queue and has a slot), and a backlog is admitted evenly at exac
 The loop counts visitors, not receive calls, and runs until the minute's span ends. When it
 receives and how (a whole batch as it falls due from a backlog, a gathered few from a
 trickle, a long poll on an empty queue) is `pacing.ReceiveRhythm`'s decision. Every
-CONFIG_FRESH_SECONDS (core/datamodel.py) it reads the room's config: a live rate change starts a new
-lattice from that moment, and a room switched off admits nobody.
+CONFIG_EVERY_SECONDS it reads the room's config (every second while it admits nobody): a live
+rate change starts a new lattice from that moment, a hold stops it at its announced moment, and
+a room switched off lets its whole line in, unpaced.
 
 Exactly once, as far as SQS allows: a message is deleted only after its visitor's item was
 written; a write that keeps failing hands the message back to the queue. A duplicate delivery
@@ -80,8 +81,10 @@ log = logging.getLogger("beekeeper.consumer")
 
 # Shortest sleep: the last slots of a busy span fall due within a millisecond of its end.
 MIN_SLEEP_SECONDS = 1e-6
-# While the room admits nobody (held, closed, a draw pending) the config is read this often, so
-# that a resume lets the line move at once (docs/pipeline.md: within 5 s of the command).
+# A lane reads the config this often (twice a producer's cache: CONFIG_FRESH_SECONDS), and while
+# the room admits nobody (held, closed, a draw pending) every second, so that a raised rate,
+# `on` or a resume lets the line move within seconds (docs/pipeline.md: within 5 s).
+CONFIG_EVERY_SECONDS = CONFIG_FRESH_SECONDS / 2
 STILL_CONFIG_SECONDS = 1.0
 
 
@@ -308,7 +311,7 @@ class Consumer:
                 # A room that admits nobody is looked at again soon: a resume, `on` or a raised
                 # rate lets the line move within a second or so.
                 still = self.mode(now) is Mode.STILL
-                next_config = now + (STILL_CONFIG_SECONDS if still else CONFIG_FRESH_SECONDS)
+                next_config = now + (STILL_CONFIG_SECONDS if still else CONFIG_EVERY_SECONDS)
             mode = self.mode(now)
             if mode is Mode.PACED and was is not Mode.PACED:
                 # Admitting again after a hold, a close or `off`: a new lattice from now, with

@@ -99,6 +99,9 @@ class RoomConfig:
     held_from: int = 0
     closed: bool = False
     message: str = ""
+    # Every ordinal given before the last `beekeeper reset` is at most this (0: never reset):
+    # those places are gone, and the line goes on above it (core.polling.is_before_reset).
+    reset_ordinal: int = 0
 
     @classmethod
     def defaults(cls, settings: RoomSettings) -> RoomConfig:
@@ -133,6 +136,7 @@ class RoomConfig:
             closed=read_bool(item, "closed", False),
             # Checked again on the way out: a message that could break an answer is none.
             message=message if is_message(message := read_text(item, "message")) else "",
+            reset_ordinal=max(0, read_number(item, "reset_ordinal")),
         )
 
     @property
@@ -223,6 +227,17 @@ class RoomSnapshot:
     @property
     def arrivals_total(self) -> int:
         return sum(self.shard_counts)
+
+    @property
+    def arrivals_since_reset(self) -> int:
+        """Visitors who joined since the last `beekeeper reset` (see admitted_since_reset)."""
+        return max(0, self.arrivals_total - self.config.reset_ordinal)
+
+    @property
+    def admitted_since_reset(self) -> int:
+        """Visitors admitted since the last `beekeeper reset` (the counter goes on above the
+        places the reset passed: RoomConfig.reset_ordinal)."""
+        return max(0, self.admitted_total - self.config.reset_ordinal)
 
     @property
     def waiting(self) -> int:
@@ -355,6 +370,7 @@ class ConfigChange(TypedDict, total=False):
     held_from: int | None  # epoch seconds: when the hold takes effect
     closed: bool | None
     message: str | None
+    reset_ordinal: int | None  # `beekeeper reset`: every ordinal given before is at most this
 
 
 def _config_value(value: object) -> dict[str, Any]:
@@ -515,6 +531,8 @@ def schedule_status(snapshot: RoomSnapshot) -> dict[str, Any]:
         fields["closed"] = {"BOOL": True}
         if config.message:
             fields["message"] = {"S": config.message}
+    if config.reset_ordinal:
+        fields["reset_ordinal"] = number(config.reset_ordinal)
     return fields
 
 

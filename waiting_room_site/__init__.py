@@ -137,6 +137,8 @@ def page_timing(minute_seconds: float = MINUTE_SECONDS) -> dict[str, float | int
         "documentEverySeconds": serving.DOCUMENT_EVERY_SECONDS,
         "stateMaxAgeSeconds": shared_state.STATE_MAX_AGE_SECONDS,
         "hiddenDocumentMaxSeconds": serving.HIDDEN_DOCUMENT_MAX_SECONDS,
+        "closedDocumentEverySeconds": serving.CLOSED_DOCUMENT_EVERY_SECONDS,
+        "outOfReachSeconds": serving.OUT_OF_REACH_SECONDS,
         "displayDelaySeconds": serving.DISPLAY_DELAY_SECONDS,
         "ownPollEverySeconds": serving.OWN_POLL_EVERY_SECONDS,
         "extrapolateAtMostSeconds": serving.EXTRAPOLATE_AT_MOST_SECONDS,

@@ -80,11 +80,21 @@ export function formatNumber(n, lang) {
   return new Intl.NumberFormat(lang, { maximumFractionDigits: 0 }).format(n);
 }
 
-export function formatPosition(position, strings, lang) {
-  // Past the turn (the line reorders a little): no number, which only one visitor may be shown.
-  if (position < 1) return strings.positionNow;
+/**
+ * The place in words: null while the page knows no number yet; past the turn (the line
+ * reorders a little) no number, which only one visitor may be shown, and while the line is
+ * paused never "at the front" nor "any moment now": nobody goes in until it moves again.
+ */
+export function formatPosition(position, strings, lang, paused = false) {
+  if (position === null) return strings.positionFinding;
+  if (position < 1) return paused ? strings.positionPausedFirst : strings.positionNow;
   if (position === 1) return strings.positionOne;
   return fill(strings.positionMany, { position: formatNumber(position, lang) });
+}
+
+/** An operator's line as a sentence: its own stop, or a full stop added. */
+export function asSentence(text) {
+  return /[.!?…]$/.test(text) ? text : `${text}.`;
 }
 
 /**
@@ -196,7 +206,7 @@ export function backoffDelay(failures, random) {
   return Math.round(ceiling * (0.5 + 0.5 * random()) * 1000);
 }
 
-const GONE_STATES = new Set(["no_token", "malformed", "unknown", "expired"]);
+const GONE_STATES = new Set(["no_token", "malformed", "unknown", "expired", "reset"]);
 
 function isCount(value, minimum) {
   return Number.isInteger(value) && value >= minimum;
@@ -518,6 +528,12 @@ export function placeShown(points, turn, at, timing) {
   return turn - serving;
 }
 
+/** The newest point announces a hold whose moment has come by `at`: the line is paused. */
+export function holdCame(points, at) {
+  const newest = points[points.length - 1];
+  return Boolean(newest?.untilMs) && at * 1000 >= newest.untilMs;
+}
+
 /** The visitors `point`'s line says have joined by `at` (null when it does not say). */
 function joinedBy(point, at, timing) {
   if (point.waiting === undefined) return null;
@@ -613,7 +629,11 @@ export function withAnswer(points, answered) {
 }
 
 /** Seconds until the next fetch of the shared document. */
-export function documentDelay({ visible, now, ownPollAt, claimSeconds = 0, predates = false }, timing) {
+export function documentDelay(
+  { visible, now, ownPollAt, claimSeconds = 0, predates = false, closed = false },
+  timing,
+) {
+  if (closed) return visible ? timing.closedDocumentEverySeconds : timing.hiddenDocumentMaxSeconds;
   if (predates) return timing.stateMaxAgeSeconds;
   if (visible) return timing.documentEverySeconds;
   let most = timing.hiddenDocumentMaxSeconds;

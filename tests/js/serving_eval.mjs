@@ -36,7 +36,13 @@ const answers = cases.map((c) => {
       timing,
     ),
     document_delay: documentDelay(
-      { visible: c.visible, now: c.at, ownPollAt: c.own_poll_at, claimSeconds: c.claim },
+      {
+        visible: c.visible,
+        now: c.at,
+        ownPollAt: c.own_poll_at,
+        claimSeconds: c.claim,
+        closed: c.closed,
+      },
       timing,
     ),
     predates: documentPredates(points, c.turn, c.at, timing),

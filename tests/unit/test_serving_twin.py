@@ -36,7 +36,9 @@ def cases(rng: random.Random, minute_seconds: float) -> list[dict[str, Any]]:
             line = rng.choice([None, 0, rng.randrange(0, 10 * max(1, flow))])
             joins = rng.choice([0, flow // 2, 2 * flow, rng.randrange(0, 10**6)])
             # A floor the pages keep to, and an announced hold, on some of the newer points.
-            floor = None if line is None else rng.choice([None, served, served + rng.randrange(0, 50)])
+            floor = (
+                None if line is None else rng.choice([None, served, served + rng.randrange(0, 50)])
+            )
             until = rng.choice([0, 0, at_ms + rng.randrange(0, 30_000)]) if floor is not None else 0
             point = Point(
                 at_ms,
@@ -59,6 +61,7 @@ def cases(rng: random.Random, minute_seconds: float) -> list[dict[str, Any]]:
                 "visible": rng.random() < 0.5,
                 "own_poll_at": rng.choice([None, at + rng.uniform(0, 900)]),
                 "claim": rng.choice([0, 0, 120]),
+                "closed": rng.random() < 0.2,
                 # The page's own /polling answer: its place, and when its status was written.
                 "position": rng.randrange(1, 2 * max(1, flow) + 2),
                 "updated_at": rng.choice([0, int(at) - rng.randrange(0, 10), int(at_ms / 1000)]),
@@ -109,6 +112,7 @@ def python_answers(found: list[dict[str, Any]], minute_seconds: float) -> list[d
                     now=c["at"],
                     own_poll_at=c["own_poll_at"],
                     claim_seconds=c["claim"],
+                    closed=c["closed"],
                 ),
             }
         )

@@ -633,7 +633,11 @@ def test_poll_after_bounds() -> None:
     [
         (
             [status_item(enabled=False)],
-            {"allow": False, "state": "room_off", "poll_after": polling.POLL_AFTER_ROOM_OFF_SECONDS},
+            {
+                "allow": False,
+                "state": "room_off",
+                "poll_after": polling.POLL_AFTER_ROOM_OFF_SECONDS,
+            },
         ),
         ([status_item(admitted_total=1234 + 1001, rate=60)], {"allow": False, "state": "unknown"}),
         ([status_item(admitted_total=1234 + 3001, rate=200)], {"allow": False, "state": "unknown"}),

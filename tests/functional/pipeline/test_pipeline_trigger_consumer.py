@@ -194,7 +194,9 @@ def test_a_held_room_with_a_line_keeps_a_consumer_that_moves_the_line_at_a_resum
     outcome, invoked = trigger(aws, clock, rate=60)
     assert outcome.claimed and len(invoked) == 1
     resumed = clock() + 20.0
-    clock.at(resumed, lambda: write_config(aws.dynamodb, aws.table, room(), now=resumed, held=False))
+    clock.at(
+        resumed, lambda: write_config(aws.dynamodb, aws.table, room(), now=resumed, held=False)
+    )
     report = consume(aws, clock, payload(clock, 60), rate=60)
     assert report.admitted == 10
     assert min(admitted_times(aws, 10)) - resumed <= STILL_CONFIG_SECONDS + 1

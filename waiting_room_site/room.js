@@ -126,6 +126,7 @@ export function startRoom(env) {
     stopped: false,
     capacity: false,
     firstPosition: readFirstPosition(window),
+    stillKind: false, // the last document said the line does not move (paused, closed, off)
     closed: false, // the event is closed: the page listens for a resume
     lettingIn: false, // the room is off: the page asks to be let in, with its ticket
     failingSince: { doc: 0, own: 0 }, // when the current run of failed fetches began
@@ -341,6 +342,11 @@ export function startRoom(env) {
   // The room's state, as a fetched document says it: the one place the page follows it.
   function handleDocument(doc) {
     if (state.stopped) return;
+    const moving = doc.kind === "open";
+    // The line moving again (a resume, `on`): a page at the front asks at once, as on loading,
+    // since the room lets the next in line in at once.
+    if (moving && state.stillKind) state.loading = true;
+    state.stillKind = !moving;
     if (doc.kind === "off") return letIn();
     if (doc.kind === "closed") return showClosed(doc.message);
     reopen();

@@ -9,8 +9,9 @@ as a visible page does (core/serving.py: every DOCUMENT_EVERY_SECONDS, each from
 of loading). The change is made the way `beekeeper hold|close|off|rate` makes it (RoomControl),
 at a random moment; a page has it when a document it fetched says so (the page acts on the
 document it holds: it stops its line at the hold's announced moment, shows the close, asks to
-be let in, or counts with the new rate). Reported: per change, the time from the command to the last page having it (the goal:
-10 s), the median, and the requests the edge and the origin saw.
+be let in, or counts with the new rate). Reported: per change, the time from the command to
+the last page having it (the goal: 10 s), the median, and the requests the edge and the origin
+saw.
 """
 
 from __future__ import annotations

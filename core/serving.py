@@ -56,6 +56,11 @@ PREQUEUE_FRAGMENT = "prequeue"
 
 # A slot counts as due this long before its time: points are stamped to the millisecond.
 SLOT_TOLERANCE_SECONDS = 0.001
+# A line at most this fast (a minute) moves less than a place a second: its pages redraw at its
+# slots too, not only at whole seconds; a faster one's every FAST_MOMENT_SECONDS
+# (`shown_moment`).
+SLOT_MOMENTS_AT_MOST = 60
+FAST_MOMENT_SECONDS = 0.25
 DOCUMENT_EVERY_SECONDS = 6
 HIDDEN_DOCUMENT_MAX_SECONDS = 300
 # A page of a closed event keeps listening for a resume at this slower pace (hidden: as slowly
@@ -183,14 +188,47 @@ def shown_serving(points: Sequence[Point], at: float, *, minute_seconds: float) 
 
 def next_floor(points: Sequence[Point], at_ms: int, *, minute_seconds: float) -> int | None:
     """The floor of a point published at `at_ms` after `points` (the history so far): the most
-    the pages show before it becomes their anchor (the last whole second before it is
+    the pages show before it becomes their anchor (the last moment they show before it is
     DISPLAY_DELAY_SECONDS old), from the points before it. None without points."""
     if not points:
         return None
-    last_second = math.ceil(at_ms / 1000 + DISPLAY_DELAY_SECONDS) - 1
-    shown = shown_serving(points, last_second, minute_seconds=minute_seconds)
+    # The last moment a page shows before then (a whole second, or a slot in a slow line).
+    before = at_ms / 1000 + DISPLAY_DELAY_SECONDS - SLOT_TOLERANCE_SECONDS
+    moment = shown_moment(points, before, minute_seconds=minute_seconds)
+    shown = shown_serving(points, moment, minute_seconds=minute_seconds)
     floors = [shown or 0, *(point.floor or 0 for point in points)]
     return max(floors)
+
+
+def shown_moment(points: Sequence[Point], at: float, *, minute_seconds: float) -> float:
+    """The moment whose place a page shows at `at`, the same for every page whenever it
+    redraws: the last quarter second in a line moving a place a second or more (the place
+    shown lags the line by at most a quarter second's admissions), the whole second in a
+    slower one, or there the anchor's last slot fallen due since it, so that an admission on
+    the slot shows at once (the page redraws at each: `next_moment`)."""
+    found = anchor(points, at, DISPLAY_DELAY_SECONDS)
+    if found is not None and found.flow > SLOT_MOMENTS_AT_MOST:
+        return math.floor(at / FAST_MOMENT_SECONDS) * FAST_MOMENT_SECONDS
+    whole = float(math.floor(at))
+    if found is None or found.flow <= 0:
+        return whole
+    due = due_by(at, found.flow, minute_seconds)
+    if due <= 0:
+        return whole
+    slot = slot_time(due - 1, found.flow, minute_seconds)
+    return max(whole, slot) if slot <= at + SLOT_TOLERANCE_SECONDS else whole
+
+
+def next_moment(points: Sequence[Point], at: float, *, minute_seconds: float) -> float:
+    """When the page redraws next after `at`: the next moment `shown_moment` gives."""
+    found = anchor(points, at, DISPLAY_DELAY_SECONDS)
+    if found is not None and found.flow > SLOT_MOMENTS_AT_MOST:
+        return (math.floor(at / FAST_MOMENT_SECONDS) + 1) * FAST_MOMENT_SECONDS
+    whole = float(math.floor(at) + 1)
+    if found is None or found.flow <= 0:
+        return whole
+    slot = slot_time(due_by(at, found.flow, minute_seconds), found.flow, minute_seconds)
+    return min(whole, slot) if slot > at else whole
 
 
 def place_shown(
@@ -358,6 +396,7 @@ __all__ = [
     "DISPLAY_DELAY_SECONDS",
     "DOCUMENT_EVERY_SECONDS",
     "EXTRAPOLATE_AT_MOST_SECONDS",
+    "FAST_MOMENT_SECONDS",
     "HIDDEN_DOCUMENT_MAX_SECONDS",
     "HOLD_NOTICE_SECONDS",
     "MARGIN_PLACES",
@@ -366,6 +405,7 @@ __all__ = [
     "OUT_OF_REACH_SECONDS",
     "OWN_POLL_EVERY_SECONDS",
     "PREQUEUE_FRAGMENT",
+    "SLOT_MOMENTS_AT_MOST",
     "SLOT_TOLERANCE_SECONDS",
     "SPAN_MARGIN_FRACTION",
     "TURN_FRAGMENT",
@@ -378,9 +418,11 @@ __all__ = [
     "first_own_poll",
     "margin_seconds",
     "next_floor",
+    "next_moment",
     "place_shown",
     "room_fragment",
     "serving_at",
+    "shown_moment",
     "shown_serving",
     "slot_time",
     "span",

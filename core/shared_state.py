@@ -132,19 +132,25 @@ def joins_per_minute(history: str, at_ms: int, arrivals: int) -> int:
     return round(joined * 60_000 / (at_ms - base.at_ms))
 
 
-def extend_history(text: str, point: Point) -> str:
+def extend_history(text: str, point: Point, *, anchor_age_seconds: float = 0.0) -> str:
     """The history with `point` appended: points older than HISTORY_SECONDS before it dropped
     but the newest of those (the anchor a page extrapolates from), at most HISTORY_POINTS, in
-    time order. A point older than the newest is not added (a clock behind another's)."""
+    time order. A point older than the newest is not added (a clock behind another's), nor one
+    that would push out the newest point at least `anchor_age_seconds` old (the pages' display
+    delay): however often the room publishes, every copy holds the point each page reading it
+    anchors on, and a point once given is never taken back from a copy while it may be one."""
     points = list(parse_history(text))
+    unchanged = " ".join(p.text() for p in points)
     if points and point.at_ms < points[-1].at_ms:
-        return " ".join(p.text() for p in points)
-    points.append(point)
+        return unchanged
     horizon = point.at_ms - HISTORY_SECONDS * 1000
-    older = [p for p in points if p.at_ms < horizon]
-    recent = [p for p in points if p.at_ms >= horizon]
-    kept = ([older[-1]] if older else []) + recent
-    return " ".join(p.text() for p in kept[-HISTORY_POINTS:])
+    older = [p for p in [*points, point] if p.at_ms < horizon]
+    recent = [p for p in [*points, point] if p.at_ms >= horizon]
+    kept = (([older[-1]] if older else []) + recent)[-HISTORY_POINTS:]
+    reach_ms = point.at_ms - anchor_age_seconds * 1000
+    if any(p.at_ms <= reach_ms for p in points) and kept[0].at_ms > reach_ms:
+        return unchanged
+    return " ".join(p.text() for p in kept)
 
 
 def document_state(

@@ -32,7 +32,7 @@ from beekeeper.core.datamodel import (
 )
 from beekeeper.core.retry import Backoff, Pauses, retry
 from beekeeper.core.schedule import is_message
-from beekeeper.core.serving import next_floor
+from beekeeper.core.serving import DISPLAY_DELAY_SECONDS, next_floor
 from beekeeper.core.settings import RoomSettings
 from beekeeper.core.shared_state import Point, extend_history, joins_per_minute, parse_history
 from beekeeper.room.pacing import MINUTE_SECONDS
@@ -468,7 +468,9 @@ def history_point(snapshot: RoomSnapshot, now: float, *, minute_seconds: float) 
 def next_history(snapshot: RoomSnapshot, now: float, *, minute_seconds: float) -> str:
     """The state copy's history with this publish's point."""
     return extend_history(
-        snapshot.history, history_point(snapshot, now, minute_seconds=minute_seconds)
+        snapshot.history,
+        history_point(snapshot, now, minute_seconds=minute_seconds),
+        anchor_age_seconds=DISPLAY_DELAY_SECONDS,
     )
 
 
@@ -592,9 +594,7 @@ def refresh_status(
     snapshot = read_snapshot(dynamodb, table, settings, pauses=pauses)
     if config is not None:
         snapshot = dataclasses.replace(snapshot, config=config)
-    publish_status(
-        dynamodb, table, snapshot, now=now, pauses=pauses, minute_seconds=minute_seconds
-    )
+    publish_status(dynamodb, table, snapshot, now=now, pauses=pauses, minute_seconds=minute_seconds)
 
 
 def reset_governor(dynamodb: Any, table: str) -> None:

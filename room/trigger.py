@@ -256,9 +256,7 @@ def run_trigger(
             minute_seconds=minute_seconds,
             invoke_consumer=invoke_consumer,
         )
-    publish_status(
-        dynamodb, table, snapshot, now=now, pauses=pauses, minute_seconds=minute_seconds
-    )
+    publish_status(dynamodb, table, snapshot, now=now, pauses=pauses, minute_seconds=minute_seconds)
     log.info(
         "minute %s: rate %s, backlog %s, arrived %s, consumers %s%s",
         minute,

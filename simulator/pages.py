@@ -47,7 +47,7 @@ from beekeeper.core.serving import (
     document_predates,
     first_own_poll,
     place_shown,
-    shown_serving,
+    shown_moment,
     with_answer,
 )
 from beekeeper.core.shared_state import STATE_MAX_AGE_SECONDS, Point, parse_history
@@ -60,27 +60,6 @@ from beekeeper.simulator.true_place import Sample, Verdict, judge
 PAGE_LOAD_SECONDS = (0.5, 2.0)
 _PENDING, _CANDIDATE, _ASKING, _DONE = 0, 1, 2, 3
 _EPSILON = 1e-9  # a fetch time computed as phase + k x the interval is the k-th, not the one before
-
-
-class WaitingCount:
-    """A Fenwick tree over visitors in join order: how many of the first k are still waiting."""
-
-    def __init__(self, size: int) -> None:
-        self._tree = [0] * (size + 1)
-
-    def add(self, index: int, delta: int) -> None:
-        i = index + 1
-        while i < len(self._tree):
-            self._tree[i] += delta
-            i += i & -i
-
-    def before(self, index: int) -> int:
-        """Waiting visitors among 0 .. index - 1."""
-        total, i = 0, index
-        while i > 0:
-            total += self._tree[i]
-            i -= i & -i
-        return total
 
 
 class EdgeCopies:
@@ -171,7 +150,6 @@ class PageCrowd:
         self._stop = [math.inf] * n
         self._passed = [False] * n
         self._token_id: list[str] = [""] * n
-        self._waiting = WaitingCount(n)
         # The page's periodic fetches: at phase + k x the interval after its first at load (the
         # load itself when the first document was current; 2 s after it when it predated the
         # visitor: core.serving.document_predates). Decided at the first fetch.
@@ -199,7 +177,6 @@ class PageCrowd:
         self._origin.add(now)  # the marketing link
         self._served.add(now)
         self._edge_other.add(now)
-        self._waiting.add(index, 1)
         load = now + self.rng.uniform(*PAGE_LOAD_SECONDS)
         self._load[index] = load
         self._token_id[index] = token_id
@@ -229,7 +206,6 @@ class PageCrowd:
     def admitted(self, index: int, when: float) -> None:
         if self._admitted[index] is None and not self._passed[index]:
             self._admitted[index] = when
-            self._waiting.add(index, -1)
             self._served.add(when)
 
     def left(self, index: int, when: float) -> None:
@@ -244,7 +220,6 @@ class PageCrowd:
         """The line passed over a visitor who left it: no longer ahead of anyone, no page."""
         if self._admitted[index] is None and not self._passed[index]:
             self._passed[index] = True
-            self._waiting.add(index, -1)
             if self._gone[index] is None:
                 self._gone[index] = when
             self._stop[index] = min(self._stop[index], when)
@@ -464,11 +439,13 @@ class PageCrowd:
         if self._state[index] == _DONE or self._admitted[index] is not None:
             return
         if self._turn[index]:
-            # As the page shows it once the fetch is answered (it renders whole seconds).
+            # As the page shows it once the fetch is answered (the moment it shows: a whole
+            # second, or a slow line's slot).
+            copy = self.edge.at(fetch)
             shown = place_shown(
-                self.edge.at(fetch),
+                copy,
                 self._turn[index],
-                math.floor(fetch),
+                shown_moment(copy, fetch, minute_seconds=self.minute_seconds),
                 minute_seconds=self.minute_seconds,
             )
             self.samples.append(Sample(fetch, index, shown))
@@ -477,23 +454,22 @@ class PageCrowd:
 
     def place_at(self, index: int, second: float) -> int | None:
         """The place the page of visitor `index` shows at `second` (below 1: "at the front"),
-        from the copy it fetched last; None when it shows none (no turn, or gone)."""
+        from the copy it fetched last; None when it shows none (no turn, gone, or no number
+        yet)."""
         load = self._load[index]
         if not self._turn[index] or load == 0.0 or second < load or second >= self._stop[index]:
             return None
-        last_fetch = self._last_fetch(index, second)
-        serving = shown_serving(
-            self.edge.at(last_fetch), second, minute_seconds=self.minute_seconds
+        copy = self.edge.at(self._last_fetch(index, second))
+        return place_shown(
+            copy,
+            self._turn[index],
+            shown_moment(copy, second, minute_seconds=self.minute_seconds),
+            minute_seconds=self.minute_seconds,
         )
-        return None if serving is None else self._turn[index] - serving
 
     def turn_of(self, index: int) -> int:
         """The visitor's turn as their page knows it (0 before a pre-queue page learns it)."""
         return self._turn[index]
-
-    def true_place(self, index: int) -> int:
-        """1 + the visitors who joined before `index` and still wait (now)."""
-        return 1 + self._waiting.before(index)
 
     def waiting_places(self, second: float) -> dict[int, int]:
         """Every waiting page's place at `second`, by visitor (to check none is shown twice)."""

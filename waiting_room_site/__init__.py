@@ -136,6 +136,8 @@ def page_timing(minute_seconds: float = MINUTE_SECONDS) -> dict[str, float | int
         "minuteSeconds": minute_seconds,
         "spanMarginFraction": serving.SPAN_MARGIN_FRACTION,
         "slotToleranceSeconds": serving.SLOT_TOLERANCE_SECONDS,
+        "slotMomentsAtMost": serving.SLOT_MOMENTS_AT_MOST,
+        "fastMomentSeconds": serving.FAST_MOMENT_SECONDS,
         "documentEverySeconds": serving.DOCUMENT_EVERY_SECONDS,
         "stateMaxAgeSeconds": shared_state.STATE_MAX_AGE_SECONDS,
         "hiddenDocumentMaxSeconds": serving.HIDDEN_DOCUMENT_MAX_SECONDS,

@@ -515,6 +515,34 @@ export function shownServing(points, at, timing) {
 }
 
 /**
+ * The moment whose place a page shows at `at`, the same for every page: the last quarter second
+ * in a line moving a place a second or more, else the whole second or the anchor's last slot
+ * fallen due (core.serving.shown_moment).
+ */
+export function shownMoment(points, at, timing) {
+  const found = anchorPoint(points, at, timing.displayDelaySeconds);
+  const fast = timing.fastMomentSeconds;
+  if (found && found.flow > timing.slotMomentsAtMost) return Math.floor(at / fast) * fast;
+  const whole = Math.floor(at);
+  if (!found || found.flow <= 0) return whole;
+  const due = dueBy(at, found.flow, timing);
+  if (due <= 0) return whole;
+  const slot = slotTime(due - 1, found.flow, timing);
+  return slot <= at + timing.slotToleranceSeconds ? Math.max(whole, slot) : whole;
+}
+
+/** When the page redraws next: the next moment shownMoment gives (core.serving.next_moment). */
+export function nextMoment(points, at, timing) {
+  const found = anchorPoint(points, at, timing.displayDelaySeconds);
+  const fast = timing.fastMomentSeconds;
+  if (found && found.flow > timing.slotMomentsAtMost) return (Math.floor(at / fast) + 1) * fast;
+  const whole = Math.floor(at) + 1;
+  if (!found || found.flow <= 0) return whole;
+  const slot = slotTime(dueBy(at, found.flow, timing), found.flow, timing);
+  return slot > at ? Math.min(whole, slot) : whole;
+}
+
+/**
  * The place the page of `turn` shows at `at` (below 1: "at the front"), or null while it shows
  * no number: the turn joined after what every page knows (core.serving.place_shown).
  */

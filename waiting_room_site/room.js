@@ -36,6 +36,7 @@ import {
   interpretAnswer,
   interpretDocument,
   isFull,
+  nextMoment,
   nextPosition,
   placeShown,
   pollDelay,
@@ -47,6 +48,7 @@ import {
   sendLeave,
   withAnswer,
   shouldAnnounce,
+  shownMoment,
   smoothEstimate,
   turnDueAt,
   waitNoteKey,
@@ -380,8 +382,9 @@ export function startRoom(env) {
     const doc = state.doc;
     const still = state.closed || state.lettingIn || state.outage;
     if (state.stopped || !doc || state.turn === null || still) return;
-    // The whole second: every page shows the place of the same moment, whenever it redraws.
-    const now = Math.floor(roomNow());
+    // Every page shows the place of the same moment, whenever it redraws: the whole second,
+    // or a slow line's slot (shownMoment).
+    const now = shownMoment(doc.points, roomNow(), timing);
     // A place shown never goes back up (the shared state's floor holds it; this page holds it
     // too, whatever reaches it): a number, "at the front", or none yet (null).
     const computed = placeShown(doc.points, state.turn, now, timing);
@@ -390,7 +393,8 @@ export function startRoom(env) {
     const waitSeconds =
       paused || place === null ? null : secondsToTurn(doc.points, state.turn, now, doc.flow, timing);
     showPlace(place, waitSeconds, doc, paused);
-    state.tick = window.setTimeout(render, 1000 - ((roomNow() * 1000) % 1000));
+    const later = nextMoment(doc.points, roomNow(), timing);
+    state.tick = window.setTimeout(render, Math.max(0, Math.ceil((later - roomNow()) * 1000)));
   }
 
   function showPlace(place, waitSeconds, doc, paused) {

@@ -26,7 +26,7 @@ T0 = 1_800_000_000.0
 def cases(rng: random.Random, minute_seconds: float) -> list[dict[str, Any]]:
     found = []
     for _ in range(300):
-        flow = rng.choice([0, 1, 5, 60, 600, 12_345, 30_000, 300_000])
+        flow = rng.choice([0, 1, 5, 37, 60, 600, 12_345, 30_000, 300_000])
         text = ""
         at_ms = int((T0 + rng.uniform(0, 600)) * 1000)
         served = rng.randrange(0, 10**6)
@@ -88,6 +88,8 @@ def python_answers(found: list[dict[str, Any]], minute_seconds: float) -> list[d
                 "place": serving.place_shown(
                     points, c["turn"], c["at"], minute_seconds=minute_seconds
                 ),
+                "moment": serving.shown_moment(points, c["at"], minute_seconds=minute_seconds),
+                "next_moment": serving.next_moment(points, c["at"], minute_seconds=minute_seconds),
                 "first_own_poll": serving.first_own_poll(
                     points, c["turn"], c["at"], minute_seconds=minute_seconds
                 ),

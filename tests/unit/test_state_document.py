@@ -203,6 +203,18 @@ def test_the_history_keeps_a_minute_and_the_anchor_before_it_in_time_order() -> 
     for tick in range(100):
         text = extend_history(text, Point(newest + tick, tick, 5))
     assert len(parse_history(text)) == HISTORY_POINTS
+    # However many, never the point a page reading the copy anchors on (the newest one at
+    # least the display delay old): a publish that would push it out adds nothing.
+    text = ""
+    for second in range(0, 200, 5):
+        text = extend_history(text, Point(second * 1000, second, 600))
+    newest = parse_history(text)[-1].at_ms
+    for tick in range(100):
+        text = extend_history(text, Point(newest + tick, tick, 5), anchor_age_seconds=9)
+        points = parse_history(text)
+        assert len(points) <= HISTORY_POINTS
+        assert points[0].at_ms <= points[-1].at_ms - 9_000
+    assert [p.at_ms for p in points[:3]] == [185_000, 190_000, 195_000]
     # A point older than the newest (a publisher whose clock is behind) is not added.
     assert extend_history(text, Point(1, 1, 1)) == text
 

@@ -34,8 +34,8 @@ def switch(factory: CliFactory, name: str, enabled: bool, local: bool | None = N
         click.echo(f"Room {name!r} is ON: new visitors queue at {config.rate:,} per minute.")
     else:
         click.echo(
-            f"Room {name!r} is OFF: visitors go straight to the origin "
-            f"(within about {CONFIG_IN_EFFECT_SECONDS:g} seconds). `beekeeper on` brings the "
-            "line back."
+            f"Room {name!r} is OFF: it lets everyone in line and every new visitor into the "
+            f"shop, each with a ticket (within about {CONFIG_IN_EFFECT_SECONDS:g} seconds). "
+            "`beekeeper on` brings the line back."
         )
     return config

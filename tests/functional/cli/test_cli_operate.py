@@ -58,9 +58,10 @@ def test_off_writes_the_config_item_and_every_status_copy(
         "version": 1,
     }
     for copy in status_copies(deployed_room):
-        # The state copy also carries the serving number's history: off, nobody moves; 8 wait,
-        # and nobody joined since a point before (there was none).
-        history = {"history": f"{int(NOW) * 1000}:4:0:8:0"} if copy["pk"] == STATE_KEY else {}
+        # The state copy also carries the serving number's history: off, no paced line; 8
+        # wait, nobody joined since a point before (there was none); the pages' floor is the
+        # serving number, and no hold is announced.
+        history = {"history": f"{int(NOW) * 1000}:4:0:8:0:4:0"} if copy["pk"] == STATE_KEY else {}
         assert copy == {
             "pk": copy["pk"],
             "enabled": False,

@@ -38,6 +38,7 @@ from typing import Any
 
 from beekeeper.cli.room_control import RoomControl
 from beekeeper.core.datamodel import ADMITTED_COUNTER_KEY, COOKIE_NAME
+from beekeeper.core.retry import Pauses
 from beekeeper.core.serving import (
     DOCUMENT_EVERY_SECONDS,
     HOLD_NOTICE_SECONDS,
@@ -134,6 +135,7 @@ def control(room: LocalRoom) -> RoomControl:
         room.resources.table_name,
         room.settings,
         clock=time.time,
+        pauses=Pauses(sleep=time.sleep, random=random.random),
         minute_seconds=room.options.minute_seconds,
     )
 

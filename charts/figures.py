@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from beekeeper.charts import svg
-from beekeeper.charts.words import Timeline, duration, short_duration, within
+from beekeeper.charts.words import Timeline, WaitsSaid, duration, short_duration
 from beekeeper.core.words import count
 
 WIDE = (8.0, 3.0)  # inches: matplotlib's unit; the SVG scales to the page
@@ -229,8 +229,12 @@ def waits(
     median: float | None,
     p90: float | None,
     p99: float | None,
+    longest: float | None = None,
 ) -> Chart:
-    """How long the admitted visitors waited: a histogram with the median, p90 and p99 marked."""
+    """How long the admitted visitors waited: a histogram with the median, p90 and p99 marked
+    (each at most the longest wait, when it is given)."""
+    if longest is not None:
+        median, p90, p99 = (None if p is None else min(p, longest) for p in (median, p90, p99))
     title = "How long visitors waited, from joining the line to being let in"
     in_minutes = bin_seconds >= 60 or bin_seconds * len(counts) > 180
     unit = 60.0 if in_minutes else 1.0
@@ -259,10 +263,11 @@ def waits(
     if admitted == 0 or median is None or p90 is None or p99 is None:
         text = "Nobody was admitted, so there are no waits to show."
     else:
+        said = WaitsSaid.of(median, p90, p99, p99 if longest is None else longest)
         text = (
-            f"Of {count(admitted, 'visitor')} admitted, half got in {within(median)} "
-            f"(the median, {short_duration(median)}), 9 in 10 {within(p90)} "
-            f"({short_duration(p90)}) and 99 in 100 {within(p99)} ({short_duration(p99)})."
+            f"Of {count(admitted, 'visitor')} admitted, half got in {said.p50} "
+            f"(the median, {short_duration(median)}), 9 in 10 {said.p90} "
+            f"({short_duration(p90)}) and 99 in 100 {said.p99} ({short_duration(p99)})."
         )
     rows = [
         (duration(i * bin_seconds), duration((i + 1) * bin_seconds), f"{n:,}")

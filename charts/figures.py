@@ -18,6 +18,11 @@ from beekeeper.charts.words import Timeline, WaitsSaid, duration, short_duration
 from beekeeper.core.words import count
 
 WIDE = (8.0, 3.0)  # inches: matplotlib's unit; the SVG scales to the page
+# A chart scales with the page, but never so far down that its text (svg.FONT_SIZE points of
+# the SVG's 72 to the inch) is drawn smaller than this: narrower than PLOT_MIN_WIDTH_PX (a
+# phone's screen), the chart keeps that width and scrolls sideways in its box.
+READABLE_TEXT_PX = 12
+PLOT_MIN_WIDTH_PX = math.ceil(WIDE[0] * 72 * READABLE_TEXT_PX / svg.FONT_SIZE)
 
 # The CSS of a page of charts (the report, the live view): each adds its own few rules.
 PAGE_STYLE = """
@@ -28,7 +33,8 @@ h1 { font-size: 1.5rem; margin: 0 0 .25rem; }
 h2 { font-size: 1.1rem; margin: 0 0 .5rem; }
 .chart { background: #fff; margin: 0 0 1.5rem; padding: 1rem; border-radius: 6px;
          box-shadow: 0 1px 2px rgba(0, 0, 0, .08); }
-.chart svg { display: block; height: auto; }
+.chart svg { display: block; height: auto; min-width: PLOT_MIN_WIDTH; }
+.plot { overflow-x: auto; }
 figcaption { margin-top: .5rem; }
 details { margin-top: .5rem; font-size: .9rem; }
 table { border-collapse: collapse; margin-top: .5rem; }
@@ -36,7 +42,7 @@ caption { text-align: left; font-weight: 600; }
 th, td { padding: .15rem .75rem .15rem 0; text-align: right; }
 th:first-child, td:first-child { text-align: left; }
 .warning { color: #b91c1c; font-weight: 600; }
-"""
+""".replace("PLOT_MIN_WIDTH", f"{PLOT_MIN_WIDTH_PX}px")
 
 
 @dataclass(frozen=True)
@@ -69,7 +75,10 @@ class Chart:
         return (
             f'<figure class="chart" id="{self.id}" aria-labelledby="{self.id}-heading">'
             f'<h2 id="{self.id}-heading">{html.escape(self.title)}</h2>'
-            f"{self.svg}"
+            # A box of its own, which scrolls on a narrow screen (focusable, so that a keyboard
+            # can scroll it too).
+            f'<div class="plot" role="region" tabindex="0" aria-labelledby="{self.id}-heading">'
+            f"{self.svg}</div>"
             f'<figcaption id="{self.id}-text">{html.escape(self.text)}</figcaption>'
             f"<details><summary>The numbers</summary>{self.table.to_html()}</details>"
             "</figure>"

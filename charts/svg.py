@@ -32,11 +32,14 @@ FAULT_COLOURS = {
     "double-trigger": "#4b5563",
 }
 
+# Every text of a chart is this size (points: the SVG's own units, 72 to the inch).
+FONT_SIZE = 10
+
 _STYLE = {
     "svg.fonttype": "none",
     "font.family": ["sans-serif"],
     "font.sans-serif": ["DejaVu Sans", "Liberation Sans", "Arial", "Helvetica"],
-    "font.size": 10,
+    "font.size": FONT_SIZE,
     "axes.spines.top": False,
     "axes.spines.right": False,
     "axes.grid": True,

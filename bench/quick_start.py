@@ -47,8 +47,9 @@ def fresh_clone(into: Path) -> Path:
     return clone
 
 
-def fresh_machine() -> dict[str, str]:
-    return {**os.environ, "PIP_NO_CACHE_DIR": "1"}
+def fresh_machine(home: Path) -> dict[str, str]:
+    """No pip cache, and a config directory of its own (no room saved by an earlier run)."""
+    return {**os.environ, "PIP_NO_CACHE_DIR": "1", "BEEKEEPER_CONFIG_DIR": str(home / "config")}
 
 
 def time_local_demo(clone: Path) -> tuple[float, list[str]]:
@@ -58,7 +59,7 @@ def time_local_demo(clone: Path) -> tuple[float, list[str]]:
     process = subprocess.Popen(
         ["scripts/local-demo", *FREE_PORTS],
         cwd=clone,
-        env=fresh_machine(),
+        env=fresh_machine(clone.parent),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -92,7 +93,7 @@ def time_ci(clone: Path) -> tuple[float, int]:
     done = subprocess.run(
         ["bash", ".ci/run"],
         cwd=clone,
-        env=fresh_machine(),
+        env=fresh_machine(clone.parent),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

@@ -50,8 +50,8 @@ def within(seconds: float) -> str:
 class WaitsSaid:
     """How long visitors waited, in words that never contradict one another: each percentile
     said as an upper bound ("within 3 minutes"), never above the longest wait, which is said
-    to the second ("2 min 28 s"). The figures may come from CloudWatch, whose percentiles need
-    not keep their order or stay under its Maximum; the words do."""
+    to the second ("2 min 28 s"). The figures come from CloudWatch (each statistic a query of
+    its own) or the simulator; the words keep their order whatever is handed in."""
 
     p50: str
     p90: str

@@ -25,6 +25,7 @@ from beekeeper.core.edge import (
     ALL_METHODS,
     CACHED_ERROR_STATUSES,
     CORS_METHODS,
+    EDGE_ENCODINGS,
     ERROR_CACHING_SECONDS,
     GET_METHODS,
     ORIGIN_HEADER,
@@ -160,8 +161,8 @@ class RoomEdge(Construct):
                 if key.query
                 else cloudfront.CacheQueryStringBehavior.none()
             ),
-            enable_accept_encoding_gzip=True,
-            enable_accept_encoding_brotli=True,
+            enable_accept_encoding_gzip=behavior.compressed and "gzip" in EDGE_ENCODINGS,
+            enable_accept_encoding_brotli=behavior.compressed and "br" in EDGE_ENCODINGS,
         )
 
     def url_for(self, path: str) -> str:

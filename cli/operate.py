@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from beekeeper.cli.channel import command_push
 from beekeeper.cli.factory import CliFactory
 from beekeeper.core.datamodel import CONFIG_IN_EFFECT_SECONDS
 
@@ -24,6 +25,8 @@ def room_control(factory: CliFactory, name: str, local: bool | None = None) -> R
         settings,
         clock=factory.clock,
         pauses=factory.pauses,
+        # Waiting pages are told of the change on the room's channel (cli/channel.py).
+        push=command_push(settings, deployment, factory.session, factory.sleep),
     )
 
 

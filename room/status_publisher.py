@@ -5,6 +5,10 @@ republishes every STATUS_EVERY_SECONDS so waiting pages see the line move; and i
 any consumer republishes right after it admits someone (at most QUIET_BUDGET times per
 STATUS_EVERY_SECONDS), so the visitor behind is shown their new place at once rather than up
 to five seconds later. What a copy holds is `room_state.status_item`.
+
+With the room's `push` (room/push.py), each write also tells subscribed pages when they must be
+told: a change (a capacity room filling or emptying, the start's draw) or a resync due. The
+timer's copy is therefore also written when a publish is due, changed or not.
 """
 
 from __future__ import annotations
@@ -16,8 +20,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from beekeeper.core.retry import Pauses
+from beekeeper.core.datamodel import STATE_COPY
 from beekeeper.core.settings import RoomSettings
-from beekeeper.room.room_state import RoomSnapshot, publish_status, read_snapshot
+from beekeeper.room.push import StatePush
+from beekeeper.room.room_state import RoomSnapshot, publish_status, read_snapshot, status_item
 
 log = logging.getLogger("beekeeper.status")
 
@@ -36,6 +42,7 @@ class StatusPublisher:
     settings: RoomSettings
     periodic: bool  # the one consumer of a minute that also publishes on a timer
     pauses: Pauses = field(kw_only=True)  # the retries' (core/retry.py)
+    push: StatePush | None = None  # the room's channel (None: none)
     last: float = -math.inf  # when the status was last looked at
     written: float = -math.inf  # and last written
     _published: RoomSnapshot | None = None
@@ -72,9 +79,17 @@ class StatusPublisher:
                 only_changes
                 and snapshot == self._published
                 and now - self.written < UNCHANGED_REWRITE_SECONDS
+                and not self._push_owed(snapshot, now)
             ):
                 return  # the ten copies already say this
-            publish_status(self.dynamodb, self.table, snapshot, now=now, pauses=self.pauses)
+            publish_status(
+                self.dynamodb, self.table, snapshot, now=now, pauses=self.pauses, push=self.push
+            )
             self._published, self.written = snapshot, now
         except Exception:
             log.exception("could not publish the status")
+
+    def _push_owed(self, snapshot: RoomSnapshot, now: float) -> bool:
+        if self.push is None:
+            return False
+        return self.push.owes(snapshot.pushed, status_item(snapshot, STATE_COPY, now), now)

@@ -35,10 +35,11 @@ from beekeeper.cli.lambda_quota import ConcurrencyProbe, check_room_fits
 from beekeeper.cli.rooms import Deployment, RoomStore
 from beekeeper.cli.ticket_keys import issuer, key_store
 from beekeeper.core.edge import WAF_REGION
+from beekeeper.core.push import key_expiry
 from beekeeper.core.settings import CERTIFICATE_REGION, RoomSettings
 from beekeeper.room.ticket_keys import KeysChangedError
 from beekeeper.room.tickets import KeyRingError
-from beekeeper.stacks.app import CERTIFICATE_CONTEXT
+from beekeeper.stacks.app import CERTIFICATE_CONTEXT, CHANNEL_KEY_EXPIRES_CONTEXT
 
 APP_MODULE = "beekeeper.stacks.app"
 # A well-formed certificate ARN for `cdk destroy` of a room whose certificate deploy found: the
@@ -112,7 +113,9 @@ class Deployer:
         return self.work_dir(name) / "outputs.json"
 
     def app_args(self, name: str, *, certificate: str | None = None) -> list[str]:
-        """The app and the room; `certificate`: the domain's, found by deploy (cli/certificates)."""
+        """The app and the room; `certificate`: the domain's, found by deploy (cli/certificates).
+        The waiting pages' key to the push channel is set to expire a year from now: every
+        deploy pushes it out again (an in-place update that keeps the key)."""
         found = ["-c", f"{CERTIFICATE_CONTEXT}={certificate}"] if certificate else []
         return [
             "--app",
@@ -120,6 +123,8 @@ class Deployer:
             "-c",
             f"room={name}",
             *found,
+            "-c",
+            f"{CHANNEL_KEY_EXPIRES_CONTEXT}={key_expiry(self.clock())}",
         ]
 
     def deploy_args(

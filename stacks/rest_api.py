@@ -21,7 +21,8 @@ region) come in as `ApiReferences`, tokens in the stack and plain names locally.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from beekeeper.core.edge import (
@@ -65,6 +66,9 @@ class ApiReferences:
     producer_arn: str  # the producer Lambda's ARN
     region: str
     partition: str
+    # What the page holds a stand-in for until CloudFormation knows it (stacks/page.py
+    # `deploy_value`): the push channel's hosts and key; none locally (the page has them).
+    page_values: Mapping[str, str] = field(default_factory=dict)
 
 
 def local_references(table_name: str) -> ApiReferences:
@@ -98,9 +102,12 @@ def producer_method(refs: ApiReferences, http_method: str = "GET") -> dict[str, 
     }
 
 
-def page_method(html: str) -> dict[str, Any]:
-    """GET /room (and /work): a page from a MOCK integration, with the page's headers."""
-    return _static_method(html, PAGE_HEADERS, accept=("text/html", "application/json"))
+def page_method(html: str, deploy_values: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """GET /room (and /work): a page from a MOCK integration, with the page's headers;
+    `deploy_values` are written into the page at deploy (stacks/page.py)."""
+    return _static_method(
+        html, PAGE_HEADERS, accept=("text/html", "application/json"), deploy_values=deploy_values
+    )
 
 
 def script_method() -> dict[str, Any]:
@@ -112,12 +119,16 @@ def script_method() -> dict[str, Any]:
 
 
 def _static_method(
-    body: str, headers: dict[str, str], *, accept: tuple[str, ...]
+    body: str,
+    headers: dict[str, str],
+    *,
+    accept: tuple[str, ...],
+    deploy_values: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """A GET answered by a MOCK integration with `body` and `headers`, whatever the Accept
     header asks for (a response template under each of `accept`, the first for the rest)."""
     static, overridden = page.split_headers(headers)
-    template = page.page_response_template(body, overridden)
+    template = page.page_response_template(body, overridden, deploy_values)
     return {
         "HttpMethod": "GET",
         "AuthorizationType": "NONE",
@@ -156,7 +167,7 @@ def definition(
     session_seconds = settings.session_seconds if capacity else 0
     methods: dict[MethodKey, dict[str, Any]] = {
         (PRODUCER_PATH, "GET"): producer_method(refs),
-        (PAGE_PATH, "GET"): page_method(page_html),
+        (PAGE_PATH, "GET"): page_method(page_html, refs.page_values),
         (WORK_PATH, "GET"): page_method(work_html),
     }
     if capacity:

@@ -11,8 +11,10 @@ for one room. The sources stay separate for maintenance and are inlined here:
 - locales/*.json: every visible string, one file per language, put into the room's JSON config.
 
 The page makes no request except the room's shared state (/state), its own /polling near its
-turn, in capacity mode its /leave (and the room's logo, when one is set); a
-Content-Security-Policy with the hashes of the inline script and styles says so to the browser.
+turn, in capacity mode its /leave (and the room's logo, when one is set), and its socket to the
+room's push channel (core/push.py: the config's `channel` says where, as whom and to what); a
+Content-Security-Policy with the hashes of the inline script and styles, and the channel's
+endpoint, says so to the browser.
 Every figure of its rule (core/serving.py) reaches it in the room config's `timing`.
 docs/page.md documents the hooks a custom template must keep.
 
@@ -35,12 +37,14 @@ from beekeeper.core import schedule, serving, shared_state
 from beekeeper.core.colours import theme_properties
 from beekeeper.core.page_timing import PAGE_CONSTANTS
 from beekeeper.core.paths import SITE_DIR
+from beekeeper.core.push import PageChannel
 from beekeeper.core.settings import RoomSettings, SettingsError
 from beekeeper.core.shared_state import STATE_ROUTE
 from beekeeper.room.pacing import MINUTE_SECONDS
 
-# Transferred size the page must stay under (uncompressed, so it holds whatever the transport).
-MAX_PAGE_BYTES = 50_000
+# Transferred size the page must stay under (uncompressed, so it holds whatever the transport);
+# it holds the push channel's endpoints and key (about 300 bytes) and the socket that uses them.
+MAX_PAGE_BYTES = 55_000
 
 # Relative to the page's own URL: the public address's root (core/edge.py).
 POLL_URL = "polling"
@@ -81,9 +85,15 @@ class PageTemplateError(SettingsError):
         super().__init__("custom_template", path, problem)
 
 
-def render_page(settings: RoomSettings, *, minute_seconds: float = MINUTE_SECONDS) -> str:
+def render_page(
+    settings: RoomSettings,
+    *,
+    minute_seconds: float = MINUTE_SECONDS,
+    channel: PageChannel | None = None,
+) -> str:
     """The room's page: one HTML document with its styles, script, strings and settings inlined.
-    `minute_seconds`: the admission lattice's minute (local mode may shorten it)."""
+    `minute_seconds`: the admission lattice's minute (local mode may shorten it); `channel`: the
+    room's push channel (None: the page follows the shared state alone)."""
     template = _read_template(settings.custom_template)
     locales = load_locales()
     script = bundle_script()
@@ -98,14 +108,15 @@ def render_page(settings: RoomSettings, *, minute_seconds: float = MINUTE_SECOND
         "PAGE_STYLE": f"<style>{style}</style>",
         "ROOM_CONFIG": (
             '<script type="application/json" id="beekeeper-room">'
-            + room_config_json(settings, locales, minute_seconds=minute_seconds)
+            + room_config_json(settings, locales, minute_seconds=minute_seconds, channel=channel)
             + "</script>"
         ),
         "PAGE_SCRIPT": f'<script type="module">{script}</script>',
         "SECURITY_POLICY": "",  # filled last: it hashes what the others put in
     }
     page = _PLACEHOLDER.sub(lambda match: values[match.group(1)], template)
-    page = with_policy(page, security_policy(page, script, settings.logo_url))
+    connect = channel.connect_source if channel is not None else ""
+    page = with_policy(page, security_policy(page, script, settings.logo_url, connect))
     return within_size(page, settings.custom_template or "index.html")
 
 
@@ -154,13 +165,14 @@ def room_config_json(
     locales: dict[str, dict[str, object]],
     *,
     minute_seconds: float = MINUTE_SECONDS,
+    channel: PageChannel | None = None,
 ) -> str:
     """The room's config for the script, safe inside a <script> element.
 
     Every `<`, `>` and `&` is written as a JSON \\u escape, so no setting can close the element
     (`</script>`) or open a comment that changes how the parser reads the rest of the page.
     """
-    config = {
+    config: dict[str, object] = {
         "displayName": settings.display_name,
         "pollUrl": POLL_URL,
         "stateUrl": STATE_URL,
@@ -171,6 +183,8 @@ def room_config_json(
         "timing": page_timing(minute_seconds),
         "strings": locales,
     }
+    if channel is not None:
+        config["channel"] = channel.config()
     return script_json(config)
 
 
@@ -233,16 +247,18 @@ def _without_comments(source: str) -> str:
     return "\n".join(kept)
 
 
-def security_policy(page: str, script: str, logo_url: str) -> str:
-    """Nothing may load but the page's own inline script and styles, /polling and the logo."""
+def security_policy(page: str, script: str, logo_url: str, channel_source: str = "") -> str:
+    """Nothing may load but the page's own inline script and styles, the logo, and requests to
+    the room's own address and its push channel (`channel_source`, core/push.py)."""
     styles = " ".join(f"'{_sha256(match)}'" for match in _INLINE_STYLE.findall(page))
     style_source = styles or "'none'"
+    connect = " ".join(filter(None, ("'self'", channel_source)))
     return (
         "default-src 'none'; "
         f"script-src '{_sha256(script)}'; "
         f"style-src {style_source}; "
         f"img-src {image_source(logo_url)}; "
-        "connect-src 'self'; "
+        f"connect-src {connect}; "
         "base-uri 'none'; form-action 'none'"
     )
 

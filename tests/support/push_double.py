@@ -15,13 +15,15 @@ from beekeeper.room.push import PublishError
 class RecordingPublisher:
     # While set, every publish is refused with this sentence.
     refuse: str = ""
+    # The first this many publishes are refused (a channel that throttled for a moment).
+    refuse_first: int = 0
     published: list[tuple[str, list[str]]] = field(default_factory=list)
     refused: int = 0
 
     def publish(self, channel: str, events: Sequence[str]) -> None:
-        if self.refuse:
+        if self.refuse or self.refused < self.refuse_first:
             self.refused += 1
-            raise PublishError(self.refuse)
+            raise PublishError(self.refuse or "throttled")
         self.published.append((channel, list(events)))
 
     @property

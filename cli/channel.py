@@ -53,16 +53,13 @@ def publisher_for(
 
 
 def command_push(
-    settings: RoomSettings,
-    deployment: Deployment,
-    session: Callable[[], Any],
-    sleep: Callable[[float], None],
+    settings: RoomSettings, publisher: Publisher, sleep: Callable[[float], None]
 ) -> StatePush | None:
     """An operator command's publishing: it waits out the second since the room's last publish
     (core/push.py COALESCE_SECONDS), and says a failure in one line on stderr."""
     return state_push(
         settings,
-        publisher_for(settings, deployment, session),
+        publisher,
         sleep=sleep,
         warn=lambda text: click.echo(f"Warning: {text}", err=True),
     )

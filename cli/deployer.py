@@ -20,6 +20,7 @@ import shlex
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from beekeeper.cli.aws import AwsClients, explain_aws_failure
 from beekeeper.cli.cdk import CdkRunner, LineSink
 from beekeeper.cli.certificates import certificate_for
 from beekeeper.cli.change_review import question, replacements
+from beekeeper.cli.channel_quota import ChannelQuotaProbe, channel_advice
 from beekeeper.cli.deploy_checks import Resolve, check_deployable
 from beekeeper.cli.errors import DeployError, UserError
 from beekeeper.cli.lambda_quota import ConcurrencyProbe, check_room_fits
@@ -100,6 +102,8 @@ class Deployer:
     resolve: Resolve
     confirm: Callable[[str], bool]
     concurrency: ConcurrencyProbe
+    # The account's AppSync Events quotas for the room's push channel (cli/channel_quota.py).
+    channel_quotas: ChannelQuotaProbe
     lambda_wheels: Callable[[], object]
     clock: Callable[[], float] = time.time
     wait_delay_seconds: int = 5
@@ -113,9 +117,7 @@ class Deployer:
         return self.work_dir(name) / "outputs.json"
 
     def app_args(self, name: str, *, certificate: str | None = None) -> list[str]:
-        """The app and the room; `certificate`: the domain's, found by deploy (cli/certificates).
-        The waiting pages' key to the push channel is set to expire a year from now: every
-        deploy pushes it out again (an in-place update that keeps the key)."""
+        """The app and the room; `certificate`: the domain's, found by deploy (cli/certificates)."""
         found = ["-c", f"{CERTIFICATE_CONTEXT}={certificate}"] if certificate else []
         return [
             "--app",
@@ -123,9 +125,12 @@ class Deployer:
             "-c",
             f"room={name}",
             *found,
-            "-c",
-            f"{CHANNEL_KEY_EXPIRES_CONTEXT}={key_expiry(self.clock())}",
         ]
+
+    def key_context(self) -> list[str]:
+        """The waiting pages' key to the push channel expires a year from now: every deploy
+        pushes it out again (an in-place update that keeps the key, core/push.py)."""
+        return ["-c", f"{CHANNEL_KEY_EXPIRES_CONTEXT}={key_expiry(self.clock())}"]
 
     def deploy_args(
         self, name: str, *, api_logging: bool = True, certificate: str | None = None
@@ -137,6 +142,7 @@ class Deployer:
             # The room and, when it has one, its edge WAF in us-east-1 (stacks/edge_waf.py).
             "--all",
             *self.app_args(name, certificate=certificate),
+            *self.key_context(),
             *logging,
             "--require-approval",
             "never",
@@ -151,7 +157,13 @@ class Deployer:
         self, name: str, *, api_logging: bool = True, certificate: str | None = None
     ) -> list[str]:
         logging = [] if api_logging else ["-c", "api_logging=false"]
-        return ["diff", *self.app_args(name, certificate=certificate), *logging, "--no-notices"]
+        return [
+            "diff",
+            *self.app_args(name, certificate=certificate),
+            *self.key_context(),
+            *logging,
+            "--no-notices",
+        ]
 
     def destroy_args(self, name: str, *, certificate: str | None = None) -> list[str]:
         return [
@@ -223,7 +235,24 @@ class Deployer:
         self.store.record_deployment(settings.name, outputs)
         deployment = Deployment(outputs)
         self._first_ticket_key(settings, deployment)
+        self._channel_quotas(settings, deployment)
         return deployment
+
+    def _channel_quotas(self, settings: RoomSettings, deployment: Deployment) -> None:
+        """What the push channel's quotas mean for the room's burst (per API: so read once the
+        API exists), and when the pages' key now expires."""
+        api_arn = deployment.channel_api_arn
+        if api_arn is None:
+            return
+        for line in channel_advice(settings, api_arn, self.channel_quotas(settings, api_arn)):
+            self.say(line)
+        expires = deployment.channel_key_expires
+        if expires and expires.isdigit():
+            day = datetime.fromtimestamp(int(expires), UTC).date().isoformat()
+            self.say(
+                f"Waiting pages subscribe with a key that now expires on {day} (each deploy "
+                "sets it a year ahead; `beekeeper status` warns a month before)."
+            )
 
     def _first_ticket_key(self, settings: RoomSettings, deployment: Deployment) -> None:
         """A new room's first ticket key (the stack makes its secret empty); a redeployed

@@ -26,7 +26,7 @@ def room_control(factory: CliFactory, name: str, local: bool | None = None) -> R
         clock=factory.clock,
         pauses=factory.pauses,
         # Waiting pages are told of the change on the room's channel (cli/channel.py).
-        push=command_push(settings, deployment, factory.session, factory.sleep),
+        push=command_push(settings, factory.publisher(settings, deployment), factory.sleep),
     )
 
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from beekeeper.cli.channel import key_warning
 from beekeeper.cli.factory import CliFactory, factory_of
 from beekeeper.cli.options import room_argument, where_option
 
@@ -51,6 +52,10 @@ def status(
 
     take = _reader(factory, name, local)
     show(take())
+    settings, deployment = factory.store().operated(name, local)
+    warning = key_warning(settings, deployment, factory.clock())
+    if warning:
+        click.echo(f"Warning: {warning}", err=True)
     if not watch:
         return
     try:

@@ -17,6 +17,7 @@ import pytest
 from beekeeper.core.colours import contrast_ratio, ink_for, readable_text_on
 from beekeeper.core.gateway_answers import route_method, route_methods
 from beekeeper.core.paths import SITE_DIR
+from beekeeper.core.push import PageChannel
 from beekeeper.core.routes import CAPACITY, RATE, routes
 from beekeeper.core.settings import SettingsError
 from beekeeper.waiting_room_site import (
@@ -308,3 +309,26 @@ def test_the_page_gets_the_rule_s_figures_from_core() -> None:
     assert timing["minuteSeconds"] == 60
     shortened = room_config(render_page(sample_room(), minute_seconds=10))["timing"]
     assert shortened["minuteSeconds"] == 10
+
+
+def test_a_page_with_a_push_channel_is_told_where_to_subscribe_and_may_connect_there() -> None:
+    channel = PageChannel.of(
+        realtime_host="abc.appsync-realtime-api.eu-west-1.amazonaws.com",
+        http_host="abc.appsync-api.eu-west-1.amazonaws.com",
+        key="da2-abcdefghijklmnopqrstuvwxyz",
+        room="sale",
+    )
+    page = render_page(sample_room(), channel=channel)
+    assert room_config(page)["channel"] == channel.config()
+    (policy,) = re.findall(r'http-equiv="Content-Security-Policy" content="([^"]+)"', page)
+    assert (
+        "connect-src 'self' wss://abc.appsync-realtime-api.eu-west-1.amazonaws.com; "
+        in html.unescape(policy)
+    )
+    # The same script: the channel is data, not code (its hash does not change).
+    assert bundle_script() in page
+    # A page without a channel follows the shared state alone and may connect nowhere else.
+    plain = render_page(sample_room())
+    assert "channel" not in room_config(plain)
+    assert "wss://" not in plain
+    assert len(page.encode("utf-8")) < MAX_PAGE_BYTES

@@ -82,9 +82,10 @@ def key_warning(settings: RoomSettings, deployment: Deployment, now: float) -> s
     if days <= 0:
         return (
             f"The waiting pages' key to the push channel has expired: pages follow the shared "
-            f"state alone, a change reaches them within 30 s instead of 2 s; {redeploy}."
+            f"state alone, a change reaches them in up to 30 s instead of 2 s; {redeploy}."
         )
     return (
         f"The waiting pages' key to the push channel expires in {days:.0f} days; after that "
-        f"pages follow the shared state alone (a change within 30 s, not 2 s); {redeploy}."
+        "pages follow the shared state alone (a change reaches them in up to 30 s, not 2 s); "
+        f"{redeploy}."
     )

@@ -7,7 +7,7 @@ connections per API" and "Event APIs - Rate of outbound messages per API" (servi
 `appsync`; defaults of 2,000 connections and 1,000,000 outbound messages a second, adjustable;
 docs/stack.md, "The push channel"). A page that can not connect follows the shared state
 instead, so nothing breaks: but at a burst above the connection rate, pages are told of a
-change within 30 s instead of 2 s.
+change in up to 30 s instead of 2 s.
 
 After a deploy, `beekeeper deploy` reads both (GetServiceQuota with the API's ARN as the
 context, then without, then AWS's default; "ContextId: Specifies the resource with an Amazon
@@ -108,7 +108,7 @@ def channel_advice(settings: RoomSettings, api_arn: str, quotas: ChannelQuotas) 
         lines.append(
             f"The room takes up to {count(joins, 'new visitor')} a second and each one's page "
             f"connects to the push channel, which accepts {connections.value:,.0f} a second: "
-            "beyond that pages follow the shared state (a change reaches them within 30 s, not "
+            "beyond that pages follow the shared state (a change reaches them in up to 30 s, not "
             f"2 s). Ask for at least {joins:,}: "
             + request_command(settings, CONNECTIONS_QUOTA_CODE, joins, api_arn, connections)
             + " (AWS usually answers within a day)."

@@ -336,7 +336,8 @@ def test_status_warns_a_month_before_the_pages_key_to_the_push_channel_expires(
     assert result.exit_code == 0, result.output
     assert result.stderr == (
         "Warning: The waiting pages' key to the push channel expires in 20 days; after that "
-        "pages follow the shared state alone (a change within 30 s, not 2 s); `beekeeper "
+        "pages follow the shared state alone (a change reaches them in up to 30 s, not 2 s); "
+        "`beekeeper "
         "deploy sale` sets it a year ahead again.\n"
     )
     write_deployment(config_dir, "sale", {**outputs, "ChannelKeyExpires": str(int(NOW) - 1)})

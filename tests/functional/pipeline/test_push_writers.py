@@ -20,6 +20,7 @@ from beekeeper.core.settings import RoomSettings
 from beekeeper.room.consumer import run_consumer
 from beekeeper.room.emf import MetricSink
 from beekeeper.room.push import StatePush
+from beekeeper.room.room_state import write_config
 from beekeeper.room.trigger import run_trigger
 from beekeeper.vtl import load_template, template_values
 from tests.support.pipeline import Aws, FakeClock, LongPollsOnTheClock, room
@@ -283,3 +284,29 @@ def test_a_room_without_a_channel_marks_nothing(aws: Aws, clock: FakeClock, comm
     item: Any = aws.item(STATE_KEY)
     assert "push_seq" not in item and "push_told" not in item
     assert fetched(aws, int(clock.now * 1000))["seq"] == 0
+
+
+def test_a_consumer_publishes_a_change_it_had_to_hold_back_at_its_next_tick(
+    aws: Aws, clock: FakeClock
+) -> None:
+    """A change within a second of the last publish waits; the periodic consumer's next tick
+    publishes it, though the status copies already say it (nothing else changed)."""
+    from beekeeper.room.status_publisher import STATUS_EVERY_SECONDS, StatusPublisher
+
+    publisher = deployed(aws, clock)
+    settings = room()
+    control(aws, clock, publisher).hold()
+    assert publisher.reasons == ["hold"]
+    # A moment later the event is closed (by a writer that publishes nothing itself), and a
+    # consumer writes the status: pages were told something 0.3 s ago, so it holds back.
+    clock.now += 0.3
+    write_config(aws.dynamodb, aws.table, settings, now=clock.now, closed=True, message="Over")
+    status = StatusPublisher(
+        aws.dynamodb, aws.table, settings, periodic=True, push=pushing(settings, publisher)
+    )
+    status.publish(clock.now)
+    assert publisher.reasons == ["hold"]
+    clock.now += STATUS_EVERY_SECONDS
+    status.tick(clock.now)
+    assert publisher.reasons == ["hold", "close"]
+    assert publisher.messages[-1]["doc"]["message"] == "Over"

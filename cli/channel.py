@@ -14,7 +14,6 @@ from collections.abc import Callable
 from typing import Any
 
 import click
-from botocore.credentials import Credentials
 
 from beekeeper.cli.rooms import Deployment
 from beekeeper.core import push
@@ -42,6 +41,8 @@ def publisher_for(
     if url is None:
         return NO_PUBLISHER
     if deployment.is_local:
+        from botocore.credentials import Credentials
+
         local = Credentials(
             PLACEHOLDER_CREDENTIALS["aws_access_key_id"],
             PLACEHOLDER_CREDENTIALS["aws_secret_access_key"],

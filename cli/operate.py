@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING
 
 import click
 
-from beekeeper.cli.channel import command_push
 from beekeeper.cli.factory import CliFactory
 from beekeeper.core.datamodel import CONFIG_IN_EFFECT_SECONDS
 
@@ -16,6 +15,7 @@ if TYPE_CHECKING:  # the room's items are imported when a switch runs, not for -
 
 
 def room_control(factory: CliFactory, name: str, local: bool | None = None) -> RoomControl:
+    from beekeeper.cli.channel import command_push
     from beekeeper.cli.room_control import RoomControl
 
     settings, deployment = factory.store().operated(name, local)

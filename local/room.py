@@ -33,8 +33,8 @@ from beekeeper.core.local_room import (
     LOCAL_REGION,
 )
 from beekeeper.core.plain_page import Brand
-from beekeeper.core.retry import Pauses
 from beekeeper.core.push import KEEP_ALIVE_SECONDS
+from beekeeper.core.retry import Pauses
 from beekeeper.core.routes import mode_of
 from beekeeper.core.settings import RoomSettings
 from beekeeper.local.channel import LocalChannel

@@ -792,9 +792,7 @@ def run_consumer(
     """One consumer invocation: `payload` is the trigger's Assignment, `room` what the room's
     code runs against (room/wiring.py), `push` the room's channel (room/push.py)."""
     assignment = Assignment.from_payload(payload)
-    consumer = Consumer(
-        **room, clock=clock, sleep=sleep, pauses=pauses, tickets=tickets, push=push
-    )
+    consumer = Consumer(**room, clock=clock, sleep=sleep, pauses=pauses, tickets=tickets, push=push)
     report = consumer.run(assignment)
     metrics.count(telemetry.ADMITTED, report.admitted)
     metrics.count(telemetry.DUPLICATES, report.duplicates)

@@ -23,15 +23,15 @@ import logging
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
-
-from botocore.auth import SigV4Auth
-from botocore.awsrequest import AWSRequest
+from typing import TYPE_CHECKING, Any, Protocol
 
 from beekeeper.core import push, telemetry
 from beekeeper.core.settings import RoomSettings
 from beekeeper.core.shared_state import document
 from beekeeper.room.emf import DISCARD, MetricSink
+
+if TYPE_CHECKING:  # botocore is loaded when a publish is signed: the producer never does
+    from botocore.awsrequest import AWSRequest
 
 log = logging.getLogger("beekeeper.push")
 
@@ -63,7 +63,7 @@ NO_PUBLISHER = NoPublisher()
 
 # One HTTP request, answered: (status, body). Our own interface over the transport, so the
 # signing is tested without a network (tests/unit/test_push.py).
-Send = Callable[[AWSRequest], tuple[int, str]]
+Send = Callable[["AWSRequest"], tuple[int, str]]
 
 
 def send_over_https(
@@ -88,6 +88,9 @@ class AppSyncPublisher:
     send: Send = send_over_https
 
     def publish(self, channel: str, events: Sequence[str]) -> None:
+        from botocore.auth import SigV4Auth
+        from botocore.awsrequest import AWSRequest
+
         if not 1 <= len(events) <= push.MAX_EVENTS_PER_PUBLISH:
             raise ValueError(f"a publish carries 1 to {push.MAX_EVENTS_PER_PUBLISH} events")
         body = json.dumps({"channel": channel, "events": list(events)}).encode("utf-8")

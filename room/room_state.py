@@ -31,8 +31,8 @@ from beekeeper.core.datamodel import (
     arrival_shard_key,
     status_key,
 )
-from beekeeper.core.retry import Backoff, Pauses, retry
 from beekeeper.core.push import NEVER, Mark
+from beekeeper.core.retry import Backoff, Pauses, retry
 from beekeeper.core.schedule import is_message
 from beekeeper.core.settings import RoomSettings
 from beekeeper.core.shared_state import Point, extend_history, joins_per_minute
@@ -528,9 +528,7 @@ def publish_status(
     so that the next write publishes again."""
     items = [status_item(snapshot, d, now) for d in range(STATUS_COPIES)]
     sending = push.prepare(snapshot.pushed, items[STATE_COPY], now) if push is not None else None
-    write_all(
-        dynamodb, table, [{"PutRequest": {"Item": item}} for item in items], pauses=pauses
-    )
+    write_all(dynamodb, table, [{"PutRequest": {"Item": item}} for item in items], pauses=pauses)
     if push is not None and sending is not None and not push.send(sending):
         unmark_push(dynamodb, table, sending.mark)
 

@@ -19,8 +19,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from beekeeper.core.retry import Pauses
 from beekeeper.core.datamodel import STATE_COPY
+from beekeeper.core.retry import Pauses
 from beekeeper.core.settings import RoomSettings
 from beekeeper.room.push import StatePush
 from beekeeper.room.room_state import RoomSnapshot, publish_status, read_snapshot, status_item

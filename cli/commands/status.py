@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 
 import click
 
-from beekeeper.cli.channel import key_warning
 from beekeeper.cli.factory import CliFactory, factory_of
 from beekeeper.cli.options import room_argument, where_option
 
@@ -52,6 +51,8 @@ def status(
 
     take = _reader(factory, name, local)
     show(take())
+    from beekeeper.cli.channel import key_warning
+
     settings, deployment = factory.store().operated(name, local)
     warning = key_warning(settings, deployment, factory.clock())
     if warning:

@@ -72,6 +72,7 @@ def control(aws: Aws, clock: FakeClock, publisher: RecordingPublisher, **kw: Any
         aws.table,
         settings,
         clock=clock,
+        pauses=clock.pauses(),
         push=pushing(settings, publisher, clock, **kw),
     )
 
@@ -86,6 +87,7 @@ def minute(aws: Aws, clock: FakeClock, publisher: RecordingPublisher, **settings
         sqs=aws.sqs,
         invoke_consumer=lambda _payload: None,
         clock=clock,
+        pauses=clock.pauses(),
         push=pushing(room(**settings), publisher),
     )
 
@@ -224,6 +226,7 @@ def test_a_full_shop_is_published_at_most_once_a_minute(aws: Aws, clock: FakeClo
         sqs=aws.sqs,
         invoke_consumer=invoked.append,
         clock=clock,
+        pauses=clock.pauses(),
         push=pushing(settings, publisher),
     )
     assert publisher.reasons == ["resync"]
@@ -237,6 +240,7 @@ def test_a_full_shop_is_published_at_most_once_a_minute(aws: Aws, clock: FakeClo
             sqs=LongPollsOnTheClock(aws.sqs, clock, aws.queue_url),
             clock=clock,
             sleep=clock.sleep,
+            pauses=clock.pauses(),
             push=pushing(settings, publisher),
         )
     # The shop filled within seconds of the resync: pages are told once a minute has passed
@@ -251,6 +255,7 @@ def test_a_full_shop_is_published_at_most_once_a_minute(aws: Aws, clock: FakeClo
         sqs=aws.sqs,
         invoke_consumer=lambda _payload: None,
         clock=clock,
+        pauses=clock.pauses(),
         push=pushing(settings, publisher),
     )
     assert publisher.reasons == ["resync", "full"]
@@ -265,7 +270,12 @@ def test_the_governors_new_rate_is_published(aws: Aws, clock: FakeClock) -> None
     publisher = RecordingPublisher()
     settings = room(rate=1000, dynamic_rate_throttling=True)
     RoomControl(
-        aws.dynamodb, aws.table, settings, clock=clock, push=pushing(settings, publisher, clock)
+        aws.dynamodb,
+        aws.table,
+        settings,
+        clock=clock,
+        pauses=clock.pauses(),
+        push=pushing(settings, publisher, clock),
     ).set_enabled(True)
     for _ in range(BASELINE_CHECKS + 1):
         run(aws, clock, shop(100.0), push=pushing(settings, publisher, clock))
@@ -279,7 +289,7 @@ def test_the_governors_new_rate_is_published(aws: Aws, clock: FakeClock) -> None
 
 @pytest.mark.parametrize("command", ["hold", "resume"])
 def test_a_room_without_a_channel_marks_nothing(aws: Aws, clock: FakeClock, command: str) -> None:
-    operator = RoomControl(aws.dynamodb, aws.table, room(), clock=clock)
+    operator = RoomControl(aws.dynamodb, aws.table, room(), clock=clock, pauses=clock.pauses())
     getattr(operator, command)()
     item: Any = aws.item(STATE_KEY)
     assert "push_seq" not in item and "push_told" not in item
@@ -302,7 +312,12 @@ def test_a_consumer_publishes_a_change_it_had_to_hold_back_at_its_next_tick(
     clock.now += 0.3
     write_config(aws.dynamodb, aws.table, settings, now=clock.now, closed=True, message="Over")
     status = StatusPublisher(
-        aws.dynamodb, aws.table, settings, periodic=True, push=pushing(settings, publisher)
+        aws.dynamodb,
+        aws.table,
+        settings,
+        periodic=True,
+        pauses=clock.pauses(),
+        push=pushing(settings, publisher),
     )
     status.publish(clock.now)
     assert publisher.reasons == ["hold"]

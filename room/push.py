@@ -144,12 +144,6 @@ class StatePush:
     def channel(self) -> str:
         return push.channel_of(self.settings.name)
 
-    def owes(self, last: push.Mark, state_item: dict[str, Any], now: float) -> bool:
-        """Whether a write of `state_item` now would publish (without waiting)."""
-        now_ms = _ms(now)
-        owed = push.due(last, self._told(state_item, now_ms), now_ms)
-        return owed is not None and owed.not_before_ms <= now_ms
-
     def prepare(self, last: push.Mark, state_item: dict[str, Any], now: float) -> Sending | None:
         """The publish writing `state_item` (the state copy) at `now` owes pages, if any, with
         the state item marked; pages were last told `last`."""

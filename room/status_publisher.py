@@ -7,8 +7,8 @@ STATUS_EVERY_SECONDS), so the visitor behind is shown their new place at once ra
 to five seconds later. What a copy holds is `room_state.status_item`.
 
 With the room's `push` (room/push.py), each write also tells subscribed pages when they must be
-told: a change (a capacity room filling or emptying, the start's draw) or a resync due. The
-timer's copy is therefore also written when a publish is due, changed or not.
+told: a change (a capacity room filling or emptying, the start's draw) or a resync due; a change
+held back (within a second of the last publish) goes with the timer's next write.
 """
 
 from __future__ import annotations
@@ -19,11 +19,10 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from beekeeper.core.datamodel import STATE_COPY
 from beekeeper.core.retry import Pauses
 from beekeeper.core.settings import RoomSettings
 from beekeeper.room.push import StatePush
-from beekeeper.room.room_state import RoomSnapshot, publish_status, read_snapshot, status_item
+from beekeeper.room.room_state import RoomSnapshot, publish_status, read_snapshot
 
 log = logging.getLogger("beekeeper.status")
 
@@ -79,7 +78,6 @@ class StatusPublisher:
                 only_changes
                 and snapshot == self._published
                 and now - self.written < UNCHANGED_REWRITE_SECONDS
-                and not self._push_owed(snapshot, now)
             ):
                 return  # the ten copies already say this
             publish_status(
@@ -88,8 +86,3 @@ class StatusPublisher:
             self._published, self.written = snapshot, now
         except Exception:
             log.exception("could not publish the status")
-
-    def _push_owed(self, snapshot: RoomSnapshot, now: float) -> bool:
-        if self.push is None:
-            return False
-        return self.push.owes(snapshot.pushed, status_item(snapshot, STATE_COPY, now), now)

@@ -32,6 +32,15 @@ def publish_url(deployment: Deployment) -> str | None:
     return f"{scheme}://{domain}{push.HTTP_PATH}"
 
 
+def realtime_source(deployment: Deployment) -> str | None:
+    """The push channel's real-time endpoint as a page's Content-Security-Policy names it
+    (`wss://<Dns.Realtime>`, a local room's `ws://127.0.0.1:<port>`); None without a channel."""
+    domain = deployment.channel_realtime_domain
+    if domain is None:
+        return None
+    return f"{'ws' if deployment.is_local else 'wss'}://{domain}"
+
+
 def publisher_for(
     settings: RoomSettings, deployment: Deployment, session: Callable[[], Any]
 ) -> Publisher:

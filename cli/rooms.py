@@ -109,6 +109,7 @@ class Deployment:
     # The push channel's HTTP host (None: a room deployed before it had one), the Event API's
     # ARN and when the page's API key expires (AWS only).
     channel_http_domain = _Output(names.CHANNEL_HTTP_DOMAIN_OUTPUT)
+    channel_realtime_domain = _Output(names.CHANNEL_REALTIME_DOMAIN_OUTPUT)
     channel_api_arn = _Output(names.CHANNEL_API_ARN_OUTPUT)
     channel_key_expires = _Output(names.CHANNEL_KEY_EXPIRES_OUTPUT)
 

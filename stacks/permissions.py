@@ -8,7 +8,7 @@ wildcard actions: a test fails on any.
 from __future__ import annotations
 
 from beekeeper.core.datamodel import LEAVING_INDEX
-from beekeeper.core.routes import mode_of, routes
+from beekeeper.core.routes import mode_of, templated
 
 TABLE_ACTIONS: dict[str, tuple[str, ...]] = {
     # UpdateItem: count an arrival on a shard (ADD, or a conditional SET for an exact place)
@@ -109,6 +109,6 @@ LOG_ACTIONS = ("logs:CreateLogStream", "logs:PutLogEvents")
 
 def api_table_actions(*, capacity: bool) -> tuple[str, ...]:
     """The API's DynamoDB integration role: exactly the actions the request templates target
-    (the route registry, beekeeper.core.routes), on the room's table only."""
-    targets = routes(mode_of(capacity=capacity)).values()
-    return tuple(sorted({f"dynamodb:{route.action}" for route in targets}))
+    (the route table, beekeeper.core.routes), on the room's table only."""
+    targets = templated(mode_of(capacity=capacity)).values()
+    return tuple(sorted({f"dynamodb:{route.templates().action}" for route in targets}))

@@ -14,8 +14,8 @@ Everything else is derived from TABLE:
   Content-Security-Policy (waiting_room_site), the shop's presence script, the stack's and
   local mode's URL outputs, the tickets' issuer and key set (core/tickets.py);
 - the simulator's and the cost model's requests at the edge and the origin;
-- docs/vtl.md, docs/stack.md and docs/data-model.md's route tables, which
-  tests/unit/test_route_table.py holds to it.
+- the route tables of docs/vtl.md, docs/stack.md, docs/data-model.md and docs/local.md,
+  which tests/unit/test_route_table.py holds to it.
 
 A new path is one record here (and, by its kind, its templates, its page or its Lambda
 route); no other product module spells a path (tests/unit/test_route_table.py holds that).

@@ -103,7 +103,7 @@ def call(
     table: str = TABLE,
     method: str = "GET",
 ) -> HttpResponse:
-    request = HttpRequest(method, f"/{route}", query or {}, headers or {})
+    request = HttpRequest(method, ROUTES[route].path, query or {}, headers or {})
     return run_integration(
         route,
         request,

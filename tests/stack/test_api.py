@@ -82,7 +82,7 @@ def test_dynamodb_routes_use_the_vtl_templates_with_the_room_values(
     )
     table_id, _ = synthesized.only("AWS::DynamoDB::Table")
     values = vtl.template_values(table_name=f"<Ref:{table_id}>", origin=synthesized.settings.origin)
-    integration = _method(synthesized, route)["Integration"]
+    integration = _method(synthesized, found.relative)["Integration"]
     assert integration["Type"] == "AWS"
     assert integration["IntegrationHttpMethod"] == "POST"
     assert integration["PassthroughBehavior"] == "NEVER"
@@ -166,7 +166,7 @@ def test_each_integration_response_has_a_status_and_a_method_response_of_its_own
     """API Gateway keeps one integration response per status code (PutIntegrationResponse
     takes the status in its path): no two of a method share one, and each status has a
     method response declaring every header it maps."""
-    method = _method(synthesized, route)
+    method = _method(synthesized, templated(RATE)[route].relative)
     responses = method["Integration"]["IntegrationResponses"]
     statuses = [r["StatusCode"] for r in responses]
     assert len(statuses) == len(set(statuses))

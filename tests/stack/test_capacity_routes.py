@@ -82,7 +82,7 @@ def test_capacity_routes_use_their_templates_and_responses(
         session_seconds=settings.session_seconds,
         presence=Presence.of(settings),
     )
-    method = _method(synthesized_changed, route, found.method)
+    method = _method(synthesized_changed, found.relative, found.method)
     integration = method["Integration"]
     assert flatten(integration["Uri"]).endswith(f":dynamodb:action/{found.vtl.action}")
     assert integration["PassthroughBehavior"] == "NEVER"

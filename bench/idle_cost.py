@@ -27,7 +27,7 @@ from prices import (
 )
 
 from beekeeper.simulator import run as simulation
-from beekeeper.simulator.run import Arrival
+from beekeeper.simulator.run import Arrival, Crowd, simulated_room
 
 # The trigger's memory (stacks/functions.py) and the assumed time an invocation takes.
 TRIGGER_MEMORY_GB = 0.25
@@ -87,7 +87,8 @@ def measure(rate: int, hours: int) -> dict[str, float]:
     simulation.run_consumer = counted_consumer  # type: ignore[assignment]
     try:
         result = simulation.simulate(
-            rate=rate, visitors=0, arrival=Arrival.parse("burst"), minutes=hours * 60
+            simulated_room(rate=rate, join_work=0),
+            Crowd(visitors=0, arrival=Arrival.parse("burst"), minutes=hours * 60),
         )
     finally:
         simulation.run_trigger = real_trigger  # type: ignore[assignment]

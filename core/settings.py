@@ -27,6 +27,7 @@ import re
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -100,6 +101,23 @@ HEX_COLOUR_PATTERN = re.compile(r"^#[0-9a-fA-F]{6}$")
 # plain (quoted local parts are refused): SNS itself asks the address to confirm.
 EMAIL_PATTERN = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 MAX_EMAIL_LENGTH = 254
+
+
+class Mode(StrEnum):
+    """How a room decides who goes in, fixed at deploy: `RATE` lets visitors through at the
+    rate alone; `CAPACITY` (a room deployed with `max_inside`) also keeps a place for each
+    visitor inside the shop, with its sessions, /enter, /leave and presence. Read it from
+    `RoomSettings.mode`; the live cap (`RoomConfig.max_inside`, which `beekeeper capacity`
+    changes, and lifts with 0) is another fact: `capped`."""
+
+    RATE = "rate"
+    CAPACITY = "capacity"
+
+
+def capped(max_inside: int) -> bool:
+    """Whether a cap of `max_inside` (the live one, or the setting) limits who is inside:
+    0 is no cap (`beekeeper capacity NAME 0` lifts a capacity-mode room's cap for a while)."""
+    return max_inside > 0
 
 
 class SettingsError(ValueError):
@@ -617,6 +635,11 @@ class RoomSettings:
             )
 
     # -- derived values -------------------------------------------------------------------
+
+    @property
+    def mode(self) -> Mode:
+        """The room's mode: capacity mode when it was given a cap on the visitors inside."""
+        return Mode.CAPACITY if capped(self.max_inside) else Mode.RATE
 
     @property
     def names(self) -> ResourceNames:

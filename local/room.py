@@ -34,8 +34,7 @@ from beekeeper.core.local_room import (
 )
 from beekeeper.core.plain_page import Brand
 from beekeeper.core.retry import Pauses
-from beekeeper.core.routes import mode_of
-from beekeeper.core.settings import RoomSettings
+from beekeeper.core.settings import Mode, RoomSettings
 from beekeeper.local.demo_shop import CapacityMode, DemoShop, Occupancy, RoomFacts
 from beekeeper.local.edge import Edge
 from beekeeper.local.emulator import Emulator, RoomResources
@@ -315,7 +314,7 @@ class LocalRoom:
             table_name=resources.table_name,
             host=f"127.0.0.1:{gateway_server.port}",
         )
-        return Edge(gateway, mode=mode_of(capacity=settings.max_inside > 0))
+        return Edge(gateway, mode=settings.mode)
 
     def _demo_shop(
         self, settings: RoomSettings, origin: str, resources: RoomResources, dynamodb: Any
@@ -339,7 +338,7 @@ class LocalRoom:
                     occupancy=lambda: _occupancy(dynamodb, resources.table_name, settings),
                     presence_grace_seconds=settings.presence_grace_seconds,
                 )
-                if settings.max_inside
+                if settings.mode is Mode.CAPACITY
                 else None
             ),
         )

@@ -386,20 +386,24 @@ def _starts_at(field_name: str, value: object) -> str:
 @dataclass(frozen=True)
 class Setting:
     """One room setting as the room file, the command line and the prompts describe it: one
-    sentence of help (the room file's comment and the flag's help), the rule its values follow
-    and, beside `--field-name`, any older names of its command-line flag."""
+    sentence of help (the room file's comment, the flag's help and `init`'s question), the
+    rule its values follow, beside `--field-name` any older names of its command-line flag,
+    and whether `init` asks for it although it has a default (it asks for every required one)."""
 
     help: str
     rule: Rule
     flags: tuple[str, ...] = ()
+    asked: bool = False
 
 
 _SETTING = "beekeeper.setting"
 
 
-def setting(help: str, rule: Rule, *, flags: tuple[str, ...] = ()) -> dict[str, Setting]:
+def setting(
+    help: str, rule: Rule, *, flags: tuple[str, ...] = (), asked: bool = False
+) -> dict[str, Setting]:
     """A field's metadata: `name: int = field(metadata=setting(...))` declares a setting."""
-    return {_SETTING: Setting(help, rule, flags)}
+    return {_SETTING: Setting(help, rule, flags, asked)}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -441,7 +445,10 @@ class RoomSettings:
     dynamic_rate_throttling: bool = field(
         default=False,
         metadata=setting(
-            "Slow the rate automatically when the origin slows down.", Flag(), flags=("--drt",)
+            "Slow the rate automatically when the origin slows down.",
+            Flag(),
+            flags=("--drt",),
+            asked=True,
         ),
     )
     admission_validity_minutes: int = field(
@@ -761,10 +768,17 @@ class SettingDescription:
     help: str
     rule: Rule
     flags: tuple[str, ...]  # its command-line flag's names: --field-name first
+    asked: bool  # `init` asks for it although it has a default
 
     @property
     def required(self) -> bool:
         return self.default is dataclasses.MISSING
+
+    @property
+    def question(self) -> str:
+        """What `init` asks: the help sentence, a question for a yes or no."""
+        text = self.help.removesuffix(".")
+        return f"{text}?" if self.kind is bool else text
 
     def parse(self, value: object) -> Any:
         """The value as the room keeps it, from text typed by a person (a flag, a prompt, an
@@ -781,6 +795,7 @@ def _describe(f: dataclasses.Field[Any]) -> SettingDescription:
         help=declared.help,
         rule=declared.rule,
         flags=("--" + f.name.replace("_", "-"), *declared.flags),
+        asked=declared.asked,
     )
 
 

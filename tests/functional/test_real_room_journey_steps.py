@@ -16,7 +16,8 @@ from pathlib import Path
 import boto3
 import pytest
 
-from beekeeper.local.room import LocalOptions, LocalRoom
+from beekeeper.core.settings import RoomSettings
+from beekeeper.local.room import LocalOptions, LocalRoom, local_room
 from beekeeper.vtl import REDEEM_WITHOUT_TOKEN_ANSWER
 from tests.support.realroom import journey
 
@@ -29,20 +30,21 @@ def _no_operator(args: Sequence[str]) -> subprocess.CompletedProcess[str]:
     raise AssertionError(f"these steps run no `beekeeper {' '.join(args)}`")
 
 
-def _running(options: LocalOptions, config_dir: Path) -> Iterator[journey.JourneyRoom]:
+def _running(settings: RoomSettings, config_dir: Path) -> Iterator[journey.JourneyRoom]:
+    options = LocalOptions(port=0, operator_port=0, minute_seconds=2, save_line=False)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("BEEKEEPER_CONFIG_DIR", str(config_dir))
-        room = LocalRoom(options)
+        room = LocalRoom(settings, options)
         room.start()
         try:
             assert room.urls is not None
             yield journey.JourneyRoom(
-                name=options.name,
+                name=settings.name,
                 marketing_url=room.urls.marketing_url,
                 page_url=room.urls.page_url,
                 client_check_url=room.urls.client_check_url,
                 origin=ORIGIN,
-                display_name=options.display_name,
+                display_name=settings.display_name,
                 beekeeper=_no_operator,
                 dynamodb=boto3.client(
                     "dynamodb",
@@ -57,28 +59,19 @@ def _running(options: LocalOptions, config_dir: Path) -> Iterator[journey.Journe
             room.stop()
 
 
-def _options(name: str, **capacity: float) -> LocalOptions:
-    return LocalOptions(
-        rate=600,
-        origin=ORIGIN,
-        port=0,
-        operator_port=0,
-        minute_seconds=2,
-        name=name,
-        save_line=False,
-        **capacity,  # type: ignore[arg-type]
-    )
+def _settings(name: str, **capacity: float) -> RoomSettings:
+    return local_room(rate=600, origin=ORIGIN, name=name, **capacity)
 
 
 @pytest.fixture(scope="module")
 def rate_room(tmp_path_factory: pytest.TempPathFactory) -> Iterator[journey.JourneyRoom]:
-    yield from _running(_options("writes"), tmp_path_factory.mktemp("config"))
+    yield from _running(_settings("writes"), tmp_path_factory.mktemp("config"))
 
 
 @pytest.fixture(scope="module")
 def capacity_room(tmp_path_factory: pytest.TempPathFactory) -> Iterator[journey.JourneyRoom]:
-    options = _options("seats", max_inside=3, session_minutes=1, claim_minutes=1)
-    yield from _running(options, tmp_path_factory.mktemp("config"))
+    settings = _settings("seats", max_inside=3, session_minutes=1, claim_minutes=1)
+    yield from _running(settings, tmp_path_factory.mktemp("config"))
 
 
 def test_a_check_a_redeem_and_a_second_redeem(rate_room: journey.JourneyRoom) -> None:

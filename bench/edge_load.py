@@ -53,7 +53,7 @@ def run(
             visitors=visitors,
             arrival=Arrival.parse("uniform:1"),
             minutes=MINUTES,
-            faults=faults,
+            faults=faults or Faults(),
             seed=SEED,
         ),
         watch_pages=kept.append,

@@ -845,6 +845,16 @@ def _toml_value(value: Any) -> str:
     return json.dumps(str(value), ensure_ascii=False)
 
 
+def changes(before: RoomSettings, after: RoomSettings) -> list[str]:
+    """Each setting `after` changes against `before`, in the room file's order, its values as
+    the room file writes them: "max_inside 50 -> 80"."""
+    return [
+        f"{name} {_toml_value(getattr(before, name))} -> {_toml_value(getattr(after, name))}"
+        for name in SETTINGS
+        if getattr(before, name) != getattr(after, name)
+    ]
+
+
 def default_for(field_name: str) -> Any:
     """The default of an optional setting (used by prompts to fill what was not asked)."""
     default = SETTINGS[field_name].default

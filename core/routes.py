@@ -14,16 +14,16 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
 
 from beekeeper.core.presence import PRESENCE_ROUTE, PRESENT
+from beekeeper.core.settings import Mode
 from beekeeper.core.shared_state import STATE_MAX_AGE_SECONDS, STATE_ROUTE
 from beekeeper.core.tickets import JWKS_ROUTE
 
-Mode = Literal["rate", "capacity"]
-RATE: Mode = "rate"
-CAPACITY: Mode = "capacity"
-MODES: tuple[Mode, ...] = (RATE, CAPACITY)
+# The room's mode is core/settings.py's (`RoomSettings.mode`); short names for the registry.
+RATE = Mode.RATE
+CAPACITY = Mode.CAPACITY
+MODES: tuple[Mode, ...] = tuple(Mode)
 
 # Seconds the "unavailable" answer (the room could not read its table) asks a client to wait.
 ERROR_RETRY_AFTER_SECONDS = 5
@@ -40,7 +40,7 @@ class Route:
 
     name: str  # the path part: the route answers `/<name>`
     action: str  # the DynamoDB action the request template targets
-    # The request template of each mode that has the route (rate mode: max_inside 0).
+    # The request template of each mode that has the route.
     request_templates: Mapping[Mode, str]
     response_template: str  # DynamoDB's 2xx
     method: str = "GET"
@@ -151,11 +151,6 @@ REGISTRY: tuple[Route, ...] = (
 _BY_NAME = {route.name: route for route in REGISTRY}
 
 
-def mode_of(*, capacity: bool) -> Mode:
-    """A capacity-mode room (max_inside > 0) or a rate-mode one."""
-    return CAPACITY if capacity else RATE
-
-
 def routes(mode: Mode) -> dict[str, Route]:
     """The templated routes of a room in `mode`, by name, in the registry's order."""
     return {route.name: route for route in REGISTRY if mode in route.request_templates}
@@ -195,7 +190,6 @@ __all__ = [
     "REGISTRY",
     "Mode",
     "Route",
-    "mode_of",
     "route",
     "routes",
     "template_files",

@@ -40,8 +40,8 @@ from beekeeper.core.local_room import (
     LOCAL_REGION,
 )
 from beekeeper.core.presence import Presence
-from beekeeper.core.routes import mode_of, routes
-from beekeeper.core.settings import RoomSettings
+from beekeeper.core.routes import routes
+from beekeeper.core.settings import Mode, RoomSettings
 from beekeeper.stacks import page
 from beekeeper.vtl.methods import (
     declared_headers,
@@ -151,8 +151,8 @@ def definition(
     `work_html` the work page (render_work_page(settings), rendered here when not given)."""
     if work_html is None:
         work_html = render_work_page(settings)
-    capacity = settings.max_inside > 0
-    mode = mode_of(capacity=capacity)
+    mode = settings.mode
+    capacity = mode is Mode.CAPACITY
     session_seconds = settings.session_seconds if capacity else 0
     methods: dict[MethodKey, dict[str, Any]] = {
         (PRODUCER_PATH, "GET"): producer_method(refs),

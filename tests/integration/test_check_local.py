@@ -21,7 +21,7 @@ from beekeeper.cli.check.http import send
 from beekeeper.cli.errors import EXIT_CHECK_FAILED, EXIT_USER_ERROR
 from beekeeper.cli.main import cli
 from beekeeper.core.datamodel import TICKET_KEYS_KEY, TICKET_KEYS_PUBLISHED
-from beekeeper.local.room import LocalOptions, LocalRoom
+from beekeeper.local.room import LocalOptions, LocalRoom, local_room
 
 pytestmark = pytest.mark.slow
 
@@ -45,15 +45,18 @@ RATE_STEPS = [
 ]
 
 
-def _start(name: str, config_dir: Path, **options: Any) -> LocalRoom:
-    defaults: dict[str, Any] = {"rate": 60, "origin": ORIGIN, "port": 0, "operator_port": 0}
+def _start(name: str, config_dir: Path, **settings: Any) -> LocalRoom:
     room = LocalRoom(
-        LocalOptions(
-            name=name,
-            display_name=f"Rehearsal {name}",
-            save_line=False,
-            **{**defaults, **options},
-        )
+        local_room(
+            **{
+                "name": name,
+                "display_name": f"Rehearsal {name}",
+                "rate": 60,
+                "origin": ORIGIN,
+                **settings,
+            }
+        ),
+        LocalOptions(port=0, operator_port=0, save_line=False),
     )
     room.start()
     return room

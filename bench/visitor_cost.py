@@ -62,7 +62,7 @@ from beekeeper.core.settings import RoomSettings
 from beekeeper.room.cookies import COOKIE_NAME
 from beekeeper.room.room_state import RoomConfig, RoomSnapshot, status_item
 from beekeeper.simulator import run as simulation
-from beekeeper.simulator.run import Arrival
+from beekeeper.simulator.run import Arrival, Crowd, simulated_room
 from beekeeper.vtl import load_template, template_values
 from beekeeper.waiting_room_site import render_page
 from beekeeper.waiting_room_site.work_page import render_work_page
@@ -176,7 +176,8 @@ def pipeline() -> dict[str, float]:
     try:
         visitors, rate = 20_000, 6_000
         result = simulation.simulate(
-            rate=rate, visitors=visitors, arrival=Arrival.parse("uniform:2"), minutes=5, seed=1
+            simulated_room(rate=rate, join_work=0),
+            Crowd(visitors=visitors, arrival=Arrival.parse("uniform:2"), minutes=5, seed=1),
         )
     finally:
         simulation.Counted = real  # type: ignore[misc]

@@ -100,6 +100,11 @@ VISITOR_HEADERS = (
 # 307 and 308 only with a Cache-Control). Errors: ERROR_CACHING_SECONDS.
 KEPT_STATUSES = (200, 301, 302, 307, 308)
 
+# The compressed objects a cached path's cache policy caches, each in the cache key by the
+# viewer's normalized Accept-Encoding (EnableAcceptEncodingBrotli and -Gzip): with both, the
+# edge compresses with Brotli for a viewer that accepts both ("Serve compressed files").
+EDGE_ENCODINGS = ("br", "gzip")
+
 GET_METHODS = ("GET", "HEAD")
 CORS_METHODS = ("GET", "HEAD", "OPTIONS")
 ALL_METHODS = ("DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT")
@@ -124,6 +129,15 @@ class Behavior:
     @property
     def cached(self) -> bool:
         return self.cache_seconds > 0
+
+    @property
+    def compressed(self) -> bool:
+        """Whether the edge compresses this path's answers for a viewer that accepts it: every
+        behavior has Compress on, and a cache policy that caches caches Gzip and Brotli
+        objects too (EDGE_ENCODINGS); CachingDisabled can not ("Cache compressed objects",
+        CloudFront Developer Guide), and with TTLs of 0 the edge compresses nothing. What it
+        compresses, and how: local/edge_compression.py."""
+        return self.cached
 
     @property
     def pattern(self) -> str:
@@ -204,6 +218,7 @@ __all__ = [
     "CACHED_ERROR_STATUSES",
     "CORS_METHODS",
     "EDGE_CACHES",
+    "EDGE_ENCODINGS",
     "ERROR_CACHING_SECONDS",
     "GET_METHODS",
     "KEPT_STATUSES",

@@ -31,17 +31,17 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Literal
 
 from beekeeper.core.datamodel import COOKIE_NAME, TOKEN_HEADER
 from beekeeper.core.join_work import SHARED_SECONDS, WORK_PARAMETER
 from beekeeper.core.presence import PRESENT
+from beekeeper.core.settings import Mode
 from beekeeper.core.shared_state import STATE_MAX_AGE_SECONDS
 
-Mode = Literal["rate", "capacity"]
-RATE: Mode = "rate"
-CAPACITY: Mode = "capacity"
-MODES: tuple[Mode, ...] = (RATE, CAPACITY)
+# The room's mode is core/settings.py's (`RoomSettings.mode`); short names for the registry.
+RATE = Mode.RATE
+CAPACITY = Mode.CAPACITY
+MODES: tuple[Mode, ...] = tuple(Mode)
 
 # Seconds the "unavailable" answer (the room could not read its table) asks a client to wait.
 ERROR_RETRY_AFTER_SECONDS = 5
@@ -443,11 +443,6 @@ def check_table(table: tuple[Route, ...]) -> tuple[Route, ...]:
 check_table(TABLE)
 
 
-def mode_of(*, capacity: bool) -> Mode:
-    """A capacity-mode room (max_inside > 0) or a rate-mode one."""
-    return CAPACITY if capacity else RATE
-
-
 def served(mode: Mode, table: tuple[Route, ...] = TABLE) -> tuple[Route, ...]:
     """The paths a room in `mode` has at its address, in the table's order."""
     return tuple(found for found in table if found.at_room and mode in found.modes)
@@ -521,7 +516,6 @@ __all__ = [
     "Vtl",
     "called_by",
     "check_table",
-    "mode_of",
     "route",
     "same_for_everyone",
     "served",

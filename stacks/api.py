@@ -133,10 +133,9 @@ class RoomApi(Construct):
             assumed_by=iam.ServicePrincipal("apigateway.amazonaws.com"),
             description="API Gateway reads visitors and status for /polling and /client",
         )
-        capacity_mode = settings.max_inside > 0
         integration_role.add_to_policy(
             iam.PolicyStatement(
-                actions=list(permissions.api_table_actions(capacity=capacity_mode)),
+                actions=list(permissions.api_table_actions(settings.mode)),
                 resources=[table.table_arn],
             )
         )

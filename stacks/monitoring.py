@@ -30,7 +30,7 @@ from aws_cdk.aws_dynamodb import ITable
 from constructs import Construct
 
 from beekeeper.core import telemetry
-from beekeeper.core.settings import RoomSettings
+from beekeeper.core.settings import Mode, RoomSettings
 
 MINUTE = Duration.minutes(1)
 
@@ -340,7 +340,7 @@ def dashboard(
         graph("Wait from joining to admission, by minute of admission", m.waits),
         cw.AlarmStatusWidget(title="Alarms", alarms=list(alarms), width=8, height=6),
     )
-    if settings.max_inside:
+    if settings.mode is Mode.CAPACITY:
         made.add_widgets(capacity_graph(settings))
     return made
 

@@ -41,10 +41,9 @@ from beekeeper.core.routes import (
     WORK_PAGE,
     Kind,
     Route,
-    mode_of,
     served,
 )
-from beekeeper.core.settings import RoomSettings
+from beekeeper.core.settings import Mode, RoomSettings
 from beekeeper.stacks import page
 from beekeeper.vtl.methods import (
     declared_headers,
@@ -159,8 +158,8 @@ def definition(
     `work_html` the work page (render_work_page(settings), rendered here when not given)."""
     if work_html is None:
         work_html = render_work_page(settings)
-    capacity = settings.max_inside > 0
-    mode = mode_of(capacity=capacity)
+    mode = settings.mode
+    capacity = mode is Mode.CAPACITY
     session_seconds = settings.session_seconds if capacity else 0
     # What each page and script of the table is: its body, rendered for this room.
     static = {

@@ -35,6 +35,7 @@ from beekeeper.core.datamodel import (
 from beekeeper.core.paths import VTL_DIR
 from beekeeper.core.presence import NO_PRESENCE, Presence
 from beekeeper.core.routes import ENTER
+from beekeeper.core.settings import Mode
 
 _PLACEHOLDER = re.compile(r"\{\{([A-Z][A-Z0-9_]*)\}\}")
 
@@ -106,13 +107,18 @@ def _source(name: str) -> str:
 
 
 def template_values(
-    *, table_name: str, origin: str, session_seconds: int = 0, presence: Presence = NO_PRESENCE
+    *,
+    table_name: str,
+    origin: str,
+    mode: Mode = Mode.RATE,
+    session_seconds: int = 0,
+    presence: Presence = NO_PRESENCE,
 ) -> dict[str, str]:
     """Synth-time values for the placeholders; the stack passes its table's name token.
 
-    `session_seconds` is a capacity-mode room's session length (0: a rate-mode room); in
-    capacity mode /polling's admission sends the page through /enter ("via"). `presence`: the
-    room's presence settings, which the heartbeat's templates take (core/presence.py).
+    In a room of `mode` capacity, /polling's admission sends the page through /enter ("via"),
+    which starts a session of `session_seconds`. `presence`: the room's presence settings,
+    which the heartbeat's templates take (core/presence.py).
 
     ORIGIN_JSON is the origin URL as a JSON string literal (quotes included).
     ORIGIN_TOKEN_PREFIX is `<origin>?beekeeper_token=` (or `&`), placed inside a single-quoted
@@ -151,7 +157,7 @@ def template_values(
         **{f"STATE_{state.upper()}": state for state in shared_state.STATES},
         "ORIGIN": origin,
         # The route the admission goes through, by its name: the page knows its URL.
-        "ENTER_VIA": f', "via": {json.dumps(ENTER.name)}' if session_seconds else "",
+        "ENTER_VIA": f', "via": {json.dumps(ENTER.name)}' if mode is Mode.CAPACITY else "",
         "SESSION_SECONDS": str(session_seconds),
         "STATE_ENDED": STATE_ENDED,
         "ERROR_STATUS": str(ERROR_STATUS),

@@ -31,7 +31,8 @@ from typing import Any
 from beekeeper.core.gateway_answers import PREFLIGHT_STATUS, preflight_headers
 from beekeeper.core.headers import JSON_ANSWER_HEADERS, JWKS_HEADERS, cors_headers
 from beekeeper.core.presence import NO_PRESENCE, Presence
-from beekeeper.core.routes import ERROR_RETRY_AFTER_SECONDS, Mode, Route
+from beekeeper.core.routes import ERROR_RETRY_AFTER_SECONDS, Route
+from beekeeper.core.settings import Mode
 from beekeeper.vtl import ERROR_STATUS, load_template, template_values
 
 JSON = "application/json"
@@ -126,7 +127,11 @@ def route_method(
     (vtl.template_values)."""
     vtl = route.templates()
     values = template_values(
-        table_name=table_name, origin=origin, session_seconds=session_seconds, presence=presence
+        table_name=table_name,
+        origin=origin,
+        mode=mode,
+        session_seconds=session_seconds,
+        presence=presence,
     )
     request = load_template(vtl.request_template(mode), values)
     answer = load_template(vtl.response_template, values)

@@ -13,6 +13,7 @@ from beekeeper import vtl
 from beekeeper.core.headers import browser_origin
 from beekeeper.core.presence import Presence
 from beekeeper.core.routes import CAPACITY, templated
+from beekeeper.core.settings import Mode
 from beekeeper.stacks import permissions
 from beekeeper.vtl.methods import route_method
 from beekeeper.waiting_room_site import presence as presence_script
@@ -79,6 +80,7 @@ def test_capacity_routes_use_their_templates_and_responses(
     values = vtl.template_values(
         table_name=f"<Ref:{table_id}>",
         origin=settings.origin,
+        mode=settings.mode,
         session_seconds=settings.session_seconds,
         presence=Presence.of(settings),
     )
@@ -204,6 +206,6 @@ def test_the_wardens_may_query_only_the_leaving_index(
     _, function = synthesized_changed.function(role)
     granted = _granted(synthesized_changed, function["Properties"]["Role"]["Fn::GetAtt"][0])
     table = f"<GetAtt:{table_id}.Arn>"
-    assert granted[table] == set(permissions.table_actions(role, capacity=True))
+    assert granted[table] == set(permissions.table_actions(role, Mode.CAPACITY))
     assert granted[table + "/index/leaving"] == {"dynamodb:Query"}
     assert "dynamodb:Query" not in granted[table]

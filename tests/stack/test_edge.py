@@ -20,7 +20,7 @@ from beekeeper.core.edge import (
     behaviors,
 )
 from beekeeper.core.join_work import SHARED_SECONDS, WORK_PARAMETER
-from beekeeper.core.routes import MARKETING_LINK, ROOM_PAGE, mode_of
+from beekeeper.core.routes import MARKETING_LINK, ROOM_PAGE
 from beekeeper.stacks.edge_waf import EVALUATION_WINDOW_SECONDS
 from tests.support.stack_testkit import Synthesized
 
@@ -43,7 +43,7 @@ def _policy(synthesized: Synthesized, reference: Any, kind: str) -> dict[str, An
 
 
 def test_every_public_path_is_a_behavior_as_core_describes_it(synthesized: Synthesized) -> None:
-    mode = mode_of(capacity=synthesized.settings.max_inside > 0)
+    mode = synthesized.settings.mode
     found = {b["PathPattern"]: b for b in _config(synthesized)["CacheBehaviors"]}
     assert set(found) == {b.path for b in behaviors(mode)}
     for behavior in behaviors(mode):

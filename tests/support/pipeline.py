@@ -253,6 +253,7 @@ def visitor_request(
         table_name=aws.table,
         origin=origin,
         request_time_ms=int(clock.now * 1000),
+        mode=settings.mode,
         session_seconds=settings.session_seconds,
         presence=Presence.of(settings),
     )

@@ -46,7 +46,9 @@ TOKEN = f"{TOKEN_ID}.1234"
 OTHER_ID = "Zz9" + "q" * 19
 NOW_MS = 1_763_780_000_456
 NOW_S = NOW_MS // 1000
-VALUES = template_values(table_name=TABLE, origin=ORIGIN, session_seconds=SESSION_SECONDS)
+VALUES = template_values(
+    table_name=TABLE, origin=ORIGIN, mode=CAPACITY, session_seconds=SESSION_SECONDS
+)
 RATE_VALUES = template_values(table_name=TABLE, origin=ORIGIN)
 
 

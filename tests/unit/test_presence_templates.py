@@ -43,7 +43,11 @@ THROTTLED = {"__type": "com.amazonaws.dynamodb.v20120810#ThrottlingException"}
 
 def values(presence: Presence = PRESENCE) -> dict[str, str]:
     return template_values(
-        table_name=TABLE, origin=ORIGIN, session_seconds=SESSION_SECONDS, presence=presence
+        table_name=TABLE,
+        origin=ORIGIN,
+        mode=CAPACITY,
+        session_seconds=SESSION_SECONDS,
+        presence=presence,
     )
 
 

@@ -372,7 +372,7 @@ def test_the_page_may_connect_to_an_external_endpoint_of_the_table() -> None:
 def test_the_api_has_a_method_for_every_path_and_none_for_an_external_endpoint() -> None:
     room = sample_room()
     api = definition(room, local_references("t"), page_html="<p>page</p>", table=WITH_PUSH)
-    mode = "capacity" if room.max_inside > 0 else "rate"
+    mode = room.mode
     assert {(path, verb) for path, verb in api.methods} == {
         (found.path, verb) for found in served(mode) for verb in found.api_methods
     }

@@ -111,7 +111,7 @@ def state_bytes() -> int:
     snapshot = RoomSnapshot(config=config, shard_counts=(600_000, 600_000), admitted_total=400_000)
     item = status_item(snapshot, 0, 1_800_000_000.0)
     template = load_template(
-        route("state").response_template,
+        route("state").vtl.response_template,
         template_values(table_name="beekeeper-sale", origin=SETTINGS.origin),
     )
     body = render(
@@ -127,7 +127,7 @@ def polling_read_units() -> float:
     """Read units of one /polling: the keys its request template reads (eventually
     consistent reads of items under 4 KB: half a unit each)."""
     template = load_template(
-        route("polling").request_template("rate"),
+        route("polling").vtl.request_template("rate"),
         template_values(table_name="beekeeper-sale", origin=SETTINGS.origin),
     )
     cookie = {"Cookie": f"{COOKIE_NAME}=Ab0_-{'x' * 17}.1234"}

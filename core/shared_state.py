@@ -27,7 +27,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-STATE_ROUTE = "state"
 # The edge and browsers keep the document at most this long (issue 26: at most 2 s).
 STATE_MAX_AGE_SECONDS = 2
 
@@ -160,7 +159,6 @@ __all__ = [
     "PREQUEUE",
     "STATES",
     "STATE_MAX_AGE_SECONDS",
-    "STATE_ROUTE",
     "Point",
     "document_state",
     "extend_history",

@@ -49,10 +49,10 @@ from beekeeper.core.datamodel import (
     status_key,
     visitor_key,
 )
-from beekeeper.core.edge import LEAVE_PATH
 from beekeeper.core.page_timing import FIRST_POLL_AFTER_JOIN_SECONDS
 from beekeeper.core.polling import admission_flow, eta_seconds, position
-from beekeeper.core.presence import BEAT_SECONDS, PRESENCE_ROUTE, PRESENT, Presence
+from beekeeper.core.presence import BEAT_SECONDS, PRESENT, Presence
+from beekeeper.core.routes import CLIENT, ENTER, LEAVE, PRESENCE, Route
 from beekeeper.core.settings import RoomSettings
 from beekeeper.room.leaving import Leaving
 from beekeeper.room.room_state import read_number
@@ -300,7 +300,7 @@ class CapacityCrowd:
         visitor = self.visitors[index]
         entered = self.scheduler.now
         cookie = {"Cookie": f"{COOKIE_NAME}={visitor.token}"}
-        self._request("enter", "GET", {}, cookie)
+        self._request(ENTER, {}, cookie)
         end = entered + visitor.visit_seconds
 
         def first_check() -> None:
@@ -365,9 +365,7 @@ class CapacityCrowd:
         if visitor.page != page:
             return  # that page is gone (the next one beats, or the visit ended)
         self.heartbeats += 1
-        answer = json.loads(
-            self._request(PRESENCE_ROUTE, "POST", {"token": str(visitor.token)}, {})
-        )
+        answer = json.loads(self._request(PRESENCE, {"token": str(visitor.token)}, {}))
         if answer.get(PRESENT) is not True:
             return  # the place is gone: the script stops
         visitor.beats.append(self.scheduler.now)
@@ -377,7 +375,7 @@ class CapacityCrowd:
     def _check(self, index: int) -> bool:
         visitor = self.visitors[index]
         self.client_checks += 1
-        answer = self._request("client", "GET", {"token": str(visitor.token)}, {})
+        answer = self._request(CLIENT, {"token": str(visitor.token)}, {})
         if answer == '{"allow": true}':
             visitor.renewals.append(self.scheduler.now)
             return True
@@ -393,25 +391,25 @@ class CapacityCrowd:
         if self.on_request is not None:
             self.on_request(self.scheduler.now)
         event = {
-            "resource": LEAVE_PATH,
-            "path": LEAVE_PATH,
-            "httpMethod": "POST",
+            "resource": LEAVE.path,
+            "path": LEAVE.path,
+            "httpMethod": LEAVE.method,
             "headers": headers,
             "queryStringParameters": query or None,
         }
         return str(self.leaving.handle(event)["body"])
 
-    def _request(
-        self, route: str, method: str, query: dict[str, str], headers: dict[str, str]
-    ) -> str:
-        """The route's answer body, as API Gateway gives it, at the simulated time."""
+    def _request(self, route: Route, query: dict[str, str], headers: dict[str, str]) -> str:
+        """The templated route's answer body, as API Gateway gives it, at the simulated time."""
         if self.on_request is not None:
             self.on_request(self.scheduler.now)
         before = self.table.calls
         integration = self._integration
         response = integration.run_integration(
-            route,
-            integration.HttpRequest(method=method, path=f"/{route}", query=query, headers=headers),
+            route.name,
+            integration.HttpRequest(
+                method=route.method, path=route.path, query=query, headers=headers
+            ),
             dynamodb=self._target,
             table_name=self.table_name,
             origin=self.settings.origin,

@@ -8,7 +8,7 @@ wildcard actions: a test fails on any.
 from __future__ import annotations
 
 from beekeeper.core.datamodel import LEAVING_INDEX
-from beekeeper.core.routes import routes
+from beekeeper.core.routes import templated
 from beekeeper.core.settings import Mode
 
 TABLE_ACTIONS: dict[str, tuple[str, ...]] = {
@@ -110,6 +110,6 @@ LOG_ACTIONS = ("logs:CreateLogStream", "logs:PutLogEvents")
 
 def api_table_actions(mode: Mode) -> tuple[str, ...]:
     """The API's DynamoDB integration role: exactly the actions the request templates target
-    (the route registry, beekeeper.core.routes), on the room's table only."""
-    targets = routes(mode).values()
-    return tuple(sorted({f"dynamodb:{route.action}" for route in targets}))
+    (the route table, beekeeper.core.routes), on the room's table only."""
+    targets = templated(mode).values()
+    return tuple(sorted({f"dynamodb:{route.templates().action}" for route in targets}))

@@ -10,9 +10,10 @@ for one room. The sources stay separate for maintenance and are inlined here:
   page's timing written in from core/page_timing.py (as the templates get the poll rule's);
 - locales/*.json: every visible string, one file per language, put into the room's JSON config.
 
-The page makes no request except the room's shared state (/state), its own /polling near its
-turn, in capacity mode its /leave (and the room's logo, when one is set); a
-Content-Security-Policy with the hashes of the inline script and styles says so to the browser.
+The page makes no request except the room's routes its config names (the route table's
+routes the room's page calls, core/routes.py: the shared state, its own poll near its turn,
+in capacity mode its leave) and the room's logo, when one is set; a Content-Security-Policy
+with the hashes of the inline script and styles says so to the browser.
 Every figure of its rule (core/serving.py) reaches it in the room config's `timing`.
 docs/page.md documents the hooks a custom template must keep.
 
@@ -35,26 +36,39 @@ from beekeeper.core import schedule, serving, shared_state
 from beekeeper.core.colours import theme_properties
 from beekeeper.core.page_timing import PAGE_CONSTANTS
 from beekeeper.core.paths import SITE_DIR
+from beekeeper.core.routes import (
+    ENTER,
+    LEAVE,
+    MARKETING_LINK,
+    POLLING,
+    STATE,
+    TABLE,
+    Caller,
+    Route,
+    called_by,
+)
 from beekeeper.core.settings import RoomSettings, SettingsError
-from beekeeper.core.shared_state import STATE_ROUTE
 from beekeeper.room.pacing import MINUTE_SECONDS
 
 # Transferred size the page must stay under (uncompressed, so it holds whatever the transport).
 MAX_PAGE_BYTES = 50_000
 
-# Relative to the page's own URL: the public address's root (core/edge.py).
-POLL_URL = "polling"
-STATE_URL = STATE_ROUTE
-JOIN_URL = "beekeeper"
-# Capacity mode's routes (core/routes.py): an admission names "enter" in `via` and the page
-# goes there instead of straight to the shop; the "Leave the line" button posts to leave.
-ENTER_URL = "enter"
-LEAVE_URL = "leave"
+# The room's routes the page calls (core/routes.py), by the key of the page's config its script
+# reads each under; the URLs are relative to the page's own (the public address's root, the
+# stage prefix kept). Capacity mode's: an admission names ENTER in `via` and the page goes
+# there instead of straight to the shop; the "Leave the line" button posts to LEAVE.
+PAGE_ROUTES: dict[str, Route] = {
+    "pollUrl": POLLING,
+    "stateUrl": STATE,
+    "joinUrl": MARKETING_LINK,
+    "enterUrl": ENTER,
+    "leaveUrl": LEAVE,
+}
 DEFAULT_LANGUAGE = "en"
 
 # Placeholders a template must contain: without them the page has no script, config or policy.
 REQUIRED_PLACEHOLDERS = ("SECURITY_POLICY", "ROOM_CONFIG", "PAGE_SCRIPT")
-OPTIONAL_PLACEHOLDERS = ("PAGE_STYLE", "DISPLAY_NAME", "LOGO", "NOSCRIPT")
+OPTIONAL_PLACEHOLDERS = ("PAGE_STYLE", "DISPLAY_NAME", "LOGO", "NOSCRIPT", "JOIN_URL")
 # Elements the script writes into, found by data-bk="<name>"; others (docs/page.md) are optional.
 REQUIRED_HOOKS = (
     "status",
@@ -102,10 +116,12 @@ def render_page(settings: RoomSettings, *, minute_seconds: float = MINUTE_SECOND
             + "</script>"
         ),
         "PAGE_SCRIPT": f'<script type="module">{script}</script>',
+        "JOIN_URL": html.escape(MARKETING_LINK.relative),
         "SECURITY_POLICY": "",  # filled last: it hashes what the others put in
     }
     page = _PLACEHOLDER.sub(lambda match: values[match.group(1)], template)
-    page = with_policy(page, security_policy(page, script, settings.logo_url))
+    connect = connect_sources(settings.region)
+    page = with_policy(page, security_policy(page, script, settings.logo_url, connect))
     return within_size(page, settings.custom_template or "index.html")
 
 
@@ -162,11 +178,7 @@ def room_config_json(
     """
     config = {
         "displayName": settings.display_name,
-        "pollUrl": POLL_URL,
-        "stateUrl": STATE_URL,
-        "joinUrl": JOIN_URL,
-        "enterUrl": ENTER_URL,
-        "leaveUrl": LEAVE_URL,
+        **{key: found.relative for key, found in PAGE_ROUTES.items()},
         "defaultLanguage": DEFAULT_LANGUAGE,
         "timing": page_timing(minute_seconds),
         "strings": locales,
@@ -233,8 +245,20 @@ def _without_comments(source: str) -> str:
     return "\n".join(kept)
 
 
-def security_policy(page: str, script: str, logo_url: str) -> str:
-    """Nothing may load but the page's own inline script and styles, /polling and the logo."""
+def connect_sources(region: str, table: tuple[Route, ...] = TABLE) -> str:
+    """The policy's connect-src: the room's own address (every route the page calls is one of
+    its paths), and each endpoint outside it the page connects to (core/routes.py)."""
+    sources = ["'self'"]
+    for found in called_by(Caller.ROOM_PAGE, table):
+        external = found.external
+        if external is not None and external.directive == "connect-src":
+            sources.append(external.source_for(region))
+    return " ".join(sources)
+
+
+def security_policy(page: str, script: str, logo_url: str, connect: str = "'self'") -> str:
+    """Nothing may load but the page's own inline script and styles, the logo, and the room's
+    routes (and any endpoint outside the room the page connects to: `connect`)."""
     styles = " ".join(f"'{_sha256(match)}'" for match in _INLINE_STYLE.findall(page))
     style_source = styles or "'none'"
     return (
@@ -242,7 +266,7 @@ def security_policy(page: str, script: str, logo_url: str) -> str:
         f"script-src '{_sha256(script)}'; "
         f"style-src {style_source}; "
         f"img-src {image_source(logo_url)}; "
-        "connect-src 'self'; "
+        f"connect-src {connect}; "
         "base-uri 'none'; form-action 'none'"
     )
 

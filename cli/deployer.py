@@ -232,8 +232,8 @@ class Deployer:
             # The rule was turned off since the last deploy: its stack is nobody's now.
             self._remove_edge_waf(settings)
         outputs = self._read_outputs(settings, outputs_file)
-        self.store.record_deployment(settings.name, outputs)
-        deployment = Deployment(outputs)
+        self.store.record_deployment(settings, outputs)
+        deployment = Deployment(outputs, settings)
         self._first_ticket_key(settings, deployment)
         self._channel_quotas(settings, deployment)
         return deployment

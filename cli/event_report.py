@@ -31,7 +31,7 @@ from beekeeper.cli.table import batch_get
 from beekeeper.core import telemetry
 from beekeeper.core.datamodel import GOVERNOR_LOG_KEY
 from beekeeper.core.retry import Pauses
-from beekeeper.core.settings import RoomSettings
+from beekeeper.core.settings import Mode, RoomSettings, capped
 from beekeeper.core.words import count
 from beekeeper.room.governor_records import recent_decisions
 from beekeeper.room.room_state import snapshot_from_items, snapshot_keys
@@ -212,7 +212,7 @@ def _capacity(settings: RoomSettings, max_inside: int, series: MinuteSeries) -> 
     """Capacity mode's figures, when the room has a cap (deployed, or set live since) or its
     metrics show one."""
     capacity_seen = any(series.found[n] for n in ("inside", "max_inside", "left_line", "left_shop"))
-    if not (settings.max_inside or max_inside or capacity_seen):
+    if not (settings.mode is Mode.CAPACITY or capped(max_inside) or capacity_seen):
         return None
     return Capacity(
         inside_per_minute=series.levels("inside"),

@@ -102,6 +102,7 @@ class CliFactory:
     _session: Any = field(default=None, init=False, repr=False)
     # The account the credentials belong to, once they have been checked (caller_account).
     _account: str | None = field(default=None, init=False, repr=False)
+    _store: RoomStore | None = field(default=None, init=False, repr=False)
 
     @classmethod
     def default(cls) -> CliFactory:
@@ -117,9 +118,12 @@ class CliFactory:
         return Pauses(sleep=self.sleep, random=self.jitter)
 
     def store(self) -> RoomStore:
+        """The command's one store: what it tells the operator, it tells once."""
         from beekeeper.cli.rooms import RoomStore
 
-        return RoomStore(self.environ)
+        if self._store is None:
+            self._store = RoomStore(self.environ, say=lambda text: click.echo(text, err=True))
+        return self._store
 
     def session(self) -> Any:
         """One AWS session per command: credentials and service models are loaded once."""

@@ -36,8 +36,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from beekeeper.core.schedule import MESSAGE_PATTERN
+from beekeeper.core.settings import capped
 
-STATE_ROUTE = "state"
 # The edge and browsers keep the document at most this long (issue 26: at most 2 s).
 STATE_MAX_AGE_SECONDS = 2
 
@@ -201,7 +201,7 @@ def document(
         state = PREQUEUE if starts_at > now_ms // 1000 else DRAWING
     rate, turnover = number("rate"), number("turnover")
     max_inside, inside = number("max_inside"), number("inside")
-    full = max_inside > 0 and inside >= max_inside
+    full = capped(max_inside) and inside >= max_inside
     flow = 0
     if state == OPEN:
         flow = max(1, min(turnover, rate)) if full and rate > 0 else rate
@@ -229,7 +229,7 @@ def document(
             ranked=flag("prequeue_ranked") == "true",
             prequeue_base=number("prequeue_base"),
         )
-    if max_inside > 0:
+    if capped(max_inside):
         answer.update(
             max_inside=max_inside,
             inside=inside,
@@ -264,7 +264,6 @@ __all__ = [
     "PREQUEUE",
     "STATES",
     "STATE_MAX_AGE_SECONDS",
-    "STATE_ROUTE",
     "Point",
     "document",
     "document_state",

@@ -51,7 +51,7 @@ from beekeeper.core.edge import (
     behavior_for,
     edge_seconds,
 )
-from beekeeper.core.routes import Mode
+from beekeeper.core.settings import Mode
 from beekeeper.local import edge_compression
 from beekeeper.local.edge_cache import EdgeCache, Kept, Key
 

@@ -25,6 +25,7 @@ from beekeeper.core.local_room import (
     LOCAL_SETTINGS_KEY,
     process_alive,
 )
+from beekeeper.core.routes import CLIENT, LEAVE, MARKETING_LINK, ROOM_PAGE
 from beekeeper.core.settings import RoomSettings
 from beekeeper.core.tickets import jwks_url
 from beekeeper.local.emulator import RoomResources
@@ -46,12 +47,12 @@ class RoomUrls:
 
 def room_urls(gateway_base: str) -> RoomUrls:
     return RoomUrls(
-        marketing_url=f"{gateway_base}/beekeeper",
-        page_url=f"{gateway_base}/room",
-        client_check_url=f"{gateway_base}/client",
+        marketing_url=f"{gateway_base}{MARKETING_LINK.path}",
+        page_url=f"{gateway_base}{ROOM_PAGE.path}",
+        client_check_url=f"{gateway_base}{CLIENT.path}",
         jwks_url=jwks_url(gateway_base),
         issuer=gateway_base,
-        leave_url=f"{gateway_base}/leave",
+        leave_url=f"{gateway_base}{LEAVE.path}",
     )
 
 
@@ -66,7 +67,7 @@ def stack_outputs(
     The room's public address is its loopback port (its in-process edge, local/edge.py), and
     so is the origin's: one process answers both. Its push channel's hosts are its loopback
     channel's (local/channel.py); it has no Event API ARN and no key that expires."""
-    public = urls.marketing_url.removesuffix("/beekeeper")
+    public = urls.issuer
     channel = resources.channel
     return {
         names.PUBLIC_URL_OUTPUT: public,

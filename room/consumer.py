@@ -48,7 +48,7 @@ from beekeeper.core.datamodel import (
 )
 from beekeeper.core.presence import look_within
 from beekeeper.core.retry import Backoff, Pauses
-from beekeeper.core.settings import RoomSettings
+from beekeeper.core.settings import Mode, RoomSettings
 from beekeeper.room import places
 from beekeeper.room.emf import DISCARD, MetricSink
 from beekeeper.room.pacing import RECEIVE_BATCH, LanePacer, ReceiveRhythm, minute_span
@@ -230,7 +230,7 @@ class Consumer:
     carry: dict[str, tuple[Token, list[str]]] = field(default_factory=dict)
     # When the last receive returned: the moment its visitors took their slots.
     received_at: float = math.inf
-    # Capacity mode (a room deployed with max_inside > 0): the places, and the live cap.
+    # Capacity mode: the places, and the live cap (RoomConfig.max_inside; 0: lifted).
     places: PlaceKeeper | None = None
     max_inside: int = 0
     # Signs each admitted visitor's ticket (room/tickets.py), stored on their item.
@@ -263,7 +263,7 @@ class Consumer:
             push=self.push,
         )
         rhythm = ReceiveRhythm(deadline=deadline)
-        if self.settings.max_inside:
+        if self.settings.mode is Mode.CAPACITY:
             self.max_inside = self.settings.max_inside
             self.places = PlaceKeeper(
                 self.dynamodb,

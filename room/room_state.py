@@ -34,7 +34,7 @@ from beekeeper.core.datamodel import (
 from beekeeper.core.push import NEVER, Mark
 from beekeeper.core.retry import Backoff, Pauses, retry
 from beekeeper.core.schedule import is_message
-from beekeeper.core.settings import RoomSettings
+from beekeeper.core.settings import Mode, RoomSettings, capped
 from beekeeper.core.shared_state import Point, extend_history, joins_per_minute
 
 if TYPE_CHECKING:
@@ -239,7 +239,7 @@ class RoomSnapshot:
         config = self.config
         if not config.enabled or config.closed or config.held or draw_pending(config, self.draw):
             return 0
-        if config.max_inside > 0 and self.inside >= config.max_inside:
+        if capped(config.max_inside) and self.inside >= config.max_inside:
             return min(config.rate, self.turnover)
         return config.rate
 
@@ -303,7 +303,7 @@ def snapshot_keys(settings: RoomSettings) -> list[str]:
     """The items a RoomSnapshot is read from: config, counters, arrival shards, and the state
     copy (for the history the next publish extends)."""
     keys = [CONFIG_KEY, ADMITTED_COUNTER_KEY, DRAW_KEY, *_shard_keys(settings), STATE_KEY]
-    return [*keys, INSIDE_KEY] if settings.max_inside else keys
+    return [*keys, INSIDE_KEY] if settings.mode is Mode.CAPACITY else keys
 
 
 def _shard_keys(settings: RoomSettings) -> list[str]:
@@ -320,7 +320,7 @@ def snapshot_from_items(items: Mapping[str, Item], settings: RoomSettings) -> Ro
         inside=read_number(items.get(INSIDE_KEY), "n"),
         skipped=read_number(admitted, "skipped"),
         turnover=read_number(items.get(INSIDE_KEY), "turnover"),
-        claim_seconds=settings.claim_seconds if settings.max_inside else 0,
+        claim_seconds=settings.claim_seconds if settings.mode is Mode.CAPACITY else 0,
         draw=DrawStatus.from_item(items.get(DRAW_KEY)),
         history=read_text(items.get(STATE_KEY), "history"),
         pushed=read_mark(items.get(STATE_KEY)),
@@ -466,7 +466,7 @@ def status_item(snapshot: RoomSnapshot, copy: int, now: float) -> dict[str, Any]
             "turnover": number(snapshot.turnover),
             "claim_seconds": number(snapshot.claim_seconds),
         }
-        if config.max_inside > 0
+        if capped(config.max_inside)
         else {}
     )
     # The state copy: the serving number's history, and the room's last publish (kept until a

@@ -26,7 +26,7 @@ from beekeeper.core import telemetry
 from beekeeper.core.datamodel import BOOKKEEPING_TTL_SECONDS, INSIDE_KEY, minute_key
 from beekeeper.core.presence import look_within
 from beekeeper.core.retry import Pauses
-from beekeeper.core.settings import RoomSettings
+from beekeeper.core.settings import Mode, RoomSettings, capped
 from beekeeper.room.consumer import Assignment
 from beekeeper.room.emf import DISCARD, MetricSink
 from beekeeper.room.pacing import MINUTE_SECONDS
@@ -107,7 +107,7 @@ def _keep_places(
         UpdateExpression="SET turnover = :turnover",
         ExpressionAttributeValues={":turnover": number(turnover)},
     )
-    if max_inside <= 0:
+    if not capped(max_inside):
         return None
     return max(0, max_inside - read_inside(dynamodb, table))
 
@@ -156,7 +156,7 @@ def run_trigger(
         log.exception("the draw's step failed; the next minute tries again")
     backlog = queue_backlog(sqs, queue_url)
     free: int | None = None  # places free inside the shop (None: no cap)
-    if settings.max_inside:
+    if settings.mode is Mode.CAPACITY:
         free = _keep_places(dynamodb, table, minute, config.max_inside, clock, settings, pauses)
     snapshot = read_snapshot(dynamodb, table, settings, pauses=pauses)
     before = _arrivals_at_previous_claim(dynamodb, table, minute, pauses)
@@ -203,7 +203,7 @@ def run_trigger(
     metrics.level(telemetry.OPERATOR_RATE, config.operator_rate)
     metrics.level(telemetry.BACKLOG, backlog)
     metrics.level(telemetry.PLANNED, planned)
-    if settings.max_inside:
+    if settings.mode is Mode.CAPACITY:
         metrics.level(telemetry.INSIDE, snapshot.inside)
         metrics.level(telemetry.MAX_INSIDE, config.max_inside)
     for index in range(consumers):

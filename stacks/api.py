@@ -27,6 +27,7 @@ from constructs import Construct
 
 from beekeeper.apigateway.model import InvalidApi, check
 from beekeeper.core.edge import ORIGIN_HEADER
+from beekeeper.core.routes import MARKETING_LINK
 from beekeeper.core.settings import RoomSettings
 from beekeeper.stacks import capacity, permissions, rest_api
 from beekeeper.stacks.functions import RETENTION
@@ -101,7 +102,7 @@ class RoomApi(Construct):
                 throttling_burst_limit=throttle.burst_limit,
                 method_options={
                     # The marketing link alone never takes more than the counters absorb.
-                    "/beekeeper/GET": apigw.MethodDeploymentOptions(
+                    f"{MARKETING_LINK.path}/{MARKETING_LINK.method}": apigw.MethodDeploymentOptions(
                         throttling_rate_limit=throttle.arrivals_rate_limit,
                         throttling_burst_limit=min(
                             throttle.arrivals_rate_limit, throttle.burst_limit
@@ -135,10 +136,9 @@ class RoomApi(Construct):
             assumed_by=iam.ServicePrincipal("apigateway.amazonaws.com"),
             description="API Gateway reads visitors and status for /polling and /client",
         )
-        capacity_mode = settings.max_inside > 0
         integration_role.add_to_policy(
             iam.PolicyStatement(
-                actions=list(permissions.api_table_actions(capacity=capacity_mode)),
+                actions=list(permissions.api_table_actions(settings.mode)),
                 resources=[table.table_arn],
             )
         )

@@ -223,10 +223,9 @@ class RoomFunctions(Construct):
                 environment=environment,
                 reserved_concurrency=reserved,
             )
-            capacity_mode = settings.max_inside > 0
-            made.allow(permissions.table_actions(role, capacity=capacity_mode), [table.table_arn])
+            made.allow(permissions.table_actions(role, settings.mode), [table.table_arn])
             made.allow(
-                permissions.index_actions(role, capacity=capacity_mode),
+                permissions.index_actions(role, settings.mode),
                 [table.table_arn + permissions.INDEX_ARN_SUFFIX],
             )
             made.allow(permissions.QUEUE_ACTIONS[role], [queue.queue_arn])

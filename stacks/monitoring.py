@@ -30,7 +30,7 @@ from aws_cdk.aws_dynamodb import ITable
 from constructs import Construct
 
 from beekeeper.core import telemetry
-from beekeeper.core.settings import RoomSettings
+from beekeeper.core.settings import Mode, RoomSettings
 
 MINUTE = Duration.minutes(1)
 
@@ -342,7 +342,7 @@ def dashboard(
         cw.AlarmStatusWidget(title="Alarms", alarms=list(alarms), width=8, height=6),
     )
     made.add_widgets(push_graph(settings))
-    if settings.max_inside:
+    if settings.mode is Mode.CAPACITY:
         made.add_widgets(capacity_graph(settings))
     return made
 

@@ -10,10 +10,9 @@ from aws_cdk import CfnOutput, Environment, Stack, Tags
 from constructs import Construct
 
 from beekeeper.core import names
-from beekeeper.core.edge import PAGE_PATH, PRODUCER_PATH
 from beekeeper.core.push import key_expiry
+from beekeeper.core.routes import CLIENT, JWKS, MARKETING_LINK, ROOM_PAGE
 from beekeeper.core.settings import RoomSettings
-from beekeeper.core.tickets import JWKS_ROUTE
 from beekeeper.stacks import nag
 from beekeeper.stacks.api import RoomApi
 from beekeeper.stacks.channel import RoomChannel
@@ -112,9 +111,9 @@ class RoomStack(Stack):
 
         # The keys docs/data-model.md promises the CLI ("Stack outputs").
         outputs = {
-            names.MARKETING_URL_OUTPUT: edge.url_for(PRODUCER_PATH),
-            names.CLIENT_CHECK_URL_OUTPUT: edge.url_for("/client"),
-            names.PAGE_URL_OUTPUT: edge.url_for(PAGE_PATH),
+            names.MARKETING_URL_OUTPUT: edge.url_for(MARKETING_LINK.path),
+            names.CLIENT_CHECK_URL_OUTPUT: edge.url_for(CLIENT.path),
+            names.PAGE_URL_OUTPUT: edge.url_for(ROOM_PAGE.path),
             names.PUBLIC_URL_OUTPUT: edge.url_for(""),
             names.EDGE_DOMAIN_OUTPUT: edge.distribution.distribution_domain_name,
             names.DISTRIBUTION_ID_OUTPUT: edge.distribution.distribution_id,
@@ -127,7 +126,7 @@ class RoomStack(Stack):
                 for role in names.FUNCTION_ROLES
             },
             names.DASHBOARD_NAME_OUTPUT: monitoring.dashboard.dashboard_name,
-            names.JWKS_URL_OUTPUT: edge.url_for(f"/{JWKS_ROUTE}"),
+            names.JWKS_URL_OUTPUT: edge.url_for(JWKS.path),
             names.TICKET_KEYS_SECRET_OUTPUT: storage.ticket_keys.secret_arn,
             names.CHANNEL_HTTP_DOMAIN_OUTPUT: channel.http_domain,
             names.CHANNEL_REALTIME_DOMAIN_OUTPUT: channel.realtime_domain,

@@ -156,7 +156,8 @@ DISPLAY_NAME = "Beekeeper end-to-end test"
 def deployed(run: Run) -> journey.JourneyRoom:
     """`deploy` the room `init` wrote, timed, and the journey's view of it."""
     run.timed("deploy", "deploy", run.name, "--yes", "--no-check")
-    outputs = json.loads((run.config_dir / "rooms" / f"{run.name}.deployed.json").read_text())
+    record = json.loads((run.config_dir / "rooms" / f"{run.name}.deployed.json").read_text())
+    outputs = record["outputs"]  # beside the settings deployed (cli/rooms.py)
     return journey.JourneyRoom(
         name=run.name,
         marketing_url=outputs["MarketingUrl"],

@@ -24,6 +24,7 @@ from beekeeper.core.headers import browser_origin
 from beekeeper.core.join_work import JoinKeys
 from beekeeper.core.local_room import LOCAL_REGION
 from beekeeper.core.names import ResourceNames
+from beekeeper.core.routes import JWKS
 from beekeeper.local.emulator import Emulator
 from beekeeper.local.saved_state import FORMAT, METRICS_PER_LINE, Restored, SavedState
 from beekeeper.room.ticket_keys import TicketKeyStore
@@ -149,7 +150,7 @@ def key_store(emulator: Emulator) -> TicketKeyStore:
 def jwks(emulator: Emulator) -> dict[str, Any]:
     """GET /jwks.json as the local gateway answers it, from the room's store."""
     answer = run_integration(
-        facts.JWKS_ROUTE,
+        JWKS.name,
         HttpRequest("GET", "/jwks.json", {}, {}),
         dynamodb=emulator.template_target(),
         table_name=NAMES.table,

@@ -12,9 +12,8 @@ import pytest
 from beekeeper import vtl
 from beekeeper.core.edge import ORIGIN_HEADER
 from beekeeper.core.headers import PAGE_HEADERS, browser_origin
-from beekeeper.core.routes import RATE, routes
-from beekeeper.core.shared_state import STATE_MAX_AGE_SECONDS, STATE_ROUTE
-from beekeeper.core.tickets import JWKS_ROUTE
+from beekeeper.core.routes import JWKS, RATE, STATE, templated
+from beekeeper.core.shared_state import STATE_MAX_AGE_SECONDS
 from beekeeper.stacks import capacity, page
 from beekeeper.stacks.page import deploy_page_channel
 from beekeeper.vtl.methods import (
@@ -73,19 +72,19 @@ def test_marketing_link_is_the_producer_through_a_proxy_integration(
     assert f"<GetAtt:{producer_id}.Arn>" in flatten(method["Integration"]["Uri"])
 
 
-@pytest.mark.parametrize("route", sorted(routes(RATE)))
+@pytest.mark.parametrize("route", sorted(templated(RATE)))
 def test_dynamodb_routes_use_the_vtl_templates_with_the_room_values(
     synthesized: Synthesized, route: str
 ) -> None:
-    found = routes(RATE)[route]
+    found = templated(RATE)[route]
     request_name, response_name, action = (
-        found.request_template(RATE),
-        found.response_template,
-        found.action,
+        found.vtl.request_template(RATE),
+        found.vtl.response_template,
+        found.vtl.action,
     )
     table_id, _ = synthesized.only("AWS::DynamoDB::Table")
     values = vtl.template_values(table_name=f"<Ref:{table_id}>", origin=synthesized.settings.origin)
-    integration = _method(synthesized, route)["Integration"]
+    integration = _method(synthesized, found.relative)["Integration"]
     assert integration["Type"] == "AWS"
     assert integration["IntegrationHttpMethod"] == "POST"
     assert integration["PassthroughBehavior"] == "NEVER"
@@ -109,8 +108,8 @@ def test_dynamodb_routes_use_the_vtl_templates_with_the_room_values(
     # Answers about a visitor are never cached; the public keys are, for the time the key
     # rotation waits before a new key signs; the shared state, the same for everyone, briefly.
     cache = {
-        JWKS_ROUTE: "'public, max-age=300'",
-        STATE_ROUTE: f"'public, max-age={STATE_MAX_AGE_SECONDS}'",
+        JWKS.name: "'public, max-age=300'",
+        STATE.name: f"'public, max-age={STATE_MAX_AGE_SECONDS}'",
     }.get(route, "'no-store'")
     assert headers["method.response.header.Cache-Control"] == cache
 
@@ -162,14 +161,14 @@ def test_client_preflight_allows_the_shop_origin_with_credentials(
     assert "GET" in headers["method.response.header.Access-Control-Allow-Methods"]
 
 
-@pytest.mark.parametrize("route", sorted(routes(RATE)))
+@pytest.mark.parametrize("route", sorted(templated(RATE)))
 def test_each_integration_response_has_a_status_and_a_method_response_of_its_own(
     synthesized: Synthesized, route: str
 ) -> None:
     """API Gateway keeps one integration response per status code (PutIntegrationResponse
     takes the status in its path): no two of a method share one, and each status has a
     method response declaring every header it maps."""
-    method = _method(synthesized, route)
+    method = _method(synthesized, templated(RATE)[route].relative)
     responses = method["Integration"]["IntegrationResponses"]
     statuses = [r["StatusCode"] for r in responses]
     assert len(statuses) == len(set(statuses))

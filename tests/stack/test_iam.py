@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from beekeeper.core import names
+from beekeeper.core.settings import Mode
 from beekeeper.stacks import permissions
 from tests.support.stack_testkit import Synthesized, flatten
 
@@ -76,7 +77,7 @@ def test_each_function_gets_exactly_its_actions_on_its_resources(
     )
     log_group_id = function["Properties"]["LoggingConfig"]["LogGroup"]["Ref"]
     expected = {
-        f"<GetAtt:{table_id}.Arn>": set(permissions.table_actions(role, capacity=False)),
+        f"<GetAtt:{table_id}.Arn>": set(permissions.table_actions(role, Mode.RATE)),
         f"<GetAtt:{log_group_id}.Arn>": set(permissions.LOG_ACTIONS),
     }
     if permissions.QUEUE_ACTIONS[role]:

@@ -33,8 +33,7 @@ from beekeeper.apigateway.model import (
     methods_of_template,
 )
 from beekeeper.core.gateway_answers import route_methods
-from beekeeper.core.routes import mode_of
-from beekeeper.core.settings import RoomSettings
+from beekeeper.core.settings import Mode, RoomSettings
 from beekeeper.stacks import rest_api
 from beekeeper.stacks.api import RoomApi
 from beekeeper.stacks.page import deploy_page_channel
@@ -71,7 +70,7 @@ def test_the_rate_room_deploys_the_definition(synthesized: Synthesized) -> None:
     deployed = load_template(synthesized.raw)
     assert deployed == defined(synthesized.raw, synthesized.settings)
     assert {path: set(verbs) for path, verbs in deployed.paths().items()} == {
-        path: set(verbs) for path, verbs in route_methods(mode_of(capacity=False)).items()
+        path: set(verbs) for path, verbs in route_methods(Mode.RATE).items()
     }
 
 
@@ -79,7 +78,7 @@ def test_the_capacity_room_deploys_the_definition(synthesized_changed: Synthesiz
     deployed = load_template(synthesized_changed.raw)
     assert deployed == defined(synthesized_changed.raw, synthesized_changed.settings)
     assert {path: set(verbs) for path, verbs in deployed.paths().items()} == {
-        path: set(verbs) for path, verbs in route_methods(mode_of(capacity=True)).items()
+        path: set(verbs) for path, verbs in route_methods(Mode.CAPACITY).items()
     }
 
 

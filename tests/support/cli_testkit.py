@@ -294,10 +294,24 @@ def write_room(config_dir: Path, settings: RoomSettings) -> Path:
     return path
 
 
-def write_deployment(config_dir: Path, name: str, outputs: Mapping[str, str]) -> Path:
+def write_deployment(
+    config_dir: Path,
+    name: str,
+    outputs: Mapping[str, str],
+    settings: RoomSettings | None = None,
+) -> Path:
+    """The record `beekeeper deploy` writes (cli/rooms.py's shape): the outputs and the
+    settings deployed, `settings` or else the room file's as it is now. Without either: a
+    record written before the settings were recorded, a flat object of the outputs."""
     path = config_dir / "rooms" / f"{name}.deployed.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(dict(outputs)), encoding="utf-8")
+    room_file = config_dir / "rooms" / f"{name}.toml"
+    if settings is None and room_file.exists():
+        settings = RoomSettings.from_toml(room_file.read_text(encoding="utf-8"))
+    record: dict[str, Any] = dict(outputs)
+    if settings is not None:
+        record = {"outputs": dict(outputs), "settings": settings.to_mapping()}
+    path.write_text(json.dumps(record), encoding="utf-8")
     return path
 
 
@@ -390,6 +404,15 @@ class DeployedRoom:
     @property
     def table(self) -> str:
         return self.outputs["TableName"]
+
+
+def redeploy(config_dir: Path, room: DeployedRoom, **changes: Any) -> RoomSettings:
+    """The deployed room with its settings changed, as `beekeeper deploy` leaves it after an
+    edit of its room file: the file and the record's settings both."""
+    settings = room.settings.replace(**changes)
+    write_room(config_dir, settings)
+    write_deployment(config_dir, settings.name, room.outputs, settings)
+    return settings
 
 
 @pytest.fixture

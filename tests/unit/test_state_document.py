@@ -42,7 +42,7 @@ VALUES = template_values(table_name="beekeeper-sale", origin=ORIGIN)
 
 def document(item: dict[str, Any] | None, *, now_ms: int = NOW_MS, **request: Any) -> Any:
     body = json.dumps({"Item": item} if item is not None else {})
-    template = load_template(route("state").response_template, VALUES)
+    template = load_template(route("state").vtl.response_template, VALUES)
     data = RenderInput(body=body, context={"requestTimeEpoch": now_ms}, **request)
     return json.loads(render(template, data))
 
@@ -63,7 +63,7 @@ def snapshot(**config: Any) -> RoomSnapshot:
 
 
 def test_the_request_reads_the_state_copy_and_nothing_the_client_sends() -> None:
-    template = load_template(route("state").request_template("rate"), VALUES)
+    template = load_template(route("state").vtl.request_template("rate"), VALUES)
     plain = json.loads(render(template, RenderInput()))
     assert plain == {"TableName": "beekeeper-sale", "Key": {"pk": {"S": STATE_KEY}}}
     item = status_item(snapshot(), 0, NOW)

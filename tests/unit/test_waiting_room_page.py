@@ -15,21 +15,19 @@ from pathlib import Path
 import pytest
 
 from beekeeper.core.colours import contrast_ratio, ink_for, readable_text_on
-from beekeeper.core.gateway_answers import route_method, route_methods
 from beekeeper.core.paths import SITE_DIR
 from beekeeper.core.push import PageChannel
-from beekeeper.core.routes import CAPACITY, RATE, routes
+from beekeeper.core.routes import Caller, called_by
 from beekeeper.core.settings import SettingsError
 from beekeeper.waiting_room_site import (
-    ENTER_URL,
-    LEAVE_URL,
     MAX_PAGE_BYTES,
-    POLL_URL,
+    PAGE_ROUTES,
     REQUIRED_HOOKS,
     REQUIRED_PLACEHOLDERS,
     PageTemplateError,
     bundle_script,
     render_page,
+    room_config_json,
 )
 from tests.support.sample_room import sample_room
 
@@ -117,15 +115,15 @@ def test_config_carries_relative_urls_and_every_language() -> None:
     assert {"en", "de"} <= set(strings)
 
 
-def test_the_pages_room_urls_are_the_rooms_routes() -> None:
+def test_the_pages_room_urls_are_the_routes_the_table_says_it_calls() -> None:
     # The page resolves these relative to itself, as the routes are served beside /room;
     # tests/browser/test_local_capacity_browser.py follows a real admission's "via" to enter.
-    assert POLL_URL in routes(RATE)
-    assert POLL_URL in routes(CAPACITY)
-    assert ENTER_URL in routes(CAPACITY)
-    assert f"/{LEAVE_URL}" in route_methods(CAPACITY)  # the producer's route
-    assert route_method(LEAVE_URL) == "POST"
-    assert route_method(ENTER_URL) == "GET"
+    assert sorted(found.name for found in PAGE_ROUTES.values()) == sorted(
+        found.name for found in called_by(Caller.ROOM_PAGE) if found.at_room
+    )
+    config = json.loads(room_config_json(sample_room(), {}))
+    for key, found in PAGE_ROUTES.items():
+        assert "/" + config[key] == found.path
 
 
 def test_page_is_small_and_self_contained() -> None:

@@ -125,7 +125,11 @@ def test_first_deploy_bootstraps_then_deploys_and_records_the_outputs(
         (deploy_args(config_dir), expected_env(config_dir), work),
     ]  # fmt: skip
     recorded = json.loads((config_dir / "rooms" / "sale.deployed.json").read_text())
-    assert recorded == cdk.outputs["beekeeper-sale"]
+    # The stack's outputs, and the settings the room was deployed with.
+    assert recorded == {
+        "outputs": cdk.outputs["beekeeper-sale"],
+        "settings": room_settings("sale").to_mapping(),
+    }
     assert result.stdout.splitlines() == [
         "Room 'sale' is deployed.",
         f"Marketing URL (link visitors here): {OUTPUTS['MarketingUrl']}",

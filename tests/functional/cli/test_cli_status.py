@@ -16,10 +16,9 @@ from tests.support.cli_testkit import (
     WatchSleep,
     aws_client,
     put_item,
-    room_settings,
+    redeploy,
     table_client,
     write_deployment,
-    write_room,
 )
 
 MINUTE = int(NOW) // 60
@@ -220,7 +219,7 @@ def test_a_bad_interval_is_a_usage_error(invoke: Invoke, deployed_room: Deployed
 def test_text_report_shows_the_governors_last_decisions_and_why(
     invoke: Invoke, deployed_room: DeployedRoom, config_dir: Path
 ) -> None:
-    write_room(config_dir, room_settings(dynamic_rate_throttling=True, slow_ms=800))
+    redeploy(config_dir, deployed_room, dynamic_rate_throttling=True, slow_ms=800)
     populate(deployed_room)
     lines = invoke("status", "sale").output.splitlines()
     assert lines[2] == "Governor: throttled; baseline median 100 ms; slow when p90 > 800 ms"
@@ -237,7 +236,7 @@ def test_text_report_shows_the_governors_last_decisions_and_why(
 def test_a_governor_that_can_not_take_a_baseline_says_why_in_one_line(
     invoke: Invoke, deployed_room: DeployedRoom, config_dir: Path
 ) -> None:
-    write_room(config_dir, room_settings(dynamic_rate_throttling=True))
+    redeploy(config_dir, deployed_room, dynamic_rate_throttling=True)
     pending = Decision(
         at=NOW - 30, decision="baseline-pending", rate_before=600, rate_after=600, samples=60,
         errors=60, median_ms=None, p90_ms=None, mean_ms=None, slow_above_ms=None,
@@ -303,8 +302,7 @@ def test_a_room_rehearsed_with_shorter_minutes_is_read_in_its_own_minutes(
     invoke: Invoke, deployed_room: DeployedRoom, config_dir: Path
 ) -> None:
     # `beekeeper local --minute-seconds 10`: the trigger numbers its minutes now // 10.
-    record = config_dir / "rooms" / "sale.deployed.json"
-    record.write_text(json.dumps({**deployed_room.outputs, "MinuteSeconds": "10"}))
+    write_deployment(config_dir, "sale", {**deployed_room.outputs, "MinuteSeconds": "10"})
     table, minute = deployed_room.table, int(NOW) // 10
     put_item(table, {"pk": "config", "enabled": True, "operator_rate": 60, "rate": 60,
                      "version": 1, "updated_at": int(NOW) - 5})  # fmt: skip

@@ -106,7 +106,7 @@ def deployed(aws: Aws, clock: FakeClock) -> RecordingPublisher:
 def fetched(aws: Aws, now_ms: int) -> dict[str, Any]:
     """GET /state as API Gateway answers it from the state copy now."""
     values = template_values(table_name=aws.table, origin=room().origin)
-    template = load_template(route("state").response_template, values)
+    template = load_template(route("state").templates().response_template, values)
     body = json.dumps({"Item": aws.item(STATE_KEY)})
     return json.loads(
         render(template, RenderInput(body=body, context={"requestTimeEpoch": now_ms}))

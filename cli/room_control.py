@@ -5,7 +5,8 @@ The items themselves belong to `beekeeper.room.room_state`, which the Lambdas us
 config item or a status copy has one shape wherever it is written (docs/data-model.md). Each
 switch writes the `config` item (bumping `version`, which the producer, trigger and governor
 compare with what they cached), then republishes the ten `status#<d>` copies from the config it
-wrote and the counters, so waiting visitors' pages show the change on their next poll.
+wrote and the counters, and publishes the change to the room's channel, so waiting visitors'
+pages show it within seconds (room/push.py; on their next fetch of the shared state without it).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from beekeeper.core.datamodel import DRAW_KEY
 from beekeeper.core.retry import Pauses
 from beekeeper.core.settings import RoomSettings
 from beekeeper.room import room_state
+from beekeeper.room.push import StatePush
 from beekeeper.room.room_state import RoomConfig
 
 
@@ -32,12 +34,15 @@ class RoomControl:
         *,
         clock: Callable[[], float],
         pauses: Pauses,
+        push: StatePush | None = None,
     ) -> None:
+        """`push`: the room's channel (None: a room without one, whose pages poll)."""
         self._db = dynamodb
         self._table = table_name
         self._settings = settings
         self._clock = clock
         self._pauses = pauses
+        self._push = push
 
     @property
     def settings(self) -> RoomSettings:
@@ -88,7 +93,13 @@ class RoomControl:
         config = room_state.write_config(self._db, self._table, self._settings, now=now, **change)
         try:
             room_state.refresh_status(
-                self._db, self._table, self._settings, now=now, pauses=self._pauses, config=config
+                self._db,
+                self._table,
+                self._settings,
+                now=now,
+                pauses=self._pauses,
+                config=config,
+                push=self._push,
             )
         except room_state.Unprocessed as error:
             raise AwsError(

@@ -115,6 +115,12 @@ class Deployment:
     jwks_url = _Output(names.JWKS_URL_OUTPUT)
     # The secret with the room's private ticket keys; None for a room deployed before tickets.
     ticket_keys_secret = _Output(names.TICKET_KEYS_SECRET_OUTPUT)
+    # The push channel's HTTP host (None: a room deployed before it had one), the Event API's
+    # ARN and when the page's API key expires (AWS only).
+    channel_http_domain = _Output(names.CHANNEL_HTTP_DOMAIN_OUTPUT)
+    channel_realtime_domain = _Output(names.CHANNEL_REALTIME_DOMAIN_OUTPUT)
+    channel_api_arn = _Output(names.CHANNEL_API_ARN_OUTPUT)
+    channel_key_expires = _Output(names.CHANNEL_KEY_EXPIRES_OUTPUT)
 
     @property
     def is_local(self) -> bool:

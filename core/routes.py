@@ -411,6 +411,18 @@ LEAVE = Route(
     edge=PER_VISITOR,
     cors=True,
 )
+# The room's push channel (core/push.py): AWS AppSync Events' real-time endpoint, outside the
+# room's address, which every waiting page subscribes to with the pages' key; a local room's is
+# its loopback channel's (local/channel.py). The room gives the page its exact address.
+PUSH_CHANNEL = Route(
+    "push",
+    "",
+    Kind.EXTERNAL,
+    (),
+    (RATE, CAPACITY),
+    (Caller.ROOM_PAGE,),
+    external=External("connect-src", "wss://*.appsync-realtime-api.{region}.amazonaws.com"),
+)
 
 # In the order the stack creates the API's methods (their order is part of the deployment's
 # logical ID) and CloudFront lists the behaviors (all exact paths: the order does not matter).
@@ -426,6 +438,7 @@ TABLE: tuple[Route, ...] = (
     STATE,
     JWKS,
     LEAVE,
+    PUSH_CHANNEL,
 )
 
 
@@ -501,6 +514,7 @@ __all__ = [
     "POLLING",
     "PRESENCE",
     "PRESENCE_SCRIPT",
+    "PUSH_CHANNEL",
     "RATE",
     "ROOM_PAGE",
     "STATE",

@@ -33,6 +33,11 @@ class Reading:
     # Requests the room's edge answered, and those it sent its origin, cumulative (local/edge.py).
     edge_requests: int = 0
     origin_requests: int = 0
+    # The push channel (local/channel.py): pages subscribed now, and the changes published
+    # and the messages delivered to pages, cumulative.
+    subscriptions: int = 0
+    publishes: int = 0
+    deliveries: int = 0
 
     @property
     def waiting(self) -> int:

@@ -195,6 +195,11 @@ def _figures(latest: Any, series: LiveSeries | None = None) -> str:
             ("Edge requests", requests_said(series.edge_per_second)),
             ("Origin requests", requests_said(series.origin_per_second)),
         ]
+    # What the room told pages on its push channel, and how many listen.
+    items += [
+        ("Pages subscribed", f"{latest.subscriptions:,}"),
+        ("Changes pushed", f"{latest.publishes:,} ({latest.deliveries:,} deliveries)"),
+    ]
     cells = "".join(
         f'<div><dt>{name}</dt><dd data-figure="{name.lower().replace(" ", "-")}">'
         f"{html.escape(value)}</dd></div>"

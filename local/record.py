@@ -15,6 +15,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from beekeeper.core import names
 from beekeeper.core.config_dir import local_record_file, write_atomically
@@ -64,8 +65,10 @@ def stack_outputs(
 ) -> dict[str, str]:
     """The deployed stack's outputs (core/names.py), a local room's values, and its endpoint.
     The room's public address is its loopback port (its in-process edge, local/edge.py), and
-    so is the origin's: one process answers both."""
+    so is the origin's: one process answers both. Its push channel's hosts are its loopback
+    channel's (local/channel.py); it has no Event API ARN and no key that expires."""
     public = urls.issuer
+    channel = resources.channel
     return {
         names.PUBLIC_URL_OUTPUT: public,
         names.EDGE_DOMAIN_OUTPUT: public.split("://", 1)[1],
@@ -84,6 +87,12 @@ def stack_outputs(
         names.DASHBOARD_NAME_OUTPUT: "",  # a local room has no dashboard
         names.JWKS_URL_OUTPUT: urls.jwks_url,
         names.TICKET_KEYS_SECRET_OUTPUT: resources.ticket_keys_secret,
+        names.CHANNEL_HTTP_DOMAIN_OUTPUT: channel.host if channel else "",
+        names.CHANNEL_REALTIME_DOMAIN_OUTPUT: (
+            urlsplit(channel.realtime_url).netloc if channel else ""
+        ),
+        names.CHANNEL_API_ARN_OUTPUT: "",
+        names.CHANNEL_KEY_EXPIRES_OUTPUT: "",
         names.ENDPOINT_URL_OUTPUT: endpoint_url,
         names.MINUTE_SECONDS_OUTPUT: f"{minute_seconds:g}",
     }

@@ -31,8 +31,10 @@ from beekeeper.core.local_room import (
     FLAGS_ONLY_ROOM,
 )
 from beekeeper.core.plain_page import Brand
+from beekeeper.core.push import KEEP_ALIVE_SECONDS
 from beekeeper.core.retry import Pauses
 from beekeeper.core.settings import Mode, RoomSettings
+from beekeeper.local.channel import LocalChannel
 from beekeeper.local.demo_shop import CapacityMode, DemoShop, Occupancy, RoomFacts
 from beekeeper.local.edge import Edge
 from beekeeper.local.emulator import Emulator, RoomResources
@@ -83,6 +85,8 @@ class LocalOptions:
     # The settings the command line gave: the rate and a scheduled start among them win over
     # what `beekeeper rate` or `beekeeper schedule` set in an earlier run's saved line.
     given: frozenset[str] = frozenset()
+    # The push channel's keep-alive: AWS's 60 s (tests shorten it).
+    keep_alive_seconds: float = KEEP_ALIVE_SECONDS
 
 
 def local_room(**settings: Any) -> RoomSettings:
@@ -128,6 +132,7 @@ class LocalRoom:
         self.emulator: Emulator | None = None  # the room's store, as its AWS clients reach it
         self.restored = Restored(found=False)
         self.operator_url: str | None = None
+        self.channel: LocalChannel | None = None  # the push channel pages subscribe to
         # The room's counters a few times a minute (or second, in a shortened minute).
         sample_seconds = min(2.0, max(0.25, options.minute_seconds / 4))
         self.counters = LiveCounters(options.minute_seconds, sample_seconds)
@@ -219,7 +224,15 @@ class LocalRoom:
     def _start_store(
         self, settings: RoomSettings, gateway_server: ServerThread
     ) -> tuple[Emulator, RoomResources]:
-        """The room's store in process, its resources, and the line saved by an earlier run."""
+        """The room's push channel and store in process, its resources, and the line saved by an
+        earlier run."""
+        # The push channel, on loopback ports of its own: its pages subscribe there, its
+        # writers publish there, as to the room's Event API in AWS.
+        channel = LocalChannel(settings.name, keep_alive_seconds=self.options.keep_alive_seconds)
+        channel.start()
+        self._stack.append(channel.stop)
+        self.channel = channel
+
         emulator = Emulator()
         self.emulator = emulator
         self.endpoint_url = emulator.start()
@@ -228,6 +241,7 @@ class LocalRoom:
         self.resources = resources = dataclasses.replace(
             emulator.create_room_resources(settings.name),
             room_origin=browser_origin(gateway_server.base_url),
+            channel=channel.page_channel(),
         )
         if self.options.save_line:
             saved = SavedState(local_state_file(settings.name))
@@ -369,6 +383,7 @@ class LocalRoom:
                 snapshot = None
             if snapshot is not None:
                 counts = self.edge.counts if self.edge is not None else None
+                pushed = self.channel.counts() if self.channel is not None else None
                 self.counters.add(
                     Reading(
                         at=time.time(),
@@ -378,6 +393,9 @@ class LocalRoom:
                         enabled=snapshot.config.enabled,
                         edge_requests=counts.edge_total if counts else 0,
                         origin_requests=counts.origin_total if counts else 0,
+                        subscriptions=pushed.subscriptions if pushed else 0,
+                        publishes=pushed.publishes if pushed else 0,
+                        deliveries=pushed.deliveries if pushed else 0,
                     )
                 )
             if self._reporter_stop.wait(self.counters.sample_seconds):

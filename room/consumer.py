@@ -54,6 +54,7 @@ from beekeeper.room.emf import DISCARD, MetricSink
 from beekeeper.room.pacing import RECEIVE_BATCH, LanePacer, ReceiveRhythm, minute_span
 from beekeeper.room.places import PlaceKeeper
 from beekeeper.room.prequeue import PrequeueSource
+from beekeeper.room.push import StatePush
 from beekeeper.room.room_state import (
     DrawStatus,
     RoomConfig,
@@ -240,6 +241,8 @@ class Consumer:
     # scheduled start the drawn pre-queue's waits count from (0: none).
     joined_at: dict[str, float] = field(default_factory=dict)
     event_start: int = 0
+    # The room's channel: the status copies' writes tell waiting pages of a change.
+    push: StatePush | None = None
 
     def run(self, assignment: Assignment) -> ConsumerReport:
         deadline = assignment.deadline
@@ -257,6 +260,7 @@ class Consumer:
             self.settings,
             periodic=assignment.index == 0,
             pauses=self.pauses,
+            push=self.push,
         )
         rhythm = ReceiveRhythm(deadline=deadline)
         if self.settings.mode is Mode.CAPACITY:
@@ -782,12 +786,13 @@ def run_consumer(
     pauses: Pauses,
     metrics: MetricSink = DISCARD,
     tickets: TicketHook = NO_TICKETS,
+    push: StatePush | None = None,
     **room: Unpack[RoomWiring],
 ) -> ConsumerReport:
     """One consumer invocation: `payload` is the trigger's Assignment, `room` what the room's
-    code runs against (room/wiring.py)."""
+    code runs against (room/wiring.py), `push` the room's channel (room/push.py)."""
     assignment = Assignment.from_payload(payload)
-    consumer = Consumer(**room, clock=clock, sleep=sleep, pauses=pauses, tickets=tickets)
+    consumer = Consumer(**room, clock=clock, sleep=sleep, pauses=pauses, tickets=tickets, push=push)
     report = consumer.run(assignment)
     metrics.count(telemetry.ADMITTED, report.admitted)
     metrics.count(telemetry.DUPLICATES, report.duplicates)

@@ -32,6 +32,7 @@ from beekeeper.room.emf import DISCARD, MetricSink
 from beekeeper.room.pacing import MINUTE_SECONDS
 from beekeeper.room.places import Warden, read_inside
 from beekeeper.room.prequeue import Draw
+from beekeeper.room.push import StatePush
 from beekeeper.room.room_state import (
     batch_get,
     draw_pending,
@@ -132,7 +133,10 @@ def run_trigger(
     minute_seconds: float = MINUTE_SECONDS,
     metrics: MetricSink = DISCARD,
     secret_bytes: Callable[[int], bytes] | None = None,
+    push: StatePush | None = None,
 ) -> TriggerOutcome:
+    """One minute's claim and plan; `push` is the room's channel (room/push.py): the minute's
+    status copies tell waiting pages of a change (the start's draw, say) or a resync due."""
     now = clock()
     minute = int(now // minute_seconds)
     config = read_config(dynamodb, table, settings)
@@ -226,7 +230,7 @@ def run_trigger(
             minute_seconds=minute_seconds,
             invoke_consumer=invoke_consumer,
         )
-    publish_status(dynamodb, table, snapshot, now=now, pauses=pauses)
+    publish_status(dynamodb, table, snapshot, now=now, pauses=pauses, push=push)
     log.info(
         "minute %s: rate %s, backlog %s, arrived %s, consumers %s%s",
         minute,

@@ -13,7 +13,7 @@ synth with a sentence that names the route.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from aws_cdk import RemovalPolicy, Size, Stack
@@ -31,6 +31,7 @@ from beekeeper.core.routes import MARKETING_LINK
 from beekeeper.core.settings import RoomSettings
 from beekeeper.stacks import capacity, permissions, rest_api
 from beekeeper.stacks.functions import RETENTION
+from beekeeper.stacks.page import deploy_page_channel
 from beekeeper.waiting_room_site import render_page
 
 # The construct id of each gateway response (kept: they name the CloudFormation resources).
@@ -66,10 +67,12 @@ class RoomApi(Construct):
         producer: lambda_.IFunction,
         logging_enabled: bool,
         origin_secret: str,
+        page_values: Mapping[str, str],
         define: Callable[..., rest_api.RestApiDefinition] = rest_api.definition,
     ) -> None:
-        """`define` is stacks/rest_api.definition (a test hands in another to see a broken
-        definition refused)."""
+        """`page_values`: what the page says that exists only at deploy (the push channel's,
+        stacks/channel.py); `define` is stacks/rest_api.definition (a test hands in another to
+        see a broken definition refused)."""
         super().__init__(scope, construct_id)
         self.settings = settings
         self.stage_name = settings.name
@@ -145,8 +148,10 @@ class RoomApi(Construct):
             producer_arn=producer.function_arn,
             region=Stack.of(self).region,
             partition=Stack.of(self).partition,
+            page_values=page_values,
         )
-        self.definition = define(settings, refs, page_html=render_page(settings))
+        page = render_page(settings, channel=deploy_page_channel(settings))
+        self.definition = define(settings, refs, page_html=page)
         try:
             check(self.definition.methods, self.definition.gateway_responses)
         except InvalidApi as error:

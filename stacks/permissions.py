@@ -104,6 +104,13 @@ READS_TICKET_KEYS = ("secretsmanager:GetSecretValue",)
 # The producer reads the room's join secret (core/join_work.py), once per container.
 READS_JOIN_SECRET = ("secretsmanager:GetSecretValue",)
 
+# The functions that write the room's state (trigger, consumer, governor) publish its changes to
+# the waiting pages' channel (room/push.py), on the room's channel namespace only
+# (stacks/channel.py): "appsync:EventPublish" authorises a publish to a namespace's channels
+# (Create a wscat clone ... IAM auth, AWS AppSync Events developer guide).
+PUBLISHES_ROOM_STATE = ("appsync:EventPublish",)
+PUBLISHERS = ("trigger", "consumer", "governor")
+
 # What a function needs to write its own log group (created by the stack, with a retention).
 LOG_ACTIONS = ("logs:CreateLogStream", "logs:PutLogEvents")
 

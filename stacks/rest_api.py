@@ -22,7 +22,8 @@ order, by the route's kind:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from beekeeper.core.gateway_answers import gateway_responses
@@ -66,6 +67,9 @@ class ApiReferences:
     producer_arn: str  # the producer Lambda's ARN
     region: str
     partition: str
+    # What the page holds a stand-in for until CloudFormation knows it (stacks/page.py
+    # `deploy_value`): the push channel's hosts and key; none locally (the page has them).
+    page_values: Mapping[str, str] = field(default_factory=dict)
 
 
 def local_references(table_name: str) -> ApiReferences:
@@ -99,10 +103,12 @@ def producer_method(refs: ApiReferences, http_method: str = "GET") -> dict[str, 
     }
 
 
-def page_method(html: str) -> dict[str, Any]:
+def page_method(html: str, deploy_values: Mapping[str, str] | None = None) -> dict[str, Any]:
     """A page (the waiting room page, the work page) from a MOCK integration, with the page's
-    headers."""
-    return _static_method(html, PAGE_HEADERS, accept=("text/html", "application/json"))
+    headers; `deploy_values` are written into the page at deploy (stacks/page.py)."""
+    return _static_method(
+        html, PAGE_HEADERS, accept=("text/html", "application/json"), deploy_values=deploy_values
+    )
 
 
 def script_method() -> dict[str, Any]:
@@ -114,12 +120,16 @@ def script_method() -> dict[str, Any]:
 
 
 def _static_method(
-    body: str, headers: dict[str, str], *, accept: tuple[str, ...]
+    body: str,
+    headers: dict[str, str],
+    *,
+    accept: tuple[str, ...],
+    deploy_values: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """A GET answered by a MOCK integration with `body` and `headers`, whatever the Accept
     header asks for (a response template under each of `accept`, the first for the rest)."""
     static, overridden = page.split_headers(headers)
-    template = page.page_response_template(body, overridden)
+    template = page.page_response_template(body, overridden, deploy_values)
     return {
         "HttpMethod": "GET",
         "AuthorizationType": "NONE",
@@ -163,7 +173,7 @@ def definition(
     session_seconds = settings.session_seconds if capacity else 0
     # What each page and script of the table is: its body, rendered for this room.
     static = {
-        ROOM_PAGE.name: lambda: page_method(page_html),
+        ROOM_PAGE.name: lambda: page_method(page_html, refs.page_values),
         WORK_PAGE.name: lambda: page_method(work_html),
         PRESENCE_SCRIPT.name: script_method,
     }

@@ -12,8 +12,10 @@ for one room. The sources stay separate for maintenance and are inlined here:
 
 The page makes no request except the room's routes its config names (the route table's
 routes the room's page calls, core/routes.py: the shared state, its own poll near its turn,
-in capacity mode its leave) and the room's logo, when one is set; a Content-Security-Policy
-with the hashes of the inline script and styles says so to the browser.
+in capacity mode its leave), its socket to the room's push channel (the table's PUSH_CHANNEL;
+core/push.py: the config's `channel` says where, as whom and to what) and the room's logo,
+when one is set; a Content-Security-Policy with the hashes of the inline script and styles,
+and the channel's endpoint, says so to the browser.
 Every figure of its rule (core/serving.py) reaches it in the room config's `timing`.
 docs/page.md documents the hooks a custom template must keep.
 
@@ -36,11 +38,13 @@ from beekeeper.core import schedule, serving, shared_state
 from beekeeper.core.colours import theme_properties
 from beekeeper.core.page_timing import PAGE_CONSTANTS
 from beekeeper.core.paths import SITE_DIR
+from beekeeper.core.push import PageChannel
 from beekeeper.core.routes import (
     ENTER,
     LEAVE,
     MARKETING_LINK,
     POLLING,
+    PUSH_CHANNEL,
     STATE,
     TABLE,
     Caller,
@@ -50,8 +54,9 @@ from beekeeper.core.routes import (
 from beekeeper.core.settings import RoomSettings, SettingsError
 from beekeeper.room.pacing import MINUTE_SECONDS
 
-# Transferred size the page must stay under (uncompressed, so it holds whatever the transport).
-MAX_PAGE_BYTES = 50_000
+# Transferred size the page must stay under (uncompressed, so it holds whatever the transport);
+# it holds the push channel's endpoints and key (about 300 bytes) and the socket that uses them.
+MAX_PAGE_BYTES = 55_000
 
 # The room's routes the page calls (core/routes.py), by the key of the page's config its script
 # reads each under; the URLs are relative to the page's own (the public address's root, the
@@ -95,9 +100,15 @@ class PageTemplateError(SettingsError):
         super().__init__("custom_template", path, problem)
 
 
-def render_page(settings: RoomSettings, *, minute_seconds: float = MINUTE_SECONDS) -> str:
+def render_page(
+    settings: RoomSettings,
+    *,
+    minute_seconds: float = MINUTE_SECONDS,
+    channel: PageChannel | None = None,
+) -> str:
     """The room's page: one HTML document with its styles, script, strings and settings inlined.
-    `minute_seconds`: the admission lattice's minute (local mode may shorten it)."""
+    `minute_seconds`: the admission lattice's minute (local mode may shorten it); `channel`: the
+    room's push channel (None: the page follows the shared state alone)."""
     template = _read_template(settings.custom_template)
     locales = load_locales()
     script = bundle_script()
@@ -112,7 +123,7 @@ def render_page(settings: RoomSettings, *, minute_seconds: float = MINUTE_SECOND
         "PAGE_STYLE": f"<style>{style}</style>",
         "ROOM_CONFIG": (
             '<script type="application/json" id="beekeeper-room">'
-            + room_config_json(settings, locales, minute_seconds=minute_seconds)
+            + room_config_json(settings, locales, minute_seconds=minute_seconds, channel=channel)
             + "</script>"
         ),
         "PAGE_SCRIPT": f'<script type="module">{script}</script>',
@@ -120,7 +131,8 @@ def render_page(settings: RoomSettings, *, minute_seconds: float = MINUTE_SECOND
         "SECURITY_POLICY": "",  # filled last: it hashes what the others put in
     }
     page = _PLACEHOLDER.sub(lambda match: values[match.group(1)], template)
-    connect = connect_sources(settings.region)
+    endpoints = {PUSH_CHANNEL.name: channel.connect_source} if channel is not None else {}
+    connect = connect_sources(endpoints)
     page = with_policy(page, security_policy(page, script, settings.logo_url, connect))
     return within_size(page, settings.custom_template or "index.html")
 
@@ -170,19 +182,22 @@ def room_config_json(
     locales: dict[str, dict[str, object]],
     *,
     minute_seconds: float = MINUTE_SECONDS,
+    channel: PageChannel | None = None,
 ) -> str:
     """The room's config for the script, safe inside a <script> element.
 
     Every `<`, `>` and `&` is written as a JSON \\u escape, so no setting can close the element
     (`</script>`) or open a comment that changes how the parser reads the rest of the page.
     """
-    config = {
+    config: dict[str, object] = {
         "displayName": settings.display_name,
         **{key: found.relative for key, found in PAGE_ROUTES.items()},
         "defaultLanguage": DEFAULT_LANGUAGE,
         "timing": page_timing(minute_seconds),
         "strings": locales,
     }
+    if channel is not None:
+        config["channel"] = channel.config()
     return script_json(config)
 
 
@@ -245,15 +260,20 @@ def _without_comments(source: str) -> str:
     return "\n".join(kept)
 
 
-def connect_sources(region: str, table: tuple[Route, ...] = TABLE) -> str:
+def connect_sources(endpoints: Mapping[str, str], table: tuple[Route, ...] = TABLE) -> str:
     """The policy's connect-src: the room's own address (every route the page calls is one of
-    its paths), and each endpoint outside it the page connects to (core/routes.py)."""
-    sources = ["'self'"]
-    for found in called_by(Caller.ROOM_PAGE, table):
-        external = found.external
-        if external is not None and external.directive == "connect-src":
-            sources.append(external.source_for(region))
-    return " ".join(sources)
+    its paths), and each endpoint outside it the page connects to (core/routes.py) at the
+    address the room gives it in `endpoints`, by the record's name (one the room does not give
+    is one the page does not connect to)."""
+    outside = {
+        found.name
+        for found in called_by(Caller.ROOM_PAGE, table)
+        if found.external is not None and found.external.directive == "connect-src"
+    }
+    unknown = sorted(set(endpoints) - outside)
+    if unknown:
+        raise ValueError(f"the page connects to no endpoint named {unknown[0]} (core/routes.py)")
+    return " ".join(["'self'", *(endpoints[name] for name in sorted(outside & set(endpoints)))])
 
 
 def security_policy(page: str, script: str, logo_url: str, connect: str = "'self'") -> str:

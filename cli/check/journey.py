@@ -73,6 +73,8 @@ class RoomAddress:
     display_name: str
     capacity: bool  # capacity mode: admission goes through /enter, and visitors leave
     logo_url: str = ""
+    # The room's push channel's real-time endpoint (ws(s)://host), which its page connects to.
+    channel_source: str = ""
 
     @property
     def base(self) -> str:
@@ -280,6 +282,8 @@ class Journey:
         own = {browser_origin(self.address.base)}
         if self.address.logo_url:
             own.add(browser_origin(self.address.logo_url))
+        if self.address.channel_source:
+            own.add(self.address.channel_source)
         foreign: list[str] = []
         for directive in policy.split(";"):
             for source in directive.split()[1:]:

@@ -40,6 +40,7 @@ def check(ctx: click.Context, name: str, as_json: bool, local: bool | None) -> N
 
 def run_check(factory: CliFactory, settings: RoomSettings, deployment: Deployment) -> CheckReport:
     """One check of the room as deployed (or running locally)."""
+    from beekeeper.cli.channel import realtime_source
     from beekeeper.cli.check.journey import RoomAddress
     from beekeeper.cli.check.operator_side import OperatorSide
     from beekeeper.cli.check.run import Check
@@ -67,6 +68,7 @@ def run_check(factory: CliFactory, settings: RoomSettings, deployment: Deploymen
         display_name=settings.display_name,
         capacity=settings.mode is Mode.CAPACITY,
         logo_url=settings.logo_url,
+        channel_source=realtime_source(deployment) or "",
     )
     operator = OperatorSide(
         settings=settings,

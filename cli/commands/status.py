@@ -56,6 +56,12 @@ def status(
         _say_room_file_changes(factory, name, err=as_json)
     take = _reader(factory, settings, deployment)
     show(take())
+    from beekeeper.cli.channel import key_warning
+
+    settings, deployment = factory.store().operated(name, local)
+    warning = key_warning(settings, deployment, factory.clock())
+    if warning:
+        click.echo(f"Warning: {warning}", err=True)
     if not watch:
         return
     try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import html
 import re
 from typing import Any
 
@@ -13,7 +14,8 @@ from beekeeper.core.edge import ORIGIN_HEADER
 from beekeeper.core.headers import PAGE_HEADERS, browser_origin
 from beekeeper.core.routes import JWKS, RATE, STATE, templated
 from beekeeper.core.shared_state import STATE_MAX_AGE_SECONDS
-from beekeeper.stacks import capacity
+from beekeeper.stacks import capacity, page
+from beekeeper.stacks.page import deploy_page_channel
 from beekeeper.vtl.methods import (
     DYNAMODB_CONTENT_TYPE,
     OTHER_ERROR_SELECTION_PATTERN,
@@ -183,13 +185,37 @@ def test_page_is_served_from_the_api_with_the_room_settings(synthesized: Synthes
     integration = method["Integration"]
     assert integration["Type"] == "MOCK"
     (response,) = integration["IntegrationResponses"]
-    template = response["ResponseTemplates"]["text/html"]
-    assert response["ResponseTemplates"]["application/json"] == template
-    encoded = re.search(r'\$util\.base64Decode\("([A-Za-z0-9+/=]+)"\)$', template)
-    assert encoded is not None
-    served = base64.b64decode(encoded.group(1)).decode("utf-8")
-    assert served == render_page(synthesized.settings)
+    assert (
+        response["ResponseTemplates"]["application/json"]
+        == (response["ResponseTemplates"]["text/html"])
+    )
+    # The page's text base64-encoded, with the push channel's endpoints and key written in by
+    # CloudFormation at deploy (an Fn::Join around them).
+    template = flatten(response["ResponseTemplates"]["text/html"])
+    api_id, _ = synthesized.only("AWS::AppSync::Api")
+    key_id, _ = synthesized.only("AWS::AppSync::ApiKey")
+    values = {
+        page.REALTIME_HOST: f"<GetAtt:{api_id}.Dns.Realtime>",
+        page.HTTP_HOST: f"<GetAtt:{api_id}.Dns.Http>",
+        page.API_KEY: f"<GetAtt:{key_id}.ApiKey>",
+    }
+    served = "".join(
+        base64.b64decode(part).decode("utf-8") if index % 2 == 0 else part
+        for index, part in enumerate(
+            re.split(r'\$util\.base64Decode\("([A-Za-z0-9+/=]*)"\)', template)[1:]
+        )
+    )
+    expected = render_page(synthesized.settings, channel=deploy_page_channel(synthesized.settings))
+    for stand_in, value in values.items():
+        expected = expected.replace(stand_in, value)
+    assert served == expected
     assert "Test sale" in served
+    api = values[page.REALTIME_HOST]
+    assert html.escape("connect-src 'self' wss://") + f"{api};" in served
+    assert (
+        f'"channel":{{"url":"wss://{api}/event/realtime","host":"{values[page.HTTP_HOST]}",'
+        f'"key":"{values[page.API_KEY]}","channel":"/room/test-room"}}'
+    ) in served
     headers = response["ResponseParameters"]
     assert headers["method.response.header.Content-Type"] == "'text/html; charset=utf-8'"
     assert headers["method.response.header.X-Content-Type-Options"] == "'nosniff'"

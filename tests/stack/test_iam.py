@@ -91,6 +91,9 @@ def test_each_function_gets_exactly_its_actions_on_its_resources(
     if role == "producer":  # the marketing link, and only it, reads the join secret
         join_id, _ = synthesized.secret("JoinSecret")
         expected[f"<Ref:{join_id}>"] = set(permissions.READS_JOIN_SECRET)
+    if role in ("trigger", "consumer", "governor"):  # the writers of the room's state publish
+        namespace_id, _ = synthesized.only("AWS::AppSync::ChannelNamespace")
+        expected[f"<GetAtt:{namespace_id}.ChannelNamespaceArn>"] = {"appsync:EventPublish"}
     assert granted == expected
 
 
@@ -166,6 +169,9 @@ def test_the_documented_iam_table_is_the_template(synthesized: Synthesized) -> N
         "the consumer (unqualified ARN)": consumer,
         "the ticket keys' secret": secret,
         "the join secret": f"<Ref:{synthesized.secret('JoinSecret')[0]}>",
+        "the channel namespace": (
+            f"<GetAtt:{synthesized.only('AWS::AppSync::ChannelNamespace')[0]}.ChannelNamespaceArn>"
+        ),
     }
 
     ((log_actions, log_target),) = documented.pop("each function")

@@ -36,6 +36,7 @@ from beekeeper.core.gateway_answers import route_methods
 from beekeeper.core.settings import Mode, RoomSettings
 from beekeeper.stacks import rest_api
 from beekeeper.stacks.api import RoomApi
+from beekeeper.stacks.page import deploy_page_channel
 from beekeeper.waiting_room_site import render_page
 from tests.support.stack_testkit import (
     CHANGED_ROOM,
@@ -58,7 +59,9 @@ OTHER_ROOMS = {
 def defined(raw: dict[str, Any], settings: RoomSettings) -> RestApi:
     """The definition stacks/rest_api.py builds for the room, with the template's references."""
     api = rest_api.definition(
-        settings, api_references(raw, settings), page_html=render_page(settings)
+        settings,
+        api_references(raw, settings),
+        page_html=render_page(settings, channel=deploy_page_channel(settings)),
     )
     return load(api.methods, api.gateway_responses)
 
@@ -304,6 +307,7 @@ def test_the_stack_refuses_a_method_that_breaks_the_rules_naming_the_route() -> 
             producer=producer,
             logging_enabled=False,
             origin_secret="a-stack-uuid",
+            page_values={},
             define=broken,
         )
     message = str(refused.value)

@@ -208,3 +208,17 @@ def test_without_matplotlib_the_view_says_which_extra_draws_the_charts(
     body = call(view, "/charts")["body"]
     assert "<svg" not in body and '<dd data-figure="admitted">100</dd>' in body
     assert "needs the charts extra (matplotlib is not installed)" in body
+
+
+def test_the_view_shows_the_pages_subscribed_and_what_was_pushed_to_them() -> None:
+    counters = LiveCounters(MINUTE, sample_seconds=10)
+    counters.add(
+        Reading(
+            at=T0, arrivals=30, admitted=10, rate=60, subscriptions=20, publishes=3, deliveries=57
+        )
+    )
+    app = OperatorView(room="sale", counters=counters, clock=lambda: T0 + 5)
+    app.port = 8082
+    body = call(app, "/charts", SEC_FETCH_SITE="same-origin")["body"]
+    assert '<dd data-figure="pages-subscribed">20</dd>' in body
+    assert '<dd data-figure="changes-pushed">3 (57 deliveries)</dd>' in body

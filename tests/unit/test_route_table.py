@@ -4,6 +4,7 @@ derived from it (the API, the edge, the page) follows a record without a case of
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from beekeeper.core.routes import (
     CAPACITY,
     MODES,
     NOT_KEPT,
+    PUSH_CHANNEL,
     RATE,
     TABLE,
     Caller,
@@ -339,43 +341,42 @@ def test_two_routes_of_one_path_are_refused() -> None:
 
 # -- an endpoint outside the room's address -----------------------------------------------------
 
-# A push channel the page subscribes to (its address is the service's own, not a path of the
+# The push channel the page subscribes to (its address is the service's own, not a path of the
 # room): one record, and everything derived from the table treats it as what it is.
-PUSH = Route(
-    "push",
-    "",
-    Kind.EXTERNAL,
-    (),
-    (RATE, CAPACITY),
-    (Caller.ROOM_PAGE,),
-    external=External("connect-src", "wss://*.appsync-realtime-api.{region}.amazonaws.com"),
-)
-WITH_PUSH = check_table((*TABLE, PUSH))
+WITHOUT_PUSH = tuple(found for found in TABLE if found is not PUSH_CHANNEL)
+AWS_CHANNEL = "wss://abcdefghijklmnopqrstuvwxyz.appsync-realtime-api.eu-west-1.amazonaws.com"
 
 
 def test_an_external_endpoint_is_a_record_without_a_path_of_the_room() -> None:
-    assert not PUSH.at_room and PUSH.edge == NOT_KEPT and PUSH.api_methods == ()
-    assert PUSH in called_by(Caller.ROOM_PAGE, WITH_PUSH)
+    assert PUSH_CHANNEL in TABLE
+    assert not PUSH_CHANNEL.at_room
+    assert PUSH_CHANNEL.edge == NOT_KEPT and PUSH_CHANNEL.api_methods == ()
+    assert PUSH_CHANNEL in called_by(Caller.ROOM_PAGE)
     for mode in MODES:
-        assert served(mode, WITH_PUSH) == served(mode)
-        assert behaviors(mode, WITH_PUSH) == behaviors(mode)
-        assert route_methods(mode, WITH_PUSH) == route_methods(mode)
+        assert served(mode) == served(mode, WITHOUT_PUSH)
+        assert behaviors(mode) == behaviors(mode, WITHOUT_PUSH)
+        assert route_methods(mode) == route_methods(mode, WITHOUT_PUSH)
 
 
-def test_the_page_may_connect_to_an_external_endpoint_of_the_table() -> None:
-    assert connect_sources("eu-west-1") == "'self'"
-    assert connect_sources("eu-west-1", WITH_PUSH) == (
-        "'self' wss://*.appsync-realtime-api.eu-west-1.amazonaws.com"
-    )
+def test_the_page_connects_to_the_channel_at_the_address_the_room_gives() -> None:
+    assert connect_sources({}) == "'self'"
+    assert connect_sources({PUSH_CHANNEL.name: AWS_CHANNEL}) == f"'self' {AWS_CHANNEL}"
+    # The record says where AWS's endpoint lies; the room's own is one of those hosts.
+    host = AWS_CHANNEL.split("://", 1)[1]
+    pattern = PUSH_CHANNEL.external.source_for("eu-west-1").split("://", 1)[1]  # type: ignore[union-attr]
+    assert fnmatch.fnmatchcase(host, pattern)
+    with pytest.raises(ValueError, match="no endpoint named elsewhere"):
+        connect_sources({"elsewhere": "wss://example.com"})
 
 
 def test_the_api_has_a_method_for_every_path_and_none_for_an_external_endpoint() -> None:
     room = sample_room()
-    api = definition(room, local_references("t"), page_html="<p>page</p>", table=WITH_PUSH)
+    api = definition(room, local_references("t"), page_html="<p>page</p>")
     mode = room.mode
     assert {(path, verb) for path, verb in api.methods} == {
         (found.path, verb) for found in served(mode) for verb in found.api_methods
     }
+    assert all(path for path, _verb in api.methods)
 
 
 def test_the_edge_allows_the_methods_the_api_has() -> None:

@@ -16,6 +16,7 @@ import pytest
 
 from beekeeper.core.colours import contrast_ratio, ink_for, readable_text_on
 from beekeeper.core.paths import SITE_DIR
+from beekeeper.core.push import PageChannel
 from beekeeper.core.routes import Caller, called_by
 from beekeeper.core.settings import SettingsError
 from beekeeper.waiting_room_site import (
@@ -253,7 +254,7 @@ def test_oversized_custom_template_is_refused(tmp_path: Path) -> None:
         _default_template().replace("</main>", "<p>" + "x" * MAX_PAGE_BYTES + "</p></main>"),
         encoding="utf-8",
     )
-    with pytest.raises(PageTemplateError, match="keep it under 50,000 bytes"):
+    with pytest.raises(PageTemplateError, match="keep it under 55,000 bytes"):
         render_page(sample_room(custom_template=str(path)))
 
 
@@ -306,3 +307,26 @@ def test_the_page_gets_the_rule_s_figures_from_core() -> None:
     assert timing["minuteSeconds"] == 60
     shortened = room_config(render_page(sample_room(), minute_seconds=10))["timing"]
     assert shortened["minuteSeconds"] == 10
+
+
+def test_a_page_with_a_push_channel_is_told_where_to_subscribe_and_may_connect_there() -> None:
+    channel = PageChannel.of(
+        realtime_host="abc.appsync-realtime-api.eu-west-1.amazonaws.com",
+        http_host="abc.appsync-api.eu-west-1.amazonaws.com",
+        key="da2-abcdefghijklmnopqrstuvwxyz",
+        room="sale",
+    )
+    page = render_page(sample_room(), channel=channel)
+    assert room_config(page)["channel"] == channel.config()
+    (policy,) = re.findall(r'http-equiv="Content-Security-Policy" content="([^"]+)"', page)
+    assert (
+        "connect-src 'self' wss://abc.appsync-realtime-api.eu-west-1.amazonaws.com; "
+        in html.unescape(policy)
+    )
+    # The same script: the channel is data, not code (its hash does not change).
+    assert bundle_script() in page
+    # A page without a channel follows the shared state alone and may connect nowhere else.
+    plain = render_page(sample_room())
+    assert "channel" not in room_config(plain)
+    assert "wss://" not in plain
+    assert len(page.encode("utf-8")) < MAX_PAGE_BYTES

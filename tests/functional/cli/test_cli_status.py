@@ -322,3 +322,24 @@ def test_a_room_rehearsed_with_shorter_minutes_is_read_in_its_own_minutes(
     assert "Arrivals: peak 6/min, this minute 0" in text
     assert "Admitted: peak 4/min, this minute 0" in text
     assert "Last 60 minutes of 10 s (--minute-seconds), a column a minute" in text
+
+
+def test_status_warns_a_month_before_the_pages_key_to_the_push_channel_expires(
+    invoke: Invoke, deployed_room: DeployedRoom, config_dir: Path
+) -> None:
+    # Deployed a year ago: the key expires in 20 days.
+    outputs = {**deployed_room.outputs, "ChannelKeyExpires": str(int(NOW) + 20 * 86_400)}
+    write_deployment(config_dir, "sale", outputs)
+    result = invoke("status", "sale")
+    assert result.exit_code == 0, result.output
+    assert result.stderr == (
+        "Warning: The waiting pages' key to the push channel expires in 20 days; after that "
+        "pages follow the shared state alone (a change reaches them in up to 30 s, not 2 s); "
+        "`beekeeper "
+        "deploy sale` sets it a year ahead again.\n"
+    )
+    write_deployment(config_dir, "sale", {**outputs, "ChannelKeyExpires": str(int(NOW) - 1)})
+    assert "has expired" in invoke("status", "sale").stderr
+    # A room deployed today hears nothing of it.
+    write_deployment(config_dir, "sale", deployed_room.outputs)
+    assert invoke("status", "sale").stderr == ""

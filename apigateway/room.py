@@ -15,7 +15,9 @@ from beekeeper.apigateway.runtime import MISSING_ROUTE, gateway_response, invoke
 from beekeeper.core.gateway_answers import gateway_responses
 from beekeeper.core.local_room import LOCAL_INTEGRATION_ROLE, LOCAL_PARTITION, LOCAL_REGION
 from beekeeper.core.presence import NO_PRESENCE, Presence
-from beekeeper.core.routes import mode_of, routes
+from beekeeper.core.routes import route as named
+from beekeeper.core.routes import templated
+from beekeeper.core.settings import Mode
 from beekeeper.vtl.methods import preflight_method, route_method
 
 
@@ -24,16 +26,16 @@ def route_api(
     route: str,
     table_name: str,
     origin: str,
+    mode: Mode = Mode.RATE,
     session_seconds: int = 0,
     presence: Presence = NO_PRESENCE,
 ) -> RestApi:
     """The API of one templated route (its preflight too) and the room's gateway responses,
     as API Gateway stores them; once per room: the same template strings keep the renderer's
     cache of parsed templates a dictionary hit."""
-    mode = mode_of(capacity=session_seconds > 0)
-    found = routes(mode)[route]
+    found = templated(mode)[route]
     methods: dict[tuple[str, str], dict[str, Any]] = {
-        (f"/{route}", found.method): route_method(
+        (found.path, found.method): route_method(
             found,
             mode=mode,
             table_name=table_name,
@@ -46,7 +48,7 @@ def route_api(
         )
     }
     if found.cors:
-        methods[(f"/{route}", "OPTIONS")] = preflight_method(found, origin)
+        methods[(found.path, "OPTIONS")] = preflight_method(found, origin)
     return load(methods, gateway_responses(origin))
 
 
@@ -59,19 +61,20 @@ def run_integration(
     origin: str,
     request_time_ms: int,
     request_id: str = "local",
+    mode: Mode = Mode.RATE,
     session_seconds: int = 0,
     presence: Presence = NO_PRESENCE,
 ) -> HttpResponse:
-    """Answer `request` on `route` as API Gateway would: 'polling', 'client', 'jwks.json', and
-    in a capacity-mode room (`session_seconds` > 0, vtl.template_values) also 'enter' and
-    'presence' (with the room's `presence` settings; capacity mode's /leave is the producer's:
+    """Answer `request` on the templated route named `route` (core/routes.py) as API Gateway
+    would; in a room of `mode` (capacity mode with its `session_seconds`, vtl.template_values)
+    with the room's `presence` settings (capacity mode's leave is the producer's:
     room/leaving.py). `dynamodb` receives the rendered request (`Boto3DynamoDb(client)` for
     boto3).
 
     Raises UnsupportedVtl when a template steps outside what the renderer can render
     faithfully: that is a bug to fix, not an answer to give."""
-    api = route_api(route, table_name, origin, session_seconds, presence)
-    method = api.method(f"/{route}", request.method.upper())
+    api = route_api(route, table_name, origin, mode, session_seconds, presence)
+    method = api.method(named(route).path, request.method.upper())
     if method is None:
         return gateway_response(api, *MISSING_ROUTE)
     return invoke(

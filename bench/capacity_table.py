@@ -30,9 +30,10 @@ import sys
 import time
 from dataclasses import dataclass
 
-from beekeeper.simulator.capacity import CHECK_EVERY_SECONDS, CapacityPlan
+from beekeeper.core.settings import RoomSettings
+from beekeeper.simulator.capacity import CHECK_EVERY_SECONDS
 from beekeeper.simulator.faults import FAULT_NAMES, Faults
-from beekeeper.simulator.run import Arrival, simulate
+from beekeeper.simulator.run import Arrival, Crowd, Visits, simulate, simulated_room
 
 ALL_FAULTS = ",".join(FAULT_NAMES)
 
@@ -52,11 +53,17 @@ class Run:
     leave_line: float = 0.02
     faults: str = ""
 
-    def plan(self) -> CapacityPlan:
-        return CapacityPlan(
+    def room(self) -> RoomSettings:
+        return simulated_room(
+            rate=self.rate,
+            join_work=0,
             max_inside=self.max_inside,
             session_minutes=self.session,
             claim_minutes=self.claim,
+        )
+
+    def visits(self) -> Visits:
+        return Visits(
             visit_minutes=self.visit,
             abandon=self.abandon,
             leave=self.leave,
@@ -117,13 +124,15 @@ def table(runs: list[Run]) -> bool:
     for run in runs:
         started = time.perf_counter()
         result = simulate(
-            rate=run.rate,
-            visitors=run.visitors,
-            arrival=Arrival.parse(f"uniform:{run.arrival_minutes}"),
-            minutes=run.minutes,
-            faults=Faults.parse(run.faults),
-            seed=run.max_inside + int(run.leave * 10),
-            capacity=run.plan(),
+            run.room(),
+            Crowd(
+                visitors=run.visitors,
+                arrival=Arrival.parse(f"uniform:{run.arrival_minutes}"),
+                minutes=run.minutes,
+                faults=Faults.parse(run.faults),
+                seed=run.max_inside + int(run.leave * 10),
+                visits=run.visits(),
+            ),
         )
         elapsed = time.perf_counter() - started
         c = result.capacity

@@ -34,7 +34,7 @@ from beekeeper.core.polling_load import origin_requests_per_second, standing_pol
 from beekeeper.core.serving import margin_seconds
 from beekeeper.simulator.faults import FAULT_NAMES, Faults
 from beekeeper.simulator.pages import PageCrowd
-from beekeeper.simulator.run import Arrival, simulate
+from beekeeper.simulator.run import Arrival, Crowd, simulate, simulated_room
 
 RUNS = ((30_000, 130_000), (300_000, 1_300_000))
 # --small: lines a single consumer or a few serve, where the margin is longest.
@@ -49,14 +49,15 @@ def run(
     kept: list[PageCrowd] = []
     started = time.monotonic()
     result = simulate(
-        rate=rate,
-        visitors=visitors,
-        arrival=Arrival.parse("uniform:1"),
-        minutes=MINUTES,
-        seed=SEED,
-        faults=faults,
+        simulated_room(rate=rate, join_work=join_work_ms),
+        Crowd(
+            visitors=visitors,
+            arrival=Arrival.parse("uniform:1"),
+            minutes=MINUTES,
+            faults=faults or Faults(),
+            seed=SEED,
+        ),
         watch_pages=kept.append,
-        join_work_ms=join_work_ms,
     )
     wall = time.monotonic() - started
     pages = kept[0]

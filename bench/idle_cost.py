@@ -26,8 +26,10 @@ from prices import (
     SQS_REQUEST,
 )
 
-from beekeeper.simulator import run as simulation
-from beekeeper.simulator.run import Arrival
+from beekeeper.core.settings import RoomSettings
+from beekeeper.room.assembly import Part
+from beekeeper.room.wiring import RoomWiring
+from beekeeper.simulator.run import Arrival, Crowd, Simulation, simulated_room
 
 # The trigger's memory (stacks/functions.py) and the assumed time an invocation takes.
 TRIGGER_MEMORY_GB = 0.25
@@ -36,14 +38,18 @@ SECONDS_PER_AWS_CALL = 0.01
 
 
 class UnitCounter:
-    """A fake client that also counts request units as DynamoDB bills them (items < 1 KB)."""
+    """A fake client that also counts request units as DynamoDB bills them (items < 1 KB),
+    while `counting[0]` is true (the trigger's runs)."""
 
-    def __init__(self, target: Any, units: Counter[str]) -> None:
+    def __init__(self, target: Any, units: Counter[str], counting: list[bool]) -> None:
         self._target = target
         self._units = units
+        self._counting = counting
 
     def __getattr__(self, name: str) -> Any:
         method = getattr(self._target, name)
+        if not self._counting[0]:
+            return method
 
         def counted(**kwargs: Any) -> Any:
             self._units["calls"] += 1
@@ -64,34 +70,46 @@ class UnitCounter:
         return counted
 
 
+class IdleRoom(Simulation):
+    """The simulated room with its Lambda invocations counted, and its trigger's AWS calls
+    and request units."""
+
+    def __init__(self, settings: RoomSettings, crowd: Crowd) -> None:
+        self.units: Counter[str] = Counter()
+        self.invocations: Counter[str] = Counter()
+        self.in_trigger = [False]
+        super().__init__(settings, crowd)
+
+    def _wired(self, part: Part) -> RoomWiring:
+        wiring = super()._wired(part)
+        wiring["dynamodb"] = UnitCounter(wiring["dynamodb"], self.units, self.in_trigger)
+        wiring["sqs"] = UnitCounter(wiring["sqs"], self.units, self.in_trigger)
+        return wiring
+
+    def _trigger(self) -> None:
+        self.invocations["trigger"] += 1
+        before = self.units["calls"]
+        self.in_trigger[0] = True
+        try:
+            super()._trigger()
+        finally:
+            self.in_trigger[0] = False
+        self.invocations["trigger_calls"] += self.units["calls"] - before
+
+    def _consume(self, payload: dict[str, Any]) -> None:
+        self.invocations["consumer"] += 1
+        super()._consume(payload)
+
+
 def measure(rate: int, hours: int) -> dict[str, float]:
-    units: Counter[str] = Counter()
-    invocations: Counter[str] = Counter()
-    real_trigger = simulation.run_trigger
-    real_consumer = simulation.run_consumer
-
-    def counted_trigger(**kwargs: Any) -> Any:
-        invocations["trigger"] += 1
-        before = units["calls"]
-        kwargs["dynamodb"] = UnitCounter(kwargs["dynamodb"], units)
-        kwargs["sqs"] = UnitCounter(kwargs["sqs"], units)
-        outcome = real_trigger(**kwargs)
-        invocations["trigger_calls"] += units["calls"] - before
-        return outcome
-
-    def counted_consumer(payload: Any, **kwargs: Any) -> Any:
-        invocations["consumer"] += 1
-        return real_consumer(payload, **kwargs)
-
-    simulation.run_trigger = counted_trigger  # type: ignore[assignment]
-    simulation.run_consumer = counted_consumer  # type: ignore[assignment]
-    try:
-        result = simulation.simulate(
-            rate=rate, visitors=0, arrival=Arrival.parse("burst"), minutes=hours * 60
-        )
-    finally:
-        simulation.run_trigger = real_trigger  # type: ignore[assignment]
-        simulation.run_consumer = real_consumer  # type: ignore[assignment]
+    room = IdleRoom(
+        simulated_room(rate=rate, join_work=0),
+        Crowd(visitors=0, arrival=Arrival.parse("burst"), minutes=hours * 60),
+    )
+    room.schedule()
+    room.run()
+    result = room.measure()
+    units, invocations = room.units, room.invocations
     per_day = 24 / hours
     triggers = invocations["trigger"] * per_day
     seconds = (

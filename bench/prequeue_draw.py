@@ -20,7 +20,7 @@ import math
 import time
 
 from beekeeper.simulator.faults import FAULT_NAMES, Faults
-from beekeeper.simulator.run import Arrival, simulate
+from beekeeper.simulator.run import Arrival, Crowd, simulate, simulated_room
 
 
 def tau_sd(n: int) -> float:
@@ -35,12 +35,14 @@ def main() -> None:
 
     started = time.perf_counter()
     big = simulate(
-        rate=rate,
-        visitors=size,
-        arrival=Arrival.parse("uniform:1"),
-        minutes=math.ceil(size / rate) + 2,
-        starts_at_minute=1,
-        seed=1,
+        simulated_room(rate=rate, join_work=0),
+        Crowd(
+            visitors=size,
+            arrival=Arrival.parse("uniform:1"),
+            minutes=math.ceil(size / rate) + 2,
+            seed=1,
+            starts_at_minute=1,
+        ),
     )
     seconds = time.perf_counter() - started
     print(f"1. {size:,} pre-queued, {rate:,}/min from the start")
@@ -53,12 +55,14 @@ def main() -> None:
     print("2. fairness, 5,000 pre-queued")
     for seed in range(1, 4 if quick else 11):
         result = simulate(
-            rate=5000,
-            visitors=5000,
-            arrival=Arrival.parse("uniform:1"),
-            minutes=3,
-            starts_at_minute=1,
-            seed=seed,
+            simulated_room(rate=5000, join_work=0),
+            Crowd(
+                visitors=5000,
+                arrival=Arrival.parse("uniform:1"),
+                minutes=3,
+                seed=seed,
+                starts_at_minute=1,
+            ),
         )
         tau = result.prequeue_order_tau or 0.0
         print(f"   seed {seed}: tau {tau:+.4f} ({tau / tau_sd(5000):+.2f} sd)")
@@ -66,13 +70,15 @@ def main() -> None:
     print("3. later arrivals behind the pre-queue (1,000/min, 5,000 over 6 minutes, start at 3)")
     for faults in ("", ",".join(FAULT_NAMES)):
         result = simulate(
-            rate=1000,
-            visitors=5000,
-            arrival=Arrival.parse("uniform:6"),
-            minutes=10,
-            starts_at_minute=3,
-            faults=Faults.parse(faults),
-            seed=7,
+            simulated_room(rate=1000, join_work=0),
+            Crowd(
+                visitors=5000,
+                arrival=Arrival.parse("uniform:6"),
+                minutes=10,
+                faults=Faults.parse(faults),
+                seed=7,
+                starts_at_minute=3,
+            ),
         )
         print(
             f"   faults {faults or 'none'}: pre-queue {result.prequeue_visitors:,}, exceptions "

@@ -25,9 +25,9 @@ import time
 from dataclasses import dataclass
 
 from beekeeper.core.presence import RECOMMENDED_GRACE_SECONDS
-from beekeeper.simulator.capacity import CapacityPlan
+from beekeeper.core.settings import RoomSettings
 from beekeeper.simulator.faults import FAULT_NAMES, Faults
-from beekeeper.simulator.run import Arrival, simulate
+from beekeeper.simulator.run import Arrival, Crowd, Visits, simulate, simulated_room
 
 ALL_FAULTS = ",".join(FAULT_NAMES)
 BAR_RATIO = 0.90
@@ -41,16 +41,18 @@ class Run:
     seed: int = 1
     bar: bool = False  # the command: the share at the shop must reach BAR_RATIO
 
-    def plan(self) -> CapacityPlan:
-        return CapacityPlan(
+    def room(self) -> RoomSettings:
+        return simulated_room(
+            rate=60_000,
+            join_work=0,
             max_inside=500,
             session_minutes=5,
             claim_minutes=2,
-            visit_minutes=10,
-            abandon=0.2,
-            leave=self.leave,
             presence_grace_seconds=self.grace,
         )
+
+    def visits(self) -> Visits:
+        return Visits(visit_minutes=10, abandon=0.2, leave=self.leave)
 
 
 RUNS = [
@@ -83,13 +85,15 @@ def table(runs: list[Run]) -> bool:
     for run in runs:
         started = time.perf_counter()
         result = simulate(
-            rate=60_000,
-            visitors=6_000,
-            arrival=Arrival.parse("burst"),
-            minutes=14,
-            faults=Faults.parse(run.faults),
-            seed=run.seed,
-            capacity=run.plan(),
+            run.room(),
+            Crowd(
+                visitors=6_000,
+                arrival=Arrival.parse("burst"),
+                minutes=14,
+                faults=Faults.parse(run.faults),
+                seed=run.seed,
+                visits=run.visits(),
+            ),
         )
         elapsed = time.perf_counter() - started
         c = result.capacity

@@ -33,7 +33,7 @@ from beekeeper.cli.room_control import RoomControl
 from beekeeper.core.retry import Pauses
 from beekeeper.core.serving import DOCUMENT_EVERY_SECONDS
 from beekeeper.core.shared_state import parse_history
-from beekeeper.local.room import LocalOptions, LocalRoom
+from beekeeper.local.room import LocalOptions, LocalRoom, local_room
 
 GOAL_SECONDS = 10.0
 WARM_UP_SECONDS = DOCUMENT_EVERY_SECONDS + 2.0
@@ -70,14 +70,8 @@ def measure(change: str, pages: int, rng: random.Random) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as config:
         os.environ["BEEKEEPER_CONFIG_DIR"] = config
         room = LocalRoom(
-            LocalOptions(
-                rate=RATE,
-                origin="http://127.0.0.1:9/shop",
-                port=0,
-                operator_port=0,
-                name=f"propagation-{change}",
-                save_line=False,
-            )
+            local_room(rate=RATE, origin="http://127.0.0.1:9/shop", name=f"propagation-{change}"),
+            LocalOptions(port=0, operator_port=0, save_line=False),
         )
         room.start()
         try:

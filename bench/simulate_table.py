@@ -22,7 +22,7 @@ import time
 from typing import Any
 
 from beekeeper.simulator.faults import FAULT_NAMES, Faults
-from beekeeper.simulator.run import Arrival, SimulationResult, simulate
+from beekeeper.simulator.run import Arrival, Crowd, SimulationResult, simulate, simulated_room
 
 RATES = (1, 7, 25, 600, 3300, 12345, 100_000, 270_000)
 FAULT_SETS = ("", *FAULT_NAMES, ",".join(FAULT_NAMES))
@@ -46,12 +46,14 @@ def burst_table(rates: tuple[int, ...], fault_sets: tuple[str, ...]) -> None:
             visitors = rate + rate // 2 + 1
             started = time.perf_counter()
             r = simulate(
-                rate=rate,
-                visitors=visitors,
-                arrival=Arrival.parse("burst"),
-                minutes=2,
-                faults=Faults.parse(faults),
-                seed=rate,
+                simulated_room(rate=rate, join_work=0),
+                Crowd(
+                    visitors=visitors,
+                    arrival=Arrival.parse("burst"),
+                    minutes=2,
+                    faults=Faults.parse(faults),
+                    seed=rate,
+                ),
             )
             elapsed = time.perf_counter() - started
             per_minute = "/".join(f"{n:,}" for n in r.admitted_per_minute)
@@ -78,7 +80,8 @@ def straight_through() -> list[SimulationResult]:
     results = []
     for rate in STRAIGHT_THROUGH_RATES:
         r = simulate(
-            rate=rate, visitors=rate * 3, arrival=Arrival.parse("uniform:6"), minutes=6, seed=2
+            simulated_room(rate=rate, join_work=0),
+            Crowd(visitors=rate * 3, arrival=Arrival.parse("uniform:6"), minutes=6, seed=2),
         )
         results.append(r)
         print(
@@ -95,7 +98,8 @@ def over_capacity(rates: tuple[int, ...] = (600, 3000)) -> None:
     print("\nover capacity: twice the rate arriving evenly over 4 minutes (seed 3)")
     for rate in rates:
         r = simulate(
-            rate=rate, visitors=rate * 8, arrival=Arrival.parse("uniform:4"), minutes=5, seed=3
+            simulated_room(rate=rate, join_work=0),
+            Crowd(visitors=rate * 8, arrival=Arrival.parse("uniform:4"), minutes=5, seed=3),
         )
         per_minute = "/".join(f"{n:,}" for n in r.admitted_per_minute)
         print(
@@ -113,11 +117,13 @@ def quiet_positions() -> None:
         (60, 600, "uniform:1"),
     ):
         r = simulate(
-            rate=rate,
-            visitors=visitors,
-            arrival=Arrival.parse(arrival),
-            minutes=visitors // rate + 2,
-            seed=5,
+            simulated_room(rate=rate, join_work=0),
+            Crowd(
+                visitors=visitors,
+                arrival=Arrival.parse(arrival),
+                minutes=visitors // rate + 2,
+                seed=5,
+            ),
         )
         print(
             f"{rate:>9,}/min, {visitors} joining ({arrival}): {r.positions_checked:,} polls, "

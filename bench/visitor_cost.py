@@ -62,7 +62,7 @@ from beekeeper.core.settings import RoomSettings
 from beekeeper.room.cookies import COOKIE_NAME
 from beekeeper.room.room_state import RoomConfig, RoomSnapshot, status_item
 from beekeeper.simulator import run as simulation
-from beekeeper.simulator.run import Arrival
+from beekeeper.simulator.run import Arrival, Crowd, simulated_room
 from beekeeper.vtl import load_template, template_values
 from beekeeper.waiting_room_site import render_page
 from beekeeper.waiting_room_site.work_page import render_work_page
@@ -111,7 +111,7 @@ def state_bytes() -> int:
     snapshot = RoomSnapshot(config=config, shard_counts=(600_000, 600_000), admitted_total=400_000)
     item = status_item(snapshot, 0, 1_800_000_000.0)
     template = load_template(
-        route("state").response_template,
+        route("state").vtl.response_template,
         template_values(table_name="beekeeper-sale", origin=SETTINGS.origin),
     )
     body = render(
@@ -127,7 +127,7 @@ def polling_read_units() -> float:
     """Read units of one /polling: the keys its request template reads (eventually
     consistent reads of items under 4 KB: half a unit each)."""
     template = load_template(
-        route("polling").request_template("rate"),
+        route("polling").vtl.request_template("rate"),
         template_values(table_name="beekeeper-sale", origin=SETTINGS.origin),
     )
     cookie = {"Cookie": f"{COOKIE_NAME}=Ab0_-{'x' * 17}.1234"}
@@ -176,7 +176,8 @@ def pipeline() -> dict[str, float]:
     try:
         visitors, rate = 20_000, 6_000
         result = simulation.simulate(
-            rate=rate, visitors=visitors, arrival=Arrival.parse("uniform:2"), minutes=5, seed=1
+            simulated_room(rate=rate, join_work=0),
+            Crowd(visitors=visitors, arrival=Arrival.parse("uniform:2"), minutes=5, seed=1),
         )
     finally:
         simulation.Counted = real  # type: ignore[misc]

@@ -10,6 +10,13 @@ from typing import Any
 
 from beekeeper.room.governor_records import Decision
 
+# A local room's edge and gateway run in its own process: what they answer is counted in its
+# live view (local/operator_view.py), not in the metrics a report reads.
+LOCAL_REQUESTS = (
+    "A local room's edge and origin run in its own process: their requests are counted in its "
+    "live view, not in its metrics"
+)
+
 
 @dataclass(frozen=True)
 class Waits:

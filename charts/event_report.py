@@ -14,10 +14,10 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 from beekeeper.charts import figures, svg
-from beekeeper.charts.event_data import EventReport
+from beekeeper.charts.event_data import LOCAL_REQUESTS, EventReport
 from beekeeper.charts.figures import Chart, Table
 from beekeeper.charts.page import report_page
-from beekeeper.charts.words import Timeline, duration, listed, short_duration, within
+from beekeeper.charts.words import Timeline, WaitsSaid, listed, short_duration, within
 from beekeeper.core.words import count
 
 WHAT = "The event report"
@@ -119,11 +119,14 @@ def _waited(report: EventReport) -> str:
         if sum(report.admitted_per_minute):
             return "How long they waited is not known: no wait was recorded (see below)."
         return "Nobody was let in, so nobody's wait can be told."
-    sentence = f"Half waited {within(waits.p50)}"
-    if waits.p90 is not None and waits.p99 is not None:
-        sentence += f", 9 in 10 {within(waits.p90)} and 99 in 100 {within(waits.p99)}"
-    if waits.longest is not None:
-        sentence += f"; the longest wait was {duration(waits.longest)}"
+    if waits.p90 is not None and waits.p99 is not None and waits.longest is not None:
+        said = WaitsSaid.of(waits.p50, waits.p90, waits.p99, waits.longest)
+        sentence = (
+            f"Half waited {said.p50}, 9 in 10 {said.p90} and 99 in 100 {said.p99}; the longest "
+            f"wait was {said.longest}"
+        )
+    else:
+        sentence = f"Half waited {within(waits.p50)}"
     admitted = sum(report.admitted_per_minute)
     if waits.timed < admitted:
         sentence += f" (the waits of {waits.timed:,} of the {admitted:,} let in)"
@@ -215,9 +218,11 @@ def _times(n: int) -> str:
 
 
 def _requests(report: EventReport, timeline: Timeline) -> str:
+    if report.local:
+        return LOCAL_REQUESTS
     origin = report.origin_requests_per_minute
     if origin is None:
-        said = "A local room has no origin request counts (no API Gateway)"
+        said = "The origin's requests are not known"
     elif not any(origin):
         said = "API Gateway (the origin) counted no request"
     else:
@@ -275,6 +280,7 @@ def _waits(report: EventReport, timeline: Timeline) -> Chart | None:
         median=waits.p50,
         p90=waits.p90,
         p99=waits.p99,
+        longest=waits.longest,
     )
 
 

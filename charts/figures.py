@@ -14,10 +14,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from beekeeper.charts import svg
-from beekeeper.charts.words import Timeline, duration, short_duration, within
+from beekeeper.charts.words import Timeline, WaitsSaid, duration, short_duration
 from beekeeper.core.words import count
 
 WIDE = (8.0, 3.0)  # inches: matplotlib's unit; the SVG scales to the page
+# A chart scales with the page, but never so far down that its text (svg.FONT_SIZE points of
+# the SVG's 72 to the inch) is drawn smaller than this: narrower than PLOT_MIN_WIDTH_PX (a
+# phone's screen), the chart keeps that width and scrolls sideways in its box.
+READABLE_TEXT_PX = 12
+PLOT_MIN_WIDTH_PX = math.ceil(WIDE[0] * 72 * READABLE_TEXT_PX / svg.FONT_SIZE)
 
 # The CSS of a page of charts (the report, the live view): each adds its own few rules.
 PAGE_STYLE = """
@@ -28,7 +33,8 @@ h1 { font-size: 1.5rem; margin: 0 0 .25rem; }
 h2 { font-size: 1.1rem; margin: 0 0 .5rem; }
 .chart { background: #fff; margin: 0 0 1.5rem; padding: 1rem; border-radius: 6px;
          box-shadow: 0 1px 2px rgba(0, 0, 0, .08); }
-.chart svg { display: block; height: auto; }
+.chart svg { display: block; height: auto; min-width: PLOT_MIN_WIDTH; }
+.plot { overflow-x: auto; }
 figcaption { margin-top: .5rem; }
 details { margin-top: .5rem; font-size: .9rem; }
 table { border-collapse: collapse; margin-top: .5rem; }
@@ -36,7 +42,7 @@ caption { text-align: left; font-weight: 600; }
 th, td { padding: .15rem .75rem .15rem 0; text-align: right; }
 th:first-child, td:first-child { text-align: left; }
 .warning { color: #b91c1c; font-weight: 600; }
-"""
+""".replace("PLOT_MIN_WIDTH", f"{PLOT_MIN_WIDTH_PX}px")
 
 
 @dataclass(frozen=True)
@@ -69,7 +75,10 @@ class Chart:
         return (
             f'<figure class="chart" id="{self.id}" aria-labelledby="{self.id}-heading">'
             f'<h2 id="{self.id}-heading">{html.escape(self.title)}</h2>'
-            f"{self.svg}"
+            # A box of its own, which scrolls on a narrow screen (focusable, so that a keyboard
+            # can scroll it too).
+            f'<div class="plot" role="region" tabindex="0" aria-labelledby="{self.id}-heading">'
+            f"{self.svg}</div>"
             f'<figcaption id="{self.id}-text">{html.escape(self.text)}</figcaption>'
             f"<details><summary>The numbers</summary>{self.table.to_html()}</details>"
             "</figure>"
@@ -229,8 +238,12 @@ def waits(
     median: float | None,
     p90: float | None,
     p99: float | None,
+    longest: float | None = None,
 ) -> Chart:
-    """How long the admitted visitors waited: a histogram with the median, p90 and p99 marked."""
+    """How long the admitted visitors waited: a histogram with the median, p90 and p99 marked
+    (each at most the longest wait, when it is given)."""
+    if longest is not None:
+        median, p90, p99 = (None if p is None else min(p, longest) for p in (median, p90, p99))
     title = "How long visitors waited, from joining the line to being let in"
     in_minutes = bin_seconds >= 60 or bin_seconds * len(counts) > 180
     unit = 60.0 if in_minutes else 1.0
@@ -259,10 +272,11 @@ def waits(
     if admitted == 0 or median is None or p90 is None or p99 is None:
         text = "Nobody was admitted, so there are no waits to show."
     else:
+        said = WaitsSaid.of(median, p90, p99, p99 if longest is None else longest)
         text = (
-            f"Of {count(admitted, 'visitor')} admitted, half got in {within(median)} "
-            f"(the median, {short_duration(median)}), 9 in 10 {within(p90)} "
-            f"({short_duration(p90)}) and 99 in 100 {within(p99)} ({short_duration(p99)})."
+            f"Of {count(admitted, 'visitor')} admitted, half got in {said.p50} "
+            f"(the median, {short_duration(median)}), 9 in 10 {said.p90} "
+            f"({short_duration(p90)}) and 99 in 100 {said.p99} ({short_duration(p99)})."
         )
     rows = [
         (duration(i * bin_seconds), duration((i + 1) * bin_seconds), f"{n:,}")

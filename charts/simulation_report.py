@@ -9,7 +9,7 @@ from datetime import datetime
 from beekeeper.charts import figures
 from beekeeper.charts.figures import Chart
 from beekeeper.charts.page import report_page
-from beekeeper.charts.words import Timeline, about, duration, within
+from beekeeper.charts.words import Timeline, WaitsSaid, about, duration
 from beekeeper.core.words import count
 from beekeeper.simulator.run import Arrival, SimulationResult
 
@@ -48,6 +48,7 @@ def _waits(result: SimulationResult, timeline: Timeline) -> Chart:
         median=result.wait_seconds_p50,
         p90=result.wait_seconds_p90,
         p99=result.wait_seconds_p99,
+        longest=result.wait_seconds_max,
     )
 
 
@@ -89,11 +90,15 @@ def summary_lines(result: SimulationResult, timeline: Timeline) -> list[str]:
     if examples:
         lines.append(examples)
     if result.wait_seconds_p50 is not None:
+        said = WaitsSaid.of(
+            result.wait_seconds_p50,
+            result.wait_seconds_p90 or 0,
+            result.wait_seconds_p99 or 0,
+            result.wait_seconds_max or 0,
+        )
         lines.append(
-            f"Half of those admitted got in {within(result.wait_seconds_p50)}, "
-            f"9 in 10 {within(result.wait_seconds_p90 or 0)} and 99 in 100 "
-            f"{within(result.wait_seconds_p99 or 0)}; the longest wait was "
-            f"{duration(result.wait_seconds_max or 0)}."
+            f"Half of those admitted got in {said.p50}, 9 in 10 {said.p90} and 99 in 100 "
+            f"{said.p99}; the longest wait was {said.longest}."
         )
     lines.append(_line(result, timeline))
     lines.append(_faults_sentence(result))

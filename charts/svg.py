@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 import importlib
 import io
+import logging
 import re
 import threading
 from collections.abc import Callable
@@ -32,11 +33,14 @@ FAULT_COLOURS = {
     "double-trigger": "#4b5563",
 }
 
+# Every text of a chart is this size (points: the SVG's own units, 72 to the inch).
+FONT_SIZE = 10
+
 _STYLE = {
     "svg.fonttype": "none",
     "font.family": ["sans-serif"],
     "font.sans-serif": ["DejaVu Sans", "Liberation Sans", "Arial", "Helvetica"],
-    "font.size": 10,
+    "font.size": FONT_SIZE,
     "axes.spines.top": False,
     "axes.spines.right": False,
     "axes.grid": True,
@@ -56,7 +60,15 @@ class ChartsUnavailable(Exception):
         )
 
 
+# matplotlib logs at INFO ("generated new fontManager") and WARNING ("building the font
+# cache") when it first builds its font cache: news of its own housekeeping, which would land
+# in the log of whatever draws a chart (a local room's, whose log is the room's story). Its
+# errors still show.
+FONT_CACHE_LOGGER = "matplotlib.font_manager"
+
+
 def _matplotlib(what: str) -> tuple[Any, Any]:
+    logging.getLogger(FONT_CACHE_LOGGER).setLevel(logging.ERROR)
     try:
         matplotlib = importlib.import_module("matplotlib")
         figure_module = importlib.import_module("matplotlib.figure")

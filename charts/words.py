@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from beekeeper.core.words import count
@@ -43,6 +44,56 @@ def within(seconds: float) -> str:
     if seconds < 90:
         return f"within {count(math.ceil(seconds), 'second')}"
     return f"within {count(math.ceil(seconds / 60), 'minute')}"
+
+
+@dataclass(frozen=True)
+class WaitsSaid:
+    """How long visitors waited, in words that never contradict one another: each percentile
+    said as an upper bound ("within 3 minutes"), never above the longest wait, which is said
+    to the second ("2 min 28 s"). The figures come from CloudWatch (each statistic a query of
+    its own) or the simulator; the words keep their order whatever is handed in."""
+
+    p50: str
+    p90: str
+    p99: str
+    longest: str
+    # What each says, in whole seconds: p50 <= p90 <= p99 <= longest.
+    bounds: tuple[int, int, int, int]
+
+    @classmethod
+    def of(cls, p50: float, p90: float, p99: float, longest: float) -> WaitsSaid:
+        longest = max(0.0, longest)
+        # The longest to the second (to the minute past an hour, as it is said), up.
+        top = max(1, math.ceil(longest - 1e-9))
+        if top >= 3600:
+            top = math.ceil(top / 60) * 60
+        bounds: list[int] = []
+        for value in (p50, p90, p99):
+            bound = max(1, math.ceil(max(0.0, value) - 1e-9))
+            if bound >= 90:
+                bound = math.ceil(bound / 60) * 60  # "within 3 minutes"
+            bounds.append(min(top, max(bounds[-1] if bounds else 1, bound)))
+        said = [
+            "within a second" if bound <= 1 else f"within {_seconds_said(bound)}"
+            for bound in bounds
+        ]
+        return cls(
+            said[0],
+            said[1],
+            said[2],
+            "under a second" if longest < 1 else _seconds_said(top),
+            (bounds[0], bounds[1], bounds[2], top),
+        )
+
+
+def _seconds_said(seconds: int) -> str:
+    """Whole seconds: "45 seconds", "3 minutes", "2 min 28 s", "1 h 5 min"."""
+    if seconds < 90:
+        return count(seconds, "second")
+    minutes, rest = divmod(seconds, 60)
+    if minutes >= 60:
+        return f"{minutes // 60} h {minutes % 60} min"
+    return count(minutes, "minute") if rest == 0 else f"{minutes} min {rest} s"
 
 
 def clock(moment: datetime) -> str:

@@ -20,6 +20,7 @@ import shlex
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,16 +30,18 @@ from beekeeper.cli.aws import AwsClients, explain_aws_failure
 from beekeeper.cli.cdk import CdkRunner, LineSink
 from beekeeper.cli.certificates import certificate_for
 from beekeeper.cli.change_review import question, replacements
+from beekeeper.cli.channel_quota import ChannelQuotaProbe, channel_advice
 from beekeeper.cli.deploy_checks import Resolve, check_deployable
 from beekeeper.cli.errors import DeployError, UserError
 from beekeeper.cli.lambda_quota import ConcurrencyProbe, check_room_fits
 from beekeeper.cli.rooms import Deployment, RoomStore
 from beekeeper.cli.ticket_keys import issuer, key_store
 from beekeeper.core.edge import WAF_REGION
+from beekeeper.core.push import key_expiry
 from beekeeper.core.settings import CERTIFICATE_REGION, RoomSettings
 from beekeeper.room.ticket_keys import KeysChangedError
 from beekeeper.room.tickets import KeyRingError
-from beekeeper.stacks.app import CERTIFICATE_CONTEXT
+from beekeeper.stacks.app import CERTIFICATE_CONTEXT, CHANNEL_KEY_EXPIRES_CONTEXT
 
 APP_MODULE = "beekeeper.stacks.app"
 # A well-formed certificate ARN for `cdk destroy` of a room whose certificate deploy found: the
@@ -99,6 +102,8 @@ class Deployer:
     resolve: Resolve
     confirm: Callable[[str], bool]
     concurrency: ConcurrencyProbe
+    # The account's AppSync Events quotas for the room's push channel (cli/channel_quota.py).
+    channel_quotas: ChannelQuotaProbe
     lambda_wheels: Callable[[], object]
     clock: Callable[[], float] = time.time
     wait_delay_seconds: int = 5
@@ -122,6 +127,11 @@ class Deployer:
             *found,
         ]
 
+    def key_context(self) -> list[str]:
+        """The waiting pages' key to the push channel expires a year from now: every deploy
+        pushes it out again (an in-place update that keeps the key, core/push.py)."""
+        return ["-c", f"{CHANNEL_KEY_EXPIRES_CONTEXT}={key_expiry(self.clock())}"]
+
     def deploy_args(
         self, name: str, *, api_logging: bool = True, certificate: str | None = None
     ) -> list[str]:
@@ -132,6 +142,7 @@ class Deployer:
             # The room and, when it has one, its edge WAF in us-east-1 (stacks/edge_waf.py).
             "--all",
             *self.app_args(name, certificate=certificate),
+            *self.key_context(),
             *logging,
             "--require-approval",
             "never",
@@ -146,7 +157,13 @@ class Deployer:
         self, name: str, *, api_logging: bool = True, certificate: str | None = None
     ) -> list[str]:
         logging = [] if api_logging else ["-c", "api_logging=false"]
-        return ["diff", *self.app_args(name, certificate=certificate), *logging, "--no-notices"]
+        return [
+            "diff",
+            *self.app_args(name, certificate=certificate),
+            *self.key_context(),
+            *logging,
+            "--no-notices",
+        ]
 
     def destroy_args(self, name: str, *, certificate: str | None = None) -> list[str]:
         return [
@@ -215,10 +232,27 @@ class Deployer:
             # The rule was turned off since the last deploy: its stack is nobody's now.
             self._remove_edge_waf(settings)
         outputs = self._read_outputs(settings, outputs_file)
-        self.store.record_deployment(settings.name, outputs)
-        deployment = Deployment(outputs)
+        self.store.record_deployment(settings, outputs)
+        deployment = Deployment(outputs, settings)
         self._first_ticket_key(settings, deployment)
+        self._channel_quotas(settings, deployment)
         return deployment
+
+    def _channel_quotas(self, settings: RoomSettings, deployment: Deployment) -> None:
+        """What the push channel's quotas mean for the room's burst (per API: so read once the
+        API exists), and when the pages' key now expires."""
+        api_arn = deployment.channel_api_arn
+        if api_arn is None:
+            return
+        for line in channel_advice(settings, api_arn, self.channel_quotas(settings, api_arn)):
+            self.say(line)
+        expires = deployment.channel_key_expires
+        if expires and expires.isdigit():
+            day = datetime.fromtimestamp(int(expires), UTC).date().isoformat()
+            self.say(
+                f"Waiting pages subscribe with a key that now expires on {day} (each deploy "
+                "sets it a year ahead; `beekeeper status` warns a month before)."
+            )
 
     def _first_ticket_key(self, settings: RoomSettings, deployment: Deployment) -> None:
         """A new room's first ticket key (the stack makes its secret empty); a redeployed

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from beekeeper.charts.event_data import Capacity, EventReport, Waits
+from beekeeper.charts.event_data import LOCAL_REQUESTS, Capacity, EventReport, Waits
 from beekeeper.cli.report_window import (
     DEFAULT_SECONDS,
     LOOK_BACK_SECONDS,
@@ -31,7 +31,7 @@ from beekeeper.cli.table import batch_get
 from beekeeper.core import telemetry
 from beekeeper.core.datamodel import GOVERNOR_LOG_KEY
 from beekeeper.core.retry import Pauses
-from beekeeper.core.settings import RoomSettings
+from beekeeper.core.settings import Mode, RoomSettings, capped
 from beekeeper.core.words import count
 from beekeeper.room.governor_records import recent_decisions
 from beekeeper.room.room_state import snapshot_from_items, snapshot_keys
@@ -212,7 +212,7 @@ def _capacity(settings: RoomSettings, max_inside: int, series: MinuteSeries) -> 
     """Capacity mode's figures, when the room has a cap (deployed, or set live since) or its
     metrics show one."""
     capacity_seen = any(series.found[n] for n in ("inside", "max_inside", "left_line", "left_shop"))
-    if not (settings.max_inside or max_inside or capacity_seen):
+    if not (settings.mode is Mode.CAPACITY or capped(max_inside) or capacity_seen):
         return None
     return Capacity(
         inside_per_minute=series.levels("inside"),
@@ -338,15 +338,33 @@ def _read_waits(reader: MetricReader, room: str, window: Window, now: float) -> 
     below = [round(timed * ranks[f"below_{i}"].get(0, 0.0) / 100) for i in range(len(edges))]
     below.append(timed)
     counts = [max(0, n - previous) for n, previous in zip(below, [0, *below], strict=False)]
+    p50, p90, p99 = in_order([found[f"wait_{p}"].get(0) for p in ("p50", "p90", "p99")], longest)
     return Waits(
         timed=timed,
-        p50=found["wait_p50"].get(0),
-        p90=found["wait_p90"].get(0),
-        p99=found["wait_p99"].get(0),
+        p50=p50,
+        p90=p90,
+        p99=p99,
         longest=longest,
         bin_seconds=width,
         counts=counts,
     )
+
+
+def in_order(percentiles: list[float | None], longest: float | None) -> list[float | None]:
+    """Percentiles as the report gives them: none above the longest wait (CloudWatch's
+    Maximum) and none below a lower one. Each statistic is a query of its own, and nothing in
+    GetMetricData ties a percentile to the Maximum read beside it; the report does, so that
+    no figure says a wait longer than the longest."""
+    ordered: list[float | None] = []
+    floor = 0.0
+    for value in percentiles:
+        if value is None:
+            ordered.append(None)
+            continue
+        value = max(floor, value if longest is None else min(value, longest))
+        ordered.append(value)
+        floor = value
+    return ordered
 
 
 def missing_notes(report: EventReport, series: dict[str, Values]) -> list[str]:
@@ -378,8 +396,9 @@ def missing_notes(report: EventReport, series: dict[str, Values]) -> list[str]:
             "wrote the Wait metric have none (redeploy to record them)."
         )
     if report.local:
-        notes.append("A local room has no API Gateway, so there are no origin request counts.")
-    elif not series.get("origin"):
+        notes.append(LOCAL_REQUESTS + ".")
+        return notes
+    if not series.get("origin"):
         notes.append("API Gateway counted no request to the room's API in this window.")
     if not report.edge:
         notes.append(

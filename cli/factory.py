@@ -26,12 +26,14 @@ from beekeeper.core.retry import Pauses
 if TYPE_CHECKING:
     from beekeeper.cli.aws import AwsClients, SessionFactory
     from beekeeper.cli.cdk import CdkRunner
+    from beekeeper.cli.channel_quota import ChannelQuotaProbe
     from beekeeper.cli.deploy_checks import Resolve
     from beekeeper.cli.deployer import Deployer
     from beekeeper.cli.lambda_quota import AccountConcurrency, ConcurrencyProbe
     from beekeeper.cli.rooms import Deployment, RoomStore
     from beekeeper.core.settings import RoomSettings
     from beekeeper.room.governor_sampling import Fetcher, Sample
+    from beekeeper.room.push import Publisher
 
 
 def _boto3_session() -> Any:
@@ -82,6 +84,11 @@ class CliFactory:
     resolve: Resolve = _resolve_host
     # The account's Lambda concurrency; None asks Lambda (tests pass their own).
     concurrency: ConcurrencyProbe | None = None
+    # The account's AppSync Events quotas; None asks Service Quotas (tests pass their own).
+    channel_quotas: ChannelQuotaProbe | None = None
+    # How a command publishes to a room's push channel; None signs requests to the room's
+    # Event API (cli/channel.py; tests pass their own: no test reaches AWS).
+    channel_publisher: Callable[[RoomSettings, Deployment], Publisher] | None = None
     # Fills the cache of the consumer's wheels; None downloads them with pip (tests pass their
     # own: no test reaches PyPI).
     lambda_wheels: Callable[[], object] | None = None
@@ -95,6 +102,7 @@ class CliFactory:
     _session: Any = field(default=None, init=False, repr=False)
     # The account the credentials belong to, once they have been checked (caller_account).
     _account: str | None = field(default=None, init=False, repr=False)
+    _store: RoomStore | None = field(default=None, init=False, repr=False)
 
     @classmethod
     def default(cls) -> CliFactory:
@@ -110,9 +118,12 @@ class CliFactory:
         return Pauses(sleep=self.sleep, random=self.jitter)
 
     def store(self) -> RoomStore:
+        """The command's one store: what it tells the operator, it tells once."""
         from beekeeper.cli.rooms import RoomStore
 
-        return RoomStore(self.environ)
+        if self._store is None:
+            self._store = RoomStore(self.environ, say=lambda text: click.echo(text, err=True))
+        return self._store
 
     def session(self) -> Any:
         """One AWS session per command: credentials and service models are loaded once."""
@@ -139,6 +150,14 @@ class CliFactory:
             self.caller_account(settings)
         return self.aws().client(service, settings, deployment)
 
+    def publisher(self, settings: RoomSettings, deployment: Deployment) -> Publisher:
+        """What an operator command publishes the room's state changes with."""
+        from beekeeper.cli.channel import publisher_for
+
+        if self.channel_publisher is not None:
+            return self.channel_publisher(settings, deployment)
+        return publisher_for(settings, deployment, self.session)
+
     def default_region(self) -> str | None:
         """The region the operator's AWS configuration names, if any (init's suggestion)."""
         for variable in ("AWS_REGION", "AWS_DEFAULT_REGION"):
@@ -148,6 +167,7 @@ class CliFactory:
         return str(region) if region else None
 
     def deployer(self, *, assume_yes: bool = False) -> Deployer:
+        from beekeeper.cli.channel_quota import probe
         from beekeeper.cli.deployer import Deployer
         from beekeeper.cli.progress import ProgressReporter
 
@@ -169,6 +189,8 @@ class CliFactory:
             resolve=self.resolve,
             confirm=(lambda _question: True) if assume_yes else _confirm,
             concurrency=self.concurrency or self.lambda_concurrency,
+            channel_quotas=self.channel_quotas
+            or probe(lambda settings: self.aws().client("service-quotas", settings)),
             lambda_wheels=self.lambda_wheels or self.fetch_lambda_wheels,
             clock=self.clock,
         )

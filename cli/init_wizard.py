@@ -1,5 +1,8 @@
-"""`beekeeper init`: the original's six questions, each also a flag, then a room file.
+"""`beekeeper init`: a question for every setting a room needs, each also a flag, then a room
+file.
 
+The questions are the settings' own descriptions (core/settings.py): every required setting,
+and those declared `asked`, in the room file's order, each asked with its help sentence.
 Precedence: a flag's value, else (with --force over an existing room) the room file's, else a
 default. Settings that are not asked keep the room file's value or the model's default.
 Interactive answers are checked with the model's sentence and asked again until they pass.
@@ -9,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import KW_ONLY, dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -16,47 +20,31 @@ import click
 
 from beekeeper.cli.answers import yes_or_no
 from beekeeper.cli.errors import UserError
-from beekeeper.cli.options import check_setting
+from beekeeper.cli.options import check_setting, given_settings, settings_from_flags
 from beekeeper.cli.rooms import RoomStore
-from beekeeper.core.settings import SETTINGS, RoomSettings, SettingsError
+from beekeeper.core.settings import SETTINGS, RoomSettings, SettingDescription, SettingsError
 
-
-@dataclass(frozen=True)
-class Question:
-    field_name: str
-    prompt: str
-    what: str  # for "--yes needs ..." messages
-    example: str = ""  # shown with the question, and again after an empty answer
-
-    @property
-    def flag(self) -> str:
-        return SETTINGS[self.field_name].flags[0]
-
-    @property
-    def asked(self) -> str:
-        return f"{self.prompt} (e.g. {self.example})" if self.example else self.prompt
-
-    def check(self, text: str) -> Any:
-        """The answer as the model stores it; an empty one gets its own sentence (click
-        would ask again without a word)."""
-        if not text.strip():
-            example = f", e.g. {self.example}" if self.example else ""
-            raise UserError(f"This question needs an answer{example}.")
-        return check_setting(self.field_name, text)
-
-
-QUESTIONS = (
-    Question("name", "Room name (lower case, used in AWS resource names)", "the room's name"),
-    Question("display_name", "Display name visitors see", "the display name"),
-    Question("region", "AWS region", "the AWS region, or set AWS_REGION", example="eu-west-1"),
-    Question("origin", "URL to protect (where admitted visitors go)", "the URL to protect"),
-    Question("rate", "Visitors let through per minute", "visitors per minute"),
-    Question(
-        "dynamic_rate_throttling",
-        "Slow the rate down automatically when the site slows (dynamic rate throttling)?",
-        "whether to throttle dynamically",
-    ),
+# What init asks, in the room file's order: the name first.
+QUESTIONS: tuple[SettingDescription, ...] = tuple(
+    d for d in SETTINGS.values() if d.required or d.asked
 )
+# Where a default comes from when it is not the setting's own (said when --yes lacks it).
+_DEFAULT_FROM = {"region": "or set AWS_REGION"}
+
+
+def _answer(question: SettingDescription, text: str) -> Any:
+    """The answer as the model stores it; an empty one gets its own sentence, with the
+    question's help and its example (click would ask again without a word)."""
+    if not text.strip():
+        raise UserError(f"This question needs an answer ({question.help.removesuffix('.')}).")
+    return check_setting(question.name, text)
+
+
+def _flag(question: SettingDescription) -> str:
+    """The flag that answers `question`, as --yes asks for it: `--rate N`."""
+    hint = f" ({_DEFAULT_FROM[question.name]})" if question.name in _DEFAULT_FROM else ""
+    return f"{question.flags[0]} {question.rule.metavar}{hint}"
+
 
 # Ask(prompt, default, check) -> answer; Confirm(prompt, default) -> bool.
 Ask = Callable[[str, Any, Callable[[str], Any]], Any]
@@ -95,13 +83,15 @@ class RoomWizard:
     ask: Ask = click_ask
     confirm: Confirm = click_confirm
 
-    def create(self, given: Mapping[str, Any], *, interactive: bool, force: bool) -> Path:
-        """Build the room from flags and answers, save it, and return the room file."""
+    def create(self, flags: Mapping[str, Any], *, interactive: bool, force: bool) -> Path:
+        """Build the room from the flags click received and the answers, save it, and return
+        the room file."""
+        given = given_settings(flags)
         name = given.get("name")
         if name is None:
             if not interactive:
-                raise click.UsageError("--yes needs --name (the room's name).")
-            name = self.ask(QUESTIONS[0].asked, None, lambda text: self._new_name(text, force))
+                raise click.UsageError(f"--yes needs {_flag(QUESTIONS[0])}.")
+            name = self.ask(QUESTIONS[0].question, None, lambda text: self._new_name(text, force))
         elif self.store.exists(name) and not force:
             raise UserError(self._exists_message(name))
         existing = self._existing(name) if force else None
@@ -109,22 +99,20 @@ class RoomWizard:
         if not interactive:
             self._require_flags(given, name, existing)
         for question in QUESTIONS[1:]:
-            field_name = question.field_name
-            if field_name in given:
-                answers[field_name] = given[field_name]
+            if question.name in given:
                 continue
-            default = self._default(field_name, name, existing)
+            default = self._default(question.name, name, existing)
             if not interactive:
-                answers[field_name] = default
-            elif field_name == "dynamic_rate_throttling":
-                answers[field_name] = self.confirm(question.asked, bool(default))
+                answers[question.name] = default
+            elif question.kind is bool:
+                answers[question.name] = self.confirm(question.question, bool(default))
             else:
-                answers[field_name] = self.ask(question.asked, default, question.check)
-        # Settings given as flags that are not questions (--slow-ms, --alert-email) are taken
-        # as they are.
-        answers.update({k: v for k, v in given.items() if k not in answers})
-        settings = existing.replace(**answers) if existing else RoomSettings.from_mapping(answers)
-        return self.store.save(settings)
+                answers[question.name] = self.ask(
+                    question.question, default, partial(_answer, question)
+                )
+        # The flags given, the questions' and the others (--slow-ms, --alert-email), go over
+        # the answers.
+        return self.store.save(settings_from_flags(existing or {}, {**answers, **given}))
 
     def _require_flags(
         self, given: Mapping[str, Any], name: str, existing: RoomSettings | None
@@ -132,14 +120,14 @@ class RoomWizard:
         missing = [
             q
             for q in QUESTIONS[1:]
-            if q.field_name not in given and self._default(q.field_name, name, existing) is None
+            if q.name not in given and self._default(q.name, name, existing) is None
         ]
         if missing:
-            needs = ", ".join(f"{q.flag} ({q.what})" for q in missing)
+            needs = ", ".join(_flag(q) for q in missing)
             raise click.UsageError(f"--yes needs {needs}; give them as flags or drop --yes.")
 
     def _new_name(self, text: str, force: bool) -> str:
-        name = str(QUESTIONS[0].check(text))
+        name = str(_answer(QUESTIONS[0], text))
         if self.store.exists(name) and not force:
             raise UserError(self._exists_message(name))
         return name
@@ -165,6 +153,6 @@ class RoomWizard:
             return display_name_from(name)
         if field_name == "region":
             return self.default_region
-        if field_name == "dynamic_rate_throttling":
-            return False
-        return None  # origin and rate have no sensible default: they must be given
+        default = SETTINGS[field_name].default
+        # origin and rate have no sensible default: they must be given
+        return None if SETTINGS[field_name].required else default

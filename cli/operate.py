@@ -15,6 +15,7 @@ if TYPE_CHECKING:  # the room's items are imported when a switch runs, not for -
 
 
 def room_control(factory: CliFactory, name: str, local: bool | None = None) -> RoomControl:
+    from beekeeper.cli.channel import command_push
     from beekeeper.cli.room_control import RoomControl
 
     settings, deployment = factory.store().operated(name, local)
@@ -25,6 +26,8 @@ def room_control(factory: CliFactory, name: str, local: bool | None = None) -> R
         clock=factory.clock,
         pauses=factory.pauses,
         minute_seconds=deployment.minute_seconds,
+        # Waiting pages are told of the change on the room's channel (cli/channel.py).
+        push=command_push(settings, factory.publisher(settings, deployment), factory.sleep),
     )
 
 

@@ -4,18 +4,20 @@ Every flag that sets a room setting is made here from its description in core/se
 (`SETTINGS`): its names (a boolean's `--no-` form and any older name, such as `--drt`, included),
 its help sentence, its metavar and its check. So `--rate 0` gets the same sentence from
 `init`, `local`, `simulate` and `rate`, and a new setting needs no flag code of its own.
+`settings_from_flags` is the one place a command's flags become a room's settings.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 import click
 
-from beekeeper.core.settings import SETTINGS, SettingsError
+from beekeeper.cli.errors import UserError
+from beekeeper.core.settings import SETTINGS, RoomSettings, SettingsError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -23,6 +25,30 @@ F = TypeVar("F", bound=Callable[..., Any])
 def check_setting(field_name: str, value: Any) -> Any:
     """The value as the model stores it, or SettingsError with the model's sentence."""
     return SETTINGS[field_name].parse(value)
+
+
+def given_settings(flags: Mapping[str, Any]) -> dict[str, Any]:
+    """The room settings among a command's keyword arguments that click received (a flag left
+    out is None); the command's other arguments are left out."""
+    return {name: value for name, value in flags.items() if name in SETTINGS and value is not None}
+
+
+def settings_from_flags(
+    base: RoomSettings | Mapping[str, Any], flags: Mapping[str, Any]
+) -> RoomSettings:
+    """The room a command works with: `base` (a room file's settings, or the values a room
+    described by flags alone starts from) with every setting flag click received laid over it.
+
+    `flags` is the command's keyword arguments as click passed them; a setting left out (None)
+    keeps the base's value, or the setting's default. A combination the model refuses (a
+    certificate without a domain, a missing origin) is the model's one sentence."""
+    given = given_settings(flags)
+    try:
+        if isinstance(base, RoomSettings):
+            return base.replace(**given) if given else base
+        return RoomSettings.from_mapping({**base, **given})
+    except SettingsError as error:
+        raise UserError(str(error)) from error
 
 
 class SettingType(click.ParamType):

@@ -5,7 +5,8 @@ The items themselves belong to `beekeeper.room.room_state`, which the Lambdas us
 config item or a status copy has one shape wherever it is written (docs/data-model.md). Each
 switch writes the `config` item (bumping `version`, which the producer, trigger and governor
 compare with what they cached), then republishes the ten `status#<d>` copies from the config it
-wrote and the counters, so waiting visitors' pages show the change on their next poll.
+wrote and the counters, and publishes the change to the room's channel, so waiting visitors'
+pages show it within seconds (room/push.py; on their next fetch of the shared state without it).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from beekeeper.core.serving import HOLD_NOTICE_SECONDS
 from beekeeper.core.settings import RoomSettings
 from beekeeper.room import room_state
 from beekeeper.room.pacing import MINUTE_SECONDS
+from beekeeper.room.push import StatePush
 from beekeeper.room.room_state import RoomConfig
 
 
@@ -36,13 +38,16 @@ class RoomControl:
         clock: Callable[[], float],
         pauses: Pauses,
         minute_seconds: float = MINUTE_SECONDS,
+        push: StatePush | None = None,
     ) -> None:
+        """`push`: the room's channel (None: a room without one, whose pages poll)."""
         self._db = dynamodb
         self._table = table_name
         self._settings = settings
         self._clock = clock
         self._pauses = pauses
         self._minute_seconds = minute_seconds
+        self._push = push
 
     @property
     def settings(self) -> RoomSettings:
@@ -106,6 +111,7 @@ class RoomControl:
                 pauses=self._pauses,
                 config=config,
                 minute_seconds=self._minute_seconds,
+                push=self._push,
             )
         except room_state.Unprocessed as error:
             raise AwsError(

@@ -18,7 +18,7 @@ from beekeeper.core.datamodel import DRAW_DRAWN, GOVERNOR_KEY, GOVERNOR_LOG_KEY,
 from beekeeper.core.polling import admission_flow, eta_seconds
 from beekeeper.core.retry import Pauses
 from beekeeper.core.schedule import format_starts_at
-from beekeeper.core.settings import RoomSettings
+from beekeeper.core.settings import RoomSettings, capped
 from beekeeper.core.words import count
 from beekeeper.room.governor import BASELINE_PENDING
 from beekeeper.room.governor_records import Decision, GovernorState, recent_decisions
@@ -315,7 +315,7 @@ def render_text(report: StatusReport, *, unicode: bool = True) -> str:
         queue += f"; {report.dead_letter:,} in the dead-letter queue: look at them"
     lines.append(queue)
     lines.extend(render_schedule(report))
-    if report.max_inside:
+    if capped(report.max_inside):
         lines.append(
             f"Inside the shop: {report.inside:,} / {report.max_inside:,}; lately "
             f"{count(report.turnover, 'visitor')} a minute went in"

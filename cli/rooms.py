@@ -1,17 +1,20 @@
 """The operator's rooms on disk: settings files and what each deploy recorded.
 
 A room is `rooms/<name>.toml` under the config directory (core/config_dir.py); a deployed room
-also has `rooms/<name>.deployed.json`, a flat JSON object of the stack's outputs
-(docs/data-model.md "Stack outputs"; a local room adds `EndpointUrl`). Commands that operate a
-room read the record, so they never guess a table or queue name.
+also has `rooms/<name>.deployed.json`: the stack's outputs (docs/data-model.md "Stack outputs")
+under "outputs" and the room's settings as deployed under "settings". Commands that operate a
+room read the record, so they never guess a table or queue name, and act on the room as it was
+deployed even when its file has been edited since (`beekeeper status` says so). A record
+written before the settings were recorded (a flat object of outputs) still works: the room
+file stands in for the deployed settings, and the command says so.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import overload
 from urllib.parse import urlsplit
@@ -34,7 +37,11 @@ from beekeeper.core.local_room import (
     process_alive,
 )
 from beekeeper.core.loopback import is_loopback_host
-from beekeeper.core.settings import RoomSettings, SettingsError
+from beekeeper.core.settings import RoomSettings, SettingsError, changes
+
+# The deployment record's keys: the stack's outputs and the room's settings as deployed.
+OUTPUTS_KEY = "outputs"
+SETTINGS_KEY = "settings"
 
 # A local room's endpoint path: empty, or one secret segment (local/operator_endpoint.py).
 _LOCAL_ENDPOINT_PATH = re.compile(r"(/[A-Za-z0-9_-]{0,64})?/?")
@@ -81,9 +88,11 @@ class _Output:
 
 @dataclass(frozen=True)
 class Deployment:
-    """A deployed room's recorded stack outputs."""
+    """A deployed room's recorded stack outputs, and the settings it was deployed with (None
+    in a record written before they were recorded)."""
 
     outputs: Mapping[str, str]
+    settings: RoomSettings | None = field(default=None, compare=False)
 
     @property
     def table_name(self) -> str:
@@ -106,6 +115,12 @@ class Deployment:
     jwks_url = _Output(names.JWKS_URL_OUTPUT)
     # The secret with the room's private ticket keys; None for a room deployed before tickets.
     ticket_keys_secret = _Output(names.TICKET_KEYS_SECRET_OUTPUT)
+    # The push channel's HTTP host (None: a room deployed before it had one), the Event API's
+    # ARN and when the page's API key expires (AWS only).
+    channel_http_domain = _Output(names.CHANNEL_HTTP_DOMAIN_OUTPUT)
+    channel_realtime_domain = _Output(names.CHANNEL_REALTIME_DOMAIN_OUTPUT)
+    channel_api_arn = _Output(names.CHANNEL_API_ARN_OUTPUT)
+    channel_key_expires = _Output(names.CHANNEL_KEY_EXPIRES_OUTPUT)
 
     @property
     def is_local(self) -> bool:
@@ -140,10 +155,17 @@ class LocalRoom:
 
 
 class RoomStore:
-    """Reads and writes room files and deployment records under one config directory."""
+    """Reads and writes room files and deployment records under one config directory.
 
-    def __init__(self, environ: Mapping[str, str]) -> None:
+    `say` tells the operator something they should know (once per room): that a record
+    predates its settings."""
+
+    def __init__(
+        self, environ: Mapping[str, str], say: Callable[[str], None] = lambda _text: None
+    ) -> None:
         self._environ = environ
+        self._say = say
+        self._told: set[str] = set()
 
     @property
     def directory(self) -> Path:
@@ -226,8 +248,8 @@ class RoomStore:
                 f"The deployment record {path} is unreadable ({reason}); "
                 f"run `beekeeper deploy {name}` to write it again."
             ) from error
-        # Tolerate a record that nests its outputs; the documented shape is flat.
-        outputs = data.get("outputs", data) if isinstance(data, dict) else None
+        # A record written before the settings were: a flat object of outputs.
+        outputs = data.get(OUTPUTS_KEY, data) if isinstance(data, dict) else None
         if not isinstance(outputs, dict) or any(
             not isinstance(outputs.get(key), str) for key in REQUIRED_OUTPUTS
         ):
@@ -242,7 +264,63 @@ class RoomStore:
                 "which is not a local room's endpoint (http://127.0.0.1:PORT/...); start the "
                 f"room again with `beekeeper local {name}`, or delete {path}."
             )
-        return Deployment({k: v for k, v in outputs.items() if isinstance(v, str)})
+        return Deployment(
+            {k: v for k, v in outputs.items() if isinstance(v, str)},
+            self._recorded_settings(name, path, data),
+        )
+
+    def _recorded_settings(
+        self, name: str, path: Path, data: dict[str, object]
+    ) -> RoomSettings | None:
+        recorded = data.get(SETTINGS_KEY)
+        if recorded is None:
+            return None
+        try:
+            if not isinstance(recorded, dict):
+                raise SettingsError(
+                    SETTINGS_KEY, recorded, "the record keeps the settings as an object"
+                )
+            settings = RoomSettings.from_mapping(recorded)
+        except SettingsError as error:
+            raise UserError(
+                f"The deployment record {path} holds settings that are not a room's ({error}); "
+                f"run `beekeeper deploy {name}` to write it again."
+            ) from error
+        if settings.name != name:
+            raise UserError(
+                f"The deployment record {path} is room {settings.name!r}'s, not {name!r}'s; "
+                f"run `beekeeper deploy {name}` to write it again."
+            )
+        return settings
+
+    def deployed_settings(self, name: str, deployment: Deployment | None = None) -> RoomSettings:
+        """The settings room `name` was deployed with: its record's, or for a room never
+        deployed or a record written before settings were recorded, its room file's (said
+        once)."""
+        deployment = deployment if deployment is not None else self.deployment(name)
+        if deployment is not None and deployment.settings is not None:
+            return deployment.settings
+        if deployment is not None and name not in self._told:
+            self._told.add(name)
+            self._say(
+                f"Room {name!r}'s deployment record predates recorded settings: its room file "
+                f"{self.room_path(name)} stands in for what was deployed. `beekeeper deploy "
+                f"{name}` records them."
+            )
+        return self.load(name)
+
+    def room_file_changes(self, name: str) -> list[str]:
+        """What room `name`'s file changes against the settings it was deployed with ("rate
+        600 -> 900"); empty when nothing did, the record predates settings, or the room
+        file is gone or unreadable (it is no longer what acts)."""
+        deployment = self.deployment(name)
+        if deployment is None or deployment.settings is None or not self.exists(name):
+            return []
+        try:
+            room_file = self.load(name)
+        except UserError:
+            return []
+        return changes(deployment.settings, room_file)
 
     def require_deployment(self, name: str) -> Deployment:
         deployment = self.deployment(name)
@@ -320,7 +398,11 @@ class RoomStore:
                     + (" (its line is kept for its next start)" if kept else "")
                     + f"; start it with `{self.local_start_command(name)}`."
                 )
-        return self.load(name), self.require_deployment(name)
+        deployment = self.deployment(name)
+        if deployment is None:
+            self.load(name)  # a room that does not exist, or whose file is broken, says so
+            deployment = self.require_deployment(name)
+        return self.deployed_settings(name, deployment), deployment
 
     def local_start_command(self, name: str) -> str:
         """How the operator starts local room `name`: from its room file, or from flags alone
@@ -331,9 +413,11 @@ class RoomStore:
             return "beekeeper local"
         return f"beekeeper local --name {name}"
 
-    def record_deployment(self, name: str, outputs: Mapping[str, str]) -> Path:
-        path = self.deployment_path(name)
-        write_atomically(path, json.dumps(dict(outputs), indent=2, sort_keys=True) + "\n")
+    def record_deployment(self, settings: RoomSettings, outputs: Mapping[str, str]) -> Path:
+        """What a deploy made: the stack's outputs, and the settings it was made from."""
+        path = self.deployment_path(settings.name)
+        record = {OUTPUTS_KEY: dict(outputs), SETTINGS_KEY: settings.to_mapping()}
+        write_atomically(path, json.dumps(record, indent=2, sort_keys=True) + "\n")
         return path
 
     def forget(self, name: str) -> None:

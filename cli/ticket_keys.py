@@ -12,6 +12,7 @@ from typing import Any
 
 from beekeeper.cli.errors import UserError
 from beekeeper.cli.rooms import Deployment
+from beekeeper.core.routes import MARKETING_LINK
 from beekeeper.core.settings import RoomSettings
 from beekeeper.core.tickets import issuer_of
 from beekeeper.room import ticket_keys
@@ -45,7 +46,7 @@ def issuer(settings: RoomSettings, deployment: Deployment) -> str:
     except ValueError as error:
         raise UserError(
             f"The deployment record of {settings.name!r} names no marketing URL ending in "
-            f"/beekeeper; run `beekeeper deploy {settings.name}` to write it again."
+            f"{MARKETING_LINK.path}; run `beekeeper deploy {settings.name}` to write it again."
         ) from error
 
 

@@ -1,11 +1,12 @@
 """The edge in front of the room: what CloudFront caches and forwards, path by path.
 
 A CloudFront distribution is the room's public address (the marketing link, the page, every
-route); API Gateway is its origin only. This module is the one description of the edge: the
-stack builds the distribution's cache behaviors, cache policies and origin request policies
-from `behaviors(mode)` (stacks/edge.py), and local mode's in-process edge serves by the very
-same records (local/edge.py), so the two can not drift apart (tests/stack/test_edge.py holds
-the synthesized template equal to them).
+route); API Gateway is its origin only. Each path's record in the route table (core/routes.py)
+says what the edge keeps of it and forwards (its EdgeRule); this module makes CloudFront's
+behaviors of them: the stack builds the distribution's cache behaviors, cache policies and
+origin request policies from `behaviors(mode)` (stacks/edge.py), and local mode's in-process
+edge serves by the very same records (local/edge.py), so the two can not drift apart
+(tests/stack/test_edge.py holds the synthesized template equal to them).
 
 What CloudFront does with them, from its developer guide:
 
@@ -46,9 +47,7 @@ import re
 from dataclasses import dataclass
 
 from beekeeper.core.datamodel import COOKIE_NAME, TOKEN_HEADER
-from beekeeper.core.join_work import SHARED_SECONDS, WORK_PARAMETER
-from beekeeper.core.presence import SCRIPT_ROUTE
-from beekeeper.core.routes import LEAVE_ROUTE, Mode, routes
+from beekeeper.core.routes import ONE_COPY, TABLE, CacheKey, Mode, Route, served
 
 # The header CloudFront adds to every request it sends the origin; the origin lock (the
 # regional WAF on the API's stage, stacks/api.py) refuses any request without the room's value,
@@ -59,17 +58,6 @@ ORIGIN_HEADER = "x-beekeeper-edge"
 # the certificates CloudFront serves (core.settings.CERTIFICATE_REGION).
 WAF_REGION = "us-east-1"
 
-# The paths outside the registry: the marketing link (the producer), the waiting room page,
-# the page that does a place's work before the join (core/join_work.py), the shop's presence
-# script (core/presence.py) and the producer's /leave (room/leaving.py).
-PRODUCER_PATH = "/beekeeper"
-PAGE_PATH = "/room"
-WORK_PATH = "/work"
-PRESENCE_SCRIPT_PATH = f"/{SCRIPT_ROUTE}"
-LEAVE_PATH = f"/{LEAVE_ROUTE}"
-# The page is the same for everyone: the edge keeps it for a minute (a redeployed page is seen
-# within that), browsers ask again on every load (stacks/page.py's headers say both).
-PAGE_EDGE_SECONDS = 60
 # How many of CloudFront's caches ask the origin for a cached object once per lifetime each:
 # without Origin Shield "CloudFront might send requests directly to your origin from multiple
 # edge locations or regional edge caches" (CloudFront API reference, OriginShield). Taken as
@@ -112,32 +100,14 @@ VISITOR_HEADERS = (
 # 307 and 308 only with a Cache-Control). Errors: ERROR_CACHING_SECONDS.
 KEPT_STATUSES = (200, 301, 302, 307, 308)
 
+# The compressed objects a cached path's cache policy caches, each in the cache key by the
+# viewer's normalized Accept-Encoding (EnableAcceptEncodingBrotli and -Gzip): with both, the
+# edge compresses with Brotli for a viewer that accepts both ("Serve compressed files").
+EDGE_ENCODINGS = ("br", "gzip")
+
 GET_METHODS = ("GET", "HEAD")
 CORS_METHODS = ("GET", "HEAD", "OPTIONS")
 ALL_METHODS = ("DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT")
-
-
-@dataclass(frozen=True)
-class CacheKey:
-    """What of a request a cached answer is kept under, beside its path (a cache policy's
-    cookies, query string parameters and headers); empty: one copy for everyone."""
-
-    cookies: tuple[str, ...] = ()
-    query: tuple[str, ...] = ()
-    headers: tuple[str, ...] = ()
-
-    @property
-    def empty(self) -> bool:
-        return not (self.cookies or self.query or self.headers)
-
-
-# The marketing link's: everything its answer depends on (room/producer.py reads the cookie
-# or the token header for a returning visitor, Accept for the JSON join, `work` for a
-# solution), and nothing else: a marketing email's own per-recipient parameters stay out, so
-# every browser that follows the link shares one copy.
-MARKETING_LINK_KEY = CacheKey(
-    cookies=(COOKIE_NAME,), query=(WORK_PARAMETER,), headers=("Accept", TOKEN_HEADER)
-)
 
 
 @dataclass(frozen=True)
@@ -154,11 +124,20 @@ class Behavior:
     query: bool = False
     headers: tuple[str, ...] = ()
     # What a cached answer is kept under (empty: the same answer for everyone).
-    key: CacheKey = CacheKey()
+    key: CacheKey = ONE_COPY
 
     @property
     def cached(self) -> bool:
         return self.cache_seconds > 0
+
+    @property
+    def compressed(self) -> bool:
+        """Whether the edge compresses this path's answers for a viewer that accepts it: every
+        behavior has Compress on, and a cache policy that caches caches Gzip and Brotli
+        objects too (EDGE_ENCODINGS); CachingDisabled can not ("Cache compressed objects",
+        CloudFront Developer Guide), and with TTLs of 0 the edge compresses nothing. What it
+        compresses, and how: local/edge_compression.py."""
+        return self.cached
 
     @property
     def pattern(self) -> str:
@@ -166,46 +145,37 @@ class Behavior:
         return self.path
 
 
-def _visitor(path: str, methods: tuple[str, ...]) -> Behavior:
-    return Behavior(path, methods, 0, cookies=(COOKIE_NAME,), query=True, headers=VISITOR_HEADERS)
+def cloudfront_methods(api_methods: tuple[str, ...]) -> tuple[str, ...]:
+    """The least of CloudFront's method sets (GET and HEAD; with OPTIONS; or all seven) that
+    holds every method the API has at a path."""
+    for allowed in (GET_METHODS, CORS_METHODS, ALL_METHODS):
+        if set(api_methods) <= set(allowed):
+            return allowed
+    raise ValueError(f"CloudFront has no method set with {api_methods}")
 
 
-def behaviors(mode: Mode) -> tuple[Behavior, ...]:
-    """Every public path of a room in `mode`: the marketing link, the page and the registry's
-    routes, in the order CloudFront evaluates them (all exact, so the order does not matter)."""
-    found = [
-        # Per visitor, but its bare link's answer is shared for a moment (MARKETING_LINK_KEY).
-        Behavior(
-            PRODUCER_PATH,
-            GET_METHODS,
-            SHARED_SECONDS,
-            cookies=(COOKIE_NAME,),
-            query=True,
-            headers=VISITOR_HEADERS,
-            key=MARKETING_LINK_KEY,
-        ),
-        Behavior(PAGE_PATH, GET_METHODS, PAGE_EDGE_SECONDS),
-        # The work page is the same for everyone (its challenge comes from the marketing link).
-        Behavior(WORK_PATH, GET_METHODS, PAGE_EDGE_SECONDS),
-        Behavior(PRESENCE_SCRIPT_PATH, GET_METHODS, PAGE_EDGE_SECONDS),
-        _visitor(LEAVE_PATH, ALL_METHODS),
-    ]
-    for route in routes(mode).values():
-        path = f"/{route.name}"
-        if route.edge_seconds:
-            found.append(Behavior(path, GET_METHODS, route.edge_seconds))
-        elif not route.reads_token:
-            # Public, but kept by whoever fetches it (the key set's own Cache-Control), not by
-            # the edge: a copy aged at the edge would shorten the key timing shops rely on.
-            found.append(Behavior(path, GET_METHODS, 0))
-        elif route.method == "GET" and not route.cors:
-            found.append(_visitor(path, GET_METHODS))
-        elif route.method == "GET":
-            found.append(_visitor(path, CORS_METHODS))
-        else:
-            # CloudFront's method sets: GET and HEAD; with OPTIONS; or all seven.
-            found.append(_visitor(path, ALL_METHODS))
-    return tuple(found)
+def behavior(route: Route) -> Behavior:
+    """What the edge does at `route`'s path, by its record's EdgeRule."""
+    rule = route.edge
+    if not rule.per_visitor:
+        return Behavior(
+            route.path, cloudfront_methods(route.api_methods), rule.seconds, key=rule.key
+        )
+    return Behavior(
+        route.path,
+        cloudfront_methods(route.api_methods),
+        rule.seconds,
+        cookies=(COOKIE_NAME,),
+        query=True,
+        headers=VISITOR_HEADERS,
+        key=rule.key,
+    )
+
+
+def behaviors(mode: Mode, table: tuple[Route, ...] = TABLE) -> tuple[Behavior, ...]:
+    """Every public path of a room in `mode` (core/routes.py), in the order CloudFront lists
+    them (all exact, so the order does not matter)."""
+    return tuple(behavior(found) for found in served(mode, table))
 
 
 def behavior_for(path: str, mode: Mode) -> Behavior | None:
@@ -248,24 +218,20 @@ __all__ = [
     "CACHED_ERROR_STATUSES",
     "CORS_METHODS",
     "EDGE_CACHES",
+    "EDGE_ENCODINGS",
     "ERROR_CACHING_SECONDS",
     "GET_METHODS",
     "KEPT_STATUSES",
-    "LEAVE_PATH",
-    "MARKETING_LINK_KEY",
     "MAX_REQUEST_BYTES",
     "MAX_URL_BYTES",
     "ORIGIN_HEADER",
-    "PAGE_EDGE_SECONDS",
-    "PAGE_PATH",
-    "PRESENCE_SCRIPT_PATH",
-    "PRODUCER_PATH",
     "VISITOR_HEADERS",
     "WAF_REGION",
-    "WORK_PATH",
     "Behavior",
     "CacheKey",
+    "behavior",
     "behavior_for",
     "behaviors",
+    "cloudfront_methods",
     "edge_seconds",
 ]

@@ -2,7 +2,7 @@
 
 The stack configures API Gateway from these (stacks/rest_api.py, stacks/api.py); local mode's
 gateway is built from the same definition (beekeeper.apigateway); tests/stack/test_local_parity.py
-holds the two equal on a synthesized stack. The templated routes themselves are the registry's
+holds the two equal on a synthesized stack. The paths themselves are the route table's
 (core/routes.py). Standard library only.
 """
 
@@ -11,42 +11,14 @@ from __future__ import annotations
 from typing import Any
 
 from beekeeper.core.headers import cors_headers
-from beekeeper.core.presence import SCRIPT_ROUTE
-from beekeeper.core.routes import (
-    CAPACITY,
-    LEAVE_METHOD,
-    LEAVE_ROUTE,
-    REGISTRY,
-    Mode,
-    route,
-    routes,
-)
-
-# The routes answered by a Lambda or a static page rather than a template; a capacity-mode room
-# also serves the presence script (core/presence.py).
-OTHER_ROUTES = ("beekeeper", "room", "work")
-CAPACITY_OTHER_ROUTES = (SCRIPT_ROUTE,)
-# Routes the shop's own pages may call with the visitor's cookie: CORS for the origin only, and
-# an OPTIONS preflight (the registry's `cors` routes, and /leave).
-CORS_ROUTES = (*(found.name for found in REGISTRY if found.cors), LEAVE_ROUTE)
+from beekeeper.core.routes import TABLE, Mode, Route, served
 
 
-def route_method(name: str) -> str:
-    """The method a route answers (its preflight aside): the registry's, or /leave's."""
-    return LEAVE_METHOD if name == LEAVE_ROUTE else route(name).method
-
-
-def route_methods(mode: Mode) -> dict[str, tuple[str, ...]]:
-    """Every path of a room's API in `mode` and the methods it has. Anything else (another
-    path, another method, HEAD included) is API Gateway's "Missing Authentication Token": 403."""
-    others = OTHER_ROUTES + (CAPACITY_OTHER_ROUTES if mode == CAPACITY else ())
-    methods: dict[str, tuple[str, ...]] = {f"/{name}": ("GET",) for name in others}
-    for found in routes(mode).values():
-        preflight = ("OPTIONS",) if found.cors else ()
-        methods[f"/{found.name}"] = (found.method, *preflight)
-    if mode == CAPACITY:
-        methods[f"/{LEAVE_ROUTE}"] = (LEAVE_METHOD, "OPTIONS")
-    return methods
+def route_methods(mode: Mode, table: tuple[Route, ...] = TABLE) -> dict[str, tuple[str, ...]]:
+    """Every path of a room's API in `mode` (core/routes.py) and the methods it has, the
+    preflight of a CORS route included. Anything else (another path, another method, HEAD
+    included) is API Gateway's "Missing Authentication Token": 403."""
+    return {found.path: found.api_methods for found in served(mode, table)}
 
 
 # Seconds a client should wait after API Gateway itself throttles it.
@@ -85,7 +57,7 @@ def gateway_responses(origin_url: str) -> dict[str, dict[str, Any]]:
     }
 
 
-# The CORS preflight of the CORS_ROUTES, for the shop's pages.
+# The CORS preflight of the routes the shop's pages call (a route's `cors`).
 PREFLIGHT_STATUS = 204
 PREFLIGHT_MAX_AGE_SECONDS = 600
 PREFLIGHT_ALLOWED_HEADERS = (

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from beekeeper.core.edge import PAGE_EDGE_SECONDS
 from beekeeper.core.join_work import SHARED_SECONDS
+from beekeeper.core.routes import PAGE_EDGE_SECONDS
 from beekeeper.core.tickets import JWKS_MAX_AGE_SECONDS
 
 # GET /room: the waiting room page (stacks/page.py says why each is there).
 PAGE_HEADERS = {
     "Content-Type": "text/html; charset=utf-8",
     # The edge keeps the page (the same for everyone) a minute, a browser asks again on every
-    # load: a redeployed page is seen within a minute (core/edge.py).
+    # load: a redeployed page is seen within a minute (the route table, core/routes.py).
     "Cache-Control": f"max-age=0, s-maxage={PAGE_EDGE_SECONDS}",
     # The page's own meta policy can not forbid framing; this header does.
     "Content-Security-Policy": "frame-ancestors 'none'",

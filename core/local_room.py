@@ -30,6 +30,16 @@ FLAGS_ONLY_NAME = "local"
 DEFAULT_PORT = 8080
 DEFAULT_DEMO_PORT = 8081
 DEFAULT_OPERATOR_PORT = 8082
+# A local room described by flags alone: what the flags leave out (then each setting's
+# default). Its origin is the demo shop's ("localhost", not 127.0.0.1: a site of its own, as a
+# shop is in production), the address its port is bound to once it runs.
+FLAGS_ONLY_ROOM = {
+    "name": FLAGS_ONLY_NAME,
+    "display_name": "Local rehearsal",
+    "region": LOCAL_REGION,
+    "origin": f"http://localhost:{DEFAULT_DEMO_PORT}/",
+    "rate": FLAGS_ONLY_RATE,
+}
 PLACEHOLDER_CREDENTIALS = {
     "aws_access_key_id": "beekeeper-local",
     "aws_secret_access_key": "beekeeper-local",

@@ -23,6 +23,9 @@ CONSUMER_FUNCTION_VARIABLE = "CONSUMER_FUNCTION_NAME"
 TICKET_KEYS_SECRET_VARIABLE = "TICKET_KEYS_SECRET"
 # The producer's: the secret its challenges and token ids are signed with (core/join_work.py).
 JOIN_SECRET_VARIABLE = "JOIN_SECRET"
+# The trigger's, consumers' and governor's: the room's push channel's HTTP host, which they
+# publish the room's state changes to (room/push.py; the stack grants them the publish).
+CHANNEL_HTTP_DOMAIN_VARIABLE = "CHANNEL_HTTP_DOMAIN"
 # The producer's: the room's own public origin, its page's (`https://<host>`), which a leave
 # with the cookie may come from (room/leaving.py).
 ROOM_ORIGIN_VARIABLE = "ROOM_ORIGIN"
@@ -92,6 +95,13 @@ PUBLIC_URL_OUTPUT = "PublicUrl"
 EDGE_DOMAIN_OUTPUT = "EdgeDomain"
 DISTRIBUTION_ID_OUTPUT = "DistributionId"
 ORIGIN_URL_OUTPUT = "OriginUrl"
+# The push channel (core/push.py, stacks/channel.py): the Event API's HTTP and real-time hosts
+# (a local room: its loopback channel's `127.0.0.1:<port>`), and in AWS the API's ARN (its
+# Service Quotas are per API) and when the page's API key expires (epoch seconds).
+CHANNEL_HTTP_DOMAIN_OUTPUT = "ChannelHttpDomain"
+CHANNEL_REALTIME_DOMAIN_OUTPUT = "ChannelRealtimeDomain"
+CHANNEL_API_ARN_OUTPUT = "ChannelApiArn"
+CHANNEL_KEY_EXPIRES_OUTPUT = "ChannelKeyExpires"
 # Recorded for a local room only: the address of its AWS API emulator, and the length of its
 # minute in seconds (`beekeeper local --minute-seconds`), which its metrics are written in.
 ENDPOINT_URL_OUTPUT = "EndpointUrl"
@@ -120,4 +130,8 @@ STACK_OUTPUTS = (
     EDGE_DOMAIN_OUTPUT,
     DISTRIBUTION_ID_OUTPUT,
     ORIGIN_URL_OUTPUT,
+    CHANNEL_HTTP_DOMAIN_OUTPUT,
+    CHANNEL_REALTIME_DOMAIN_OUTPUT,
+    CHANNEL_API_ARN_OUTPUT,
+    CHANNEL_KEY_EXPIRES_OUTPUT,
 )

@@ -16,6 +16,8 @@ slot may be theirs) and is noticed within seconds, however slow the rate.
 
 from __future__ import annotations
 
+from beekeeper.core.settings import capped
+
 POLL_AFTER_MIN_SECONDS = 2
 POLL_AFTER_MAX_SECONDS = 300
 # No rate to estimate from (no status item yet, a room deployed less than a minute ago): ask
@@ -48,7 +50,7 @@ def admission_flow(rate: int, *, max_inside: int = 0, inside: int = 0, turnover:
     counts as one a minute: an estimate on the slow side, and polls that stay frequent only at
     the front of the line.
     """
-    if max_inside > 0 and inside >= max_inside:
+    if capped(max_inside) and inside >= max_inside:
         return max(1, min(rate, turnover)) if rate > 0 else 0
     return rate
 

@@ -13,9 +13,9 @@ Past the edge, whatever the length of the line (docs/pipeline.md, "The shared st
   the shared state predicts its turn, then every 2 s until the answer is the admission:
   simulated 1.005-1.02 at 30,000 and 300,000 a minute, up to 2.5 in a room admitting ten a
   minute, where it is a fraction of a request a second);
-- the edge's misses: the shared state and the bare link's challenge once per
-  STATE_MAX_AGE_SECONDS and SHARED_SECONDS, the page once per PAGE_EDGE_SECONDS, from each of
-  EDGE_CACHES caches (an assumption: core/edge.py);
+- the edge's misses: the shared state, the bare link's challenge and the page once per their
+  routes' edge lifetime (core/routes.py), from each of EDGE_CACHES caches
+  (an assumption: core/edge.py);
 - the shop's ticket checks (GET /client), if it checks online, and capacity mode's /enter and
   /leave: `client_checks_per_admission` each.
 
@@ -31,11 +31,10 @@ removes (bench/edge_load.py shows both).
 
 from __future__ import annotations
 
-from beekeeper.core.edge import EDGE_CACHES, PAGE_EDGE_SECONDS
-from beekeeper.core.join_work import SHARED_SECONDS
+from beekeeper.core.edge import EDGE_CACHES
 from beekeeper.core.polling import POLL_AFTER_MAX_SECONDS, poll_after_seconds
+from beekeeper.core.routes import MARKETING_LINK, ROOM_PAGE, STATE
 from beekeeper.core.serving import DOCUMENT_EVERY_SECONDS
-from beekeeper.core.shared_state import STATE_MAX_AGE_SECONDS
 
 # Own /polling per admission the stack provisions for: the simulated figures (above) with room
 # for a standard queue's worse reordering and a busier table.
@@ -46,9 +45,9 @@ def edge_misses_per_second() -> float:
     """The shared state's, the page's and the shared challenge's misses reaching the origin,
     at most."""
     return (
-        EDGE_CACHES / STATE_MAX_AGE_SECONDS
-        + EDGE_CACHES / PAGE_EDGE_SECONDS
-        + EDGE_CACHES / SHARED_SECONDS
+        EDGE_CACHES / STATE.edge.seconds
+        + EDGE_CACHES / ROOM_PAGE.edge.seconds
+        + EDGE_CACHES / MARKETING_LINK.edge.seconds
     )
 
 

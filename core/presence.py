@@ -33,9 +33,6 @@ from typing import Any
 
 from beekeeper.core.settings import DEFAULT_PRESENCE_IDLE_MINUTES, RoomSettings
 
-# The heartbeat's route (core/routes.py) and the script's path, both under the API's stage.
-PRESENCE_ROUTE = "presence"
-SCRIPT_ROUTE = "presence.js"
 # The grace the documentation recommends (and `beekeeper simulate --presence` assumes): a
 # reload, a slow next page or a network blip of two heartbeats fits in it.
 RECOMMENDED_GRACE_SECONDS = 10
@@ -101,10 +98,8 @@ __all__ = [
     "BEAT_SECONDS",
     "IDLE_SECONDS",
     "NO_PRESENCE",
-    "PRESENCE_ROUTE",
     "PRESENT",
     "RECOMMENDED_GRACE_SECONDS",
-    "SCRIPT_ROUTE",
     "Presence",
     "look_within",
 ]

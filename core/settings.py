@@ -27,6 +27,7 @@ import re
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -100,6 +101,23 @@ HEX_COLOUR_PATTERN = re.compile(r"^#[0-9a-fA-F]{6}$")
 # plain (quoted local parts are refused): SNS itself asks the address to confirm.
 EMAIL_PATTERN = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 MAX_EMAIL_LENGTH = 254
+
+
+class Mode(StrEnum):
+    """How a room decides who goes in, fixed at deploy: `RATE` lets visitors through at the
+    rate alone; `CAPACITY` (a room deployed with `max_inside`) also keeps a place for each
+    visitor inside the shop, with its sessions, /enter, /leave and presence. Read it from
+    `RoomSettings.mode`; the live cap (`RoomConfig.max_inside`, which `beekeeper capacity`
+    changes, and lifts with 0) is another fact: `capped`."""
+
+    RATE = "rate"
+    CAPACITY = "capacity"
+
+
+def capped(max_inside: int) -> bool:
+    """Whether a cap of `max_inside` (the live one, or the setting) limits who is inside:
+    0 is no cap (`beekeeper capacity NAME 0` lifts a capacity-mode room's cap for a while)."""
+    return max_inside > 0
 
 
 class SettingsError(ValueError):
@@ -368,20 +386,24 @@ def _starts_at(field_name: str, value: object) -> str:
 @dataclass(frozen=True)
 class Setting:
     """One room setting as the room file, the command line and the prompts describe it: one
-    sentence of help (the room file's comment and the flag's help), the rule its values follow
-    and, beside `--field-name`, any older names of its command-line flag."""
+    sentence of help (the room file's comment, the flag's help and `init`'s question), the
+    rule its values follow, beside `--field-name` any older names of its command-line flag,
+    and whether `init` asks for it although it has a default (it asks for every required one)."""
 
     help: str
     rule: Rule
     flags: tuple[str, ...] = ()
+    asked: bool = False
 
 
 _SETTING = "beekeeper.setting"
 
 
-def setting(help: str, rule: Rule, *, flags: tuple[str, ...] = ()) -> dict[str, Setting]:
+def setting(
+    help: str, rule: Rule, *, flags: tuple[str, ...] = (), asked: bool = False
+) -> dict[str, Setting]:
     """A field's metadata: `name: int = field(metadata=setting(...))` declares a setting."""
-    return {_SETTING: Setting(help, rule, flags)}
+    return {_SETTING: Setting(help, rule, flags, asked)}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -423,7 +445,10 @@ class RoomSettings:
     dynamic_rate_throttling: bool = field(
         default=False,
         metadata=setting(
-            "Slow the rate automatically when the origin slows down.", Flag(), flags=("--drt",)
+            "Slow the rate automatically when the origin slows down.",
+            Flag(),
+            flags=("--drt",),
+            asked=True,
         ),
     )
     admission_validity_minutes: int = field(
@@ -619,6 +644,11 @@ class RoomSettings:
     # -- derived values -------------------------------------------------------------------
 
     @property
+    def mode(self) -> Mode:
+        """The room's mode: capacity mode when it was given a cap on the visitors inside."""
+        return Mode.CAPACITY if capped(self.max_inside) else Mode.RATE
+
+    @property
     def names(self) -> ResourceNames:
         return ResourceNames(self.name)
 
@@ -738,10 +768,17 @@ class SettingDescription:
     help: str
     rule: Rule
     flags: tuple[str, ...]  # its command-line flag's names: --field-name first
+    asked: bool  # `init` asks for it although it has a default
 
     @property
     def required(self) -> bool:
         return self.default is dataclasses.MISSING
+
+    @property
+    def question(self) -> str:
+        """What `init` asks: the help sentence, a question for a yes or no."""
+        text = self.help.removesuffix(".")
+        return f"{text}?" if self.kind is bool else text
 
     def parse(self, value: object) -> Any:
         """The value as the room keeps it, from text typed by a person (a flag, a prompt, an
@@ -758,6 +795,7 @@ def _describe(f: dataclasses.Field[Any]) -> SettingDescription:
         help=declared.help,
         rule=declared.rule,
         flags=("--" + f.name.replace("_", "-"), *declared.flags),
+        asked=declared.asked,
     )
 
 
@@ -805,6 +843,16 @@ def _toml_value(value: Any) -> str:
         return repr(value)  # a TOML float: 2.0, 0.25
     # A JSON string with non-ASCII kept literal is a valid TOML basic string.
     return json.dumps(str(value), ensure_ascii=False)
+
+
+def changes(before: RoomSettings, after: RoomSettings) -> list[str]:
+    """Each setting `after` changes against `before`, in the room file's order, its values as
+    the room file writes them: "max_inside 50 -> 80"."""
+    return [
+        f"{name} {_toml_value(getattr(before, name))} -> {_toml_value(getattr(after, name))}"
+        for name in SETTINGS
+        if getattr(before, name) != getattr(after, name)
+    ]
 
 
 def default_for(field_name: str) -> Any:

@@ -21,15 +21,25 @@ therefore holds every point a moment ago, and the place a page shows is a functi
 points and the clock alone (core/serving.py): two pages holding different copies show the same
 serving number at the same moment.
 
+The room also pushes the document to subscribed pages (core/push.py): `document` is the
+template's answer computed in Python, held equal to it by tests/unit/test_state_document.py,
+so a pushed document and a fetched one are the same JSON. Its `seq` is the room's last push's
+sequence number (0 before the first): a page keeps whichever document, fetched or pushed, has
+the higher `seq` (docs/pipeline.md, "The push channel").
+
 Standard library only: it ships in the Lambda asset.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
-STATE_ROUTE = "state"
+from beekeeper.core.schedule import MESSAGE_PATTERN
+from beekeeper.core.settings import capped
+
 # The edge and browsers keep the document at most this long (issue 26: at most 2 s).
 STATE_MAX_AGE_SECONDS = 2
 
@@ -175,6 +185,100 @@ def document_state(
     return OPEN
 
 
+_MESSAGE = re.compile(MESSAGE_PATTERN)
+_LEADING_DIGITS = re.compile(r"[0-9]*")
+
+
+def document(
+    item: Mapping[str, Mapping[str, Any]] | None, *, now_ms: int, origin: str
+) -> dict[str, Any]:
+    """The shared state document GET /state answers at `now_ms` from the state copy `item` (as
+    DynamoDB returns it; None: no status yet), exactly as vtl/state-response.vtl writes it."""
+    if item is None:
+        return {
+            "state": OPEN,
+            "serving": 0,
+            "rate": 0,
+            "flow": 0,
+            "slowed": False,
+            "updated_at": 0,
+            "history": "",
+            "now": now_ms,
+            "seq": 0,
+        }
+    status = item
+
+    def number(name: str) -> int:
+        # The template's PARSE_NUMBER: the value's leading decimal digits (0 without any).
+        found = _LEADING_DIGITS.match(_text(status, name, "N"))
+        return int(found.group()) if found and found.group() else 0
+
+    def flag(name: str) -> str:
+        return _text(status, name, "BOOL")
+
+    starts_at = number("starts_at")
+    drawn = flag("drawn") == "true"
+    state = OPEN
+    if flag("enabled") == "false":
+        state = OFF
+    elif flag("closed") == "true":
+        state = CLOSED
+    elif flag("held") == "true":
+        state = PAUSED
+    elif starts_at > 0 and not drawn:
+        state = PREQUEUE if starts_at > now_ms // 1000 else DRAWING
+    rate, turnover = number("rate"), number("turnover")
+    max_inside, inside = number("max_inside"), number("inside")
+    full = capped(max_inside) and inside >= max_inside
+    flow = 0
+    if state == OPEN:
+        flow = max(1, min(turnover, rate)) if full and rate > 0 else rate
+    history = _text(status, "history", "S")
+    answer: dict[str, Any] = {
+        "state": state,
+        "serving": number("admitted_total"),
+        "rate": rate,
+        "flow": flow,
+        "slowed": flag("slowed") == "true",
+        "updated_at": number("updated_at"),
+        "history": history if _HISTORY.fullmatch(history) else "",
+        "now": now_ms,
+        "seq": number("push_seq"),
+    }
+    if state == OFF:
+        answer["origin"] = origin
+    message = _text(status, "message", "S")
+    if state == CLOSED and _MESSAGE.fullmatch(message):
+        answer["message"] = message
+    if starts_at > 0 or drawn:
+        answer.update(
+            starts_at=starts_at,
+            drawn=drawn,
+            ranked=flag("prequeue_ranked") == "true",
+            prequeue_base=number("prequeue_base"),
+        )
+    if capped(max_inside):
+        answer.update(
+            max_inside=max_inside,
+            inside=inside,
+            turnover=turnover,
+            full=full,
+            claim_seconds=number("claim_seconds"),
+        )
+    return answer
+
+
+def _text(item: Mapping[str, Mapping[str, Any]], name: str, kind: str) -> str:
+    """An attribute as the template reads it, "$!status.<name>.<kind>": its value's text, ""
+    when it is missing (a BOOL's text is "true" or "false")."""
+    value = item.get(name, {}).get(kind)
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
 __all__ = [
     "CLOSED",
     "DRAWING",
@@ -188,8 +292,8 @@ __all__ = [
     "PREQUEUE",
     "STATES",
     "STATE_MAX_AGE_SECONDS",
-    "STATE_ROUTE",
     "Point",
+    "document",
     "document_state",
     "extend_history",
     "joins_per_minute",

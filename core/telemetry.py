@@ -95,6 +95,19 @@ GOVERNOR_MEDIAN_MS = _level(
 GOVERNOR_P90_MS = _level(
     "GovernorP90", "Milliseconds", "governor", "the shop's 90th percentile answer time in a check"
 )
+# The push channel (core/push.py): what the room's writers published to waiting pages, and what
+# the channel refused (each publish goes again with the writer's next status).
+PUSHES = _count(
+    "Pushes",
+    "trigger, consumer, governor",
+    "changes and resyncs published to the waiting pages' channel",
+)
+PUSH_FAILURES = _count(
+    "PushFailures",
+    "trigger, consumer, governor",
+    "publishes the channel refused or that could not reach it (pages fall back to the shared "
+    "state)",
+)
 
 METRICS: tuple[Metric, ...] = (
     ARRIVALS,
@@ -119,6 +132,8 @@ METRICS: tuple[Metric, ...] = (
     LEFT_SHOP,
     NO_SHOWS,
     SESSIONS_ENDED,
+    PUSHES,
+    PUSH_FAILURES,
 )
 assert len({metric.name for metric in METRICS}) == len(METRICS), "one name per metric"
 # Emitted by a capacity-mode room only (max_inside > 0); its dashboard graphs them.

@@ -15,6 +15,8 @@ import base64
 import hashlib
 import re
 
+from beekeeper.core.routes import JWKS, MARKETING_LINK
+
 ALGORITHM = "ES256"
 KEY_TYPE = "EC"
 CURVE = "P-256"
@@ -37,8 +39,8 @@ TICKET_PATTERN = re.compile(r"^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$")
 # template publishes only what matches, so nothing else can reach the answer.
 PUBLIC_JWK_PATTERN = re.compile(r'^\{[A-Za-z0-9_":,-]+\}$')
 
-# GET /jwks.json: the room's public keys, cacheable for JWKS_MAX_AGE_SECONDS.
-JWKS_ROUTE = "jwks.json"
+# GET /jwks.json (core/routes.py's JWKS): the room's public keys, cacheable for
+# JWKS_MAX_AGE_SECONDS.
 JWKS_MAX_AGE_SECONDS = 300
 
 # Key timing (room/ticket_keys.py applies it):
@@ -57,18 +59,18 @@ RETIRE_MARGIN_SECONDS = 60
 # (`beekeeper deploy`, `beekeeper local` and `beekeeper keys` write them; room/tickets.py).
 EMPTY_KEY_RING = '{"keys": []}'
 
-MARKETING_PATH = "/beekeeper"
-
 
 def issuer_of(marketing_url: str) -> str:
     """The room's base URL (`iss`): its marketing link without `/beekeeper`, stage included."""
-    if not marketing_url.endswith(MARKETING_PATH):
-        raise ValueError(f"{marketing_url!r} is not a room's marketing link (…{MARKETING_PATH})")
-    return marketing_url.removesuffix(MARKETING_PATH)
+    if not marketing_url.endswith(MARKETING_LINK.path):
+        raise ValueError(
+            f"{marketing_url!r} is not a room's marketing link (…{MARKETING_LINK.path})"
+        )
+    return marketing_url.removesuffix(MARKETING_LINK.path)
 
 
 def jwks_url(issuer: str) -> str:
-    return f"{issuer}/{JWKS_ROUTE}"
+    return f"{issuer}{JWKS.path}"
 
 
 def admission_subject(token_id: str) -> str:

@@ -18,11 +18,12 @@ from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any
 
-from beekeeper.core import names
+from beekeeper.core import names, push
 from beekeeper.core.settings import RoomSettings
 from beekeeper.lambdas import log_context
 from beekeeper.room.assembly import Effects, Part, Room, assemble
 from beekeeper.room.emf import DISCARD, MetricSink, MinuteMetrics
+from beekeeper.room.push import NO_PUBLISHER, AppSyncPublisher, Publisher
 from beekeeper.room.tickets import secret_reader
 from beekeeper.room.wiring import RoomWiring
 
@@ -86,8 +87,35 @@ def room() -> Room:
             read_ticket_keys=_ticket_keys_reader(),
             producer_metrics=metrics(),
             room_origin=os.environ.get(names.ROOM_ORIGIN_VARIABLE, ""),
+            publisher=publisher(),
         ),
     )
+
+
+@cache
+def publisher() -> Publisher:
+    """The room's push channel, for the functions that write its state (the stack gives them
+    its HTTP host and the publish on its namespace); none for the others."""
+    domain = os.environ.get(names.CHANNEL_HTTP_DOMAIN_VARIABLE, "")
+    if not domain:
+        return NO_PUBLISHER
+    return AppSyncPublisher(
+        url=f"https://{domain}{push.HTTP_PATH}",
+        region=env("AWS_REGION"),
+        credentials=_credentials,
+    )
+
+
+def _credentials() -> Any:
+    """The function's role's credentials, as boto3 finds them (refreshed when they expire)."""
+    return _session().get_credentials()
+
+
+@cache
+def _session() -> Any:
+    import boto3
+
+    return boto3.Session()
 
 
 def _secret(variable: str) -> str:
@@ -127,3 +155,5 @@ def reset_for_tests() -> None:
     metrics.cache_clear()
     room.cache_clear()
     consumer_invoker.cache_clear()
+    publisher.cache_clear()
+    _session.cache_clear()

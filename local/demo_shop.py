@@ -54,6 +54,7 @@ from beekeeper.core.datamodel import (
 )
 from beekeeper.core.headers import browser_origin
 from beekeeper.core.plain_page import Brand
+from beekeeper.core.settings import capped
 from beekeeper.local.http_server import StartResponse
 from beekeeper.waiting_room_site import presence
 
@@ -429,7 +430,7 @@ def _inside_sentence(capacity: CapacityMode) -> str:
     occupancy = capacity.occupancy()
     if occupancy is None:
         return "How many are inside the shop can not be read just now."
-    if occupancy.max_inside == 0:
+    if not capped(occupancy.max_inside):
         return f"Inside the shop now: {occupancy.inside} (no cap just now)."
     return f"Inside the shop now: {occupancy.inside} of {occupancy.max_inside} places held."
 

@@ -10,11 +10,14 @@ What it does, as the CloudFront developer guide says CloudFront does (core/edge.
 - A cached path (the page, the shared state, the marketing link): an answer of a kept status
   (core.edge.KEPT_STATUSES) is kept as long as its own Cache-Control allows, never longer than
   the path's `cache_seconds` (`edge_seconds`), and served with an `Age` header of the whole
-  seconds it has been kept. It is kept under the path and the behavior's key: nothing more for
-  the page and the state (one copy for everyone), the visitor's cookie, token header, Accept
-  and `work` parameter for the marketing link. What the behavior forwards is forwarded (the
-  page and the state: no cookie, no query string). While the origin answers 5xx, an expired
-  copy is served (the error caching minimum TTL is 0).
+  seconds it has been kept. It is kept under the path, the viewer's normalized Accept-Encoding
+  and the behavior's key: nothing more for the page and the state (one copy for everyone and
+  encoding), the visitor's cookie, token header, Accept and `work` parameter for the marketing
+  link. What the behavior forwards is forwarded (the page and the state: no cookie, no query
+  string). While the origin answers 5xx, an expired copy is served (the error caching minimum
+  TTL is 0).
+- A cached path's answers are compressed (Brotli, else gzip) for a viewer that accepts it, as
+  CloudFront's edge compresses them (local/edge_compression.py); a per-visitor path's never.
 - A per-visitor path: never cached; the origin request carries only the visitor's cookie (the
   others removed, as an allow list does), the query string and the listed headers.
 - A method the path does not allow: 403 from the edge, nothing forwarded.
@@ -48,7 +51,8 @@ from beekeeper.core.edge import (
     behavior_for,
     edge_seconds,
 )
-from beekeeper.core.routes import Mode
+from beekeeper.core.settings import Mode
+from beekeeper.local import edge_compression
 from beekeeper.local.edge_cache import EdgeCache, Kept, Key
 
 StartResponse = Callable[[str, list[tuple[str, str]]], Any]
@@ -127,9 +131,10 @@ class Edge:
         self._origin = origin
         self._mode = mode
         self._clock = clock
-        # A key beyond its path is a visitor's (the marketing link's): it leaves at expiry.
+        # A key beyond its path and encoding is a visitor's (the marketing link's): it leaves
+        # at expiry.
         self.cache = EdgeCache(
-            max_entries=max_entries, max_bytes=max_bytes, keyed=lambda key: len(key) > 1
+            max_entries=max_entries, max_bytes=max_bytes, keyed=lambda key: len(key) > 2
         )
         self._lock = threading.Lock()
         self.counts = EdgeCounts()
@@ -165,10 +170,12 @@ class Edge:
             kept = self.cache.get(key, now)
             if kept is not None and now < kept.expires:
                 return _aged(kept, now, hit=True)
+        # What the viewer accepts, as the edge compresses for it (the key's second part).
+        coding = edge_compression.chosen(key[1])
         if str(environ.get("REQUEST_METHOD", "GET")).upper() == "HEAD":
             # Nothing kept: the origin is asked with the viewer's method, and nothing is kept.
-            return self._forward(path, behavior, environ)
-        answer = self._forward(path, behavior, environ)
+            return _compressed(self._forward(path, behavior, environ), coding)
+        answer = _compressed(self._forward(path, behavior, environ), coding)
         status = int(answer.status.split(" ", 1)[0])
         if status >= 500 and kept is not None:
             # The origin fails: the expired copy is served meanwhile.
@@ -250,11 +257,25 @@ def _too_long(environ: dict[str, Any]) -> tuple[str, bytes] | None:
     return None
 
 
+def _compressed(answer: Answer, coding: str | None) -> Answer:
+    headers, body = edge_compression.compressed(answer.headers, answer.body, coding)
+    return Answer(answer.status, headers, body)
+
+
 def _cache_key(path: str, behavior: Behavior, environ: dict[str, Any]) -> Key:
-    """The path and the values of what the behavior's key holds (None: absent)."""
+    """The path, the viewer's Accept-Encoding as the edge normalizes it (None: no compressed
+    copy asked for, or the path compresses nothing) and the values of what the behavior's key
+    holds (None: absent)."""
+    encoding = (
+        edge_compression.normalized(
+            environ.get("HTTP_ACCEPT_ENCODING"), str(environ.get("SERVER_PROTOCOL", "HTTP/1.1"))
+        )
+        if behavior.compressed
+        else None
+    )
     key = behavior.key
     if key.empty:
-        return (path,)
+        return (path, encoding)
     cookies = dict(
         part.strip().partition("=")[::2]
         for part in str(environ.get("HTTP_COOKIE", "")).replace(", ", ";").split(";")
@@ -262,6 +283,7 @@ def _cache_key(path: str, behavior: Behavior, environ: dict[str, Any]) -> Key:
     query = dict(parse_qsl(str(environ.get("QUERY_STRING", "")), keep_blank_values=True))
     return (
         path,
+        encoding,
         *(cookies.get(name) for name in key.cookies),
         *(query.get(name) for name in key.query),
         *(environ.get("HTTP_" + name.upper().replace("-", "_")) for name in key.headers),

@@ -21,6 +21,7 @@ from typing import Any
 from beekeeper.core import datamodel
 from beekeeper.core.local_room import LOCAL_ACCOUNT, LOCAL_REGION
 from beekeeper.core.names import ResourceNames
+from beekeeper.core.push import PageChannel
 from beekeeper.core.tickets import EMPTY_KEY_RING
 from beekeeper.local.http_server import ServerThread
 from beekeeper.local.operator_endpoint import OperatorEndpoint
@@ -45,6 +46,9 @@ class RoomResources:
     # The room's public origin, its page's (http://127.0.0.1:PORT): what the stack gives the
     # producer as ROOM_ORIGIN; set once the gateway's port is bound.
     room_origin: str = ""
+    # The room's push channel (local/channel.py): where pages subscribe, and the host its
+    # writers publish to; set once its ports are bound (None: the room has none).
+    channel: PageChannel | None = None
 
 
 class Emulator:

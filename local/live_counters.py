@@ -14,7 +14,13 @@ import threading
 from collections import deque
 from dataclasses import dataclass
 
+from beekeeper.core.serving import DOCUMENT_EVERY_SECONDS
+
 HOUR_MINUTES = 60
+# The requests a second are counted over this long: a watched page asks for the shared state
+# every DOCUMENT_EVERY_SECONDS, so a window of several of its requests shows a room whose pages
+# poll as busy, however the readings fall between them.
+REQUESTS_WINDOW_SECONDS = 5 * DOCUMENT_EVERY_SECONDS
 
 
 @dataclass(frozen=True)
@@ -27,6 +33,11 @@ class Reading:
     # Requests the room's edge answered, and those it sent its origin, cumulative (local/edge.py).
     edge_requests: int = 0
     origin_requests: int = 0
+    # The push channel (local/channel.py): pages subscribed now, and the changes published
+    # and the messages delivered to pages, cumulative.
+    subscriptions: int = 0
+    publishes: int = 0
+    deliveries: int = 0
 
     @property
     def waiting(self) -> int:
@@ -43,7 +54,8 @@ class LiveSeries:
     waiting_step_seconds: float
     waiting: list[int]  # every `waiting_step_seconds` from `first_minute_at` to the latest
     latest: Reading | None
-    # Requests a second at the edge and at the origin between the last two readings.
+    # Requests a second at the edge and at the origin over the last REQUESTS_WINDOW_SECONDS
+    # (since the first reading, when the room is younger).
     edge_per_second: float = 0.0
     origin_per_second: float = 0.0
 
@@ -98,11 +110,13 @@ class LiveCounters:
             known = reading is not None and reading.at <= moment
             waiting.append(reading.waiting if known and reading is not None else 0)
         edge_rate = origin_rate = 0.0
-        if len(readings) >= 2 and readings[-1].at > readings[-2].at:
-            last, before = readings[-1], readings[-2]
-            elapsed = last.at - before.at
-            edge_rate = max(0, last.edge_requests - before.edge_requests) / elapsed
-            origin_rate = max(0, last.origin_requests - before.origin_requests) / elapsed
+        if readings:
+            last = readings[-1]
+            before = at(last.at - REQUESTS_WINDOW_SECONDS)
+            if before is not None and last.at > before.at:
+                elapsed = last.at - before.at
+                edge_rate = max(0, last.edge_requests - before.edge_requests) / elapsed
+                origin_rate = max(0, last.origin_requests - before.origin_requests) / elapsed
         return LiveSeries(
             first_minute_at=origin,
             minute_seconds=minute,

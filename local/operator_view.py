@@ -189,17 +189,32 @@ def _figures(latest: Any, series: LiveSeries | None = None) -> str:
         ("A newcomer waits", "the room is off" if wait is None else about(wait)),
     ]
     if series is not None:
-        # What visitors' pages ask: all of it at the edge, the rest of it at the origin.
+        # What visitors' pages ask: all of it at the edge, the rest of it at the origin (over
+        # the last REQUESTS_WINDOW_SECONDS).
         items += [
-            ("Edge requests", f"{series.edge_per_second:,.1f} a second"),
-            ("Origin requests", f"{series.origin_per_second:,.1f} a second"),
+            ("Edge requests", requests_said(series.edge_per_second)),
+            ("Origin requests", requests_said(series.origin_per_second)),
         ]
+    # What the room told pages on its push channel, and how many listen.
+    items += [
+        ("Pages subscribed", f"{latest.subscriptions:,}"),
+        ("Changes pushed", f"{latest.publishes:,} ({latest.deliveries:,} deliveries)"),
+    ]
     cells = "".join(
         f'<div><dt>{name}</dt><dd data-figure="{name.lower().replace(" ", "-")}">'
         f"{html.escape(value)}</dd></div>"
         for name, value in items
     )
     return f'<dl class="figures">{cells}</dl>'
+
+
+def requests_said(per_second: float) -> str:
+    """ "12.5 a second"; below one a second, "12 a minute" (a few pages polling every few
+    seconds are not "0.0 a second")."""
+    if per_second >= 1:
+        return f"{per_second:,.1f} a second"
+    per_minute = round(per_second * 60)
+    return "none" if per_minute == 0 else f"{per_minute:,} a minute"
 
 
 def _answer(start_response: StartResponse, code: int, content_type: str, body: str) -> list[bytes]:

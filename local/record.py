@@ -15,6 +15,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from beekeeper.core import names
 from beekeeper.core.config_dir import local_record_file, write_atomically
@@ -24,6 +25,7 @@ from beekeeper.core.local_room import (
     LOCAL_SETTINGS_KEY,
     process_alive,
 )
+from beekeeper.core.routes import CLIENT, LEAVE, MARKETING_LINK, ROOM_PAGE
 from beekeeper.core.settings import RoomSettings
 from beekeeper.core.tickets import jwks_url
 from beekeeper.local.emulator import RoomResources
@@ -45,12 +47,12 @@ class RoomUrls:
 
 def room_urls(gateway_base: str) -> RoomUrls:
     return RoomUrls(
-        marketing_url=f"{gateway_base}/beekeeper",
-        page_url=f"{gateway_base}/room",
-        client_check_url=f"{gateway_base}/client",
+        marketing_url=f"{gateway_base}{MARKETING_LINK.path}",
+        page_url=f"{gateway_base}{ROOM_PAGE.path}",
+        client_check_url=f"{gateway_base}{CLIENT.path}",
         jwks_url=jwks_url(gateway_base),
         issuer=gateway_base,
-        leave_url=f"{gateway_base}/leave",
+        leave_url=f"{gateway_base}{LEAVE.path}",
     )
 
 
@@ -63,8 +65,10 @@ def stack_outputs(
 ) -> dict[str, str]:
     """The deployed stack's outputs (core/names.py), a local room's values, and its endpoint.
     The room's public address is its loopback port (its in-process edge, local/edge.py), and
-    so is the origin's: one process answers both."""
-    public = urls.marketing_url.removesuffix("/beekeeper")
+    so is the origin's: one process answers both. Its push channel's hosts are its loopback
+    channel's (local/channel.py); it has no Event API ARN and no key that expires."""
+    public = urls.issuer
+    channel = resources.channel
     return {
         names.PUBLIC_URL_OUTPUT: public,
         names.EDGE_DOMAIN_OUTPUT: public.split("://", 1)[1],
@@ -83,6 +87,12 @@ def stack_outputs(
         names.DASHBOARD_NAME_OUTPUT: "",  # a local room has no dashboard
         names.JWKS_URL_OUTPUT: urls.jwks_url,
         names.TICKET_KEYS_SECRET_OUTPUT: resources.ticket_keys_secret,
+        names.CHANNEL_HTTP_DOMAIN_OUTPUT: channel.host if channel else "",
+        names.CHANNEL_REALTIME_DOMAIN_OUTPUT: (
+            urlsplit(channel.realtime_url).netloc if channel else ""
+        ),
+        names.CHANNEL_API_ARN_OUTPUT: "",
+        names.CHANNEL_KEY_EXPIRES_OUTPUT: "",
         names.ENDPOINT_URL_OUTPUT: endpoint_url,
         names.MINUTE_SECONDS_OUTPUT: f"{minute_seconds:g}",
     }

@@ -29,14 +29,13 @@ from beekeeper.core.local_room import (
     DEFAULT_DEMO_PORT,
     DEFAULT_OPERATOR_PORT,
     DEFAULT_PORT,
-    FLAGS_ONLY_NAME,
-    FLAGS_ONLY_RATE,
-    LOCAL_REGION,
+    FLAGS_ONLY_ROOM,
 )
 from beekeeper.core.plain_page import Brand
+from beekeeper.core.push import KEEP_ALIVE_SECONDS
 from beekeeper.core.retry import Pauses
-from beekeeper.core.routes import mode_of
-from beekeeper.core.settings import RoomSettings
+from beekeeper.core.settings import Mode, RoomSettings
+from beekeeper.local.channel import LocalChannel
 from beekeeper.local.demo_shop import CapacityMode, DemoShop, Occupancy, RoomFacts
 from beekeeper.local.edge import Edge
 from beekeeper.local.emulator import Emulator, RoomResources
@@ -70,66 +69,31 @@ def _load_real_code(
 
 @dataclass(frozen=True)
 class LocalOptions:
-    """A local room: its settings come from `room` (a room file's) or from the flags alone;
-    a flag given (not None) overrides the room file's setting."""
+    """How a local room runs on this machine, besides its settings (a `RoomSettings`): its
+    ports, its minute, the demo shop and its saved line."""
 
-    rate: int | None = None
-    origin: str | None = None
     port: int = DEFAULT_PORT
     demo: bool = False
     demo_port: int = DEFAULT_DEMO_PORT
+    # The demo shop is the room's origin: the settings' origin is its address once its port
+    # is bound (a room described by flags without --origin).
+    origin_is_demo: bool = False
     operator_port: int = DEFAULT_OPERATOR_PORT  # the live operator view's
     minute_seconds: float = DEFAULT_MINUTE_SECONDS
-    name: str = FLAGS_ONLY_NAME
-    display_name: str = "Local rehearsal"
-    dynamic_rate_throttling: bool | None = None
-    slow_ms: int | None = None  # the governor's optional p90 limit (RoomSettings.slow_ms)
-    # Capacity mode (RoomSettings.max_inside and the session times, in real minutes).
-    max_inside: int | None = None
-    session_minutes: float | None = None
-    claim_minutes: float | None = None
-    presence_grace_seconds: int | None = None
-    presence_idle_minutes: float | None = None
-    # The work a new place costs (RoomSettings.join_work, milliseconds of a phone's time).
-    join_work: int | None = None
-    room: RoomSettings | None = None  # the room file's settings, when rehearsing a room
     new_line: bool = False  # forget the line saved by an earlier run of this room
     # Keep the line across restarts (local/saved_state.py); off for throwaway test rooms.
     save_line: bool = True
-    # A scheduled start (RoomSettings.starts_at, `--starts-in`): overrides the room file's.
-    starts_at: str | None = None
+    # The settings the command line gave: the rate and a scheduled start among them win over
+    # what `beekeeper rate` or `beekeeper schedule` set in an earlier run's saved line.
+    given: frozenset[str] = frozenset()
+    # The push channel's keep-alive: AWS's 60 s (tests shorten it).
+    keep_alive_seconds: float = KEEP_ALIVE_SECONDS
 
 
-def local_settings(options: LocalOptions, origin: str) -> RoomSettings:
-    """The room's settings, validated like any room's: the room file's (every setting) with
-    the flags' overrides, or the flags' alone; the region is a placeholder either way."""
-    overrides: dict[str, object] = {"origin": origin, "region": LOCAL_REGION}
-    if options.rate is not None:
-        overrides["rate"] = options.rate
-    if options.dynamic_rate_throttling is not None:
-        overrides["dynamic_rate_throttling"] = options.dynamic_rate_throttling
-    # A flag given overrides the room file's setting; one left out keeps it.
-    flags = {
-        "slow_ms": options.slow_ms,
-        "max_inside": options.max_inside,
-        "session_minutes": options.session_minutes,
-        "claim_minutes": options.claim_minutes,
-        "presence_grace_seconds": options.presence_grace_seconds,
-        "presence_idle_minutes": options.presence_idle_minutes,
-        "join_work": options.join_work,
-        "starts_at": options.starts_at,
-    }
-    overrides.update({key: value for key, value in flags.items() if value is not None})
-    if options.room is not None:
-        return options.room.replace(**overrides)
-    flags_only = RoomSettings(
-        name=options.name,
-        display_name=options.display_name,
-        region=LOCAL_REGION,
-        origin=origin,
-        rate=FLAGS_ONLY_RATE if options.rate is None else options.rate,
-    )
-    return flags_only.replace(**overrides)
+def local_room(**settings: Any) -> RoomSettings:
+    """A local room described by `settings` alone: what they leave out is the demo's
+    (core/local_room.py `FLAGS_ONLY_ROOM`), then each setting's default."""
+    return RoomSettings.from_mapping({**FLAGS_ONLY_ROOM, **settings})
 
 
 class _LateApp:
@@ -146,9 +110,16 @@ class _LateApp:
 
 
 class LocalRoom:
-    def __init__(self, options: LocalOptions, *, code_loader: CodeLoader = _load_real_code):
-        if options.origin is None and not options.demo and options.room is None:
-            raise ValueError("a local room needs an origin, or --demo to use the demo shop")
+    def __init__(
+        self,
+        settings: RoomSettings,
+        options: LocalOptions = LocalOptions(),
+        *,
+        code_loader: CodeLoader = _load_real_code,
+    ) -> None:
+        if options.origin_is_demo and not options.demo:
+            raise ValueError("the demo shop is the origin only when it runs (demo=True)")
+        self.room_settings = settings  # as given; `settings` once started (the shop's origin)
         self.options = options
         self._code_loader = code_loader
         self._stack: list[Callable[[], None]] = []
@@ -162,6 +133,7 @@ class LocalRoom:
         self.emulator: Emulator | None = None  # the room's store, as its AWS clients reach it
         self.restored = Restored(found=False)
         self.operator_url: str | None = None
+        self.channel: LocalChannel | None = None  # the push channel pages subscribe to
         # The room's counters a few times a minute (or second, in a shortened minute).
         sample_seconds = min(2.0, max(0.25, options.minute_seconds / 4))
         self.counters = LiveCounters(options.minute_seconds, sample_seconds)
@@ -182,9 +154,10 @@ class LocalRoom:
         late_shop = _LateApp()
         shop_server = self._demo_shop_server(late_shop)
         options = self.options
-        origin = options.origin or self.shop_url or (options.room.origin if options.room else None)
-        assert origin is not None
-        settings = local_settings(options, origin)
+        settings = self.room_settings
+        if options.origin_is_demo:
+            assert self.shop_url is not None
+            settings = settings.replace(origin=self.shop_url)
         self.settings = settings
 
         record = RoomRecord(settings.name)
@@ -205,7 +178,7 @@ class LocalRoom:
         self.edge = self._edge(code, settings, resources, emulator, gateway_server)
         late_gateway.app = self.edge
         if shop_server is not None:
-            late_shop.app = self._demo_shop(settings, origin, resources, dynamodb)
+            late_shop.app = self._demo_shop(settings, settings.origin, resources, dynamodb)
 
         record.write(
             settings,
@@ -252,7 +225,15 @@ class LocalRoom:
     def _start_store(
         self, settings: RoomSettings, gateway_server: ServerThread
     ) -> tuple[Emulator, RoomResources]:
-        """The room's store in process, its resources, and the line saved by an earlier run."""
+        """The room's push channel and store in process, its resources, and the line saved by an
+        earlier run."""
+        # The push channel, on loopback ports of its own: its pages subscribe there, its
+        # writers publish there, as to the room's Event API in AWS.
+        channel = LocalChannel(settings.name, keep_alive_seconds=self.options.keep_alive_seconds)
+        channel.start()
+        self._stack.append(channel.stop)
+        self.channel = channel
+
         emulator = Emulator()
         self.emulator = emulator
         self.endpoint_url = emulator.start()
@@ -261,6 +242,7 @@ class LocalRoom:
         self.resources = resources = dataclasses.replace(
             emulator.create_room_resources(settings.name),
             room_origin=browser_origin(gateway_server.base_url),
+            channel=channel.page_channel(),
         )
         if self.options.save_line:
             saved = SavedState(local_state_file(settings.name))
@@ -290,8 +272,8 @@ class LocalRoom:
         # A rate or a start given on the command line wins over one set before by
         # `beekeeper rate` or `beekeeper schedule` in the saved line: one write for both.
         options = self.options
-        rate_given = options.rate is not None
-        start_given = options.starts_at is not None
+        rate_given = "rate" in options.given
+        start_given = "starts_at" in options.given
         if (rate_given or start_given) and self.restored.found:
             write_config(
                 dynamodb,
@@ -319,7 +301,7 @@ class LocalRoom:
             table_name=resources.table_name,
             host=f"127.0.0.1:{gateway_server.port}",
         )
-        return Edge(gateway, mode=mode_of(capacity=settings.max_inside > 0))
+        return Edge(gateway, mode=settings.mode)
 
     def _demo_shop(
         self, settings: RoomSettings, origin: str, resources: RoomResources, dynamodb: Any
@@ -343,7 +325,7 @@ class LocalRoom:
                     occupancy=lambda: _occupancy(dynamodb, resources.table_name, settings),
                     presence_grace_seconds=settings.presence_grace_seconds,
                 )
-                if settings.max_inside
+                if settings.mode is Mode.CAPACITY
                 else None
             ),
         )
@@ -405,6 +387,7 @@ class LocalRoom:
                 snapshot = None
             if snapshot is not None:
                 counts = self.edge.counts if self.edge is not None else None
+                pushed = self.channel.counts() if self.channel is not None else None
                 self.counters.add(
                     Reading(
                         at=time.time(),
@@ -414,6 +397,9 @@ class LocalRoom:
                         enabled=snapshot.config.enabled,
                         edge_requests=counts.edge_total if counts else 0,
                         origin_requests=counts.origin_total if counts else 0,
+                        subscriptions=pushed.subscriptions if pushed else 0,
+                        publishes=pushed.publishes if pushed else 0,
+                        deliveries=pushed.deliveries if pushed else 0,
                     )
                 )
             if self._reporter_stop.wait(self.counters.sample_seconds):

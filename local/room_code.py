@@ -28,10 +28,13 @@ from typing import Any, Protocol
 from beekeeper.apigateway.dynamodb import DynamoDbTarget
 from beekeeper.apigateway.http import HttpRequest, HttpResponse
 from beekeeper.apigateway.model import Method, RestApi
+from beekeeper.core import push
+from beekeeper.core.local_room import LOCAL_REGION
 from beekeeper.core.settings import MIN_CONSUMER_CAPACITY, RoomSettings
 from beekeeper.local.emulator import RoomResources
 from beekeeper.room.emf import MetricSink, MinuteMetrics
 from beekeeper.room.pacing import MINUTE_SECONDS
+from beekeeper.room.push import NO_PUBLISHER, AppSyncPublisher, Publisher
 from beekeeper.room.wiring import RoomWiring
 
 log = logging.getLogger("beekeeper.local")
@@ -195,6 +198,7 @@ def load_room_code(
             producer_metrics=_Shared(metrics.sink()),
             room_origin=resources.room_origin,
             minute_seconds=minute_seconds,
+            publisher=_publisher(resources),
         ),
         planning=lambda wired: _shortened(wired, minute_seconds),
     )
@@ -229,9 +233,26 @@ def load_room_code(
         consumer=run_consumer_once,
         governor=run_governor_once,
         integration=invoke,
-        # The page extrapolates the line on the room's (perhaps shortened) minute.
-        page=lambda settings: render_page(settings, minute_seconds=minute_seconds),
+        # The page extrapolates the line on the room's (perhaps shortened) minute, and
+        # subscribes to the room's local channel.
+        page=lambda settings: render_page(
+            settings, minute_seconds=minute_seconds, channel=resources.channel
+        ),
         connect_consumers=starter.connect,
+    )
+
+
+def _publisher(resources: RoomResources) -> Publisher:
+    """The room's writers publish to its local channel as to AppSync Events in AWS: the same
+    signed request (room/push.py), with the local room's credentials (local/channel_publish.py)."""
+    if resources.channel is None:
+        return NO_PUBLISHER
+    from beekeeper.local.channel_publish import LOCAL_CREDENTIALS
+
+    return AppSyncPublisher(
+        url=f"http://{resources.channel.host}{push.HTTP_PATH}",
+        region=LOCAL_REGION,
+        credentials=lambda: LOCAL_CREDENTIALS,
     )
 
 

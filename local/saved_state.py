@@ -4,7 +4,8 @@ The room's store lives in memory; this journal (`local/<name>.state.jsonl` under
 directory, readable by its user alone: it holds the room's private ticket keys) gets one JSON
 line per change as it happens: a table request's writes (an item written or deleted; every
 item a transaction or a batch wrote, together in one line), a message sent, a message deleted
-or dead-lettered, the ticket keys' secret written. Each line is flushed to the operating system at
+or dead-lettered, the ticket keys' secret written, the metrics the room's functions wrote to
+its CloudWatch. Each line is flushed to the operating system at
 once, so a room that is killed (Ctrl-C, SIGKILL, a closed terminal) loses nothing it had
 answered; only a crash of the machine itself can cut the last lines off. A line cut off by a
 kill can only be the last one and is left out whole, so a transaction (an admission with its
@@ -17,7 +18,9 @@ What a restart keeps: the table (config, counters, minute claims, every admitted
 item, so /client keeps answering true, and the published ticket keys), the ticket keys'
 secret (so tickets signed before the restart still verify against /jwks.json after it and the
 same keys go on signing), the join secret (so the tokens in line still carry ids the room
-signed, and can leave), and every message not yet deleted, in order. Messages
+signed, and can leave), every message not yet deleted, in order, and the room's metrics (so
+`beekeeper report` after a restart shows the minutes before it, as CloudWatch keeps a deployed
+room's whatever its functions do). Messages
 a consumer held in flight are visible again at once (their consumers ended with the process);
 one already admitted is recognised by the consumer's consistent read and deleted, as a
 duplicate delivery is. Receive counts start again from zero.
@@ -35,14 +38,17 @@ from typing import IO, Any
 from beekeeper.core.config_dir import write_atomically
 from beekeeper.core.words import count
 from beekeeper.local.emulator import Emulator
+from beekeeper.store.cloudwatch import Datum
 from beekeeper.store.expressions import Item
 
 log = logging.getLogger("beekeeper.local")
 
-# Format 2 adds the line of one request's writes ({"w": [...]}); a format 1 journal (one line
-# per item) is read as before.
-FORMAT = 2
-READABLE_FORMATS = (1, 2)
+# Format 2 adds the line of one request's writes ({"w": [...]}), format 3 the metrics'
+# ({"m": [...]}); a journal of an earlier format is read as before.
+FORMAT = 3
+READABLE_FORMATS = (1, 2, 3)
+# The most metric values one line of the compacted journal holds.
+METRICS_PER_LINE = 500
 
 
 class StateUnreadable(Exception):
@@ -114,6 +120,7 @@ class SavedState:
         for secret_name, secret in saved.secrets.items():
             if secret_name in emulator.secretsmanager.secrets:
                 emulator.secretsmanager.load(secret_name, secret)
+        emulator.cloudwatch.load(saved.metrics)
         by_name = {queue.name: queue for queue in emulator.sqs.queues.values()}
         for queue_name, bodies in saved.queues.items():
             queue = by_name.get(queue_name)
@@ -135,6 +142,11 @@ class SavedState:
                 json.dumps({"q": queue.name, "n": f"{self._run}.{index}", "b": body})
                 for index, body in queue.waiting_bodies()
             ]
+        data = emulator.cloudwatch.snapshot()
+        lines += [
+            json.dumps({"m": [_metric(d) for d in data[start : start + METRICS_PER_LINE]]})
+            for start in range(0, len(data), METRICS_PER_LINE)
+        ]
         write_atomically(self.path, "\n".join(lines) + "\n", private=True)
 
     def _attach(self, emulator: Emulator) -> None:
@@ -142,6 +154,7 @@ class SavedState:
         emulator.dynamodb.observers.append(self._item_written)
         emulator.dynamodb.request_observers.append(self._request_done)
         emulator.secretsmanager.observers.append(self._secret_written)
+        emulator.cloudwatch.observers.append(self._metrics_written)
         for queue in emulator.sqs.queues.values():
             queue.observers.append(self._message_changed)
 
@@ -169,6 +182,10 @@ class SavedState:
     def _secret_written(self, name: str, secret: dict[str, Any] | None) -> None:
         self._append({"s": name, "v": secret})
 
+    def _metrics_written(self, data: list[Datum]) -> None:
+        if data:
+            self._append({"m": [_metric(d) for d in data]})
+
     def _message_changed(self, queue: str, event: str, index: int, body: str | None) -> None:
         record: dict[str, Any] = {"q": queue, "n": f"{self._run}.{index}"}
         if event == "sent":
@@ -190,6 +207,7 @@ class Saved:
     tables: dict[str, dict[str, Item]] = field(default_factory=dict)
     queues: dict[str, dict[str, str]] = field(default_factory=dict)
     secrets: dict[str, dict[str, Any]] = field(default_factory=dict)
+    metrics: list[Datum] = field(default_factory=list)
 
 
 def _replay(path: Path) -> Saved:
@@ -216,6 +234,8 @@ def _replay(path: Path) -> Saved:
                 # Checked whole before any of it is applied: all of the request, or none.
                 for write in [{**w, "i": _item(w["i"])} for w in writes]:
                     _apply_item(saved, write)
+            elif "m" in record:
+                saved.metrics += [_datum(saved_metric) for saved_metric in record["m"]]
             elif "s" in record:
                 if record["v"] is None:
                     saved.secrets.pop(str(record["s"]), None)
@@ -254,6 +274,28 @@ def _apply_item(saved: Saved, record: dict[str, Any]) -> None:
         table.pop(str(record["k"]), None)
     else:
         table[str(record["k"])] = item
+
+
+def _metric(datum: Datum) -> list[Any]:
+    return [
+        datum.namespace,
+        datum.name,
+        [list(pair) for pair in datum.dimensions],
+        datum.at,
+        datum.value,
+        datum.count,
+    ]
+
+
+def _datum(saved: object) -> Datum:
+    """A saved metric value, checked as far as reading it back needs."""
+    if not isinstance(saved, list) or len(saved) != 6:
+        raise TypeError("not a saved metric value")
+    namespace, name, dimensions, at, value, count = saved
+    if not isinstance(namespace, str) or not isinstance(name, str):
+        raise TypeError("not a saved metric's name")
+    pairs = tuple((str(n), str(v)) for n, v in dimensions)
+    return Datum(namespace, name, pairs, float(at), float(value), float(count))
 
 
 def _secret(saved: object) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from beekeeper.room.join_gate import JoinGate
 from beekeeper.room.leaving import Leaving
 from beekeeper.room.pacing import MINUTE_SECONDS
 from beekeeper.room.producer import Producer
+from beekeeper.room.push import NO_PUBLISHER, Publisher, StatePush, state_push
 from beekeeper.room.tickets import NO_TICKETS, TicketHook, TicketIssuer
 from beekeeper.room.wiring import RoomWiring
 
@@ -67,6 +68,9 @@ class Effects:
     room_origin: str = ""
     # The scheduler's minute: 60 s in AWS, shorter in a local rehearsal.
     minute_seconds: float = MINUTE_SECONDS
+    # The room's push channel (room/push.py): AppSync Events in AWS, the local channel in
+    # `beekeeper local`; none by default (the status copies then carry no publish).
+    publisher: Publisher = NO_PUBLISHER
 
     @property
     def pauses(self) -> Pauses:
@@ -107,6 +111,7 @@ class Room:
             minute_seconds=effects.minute_seconds,
             metrics=metrics,
             secret_bytes=effects.secret_bytes,
+            push=self._push(metrics),
         )
 
     def run_consumer(self, payload: object, *, metrics: MetricSink = DISCARD) -> ConsumerReport:
@@ -118,6 +123,7 @@ class Room:
             pauses=self._effects.pauses,
             metrics=metrics,
             tickets=self.tickets,
+            push=self._push(metrics),
         )
 
     def run_governor(self, *, metrics: MetricSink = DISCARD) -> Decision:
@@ -136,7 +142,16 @@ class Room:
             pauses=effects.pauses,
             minute_seconds=effects.minute_seconds,
             metrics=metrics,
+            # The governor may wait out the second since the room's last publish.
+            push=self._push(metrics, sleep=effects.sleep),
         )
+
+    def _push(
+        self, metrics: MetricSink, *, sleep: Callable[[float], None] | None = None
+    ) -> StatePush | None:
+        """A run's publishing, counted in the run's metrics (None: the room has no channel)."""
+        settings = self._wiring("admission")["settings"]
+        return state_push(settings, self._effects.publisher, metrics=metrics, sleep=sleep)
 
 
 def assemble(

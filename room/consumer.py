@@ -50,7 +50,7 @@ from beekeeper.core.datamodel import (
 )
 from beekeeper.core.presence import look_within
 from beekeeper.core.retry import Backoff, Pauses
-from beekeeper.core.settings import RoomSettings
+from beekeeper.core.settings import Mode, RoomSettings
 from beekeeper.room import places
 from beekeeper.room.emf import DISCARD, MetricSink
 from beekeeper.room.pacing import (
@@ -63,6 +63,7 @@ from beekeeper.room.pacing import (
 )
 from beekeeper.room.places import PlaceKeeper
 from beekeeper.room.prequeue import PrequeueSource
+from beekeeper.room.push import StatePush
 from beekeeper.room.room_state import (
     DrawStatus,
     RoomConfig,
@@ -88,7 +89,7 @@ CONFIG_EVERY_SECONDS = CONFIG_FRESH_SECONDS / 2
 STILL_CONFIG_SECONDS = 1.0
 
 
-class Mode(enum.Enum):
+class LaneMode(enum.Enum):
     """How a lane admits, by the room's config."""
 
     PACED = "paced"  # on the minute's lattice at the rate
@@ -253,7 +254,7 @@ class Consumer:
     carry: dict[str, tuple[Token, list[str]]] = field(default_factory=dict)
     # When the last receive returned: the moment its visitors took their slots.
     received_at: float = math.inf
-    # Capacity mode (a room deployed with max_inside > 0): the places, and the live cap.
+    # Capacity mode: the places, and the live cap (RoomConfig.max_inside; 0: lifted).
     places: PlaceKeeper | None = None
     max_inside: int = 0
     # Signs each admitted visitor's ticket (room/tickets.py), stored on their item.
@@ -268,6 +269,8 @@ class Consumer:
     # draw is still to be made.
     config: RoomConfig | None = None
     awaiting_draw: bool = False
+    # The room's channel: the status copies' writes tell waiting pages of a change.
+    push: StatePush | None = None
 
     def run(self, assignment: Assignment) -> ConsumerReport:
         deadline = assignment.deadline
@@ -286,9 +289,10 @@ class Consumer:
             periodic=assignment.index == 0,
             pauses=self.pauses,
             minute_seconds=assignment.minute_seconds,
+            push=self.push,
         )
         rhythm = ReceiveRhythm(deadline=deadline)
-        if self.settings.max_inside:
+        if self.settings.mode is Mode.CAPACITY:
             self.max_inside = self.settings.max_inside
             self.places = PlaceKeeper(
                 self.dynamodb,
@@ -300,7 +304,7 @@ class Consumer:
             )
         # The config is read at once: a held room, or a draw still pending, admits nobody.
         next_config = self.clock()
-        was = Mode.PACED
+        was = LaneMode.PACED
         failures = 0
         while True:
             now = self.clock()
@@ -310,10 +314,10 @@ class Consumer:
                 self._follow_config(pacer, now, assignment.minute)
                 # A room that admits nobody is looked at again soon: a resume, `on` or a raised
                 # rate lets the line move within a second or so.
-                still = self.mode(now) is Mode.STILL
+                still = self.lane_mode(now) is LaneMode.STILL
                 next_config = now + (STILL_CONFIG_SECONDS if still else CONFIG_EVERY_SECONDS)
-            mode = self.mode(now)
-            if mode is Mode.PACED and was is not Mode.PACED:
+            mode = self.lane_mode(now)
+            if mode is LaneMode.PACED and was is not LaneMode.PACED:
                 # Admitting again after a hold, a close or `off`: a new lattice from now, with
                 # an empty bank (slots that fell due meanwhile are not owed to anyone).
                 pacer.restart(now)
@@ -321,12 +325,12 @@ class Consumer:
             publisher.tick(now)
             if self.places is not None:
                 self.places.tick(now)
-            if mode is Mode.STILL:
+            if mode is LaneMode.STILL:
                 self.sleep(max(MIN_SLEEP_SECONDS, min(next_config, deadline) - now))
                 continue
             # An announced hold: the lane stops then, taking first what fell due by then.
             stop = self.hold_at(now) or deadline
-            if mode is Mode.DRAIN:
+            if mode is LaneMode.DRAIN:
                 plan = NextReceive(RECEIVE_BATCH, now, long_poll=rhythm.flow is not Flow.BACKLOG)
                 ask = RECEIVE_BATCH
             else:
@@ -370,7 +374,7 @@ class Consumer:
                     self.pauses.before_retry(FAILURE_BACKOFF, failures - QUICK_RETRIES - 1)
                 continue
             now = self.clock()
-            if mode is Mode.PACED:
+            if mode is LaneMode.PACED:
                 # Each visitor took a slot when the queue handed them over; slots that fell due
                 # while their writes went on stay in the bank rather than being forfeited.
                 pacer.take(admitted, min(now, self.received_at))
@@ -428,16 +432,16 @@ class Consumer:
             elif self.source.exhausted:
                 self.source.exhausted = False  # look again: a lane may have handed one back
 
-    def mode(self, now: float) -> Mode:
+    def lane_mode(self, now: float) -> LaneMode:
         """How the lane admits at `now`, by the config it read last."""
         config = self.config
         if config is None:
-            return Mode.PACED
+            return LaneMode.PACED
         if not config.enabled:
-            return Mode.DRAIN
+            return LaneMode.DRAIN
         if config.admits(now) and not self.awaiting_draw:
-            return Mode.PACED
-        return Mode.STILL
+            return LaneMode.PACED
+        return LaneMode.STILL
 
     def hold_at(self, now: float) -> float | None:
         """When an announced hold stops this lane (None: none is coming)."""
@@ -854,12 +858,13 @@ def run_consumer(
     pauses: Pauses,
     metrics: MetricSink = DISCARD,
     tickets: TicketHook = NO_TICKETS,
+    push: StatePush | None = None,
     **room: Unpack[RoomWiring],
 ) -> ConsumerReport:
     """One consumer invocation: `payload` is the trigger's Assignment, `room` what the room's
-    code runs against (room/wiring.py)."""
+    code runs against (room/wiring.py), `push` the room's channel (room/push.py)."""
     assignment = Assignment.from_payload(payload)
-    consumer = Consumer(**room, clock=clock, sleep=sleep, pauses=pauses, tickets=tickets)
+    consumer = Consumer(**room, clock=clock, sleep=sleep, pauses=pauses, tickets=tickets, push=push)
     report = consumer.run(assignment)
     metrics.count(telemetry.ADMITTED, report.admitted)
     metrics.count(telemetry.DUPLICATES, report.duplicates)

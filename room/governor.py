@@ -52,6 +52,7 @@ from beekeeper.room.governor_records import (
 )
 from beekeeper.room.governor_sampling import Fetcher, Sample, sample
 from beekeeper.room.governor_stats import Baseline, CheckStats, errors_to_degrade
+from beekeeper.room.push import StatePush
 from beekeeper.room.room_state import (
     RoomConfig,
     key,
@@ -224,8 +225,10 @@ def run_governor(
     pauses: Pauses,
     minute_seconds: float = 60.0,
     metrics: MetricSink = DISCARD,
+    push: StatePush | None = None,
 ) -> Decision:
-    """Sample the shop, decide, write the rate (unless the operator changed it meanwhile)."""
+    """Sample the shop, decide, write the rate (unless the operator changed it meanwhile);
+    a new rate is published to waiting pages on the room's channel, `push` (room/push.py)."""
     samples = sample(
         settings.sampled_url,
         fetch,
@@ -248,7 +251,13 @@ def run_governor(
         # the next periodic publish (docs/pipeline.md, "The shared state").
         try:
             refresh_status(
-                dynamodb, table, settings, now=now, pauses=pauses, minute_seconds=minute_seconds
+                dynamodb,
+                table,
+                settings,
+                now=now,
+                pauses=pauses,
+                minute_seconds=minute_seconds,
+                push=push,
             )
         except Exception:
             log.exception("governor: the new rate is set; the status copies follow within a minute")

@@ -21,11 +21,9 @@ from beekeeper.core.datamodel import TOKEN_HEADER, Token
 from beekeeper.core.headers import JSON_ANSWER_HEADERS
 from beekeeper.core.join_work import WORK_PARAMETER, Challenge, Verdict
 from beekeeper.core.polling import POLL_AFTER_MIN_SECONDS
+from beekeeper.core.routes import POLLING, WORK_PAGE
 from beekeeper.room.cookies import header_values
 
-# Relative to the marketing link, as the page's own URLs are: ".../beekeeper" -> ".../work".
-WORK_PAGE_LOCATION = "work"
-POLL_LOCATION = "polling"
 JSON_MEDIA_TYPE = "application/json"
 
 
@@ -60,7 +58,8 @@ def challenge_body(challenge: Challenge) -> dict[str, Any]:
 
 def work_location(challenge: Challenge) -> str:
     """The work page, with the challenge in the fragment (the page reads location.hash)."""
-    return f"{WORK_PAGE_LOCATION}#{challenge}"
+    # Relative to the marketing link, as the page's own URLs are.
+    return f"{WORK_PAGE.relative}#{challenge}"
 
 
 def refused_body(challenge: Challenge, verdict: Verdict) -> dict[str, Any]:
@@ -73,7 +72,7 @@ def waiting_body(token: Token, *, position: int | None, poll_after: int) -> dict
         "state": "waiting",
         "token": str(token),
         "token_header": TOKEN_HEADER,
-        "poll": POLL_LOCATION,
+        "poll": POLLING.relative,
         "poll_after": max(POLL_AFTER_MIN_SECONDS, poll_after),
     }
     if position is not None:

@@ -66,7 +66,7 @@ from beekeeper.core.datamodel import (
 )
 from beekeeper.core.presence import look_within
 from beekeeper.core.retry import Pauses
-from beekeeper.core.settings import RoomSettings
+from beekeeper.core.settings import RoomSettings, capped
 from beekeeper.room.room_state import batch_get, error_code, key, number, read_number
 from beekeeper.room.test_visitors import mark_of
 from beekeeper.room.tickets import NO_TICKETS, TicketHook
@@ -156,7 +156,7 @@ def admit(
         "UpdateExpression": "ADD n :count",
         "ExpressionAttributeValues": {":count": number(len(tokens))},
     }
-    if max_inside > 0:
+    if capped(max_inside):
         if len(tokens) > max_inside:
             outcome.full = True
             return outcome
@@ -445,7 +445,7 @@ class PlaceKeeper:
 
     def room(self, now: float, max_inside: int) -> int | None:
         """Places free now (None: no cap)."""
-        if max_inside <= 0:
+        if not capped(max_inside):
             return None
         if now - self.read_at >= LOOK_AGAIN_SECONDS:
             self.free = max(0, max_inside - read_inside(self.dynamodb, self.table))

@@ -44,7 +44,6 @@ from beekeeper.core.datamodel import (
     arrival_shard_key,
     origin_url_with_token,
 )
-from beekeeper.core.edge import LEAVE_PATH
 from beekeeper.core.headers import MARKETING_LINK_HEADERS, SHARED_CHALLENGE_HEADERS
 from beekeeper.core.join_work import WORK_PARAMETER, Verdict, flood_factor
 from beekeeper.core.plain_page import Brand
@@ -55,6 +54,7 @@ from beekeeper.core.polling import (
     position,
 )
 from beekeeper.core.retry import Pauses
+from beekeeper.core.routes import LEAVE, ROOM_PAGE
 from beekeeper.core.serving import room_fragment
 from beekeeper.core.settings import RoomSettings
 from beekeeper.room.cookies import COOKIE_PATH, is_plain_http_loopback, set_cookie
@@ -92,8 +92,6 @@ from beekeeper.room.wake import wake_if_idle
 
 log = logging.getLogger("beekeeper.producer")
 
-# The page is served under the same stage prefix: "room" relative to ".../beekeeper".
-ROOM_LOCATION = "room"
 RETRY_AFTER_SECONDS = 30
 # The cookie outlives the estimate: the governor may slow the line down after it was made.
 MAX_AGE_SLACK_SECONDS = 30 * 60
@@ -184,7 +182,7 @@ class Producer:
             raise ValueError("a room whose places cost work (join_work) needs its join gate")
 
     def handle(self, event: Mapping[str, Any]) -> dict[str, Any]:
-        if isinstance(event, Mapping) and event.get("resource") == LEAVE_PATH:
+        if isinstance(event, Mapping) and event.get("resource") == LEAVE.path:
             return self.leaving().handle(event)  # the function's second route
         method = event.get("httpMethod") if isinstance(event, Mapping) else None
         if not isinstance(method, str):
@@ -509,11 +507,12 @@ def room_location(snapshot: RoomSnapshot, ordinal: int | None) -> str:
     """The page, with the visitor's turn in the fragment (core/serving.py): their ordinal;
     `prequeue` while a scheduled start's draw is still to decide it; none when only the page's
     own /polling can say (it asks)."""
+    # Relative to the marketing link: the page is served under the same stage prefix.
     if draw_pending(snapshot.config, snapshot.draw) and snapshot.config.enabled:
-        return f"{ROOM_LOCATION}#{room_fragment(None)}"
+        return f"{ROOM_PAGE.relative}#{room_fragment(None)}"
     if ordinal is None:
-        return ROOM_LOCATION
-    return f"{ROOM_LOCATION}#{room_fragment(ordinal)}"
+        return ROOM_PAGE.relative
+    return f"{ROOM_PAGE.relative}#{room_fragment(ordinal)}"
 
 
 def redirect(location: str) -> dict[str, Any]:

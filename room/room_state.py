@@ -8,9 +8,10 @@ the table name; nothing here keeps state.
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypedDict, Unpack
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from botocore.exceptions import ClientError
 
@@ -30,14 +31,19 @@ from beekeeper.core.datamodel import (
     arrival_shard_key,
     status_key,
 )
+from beekeeper.core.push import NEVER, Mark
 from beekeeper.core.retry import Backoff, Pauses, retry
 from beekeeper.core.schedule import is_message
 from beekeeper.core.serving import DISPLAY_DELAY_SECONDS, next_floor
-from beekeeper.core.settings import RoomSettings
+from beekeeper.core.settings import Mode, RoomSettings, capped
 from beekeeper.core.shared_state import Point, extend_history, joins_per_minute, parse_history
 from beekeeper.room.pacing import MINUTE_SECONDS
 
+if TYPE_CHECKING:
+    from beekeeper.room.push import StatePush
+
 Item = Mapping[str, Mapping[str, Any]]
+log = logging.getLogger("beekeeper.status")
 
 
 class Unprocessed(RuntimeError):
@@ -218,6 +224,9 @@ class RoomSnapshot:
     draw: DrawStatus = DrawStatus()
     # The serving number's history as the state copy holds it (core/shared_state.py).
     history: str = ""
+    # The room's last publish to waiting pages, as the state copy marks it (core/push.py);
+    # not part of what the room says, so two snapshots that differ only in it are equal.
+    pushed: Mark = dataclasses.field(default=NEVER, compare=False)
 
     @property
     def passed_total(self) -> int:
@@ -257,7 +266,7 @@ class RoomSnapshot:
         config = self.config
         if not config.admits(now) or draw_pending(config, self.draw):
             return 0
-        if config.max_inside > 0 and self.inside >= config.max_inside:
+        if capped(config.max_inside) and self.inside >= config.max_inside:
             return min(config.rate, self.turnover)
         return config.rate
 
@@ -321,7 +330,7 @@ def snapshot_keys(settings: RoomSettings) -> list[str]:
     """The items a RoomSnapshot is read from: config, counters, arrival shards, and the state
     copy (for the history the next publish extends)."""
     keys = [CONFIG_KEY, ADMITTED_COUNTER_KEY, DRAW_KEY, *_shard_keys(settings), STATE_KEY]
-    return [*keys, INSIDE_KEY] if settings.max_inside else keys
+    return [*keys, INSIDE_KEY] if settings.mode is Mode.CAPACITY else keys
 
 
 def _shard_keys(settings: RoomSettings) -> list[str]:
@@ -338,10 +347,25 @@ def snapshot_from_items(items: Mapping[str, Item], settings: RoomSettings) -> Ro
         inside=read_number(items.get(INSIDE_KEY), "n"),
         skipped=read_number(admitted, "skipped"),
         turnover=read_number(items.get(INSIDE_KEY), "turnover"),
-        claim_seconds=settings.claim_seconds if settings.max_inside else 0,
+        claim_seconds=settings.claim_seconds if settings.mode is Mode.CAPACITY else 0,
         draw=DrawStatus.from_item(items.get(DRAW_KEY)),
         history=read_text(items.get(STATE_KEY), "history"),
+        pushed=read_mark(items.get(STATE_KEY)),
     )
+
+
+def read_mark(item: Item | None) -> Mark:
+    """The last publish the state copy `item` marks (core/push.py); NEVER without one."""
+    seq = read_number(item, "push_seq")
+    return Mark(seq, read_text(item, "push_told")) if seq > 0 else NEVER
+
+
+def mark_attributes(mark: Mark) -> dict[str, Any]:
+    """A publish's mark as the state copy keeps it (nothing for NEVER)."""
+    if not mark.seq:
+        return {}
+    told = {"push_told": {"S": mark.told}} if mark.told else {}
+    return {"push_seq": number(mark.seq), **told}
 
 
 def read_snapshot(
@@ -495,12 +519,18 @@ def status_item(
             "turnover": number(snapshot.turnover),
             "claim_seconds": number(snapshot.claim_seconds),
         }
-        if config.max_inside > 0
+        if capped(config.max_inside)
         else {}
     )
+    # The state copy: the serving number's history, and the room's last publish (kept until a
+    # writer publishes again).
     if copy == STATE_COPY and history is None:
         history = next_history(snapshot, now, minute_seconds=minute_seconds)
-    state = {"history": {"S": history}} if copy == STATE_COPY and history is not None else {}
+    state = (
+        {"history": {"S": history}, **mark_attributes(snapshot.pushed)}
+        if copy == STATE_COPY and history is not None
+        else {}
+    )
     return {
         **key(status_key(copy)),
         **state,
@@ -546,15 +576,38 @@ def publish_status(
     now: float,
     pauses: Pauses,
     minute_seconds: float = MINUTE_SECONDS,
+    push: StatePush | None = None,
 ) -> None:
     """Write the ten identical status copies in one BatchWriteItem (retrying leftovers), on the
-    room's minute (local mode may shorten it: the shared state's floor is on its lattice)."""
+    room's minute (local mode may shorten it: the shared state's floor is on its lattice); with
+    `push`, then tell waiting pages what the state copy says when they must be told
+    (room/push.py), the copy marked with the publish. A publish that fails takes its mark back,
+    so that the next write publishes again."""
     history = next_history(snapshot, now, minute_seconds=minute_seconds)
-    requests = [
-        {"PutRequest": {"Item": status_item(snapshot, d, now, history=history)}}
-        for d in range(STATUS_COPIES)
-    ]
-    write_all(dynamodb, table, requests, pauses=pauses)
+    items = [status_item(snapshot, d, now, history=history) for d in range(STATUS_COPIES)]
+    sending = push.prepare(snapshot.pushed, items[STATE_COPY], now) if push is not None else None
+    write_all(dynamodb, table, [{"PutRequest": {"Item": item}} for item in items], pauses=pauses)
+    if push is not None and sending is not None and not push.send(sending):
+        unmark_push(dynamodb, table, sending.mark)
+
+
+def unmark_push(dynamodb: Any, table: str, mark: Mark) -> None:
+    """The publish `mark` did not reach the pages: the state copy says so (no `push_told`),
+    unless another writer has marked a publish since. Best effort: left marked, the pages are
+    told at the next resync (core/push.py RESYNC_SECONDS)."""
+    try:
+        dynamodb.update_item(
+            TableName=table,
+            Key=key(STATE_KEY),
+            UpdateExpression="REMOVE push_told",
+            ConditionExpression="push_seq = :seq",
+            ExpressionAttributeValues={":seq": number(mark.seq)},
+        )
+    except ClientError as error:
+        if error_code(error) != "ConditionalCheckFailedException":
+            log.warning("the failed publish %s stays marked: %s", mark.seq, error)
+    except Exception as error:
+        log.warning("the failed publish %s stays marked: %s", mark.seq, error)
 
 
 def write_all(
@@ -585,8 +638,10 @@ def refresh_status(
     pauses: Pauses,
     config: RoomConfig | None = None,
     minute_seconds: float = MINUTE_SECONDS,
+    push: StatePush | None = None,
 ) -> None:
-    """Publish the status copies from the counters and the config, read now.
+    """Publish the status copies from the counters and the config, read now (and, with
+    `push`, tell waiting pages of a change).
 
     The CLI calls it after on/off/rate with the config its write returned: an eventually
     consistent read just after the write could still see the old one.
@@ -594,7 +649,15 @@ def refresh_status(
     snapshot = read_snapshot(dynamodb, table, settings, pauses=pauses)
     if config is not None:
         snapshot = dataclasses.replace(snapshot, config=config)
-    publish_status(dynamodb, table, snapshot, now=now, pauses=pauses, minute_seconds=minute_seconds)
+    publish_status(
+        dynamodb,
+        table,
+        snapshot,
+        now=now,
+        pauses=pauses,
+        minute_seconds=minute_seconds,
+        push=push,
+    )
 
 
 def reset_governor(dynamodb: Any, table: str) -> None:

@@ -5,6 +5,10 @@ republishes every STATUS_EVERY_SECONDS so waiting pages see the line move; and i
 any consumer republishes right after it admits someone (at most QUIET_BUDGET times per
 STATUS_EVERY_SECONDS), so the visitor behind is shown their new place at once rather than up
 to five seconds later. What a copy holds is `room_state.status_item`.
+
+With the room's `push` (room/push.py), each write also tells subscribed pages when they must be
+told: a change (a capacity room filling or emptying, the start's draw) or a resync due; a change
+held back (within a second of the last publish) goes with the timer's next write.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from typing import Any
 from beekeeper.core.retry import Pauses
 from beekeeper.core.settings import RoomSettings
 from beekeeper.room.pacing import MINUTE_SECONDS
+from beekeeper.room.push import StatePush
 from beekeeper.room.room_state import RoomSnapshot, publish_status, read_snapshot
 
 log = logging.getLogger("beekeeper.status")
@@ -38,6 +43,7 @@ class StatusPublisher:
     periodic: bool  # the one consumer of a minute that also publishes on a timer
     pauses: Pauses = field(kw_only=True)  # the retries' (core/retry.py)
     minute_seconds: float = MINUTE_SECONDS  # the room's minute (the shared state's lattice)
+    push: StatePush | None = None  # the room's channel (None: none)
     last: float = -math.inf  # when the status was last looked at
     written: float = -math.inf  # and last written
     _published: RoomSnapshot | None = None
@@ -83,6 +89,7 @@ class StatusPublisher:
                 now=now,
                 pauses=self.pauses,
                 minute_seconds=self.minute_seconds,
+                push=self.push,
             )
             self._published, self.written = snapshot, now
         except Exception:

@@ -26,12 +26,13 @@ from beekeeper.core import telemetry
 from beekeeper.core.datamodel import BOOKKEEPING_TTL_SECONDS, INSIDE_KEY, minute_key
 from beekeeper.core.presence import look_within
 from beekeeper.core.retry import Pauses
-from beekeeper.core.settings import RoomSettings
+from beekeeper.core.settings import Mode, RoomSettings, capped
 from beekeeper.room.consumer import Assignment
 from beekeeper.room.emf import DISCARD, MetricSink
 from beekeeper.room.pacing import MINUTE_SECONDS
 from beekeeper.room.places import Warden, read_inside
 from beekeeper.room.prequeue import Draw
+from beekeeper.room.push import StatePush
 from beekeeper.room.room_state import (
     RoomConfig,
     batch_get,
@@ -131,7 +132,7 @@ def _keep_places(
         UpdateExpression="SET turnover = :turnover",
         ExpressionAttributeValues={":turnover": number(turnover)},
     )
-    if max_inside <= 0:
+    if not capped(max_inside):
         return None
     return max(0, max_inside - read_inside(dynamodb, table))
 
@@ -157,7 +158,10 @@ def run_trigger(
     minute_seconds: float = MINUTE_SECONDS,
     metrics: MetricSink = DISCARD,
     secret_bytes: Callable[[int], bytes] | None = None,
+    push: StatePush | None = None,
 ) -> TriggerOutcome:
+    """One minute's claim and plan; `push` is the room's channel (room/push.py): the minute's
+    status copies tell waiting pages of a change (the start's draw, say) or a resync due."""
     now = clock()
     minute = int(now // minute_seconds)
     config = read_config(dynamodb, table, settings)
@@ -177,7 +181,7 @@ def run_trigger(
         log.exception("the draw's step failed; the next minute tries again")
     backlog = queue_backlog(sqs, queue_url)
     free: int | None = None  # places free inside the shop (None: no cap)
-    if settings.max_inside:
+    if settings.mode is Mode.CAPACITY:
         free = _keep_places(dynamodb, table, minute, config.max_inside, clock, settings, pauses)
     snapshot = read_snapshot(dynamodb, table, settings, pauses=pauses)
     before = _arrivals_at_previous_claim(dynamodb, table, minute, pauses)
@@ -229,7 +233,7 @@ def run_trigger(
     metrics.level(telemetry.OPERATOR_RATE, config.operator_rate)
     metrics.level(telemetry.BACKLOG, backlog)
     metrics.level(telemetry.PLANNED, planned)
-    if settings.max_inside:
+    if settings.mode is Mode.CAPACITY:
         metrics.level(telemetry.INSIDE, snapshot.inside)
         metrics.level(telemetry.MAX_INSIDE, config.max_inside)
     for index in range(consumers):
@@ -256,7 +260,15 @@ def run_trigger(
             minute_seconds=minute_seconds,
             invoke_consumer=invoke_consumer,
         )
-    publish_status(dynamodb, table, snapshot, now=now, pauses=pauses, minute_seconds=minute_seconds)
+    publish_status(
+        dynamodb,
+        table,
+        snapshot,
+        now=now,
+        pauses=pauses,
+        minute_seconds=minute_seconds,
+        push=push,
+    )
     log.info(
         "minute %s: rate %s, backlog %s, arrived %s, consumers %s%s",
         minute,

@@ -1,6 +1,6 @@
 """Capacity mode's simulated crowd: pages that notice their admission, visits to the shop.
 
-Every visitor of a capacity-mode simulation (simulator/run.py with `max_inside` > 0) has a page
+Every visitor of a capacity-mode room's simulation (simulator/run.py) has a page
 and, once let in, a visit, and everything they send the room goes through the room's real
 mapping templates (`apigateway.room.run_integration` against the simulated table, as local
 mode answers them), and a leave through the producer's real /leave (room/leaving.py):
@@ -49,15 +49,16 @@ from beekeeper.core.datamodel import (
     status_key,
     visitor_key,
 )
-from beekeeper.core.edge import LEAVE_PATH
 from beekeeper.core.page_timing import FIRST_POLL_AFTER_JOIN_SECONDS
 from beekeeper.core.polling import admission_flow, eta_seconds, position
-from beekeeper.core.presence import BEAT_SECONDS, PRESENCE_ROUTE, PRESENT, Presence
+from beekeeper.core.presence import BEAT_SECONDS, PRESENT, Presence
+from beekeeper.core.routes import CLIENT, ENTER, LEAVE, PRESENCE, Route
 from beekeeper.core.settings import RoomSettings
 from beekeeper.room.leaving import Leaving
 from beekeeper.room.room_state import read_number
 from beekeeper.simulator import occupancy
 from beekeeper.simulator.clock import Scheduler
+from beekeeper.simulator.crowd import Visits
 from beekeeper.simulator.fake_dynamodb import FakeTable
 from beekeeper.simulator.measure import percentile
 from beekeeper.store.expressions import Item
@@ -90,41 +91,6 @@ FIRST_CHECK_SECONDS = (0.1, 0.5)
 CHECK_EVERY_SECONDS = 30.0
 # From the shop's page view (its /client check) to the presence script's first heartbeat.
 PAGE_BEAT_SECONDS = (0.1, 0.5)
-
-
-@dataclass(frozen=True)
-class CapacityPlan:
-    """What `beekeeper simulate --max-inside N ...` simulates besides the rate."""
-
-    max_inside: int
-    session_minutes: float
-    claim_minutes: float
-    visit_minutes: float  # mean time in the shop (exponentially distributed)
-    abandon: float = 0.0  # fraction of waiting visitors who walk away without a word
-    leave: float = 0.0  # fraction of visitors inside who end their visit with /leave
-    leave_line: float = 0.0  # fraction of waiting visitors who press "Leave the line"
-    # The room's presence grace, and every shop page loads the presence script; 0: no
-    # presence, and visitors who do not leave go idle (their session runs out).
-    presence_grace_seconds: int = 0
-
-    def __post_init__(self) -> None:
-        for name in ("abandon", "leave", "leave_line"):
-            value = getattr(self, name)
-            if not 0.0 <= value <= 1.0:
-                raise ValueError(f"{name} {value}: use a fraction from 0 to 1")
-        if not self.visit_minutes > 0:
-            raise ValueError(f"visit_minutes {self.visit_minutes}: use a positive number")
-        if self.max_inside < 1:
-            raise ValueError(f"max_inside {self.max_inside}: capacity mode needs at least 1")
-
-    def settings(self, base: RoomSettings) -> RoomSettings:
-        """The room's settings with this plan's cap, session and claim (validated there)."""
-        return base.replace(
-            max_inside=self.max_inside,
-            session_minutes=self.session_minutes,
-            claim_minutes=self.claim_minutes,
-            presence_grace_seconds=self.presence_grace_seconds,
-        )
 
 
 @dataclass
@@ -211,7 +177,7 @@ class PresenceFigures:
 class CapacityCrowd:
     """The pages and visits of a capacity-mode simulation (see the module)."""
 
-    plan: CapacityPlan
+    visits: Visits
     settings: RoomSettings
     scheduler: Scheduler
     table: FakeTable
@@ -243,17 +209,17 @@ class CapacityCrowd:
 
     def joined(self, index: int, token: Token) -> None:
         rng = self.rng
-        plan = self.plan
+        visits = self.visits
         assert index == len(self.visitors), "visitors join in order"
-        leaves_line = rng.random() < plan.leave_line
+        leaves_line = rng.random() < visits.leave_line
         self.visitors.append(
             Visitor(
                 token=token,
                 joined_at=self.scheduler.now,
-                abandons=not leaves_line and rng.random() < plan.abandon,
-                leaves_shop=rng.random() < plan.leave,
+                abandons=not leaves_line and rng.random() < visits.abandon,
+                leaves_shop=rng.random() < visits.leave,
                 leave_line_fraction=rng.random() if leaves_line else None,
-                visit_seconds=rng.expovariate(1.0 / (plan.visit_minutes * 60)),
+                visit_seconds=rng.expovariate(1.0 / (visits.visit_minutes * 60)),
             )
         )
         self._by_id[token.id] = index
@@ -334,7 +300,7 @@ class CapacityCrowd:
         visitor = self.visitors[index]
         entered = self.scheduler.now
         cookie = {"Cookie": f"{COOKIE_NAME}={visitor.token}"}
-        self._request("enter", "GET", {}, cookie)
+        self._request(ENTER, {}, cookie)
         end = entered + visitor.visit_seconds
 
         def first_check() -> None:
@@ -376,7 +342,7 @@ class CapacityCrowd:
             query = {"token": str(visitor.token)}
             if self._leave(query, {}) == '{"left": true}':
                 visitor.left_at = now
-        elif self.plan.presence_grace_seconds:
+        elif self._presence.grace_seconds:
             # The tab closes: the page's last heartbeat (pagehide), then nothing.
             visitor.closed_tab = True
             self._beat(index, visitor.page)
@@ -387,7 +353,7 @@ class CapacityCrowd:
     def _page_shown(self, index: int) -> None:
         """A shop page the visitor sees (after the shop's check): with presence, its script
         beats once loaded and then as often as the room says, until the next page."""
-        if not self.plan.presence_grace_seconds:
+        if not self._presence.grace_seconds:
             return
         visitor = self.visitors[index]
         visitor.page += 1
@@ -399,9 +365,7 @@ class CapacityCrowd:
         if visitor.page != page:
             return  # that page is gone (the next one beats, or the visit ended)
         self.heartbeats += 1
-        answer = json.loads(
-            self._request(PRESENCE_ROUTE, "POST", {"token": str(visitor.token)}, {})
-        )
+        answer = json.loads(self._request(PRESENCE, {"token": str(visitor.token)}, {}))
         if answer.get(PRESENT) is not True:
             return  # the place is gone: the script stops
         visitor.beats.append(self.scheduler.now)
@@ -411,7 +375,7 @@ class CapacityCrowd:
     def _check(self, index: int) -> bool:
         visitor = self.visitors[index]
         self.client_checks += 1
-        answer = self._request("client", "GET", {"token": str(visitor.token)}, {})
+        answer = self._request(CLIENT, {"token": str(visitor.token)}, {})
         if answer == '{"allow": true}':
             visitor.renewals.append(self.scheduler.now)
             return True
@@ -427,29 +391,30 @@ class CapacityCrowd:
         if self.on_request is not None:
             self.on_request(self.scheduler.now)
         event = {
-            "resource": LEAVE_PATH,
-            "path": LEAVE_PATH,
-            "httpMethod": "POST",
+            "resource": LEAVE.path,
+            "path": LEAVE.path,
+            "httpMethod": LEAVE.method,
             "headers": headers,
             "queryStringParameters": query or None,
         }
         return str(self.leaving.handle(event)["body"])
 
-    def _request(
-        self, route: str, method: str, query: dict[str, str], headers: dict[str, str]
-    ) -> str:
-        """The route's answer body, as API Gateway gives it, at the simulated time."""
+    def _request(self, route: Route, query: dict[str, str], headers: dict[str, str]) -> str:
+        """The templated route's answer body, as API Gateway gives it, at the simulated time."""
         if self.on_request is not None:
             self.on_request(self.scheduler.now)
         before = self.table.calls
         integration = self._integration
         response = integration.run_integration(
-            route,
-            integration.HttpRequest(method=method, path=f"/{route}", query=query, headers=headers),
+            route.name,
+            integration.HttpRequest(
+                method=route.method, path=route.path, query=query, headers=headers
+            ),
             dynamodb=self._target,
             table_name=self.table_name,
             origin=self.settings.origin,
             request_time_ms=int(self.scheduler.now * 1000),
+            mode=self.settings.mode,
             session_seconds=self.settings.session_seconds,
             presence=self._presence,
         )
@@ -459,8 +424,8 @@ class CapacityCrowd:
     # -- the figures ------------------------------------------------------------------------
 
     def figures(self, *, end: float, admission_writes: list[tuple[float, str]]) -> CapacityFigures:
-        plan = self.plan
-        claim = float(self.settings.claim_seconds)
+        settings = self.settings
+        claim = float(settings.claim_seconds)
         session = float(self.settings.session_seconds)
         admitted = [v for v in self.visitors if v.admitted_at is not None]
         beat_hold = float(self._presence.hold_seconds(self.settings.session_seconds))
@@ -482,11 +447,11 @@ class CapacityCrowd:
         admissions = sorted(v.admitted_at for v in admitted if v.admitted_at is not None)
         pairs = occupancy.refills(frees, admissions, self._line_over_time())
         refills = sorted(taken - freed for freed, taken in pairs)
-        full_from = occupancy.first_reaching(holding, plan.max_inside)
+        full_from = occupancy.first_reaching(holding, settings.max_inside)
         ratio = (
             None
             if full_from is None or full_from >= end
-            else occupancy.time_average(at_shop, full_from, end) / plan.max_inside
+            else occupancy.time_average(at_shop, full_from, end) / settings.max_inside
         )
         left_then_admitted = sum(
             1
@@ -494,13 +459,13 @@ class CapacityCrowd:
             if (left := self.visitors[self._by_id[token_id]].left_at) is not None and when > left
         )
         return CapacityFigures(
-            max_inside=plan.max_inside,
-            session_minutes=plan.session_minutes,
-            claim_minutes=plan.claim_minutes,
-            visit_minutes=plan.visit_minutes,
-            abandon=plan.abandon,
-            leave=plan.leave,
-            leave_line=plan.leave_line,
+            max_inside=settings.max_inside,
+            session_minutes=settings.session_minutes,
+            claim_minutes=settings.claim_minutes,
+            visit_minutes=self.visits.visit_minutes,
+            abandon=self.visits.abandon,
+            leave=self.visits.leave,
+            leave_line=self.visits.leave_line,
             peak_inside=occupancy.peak(holding),
             refill_seconds_p50=_round(percentile(refills, 0.5)),
             refill_seconds_p99=_round(percentile(refills, 0.99)),
@@ -535,7 +500,7 @@ class CapacityCrowd:
             client_checks=self.client_checks,
             presence=(
                 self._presence_figures(admitted, holding, pairs, end)
-                if self.plan.presence_grace_seconds
+                if self._presence.grace_seconds
                 else None
             ),
         )
@@ -560,7 +525,7 @@ class CapacityCrowd:
         waits = [taken[stop].pop(0) - gone for gone, stop in closed if taken.get(stop)]
         waits.sort()
         return PresenceFigures(
-            presence_grace_seconds=self.plan.presence_grace_seconds,
+            presence_grace_seconds=self._presence.grace_seconds,
             presence_beat_seconds=int(self._beat_seconds),
             heartbeats=self.heartbeats,
             tabs_closed=len(closed),

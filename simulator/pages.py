@@ -5,7 +5,7 @@ Each visitor's page loads a moment after the marketing link's redirect, fetches 
 state from the edge at once and every DOCUMENT_EVERY_SECONDS after (a visible page), and calls
 its own /polling only at the moment the state predicts (core.serving.first_own_poll), then
 every OWN_POLL_EVERY_SECONDS while the state says its turn has come, until the answer is its
-admission. The edge (`EdgeCopies`) refreshes its copy of the state every STATE_MAX_AGE_SECONDS
+admission. The edge (`EdgeCopies`) refreshes its copy of the state every STATE_COPY_SECONDS
 from the table's state copy, as CloudFront does with requests arriving all the time.
 
 Exact for the rule, without an event per fetch: a page fetches at load + k x the interval, so
@@ -20,9 +20,10 @@ Pages far from their turn make no decision, as the page makes none.
 What the room's origin sees: the joins, the own polls, capacity mode's /enter, /client and
 /leave (simulator/capacity.py tells), and the edge's misses: one request per copy lifetime per
 edge cache asked in that lifetime for the state (EDGE_CACHES of them at most, an assumption:
-core/edge.py), one a page lifetime per cache for the page, one a SHARED_SECONDS window per cache
-for the marketing link's shared challenge (taken as one browser's Accept: each other browser
-family's Accept header is a copy of its own). Rate mode's shop is taken to check
+core/edge.py), one a page lifetime per cache for the page, one a CHALLENGE_COPY_SECONDS window
+per cache for the marketing link's shared challenge (taken as one browser's Accept: each other
+browser family's Accept header is a copy of its own); each lifetime is its route's edge rule
+(core/routes.py). Rate mode's shop is taken to check
 the ticket offline (its signature, core/tickets.py): no /client call.
 """
 
@@ -36,9 +37,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from beekeeper.core.datamodel import STATE_KEY, prequeue_key, status_copy_for, status_key
-from beekeeper.core.edge import EDGE_CACHES, PAGE_EDGE_SECONDS
-from beekeeper.core.join_work import SHARED_SECONDS
+from beekeeper.core.edge import EDGE_CACHES
 from beekeeper.core.polling import position
+from beekeeper.core.routes import MARKETING_LINK, ROOM_PAGE, STATE
 from beekeeper.core.schedule import PREQUEUE_DRAWING_POLL_SECONDS, START_JITTER_SECONDS
 from beekeeper.core.serving import (
     DOCUMENT_EVERY_SECONDS,
@@ -56,6 +57,11 @@ from beekeeper.simulator.clock import Scheduler
 from beekeeper.simulator.fake_dynamodb import FakeTable
 from beekeeper.simulator.true_place import Sample, Verdict, judge
 
+# How long the edge keeps its copy of the shared state, of the page, and of the marketing
+# link's shared challenge: their routes' edge rules (core/routes.py).
+STATE_COPY_SECONDS = STATE.edge.seconds
+PAGE_COPY_SECONDS = ROOM_PAGE.edge.seconds
+CHALLENGE_COPY_SECONDS = MARKETING_LINK.edge.seconds
 # From the marketing link's redirect to the page's first request: a page load.
 PAGE_LOAD_SECONDS = (0.5, 2.0)
 _PENDING, _CANDIDATE, _ASKING, _DONE = 0, 1, 2, 3
@@ -181,7 +187,7 @@ class PageCrowd:
         self._load[index] = load
         self._token_id[index] = token_id
         self._edge_other.add(load)  # the page, from the edge's copy
-        window = math.floor(load / PAGE_EDGE_SECONDS)
+        window = math.floor(load / PAGE_COPY_SECONDS)
         self._page_loads[window] = self._page_loads.get(window, 0) + 1
         if prequeue:
             # The draw decides the turn: asked at the start, spread over a few seconds.
@@ -242,7 +248,7 @@ class PageCrowd:
         """A browser followed the bare marketing link: the edge's shared copy of the challenge
         (its misses, once a lifetime per edge cache asked, are counted in `figures`)."""
         self._edge_other.add(when)
-        window = math.floor(when / SHARED_SECONDS)
+        window = math.floor(when / CHALLENGE_COPY_SECONDS)
         self._challenges[window] = self._challenges.get(window, 0) + 1
 
     def origin_request(self, when: float) -> None:
@@ -256,7 +262,7 @@ class PageCrowd:
     def _refresh(self) -> None:
         now = self.scheduler.now
         points = self.edge.refresh(now)
-        until = now + STATE_MAX_AGE_SECONDS
+        until = now + STATE_COPY_SECONDS
         self._window_end = until
         self._sweep(points, now, until)
         if until < self.end:
@@ -540,15 +546,15 @@ class PageCrowd:
         # (at most one per request: a quiet room's few pages reach few caches).
         for refreshed in self.edge.times:
             first = second_of(refreshed)
-            last = math.floor(refreshed + STATE_MAX_AGE_SECONDS - self.origin_time)
+            last = math.floor(refreshed + STATE_COPY_SECONDS - self.origin_time)
             if first < seconds:
                 origin[first] += min(EDGE_CACHES, sum(documents[first:last]))
         for window, loads in self._page_loads.items():
-            if second_of(window * PAGE_EDGE_SECONDS) < seconds:
-                origin[second_of(window * PAGE_EDGE_SECONDS)] += min(EDGE_CACHES, loads)
+            if second_of(window * PAGE_COPY_SECONDS) < seconds:
+                origin[second_of(window * PAGE_COPY_SECONDS)] += min(EDGE_CACHES, loads)
         for window, asks in self._challenges.items():
-            if second_of(window * SHARED_SECONDS) < seconds:
-                origin[second_of(window * SHARED_SECONDS)] += min(EDGE_CACHES, asks)
+            if second_of(window * CHALLENGE_COPY_SECONDS) < seconds:
+                origin[second_of(window * CHALLENGE_COPY_SECONDS)] += min(EDGE_CACHES, asks)
         return PageFigures(
             own_polls=self.own_polls,
             noticed_after=sorted(self.noticed_after),

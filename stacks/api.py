@@ -13,7 +13,7 @@ synth with a sentence that names the route.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from aws_cdk import RemovalPolicy, Size, Stack
@@ -27,9 +27,11 @@ from constructs import Construct
 
 from beekeeper.apigateway.model import InvalidApi, check
 from beekeeper.core.edge import ORIGIN_HEADER
+from beekeeper.core.routes import MARKETING_LINK
 from beekeeper.core.settings import RoomSettings
 from beekeeper.stacks import capacity, permissions, rest_api
 from beekeeper.stacks.functions import RETENTION
+from beekeeper.stacks.page import deploy_page_channel
 from beekeeper.waiting_room_site import render_page
 
 # The construct id of each gateway response (kept: they name the CloudFormation resources).
@@ -65,10 +67,12 @@ class RoomApi(Construct):
         producer: lambda_.IFunction,
         logging_enabled: bool,
         origin_secret: str,
+        page_values: Mapping[str, str],
         define: Callable[..., rest_api.RestApiDefinition] = rest_api.definition,
     ) -> None:
-        """`define` is stacks/rest_api.definition (a test hands in another to see a broken
-        definition refused)."""
+        """`page_values`: what the page says that exists only at deploy (the push channel's,
+        stacks/channel.py); `define` is stacks/rest_api.definition (a test hands in another to
+        see a broken definition refused)."""
         super().__init__(scope, construct_id)
         self.settings = settings
         self.stage_name = settings.name
@@ -98,7 +102,7 @@ class RoomApi(Construct):
                 throttling_burst_limit=throttle.burst_limit,
                 method_options={
                     # The marketing link alone never takes more than the counters absorb.
-                    "/beekeeper/GET": apigw.MethodDeploymentOptions(
+                    f"{MARKETING_LINK.path}/{MARKETING_LINK.method}": apigw.MethodDeploymentOptions(
                         throttling_rate_limit=throttle.arrivals_rate_limit,
                         throttling_burst_limit=min(
                             throttle.arrivals_rate_limit, throttle.burst_limit
@@ -132,10 +136,9 @@ class RoomApi(Construct):
             assumed_by=iam.ServicePrincipal("apigateway.amazonaws.com"),
             description="API Gateway reads visitors and status for /polling and /client",
         )
-        capacity_mode = settings.max_inside > 0
         integration_role.add_to_policy(
             iam.PolicyStatement(
-                actions=list(permissions.api_table_actions(capacity=capacity_mode)),
+                actions=list(permissions.api_table_actions(settings.mode)),
                 resources=[table.table_arn],
             )
         )
@@ -145,8 +148,10 @@ class RoomApi(Construct):
             producer_arn=producer.function_arn,
             region=Stack.of(self).region,
             partition=Stack.of(self).partition,
+            page_values=page_values,
         )
-        self.definition = define(settings, refs, page_html=render_page(settings))
+        page = render_page(settings, channel=deploy_page_channel(settings))
+        self.definition = define(settings, refs, page_html=page)
         try:
             check(self.definition.methods, self.definition.gateway_responses)
         except InvalidApi as error:

@@ -4,6 +4,8 @@
     cdk synth -c room=spring-sale      the CLI's room file for 'spring-sale'
     cdk synth -c room_file=PATH        a room file anywhere
     cdk synth -c api_logging=false     no API Gateway logs (the account has no logging role)
+    cdk synth -c channel_key_expires=N the pages' channel key expires at N (epoch s; default: a
+                                       year from now, as `beekeeper deploy` passes it)
 
 `beekeeper deploy` runs the CDK CLI with `--app "<python> -m beekeeper.stacks.app"`, so this
 module works from an installed wheel as well as from the repository's app.py.
@@ -39,6 +41,9 @@ API_LOGGING_CONTEXT = "api_logging"
 # The domain's certificate, when the room file names none: `beekeeper deploy` finds an issued
 # one in us-east-1 (cli/certificates.py) and passes its ARN.
 CERTIFICATE_CONTEXT = "certificate_arn"
+# When the waiting pages' key to the push channel expires (core/push.py key_expiry): `beekeeper
+# deploy` sets it a year ahead on every deploy.
+CHANNEL_KEY_EXPIRES_CONTEXT = "channel_key_expires"
 
 
 class RoomChoiceError(Exception):
@@ -114,6 +119,19 @@ def certificate_from_context(settings: RoomSettings, context: Mapping[str, Any])
         raise RoomChoiceError(f"-c {CERTIFICATE_CONTEXT}: {error}") from error
 
 
+def channel_key_expires_from_context(context: Mapping[str, Any]) -> int | None:
+    """The key's expiry the context gives (None: a year from now)."""
+    value = context.get(CHANNEL_KEY_EXPIRES_CONTEXT)
+    if value is None:
+        return None
+    try:
+        return int(str(value))
+    except ValueError:
+        raise RoomChoiceError(
+            f"-c {CHANNEL_KEY_EXPIRES_CONTEXT}={value}: give a time in epoch seconds"
+        ) from None
+
+
 def main() -> None:
     # Imported here: choosing a room (above) needs no CDK, so the CLI and tests use it cheaply.
     import aws_cdk as cdk
@@ -121,13 +139,20 @@ def main() -> None:
     app = cdk.App()
     context = {
         key: app.node.try_get_context(key)
-        for key in (ROOM_CONTEXT, ROOM_FILE_CONTEXT, API_LOGGING_CONTEXT, CERTIFICATE_CONTEXT)
+        for key in (
+            ROOM_CONTEXT,
+            ROOM_FILE_CONTEXT,
+            API_LOGGING_CONTEXT,
+            CERTIFICATE_CONTEXT,
+            CHANNEL_KEY_EXPIRES_CONTEXT,
+        )
     }
     context = {key: value for key, value in context.items() if value is not None}
     try:
         settings = room_from_context(context)
         api_logging = api_logging_from_context(context)
         certificate = certificate_from_context(settings, context)
+        key_expires = channel_key_expires_from_context(context)
     except RoomChoiceError as error:
         print(f"Error: {error}", file=sys.stderr)
         sys.exit(1)
@@ -136,7 +161,13 @@ def main() -> None:
     from beekeeper.stacks.room_stack import build_room
 
     try:
-        build_room(app, settings, api_logging=api_logging, certificate_arn=certificate)
+        build_room(
+            app,
+            settings,
+            api_logging=api_logging,
+            certificate_arn=certificate,
+            channel_key_expires=key_expires,
+        )
     except MissingWheels as error:  # a fresh clone before its first deploy: say what to run
         print(f"Error: {error}", file=sys.stderr)
         sys.exit(1)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from beekeeper.core.polling_load import origin_requests_per_second
 from beekeeper.core.presence import Presence
-from beekeeper.core.settings import RoomSettings
+from beekeeper.core.settings import Mode, RoomSettings
 
 # One arrival counter item takes about 1,000 writes/s (DynamoDB's per-partition write limit);
 # the producer spreads new visitors over `arrival_shards` of them (docs/data-model.md).
@@ -77,7 +77,7 @@ def client_checks_per_second(settings: RoomSettings) -> int:
 def heartbeats_per_second(settings: RoomSettings) -> int:
     """Capacity mode: every place held by a page with the presence script beats once every
     beat_seconds (core/presence.py; a room without presence too, a third of a session apart)."""
-    if not settings.max_inside:
+    if settings.mode is not Mode.CAPACITY:
         return 0
     beat = Presence.of(settings).beat_seconds(settings.session_seconds)
     return math.ceil(settings.max_inside / beat)

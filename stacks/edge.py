@@ -25,6 +25,7 @@ from beekeeper.core.edge import (
     ALL_METHODS,
     CACHED_ERROR_STATUSES,
     CORS_METHODS,
+    EDGE_ENCODINGS,
     ERROR_CACHING_SECONDS,
     GET_METHODS,
     ORIGIN_HEADER,
@@ -32,7 +33,6 @@ from beekeeper.core.edge import (
     CacheKey,
     behaviors,
 )
-from beekeeper.core.routes import mode_of
 from beekeeper.core.settings import RoomSettings
 
 _ALLOWED = {
@@ -72,16 +72,16 @@ class RoomEdge(Construct):
             "VisitorRequests",
             comment=f"{settings.stack_name}: the visitor's cookie, query and the headers read",
             cookie_behavior=cloudfront.OriginRequestCookieBehavior.allow_list(
-                *_first(behaviors(mode_of(capacity=settings.max_inside > 0)), "cookies")
+                *_first(behaviors(settings.mode), "cookies")
             ),
             query_string_behavior=cloudfront.OriginRequestQueryStringBehavior.all(),
             header_behavior=cloudfront.OriginRequestHeaderBehavior.allow_list(
-                *_first(behaviors(mode_of(capacity=settings.max_inside > 0)), "headers")
+                *_first(behaviors(settings.mode), "headers")
             ),
         )
         cache_policies: dict[tuple[int, CacheKey], cloudfront.ICachePolicy] = {}
         additional: dict[str, cloudfront.BehaviorOptions] = {}
-        for behavior in behaviors(mode_of(capacity=settings.max_inside > 0)):
+        for behavior in behaviors(settings.mode):
             policy_of = (behavior.cache_seconds, behavior.key)
             if behavior.cached and policy_of not in cache_policies:
                 cache_policies[policy_of] = self._cache_policy(behavior)
@@ -160,8 +160,8 @@ class RoomEdge(Construct):
                 if key.query
                 else cloudfront.CacheQueryStringBehavior.none()
             ),
-            enable_accept_encoding_gzip=True,
-            enable_accept_encoding_brotli=True,
+            enable_accept_encoding_gzip=behavior.compressed and "gzip" in EDGE_ENCODINGS,
+            enable_accept_encoding_brotli=behavior.compressed and "br" in EDGE_ENCODINGS,
         )
 
     def url_for(self, path: str) -> str:

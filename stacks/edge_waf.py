@@ -23,7 +23,8 @@ from aws_cdk import Environment, Stack, Tags
 from aws_cdk import aws_wafv2 as wafv2
 from constructs import Construct
 
-from beekeeper.core.edge import PRODUCER_PATH, WAF_REGION
+from beekeeper.core.edge import WAF_REGION
+from beekeeper.core.routes import MARKETING_LINK
 from beekeeper.core.settings import RoomSettings
 
 # AWS WAF's evaluation windows are 60, 120, 300 and 600 s, and a limit at least 10 (AWS WAF
@@ -96,7 +97,7 @@ def _marketing_link() -> wafv2.CfnWebACL.StatementProperty:
         byte_match_statement=wafv2.CfnWebACL.ByteMatchStatementProperty(
             field_to_match=wafv2.CfnWebACL.FieldToMatchProperty(uri_path={}),
             positional_constraint="STARTS_WITH",
-            search_string=PRODUCER_PATH,
+            search_string=MARKETING_LINK.path,
             text_transformations=[
                 wafv2.CfnWebACL.TextTransformationProperty(priority=0, type="URL_DECODE"),
                 wafv2.CfnWebACL.TextTransformationProperty(priority=1, type="NORMALIZE_PATH"),

@@ -29,6 +29,7 @@ from constructs import Construct
 from beekeeper.core import names
 from beekeeper.core.settings import RoomSettings
 from beekeeper.stacks import capacity, permissions
+from beekeeper.stacks.channel import RoomChannel
 from beekeeper.stacks.lambda_asset import stage_lambda_source
 from beekeeper.stacks.lambda_wheels import (
     LAMBDA_ARCHITECTURE,
@@ -197,6 +198,7 @@ class RoomFunctions(Construct):
         queue: sqs.IQueue,
         ticket_keys: secretsmanager.ISecret,
         join_secret: secretsmanager.ISecret,
+        channel: RoomChannel,
     ) -> None:
         super().__init__(scope, construct_id)
         code = _staged_code()
@@ -221,10 +223,9 @@ class RoomFunctions(Construct):
                 environment=environment,
                 reserved_concurrency=reserved,
             )
-            capacity_mode = settings.max_inside > 0
-            made.allow(permissions.table_actions(role, capacity=capacity_mode), [table.table_arn])
+            made.allow(permissions.table_actions(role, settings.mode), [table.table_arn])
             made.allow(
-                permissions.index_actions(role, capacity=capacity_mode),
+                permissions.index_actions(role, settings.mode),
                 [table.table_arn + permissions.INDEX_ARN_SUFFIX],
             )
             made.allow(permissions.QUEUE_ACTIONS[role], [queue.queue_arn])
@@ -262,6 +263,13 @@ class RoomFunctions(Construct):
             "consumer": self.consumer,
             "governor": self.governor,
         }
+        # The writers of the room's state tell the waiting pages on its channel (room/push.py).
+        for role in permissions.PUBLISHERS:
+            publisher = self.by_role[role]
+            publisher.function.add_environment(
+                names.CHANNEL_HTTP_DOMAIN_VARIABLE, channel.http_domain
+            )
+            channel.grant_publish(publisher.role)
 
         self.trigger_schedule = self._every_minute("TriggerSchedule", self.trigger.function)
         self.governor_schedule = (

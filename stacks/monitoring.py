@@ -30,7 +30,7 @@ from aws_cdk.aws_dynamodb import ITable
 from constructs import Construct
 
 from beekeeper.core import telemetry
-from beekeeper.core.settings import RoomSettings
+from beekeeper.core.settings import Mode, RoomSettings
 
 MINUTE = Duration.minutes(1)
 
@@ -308,7 +308,8 @@ def alarms(
 def dashboard(
     scope: Construct, settings: RoomSettings, metrics: RoomMetrics, alarms: list[cw.Alarm]
 ) -> cw.Dashboard:
-    """The room's dashboard: four rows of three graphs, and capacity mode's own graph."""
+    """The room's dashboard: four rows of three graphs, the push channel's, and capacity mode's
+    own graph."""
     m = metrics
     made = cw.Dashboard(
         scope,
@@ -340,7 +341,8 @@ def dashboard(
         graph("Wait from joining to admission, by minute of admission", m.waits),
         cw.AlarmStatusWidget(title="Alarms", alarms=list(alarms), width=8, height=6),
     )
-    if settings.max_inside:
+    made.add_widgets(push_graph(settings))
+    if settings.mode is Mode.CAPACITY:
         made.add_widgets(capacity_graph(settings))
     return made
 
@@ -366,6 +368,15 @@ def capacity_graph(settings: RoomSettings) -> cw.GraphWidget:
     )
     return graph(
         "Inside the shop (capacity mode)", [inside, cap], [left_line, left_shop, no_shows, ended]
+    )
+
+
+def push_graph(settings: RoomSettings) -> cw.GraphWidget:
+    """The push channel: changes and resyncs published to waiting pages, and what failed."""
+    return graph(
+        "Push channel: changes published to waiting pages / min",
+        [room_metric(settings, telemetry.PUSHES, "Published / min")],
+        [room_metric(settings, telemetry.PUSH_FAILURES, "Refused or unreachable / min")],
     )
 
 

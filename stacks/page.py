@@ -12,12 +12,25 @@ script and styles, docs/page.md). A meta policy can not forbid framing, so the r
 header policy with `frame-ancestors 'none'`; a browser enforces both policies together.
 
 The headers themselves are `beekeeper.core.headers.PAGE_HEADERS`, which local mode serves too.
+
+Some of what the page says exists only once CloudFormation has made it: the push channel's
+endpoints and the page's API key (core/push.py `PageChannel`). The page is rendered with a
+stand-in for each (`deploy_value`), and the template is split around them: the page's text
+base64-encoded between, the values themselves in place, so CloudFormation writes them in at
+deploy (the template becomes an Fn::Join of the text and the values) and API Gateway outputs
+them as they are. A value placed so must hold nothing Velocity reads (no `$`, `#`, quotes or
+backslashes): DNS names and AppSync's `da2-` keys hold none.
 Pure functions only (no CDK).
 """
 
 from __future__ import annotations
 
 import base64
+import re
+from collections.abc import Mapping
+
+from beekeeper.core.push import PageChannel
+from beekeeper.core.settings import RoomSettings
 
 # API Gateway's limit on one mapping template (a hard quota, not adjustable).
 MAPPING_TEMPLATE_LIMIT_BYTES = 300 * 1024
@@ -35,15 +48,43 @@ def split_headers(headers: dict[str, str]) -> tuple[dict[str, str], dict[str, st
     return static, overridden
 
 
-def page_response_template(page: str, overridden_headers: dict[str, str]) -> str:
+def deploy_value(name: str) -> str:
+    """The page's stand-in for a value CloudFormation writes in at deploy: plain letters and
+    hyphens, unchanged by HTML and JSON escaping, found nowhere else in a page."""
+    return f"beekeeper-deploy-value-{name}"
+
+
+# The page's push channel's stand-ins: the Event API's hosts and the page's key
+# (stacks/channel.py gives their values).
+REALTIME_HOST = deploy_value("realtime-host")
+HTTP_HOST = deploy_value("http-host")
+API_KEY = deploy_value("api-key")
+
+
+def deploy_page_channel(settings: RoomSettings) -> PageChannel:
+    """The page's push channel as the stack renders it, with the stand-ins."""
+    return PageChannel.of(
+        realtime_host=REALTIME_HOST, http_host=HTTP_HOST, key=API_KEY, room=settings.name
+    )
+
+
+def page_response_template(
+    page: str, overridden_headers: dict[str, str], deploy_values: Mapping[str, str] | None = None
+) -> str:
     """A response mapping template that answers with `page` and sets `overridden_headers`
-    through $context.responseOverride. One line: no stray newline precedes the page."""
+    through $context.responseOverride. One line: no stray newline precedes the page.
+    `deploy_values`: each stand-in the page holds (`deploy_value`) and the value that replaces
+    it (a CloudFormation token in the stack)."""
     overrides = "".join(
         f'#set($context.responseOverride.header.{name} = "{_vtl_string(value)}")'
         for name, value in overridden_headers.items()
     )
-    encoded = base64.b64encode(page.encode("utf-8")).decode("ascii")
-    template = f'{overrides}$util.base64Decode("{encoded}")'
+    values = dict(deploy_values or {})
+    parts = re.split(f"({'|'.join(map(re.escape, values))})", page) if values else [page]
+    body = "".join(
+        values[part] if index % 2 else _decoded(part) for index, part in enumerate(parts) if part
+    )
+    template = f"{overrides}{body}"
     size = len(template.encode("utf-8"))
     if size > MAPPING_TEMPLATE_LIMIT_BYTES:
         raise PageTooLargeError(
@@ -52,6 +93,12 @@ def page_response_template(page: str, overridden_headers: dict[str, str]) -> str
             "in one mapping template: keep the page under about 220 KB"
         )
     return template
+
+
+def _decoded(text: str) -> str:
+    """`text` as the template outputs it: base64-encoded, so none of it is read as Velocity."""
+    encoded = base64.b64encode(text.encode("utf-8")).decode("ascii")
+    return f'$util.base64Decode("{encoded}")'
 
 
 def _vtl_string(value: str) -> str:

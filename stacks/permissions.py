@@ -8,7 +8,8 @@ wildcard actions: a test fails on any.
 from __future__ import annotations
 
 from beekeeper.core.datamodel import LEAVING_INDEX
-from beekeeper.core.routes import mode_of, routes
+from beekeeper.core.routes import templated
+from beekeeper.core.settings import Mode
 
 TABLE_ACTIONS: dict[str, tuple[str, ...]] = {
     # UpdateItem: count an arrival on a shard (ADD, or a conditional SET for an exact place)
@@ -58,7 +59,7 @@ TABLE_ACTIONS: dict[str, tuple[str, ...]] = {
     ),
 }
 
-# Capacity mode (max_inside > 0) adds what the places take (room/places.py), to the
+# Capacity mode adds what the places take (room/places.py), to the
 # consumer and the trigger (both run the warden): admissions and releases are transactions of
 # PutItem (granted in both modes) and UpdateItem, the warden deletes the deadline buckets it
 # has read (DeleteItem) and finds leavers in the `leaving` index (Query, on the index only).
@@ -74,14 +75,14 @@ CAPACITY_INDEX_ACTIONS: dict[str, tuple[str, ...]] = {
 INDEX_ARN_SUFFIX = f"/index/{LEAVING_INDEX}"
 
 
-def table_actions(role: str, *, capacity: bool) -> tuple[str, ...]:
-    """The table actions `role` needs, in a capacity-mode room or a rate-mode one."""
-    extra = CAPACITY_TABLE_ACTIONS.get(role, ()) if capacity else ()
+def table_actions(role: str, mode: Mode) -> tuple[str, ...]:
+    """The table actions `role` needs in a room of `mode`."""
+    extra = CAPACITY_TABLE_ACTIONS.get(role, ()) if mode is Mode.CAPACITY else ()
     return tuple(sorted(set(TABLE_ACTIONS[role]) | set(extra)))
 
 
-def index_actions(role: str, *, capacity: bool) -> tuple[str, ...]:
-    return CAPACITY_INDEX_ACTIONS.get(role, ()) if capacity else ()
+def index_actions(role: str, mode: Mode) -> tuple[str, ...]:
+    return CAPACITY_INDEX_ACTIONS.get(role, ()) if mode is Mode.CAPACITY else ()
 
 
 QUEUE_ACTIONS: dict[str, tuple[str, ...]] = {
@@ -103,12 +104,19 @@ READS_TICKET_KEYS = ("secretsmanager:GetSecretValue",)
 # The producer reads the room's join secret (core/join_work.py), once per container.
 READS_JOIN_SECRET = ("secretsmanager:GetSecretValue",)
 
+# The functions that write the room's state (trigger, consumer, governor) publish its changes to
+# the waiting pages' channel (room/push.py), on the room's channel namespace only
+# (stacks/channel.py): "appsync:EventPublish" authorises a publish to a namespace's channels
+# (Create a wscat clone ... IAM auth, AWS AppSync Events developer guide).
+PUBLISHES_ROOM_STATE = ("appsync:EventPublish",)
+PUBLISHERS = ("trigger", "consumer", "governor")
+
 # What a function needs to write its own log group (created by the stack, with a retention).
 LOG_ACTIONS = ("logs:CreateLogStream", "logs:PutLogEvents")
 
 
-def api_table_actions(*, capacity: bool) -> tuple[str, ...]:
+def api_table_actions(mode: Mode) -> tuple[str, ...]:
     """The API's DynamoDB integration role: exactly the actions the request templates target
-    (the route registry, beekeeper.core.routes), on the room's table only."""
-    targets = routes(mode_of(capacity=capacity)).values()
-    return tuple(sorted({f"dynamodb:{route.action}" for route in targets}))
+    (the route table, beekeeper.core.routes), on the room's table only."""
+    targets = templated(mode).values()
+    return tuple(sorted({f"dynamodb:{route.templates().action}" for route in targets}))

@@ -8,30 +8,25 @@ the synthesized template equal to them. Pure functions, no CDK: the CloudFormati
 definition names but does not own (the table's name, the integration role, the producer, the
 region) come in as `ApiReferences`, tokens in the stack and plain names locally.
 
-| path | method | integration |
-|---|---|---|
-| /beekeeper | GET | the producer Lambda, proxy (AWS_PROXY) |
-| /room | GET | MOCK: the waiting room page (stacks/page.py) |
-| /presence.js | GET | capacity mode, MOCK: the presence script (waiting_room_site/presence.py) |
-| /work | GET | MOCK: the work page, where a new place's challenge is solved (stacks/page.py) |
-| /leave (capacity) | POST | the producer, proxy: the token's mark checked (room/leaving.py) |
-| the registry's routes (core/routes.py) | GET, /presence POST | AWS: DynamoDB (vtl/methods.py) |
-| the CORS routes (/client, /leave, /presence) | OPTIONS | MOCK: the preflight |
+Every path of the route table (core/routes.py) that a room of its mode has, in the table's
+order, by the route's kind:
+
+| kind | integration |
+|---|---|
+| producer | the producer Lambda, proxy (AWS_PROXY): the marketing link, capacity mode's /leave |
+| page | MOCK: the page's HTML (the waiting room page, the work page: stacks/page.py) |
+| script | MOCK: the presence script (waiting_room_site/presence.py) |
+| template | AWS: DynamoDB through the route's templates (vtl/methods.py) |
+| a CORS route's OPTIONS | MOCK: the preflight |
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-from beekeeper.core.edge import (
-    LEAVE_PATH,
-    PAGE_PATH,
-    PRESENCE_SCRIPT_PATH,
-    PRODUCER_PATH,
-    WORK_PATH,
-)
-from beekeeper.core.gateway_answers import LEAVE_METHOD, gateway_responses
+from beekeeper.core.gateway_answers import gateway_responses
 from beekeeper.core.headers import PAGE_HEADERS, PRESENCE_SCRIPT_HEADERS
 from beekeeper.core.local_room import (
     LOCAL_INTEGRATION_ROLE,
@@ -40,13 +35,20 @@ from beekeeper.core.local_room import (
     LOCAL_REGION,
 )
 from beekeeper.core.presence import Presence
-from beekeeper.core.routes import mode_of, routes
-from beekeeper.core.settings import RoomSettings
+from beekeeper.core.routes import (
+    PRESENCE_SCRIPT,
+    ROOM_PAGE,
+    TABLE,
+    WORK_PAGE,
+    Kind,
+    Route,
+    served,
+)
+from beekeeper.core.settings import Mode, RoomSettings
 from beekeeper.stacks import page
 from beekeeper.vtl.methods import (
     declared_headers,
     preflight_for,
-    preflight_method,
     route_method,
     static_headers,
 )
@@ -65,6 +67,9 @@ class ApiReferences:
     producer_arn: str  # the producer Lambda's ARN
     region: str
     partition: str
+    # What the page holds a stand-in for until CloudFormation knows it (stacks/page.py
+    # `deploy_value`): the push channel's hosts and key; none locally (the page has them).
+    page_values: Mapping[str, str] = field(default_factory=dict)
 
 
 def local_references(table_name: str) -> ApiReferences:
@@ -85,8 +90,8 @@ class RestApiDefinition:
 
 
 def producer_method(refs: ApiReferences, http_method: str = "GET") -> dict[str, Any]:
-    """GET /beekeeper: the marketing link, the producer through a Lambda proxy integration
-    (and capacity mode's POST /leave, its second route)."""
+    """A producer route (the marketing link, capacity mode's POST /leave): the producer
+    Lambda through a proxy integration."""
     uri = (
         f"arn:{refs.partition}:apigateway:{refs.region}:lambda:path/2015-03-31/functions/"
         f"{refs.producer_arn}/invocations"
@@ -98,13 +103,16 @@ def producer_method(refs: ApiReferences, http_method: str = "GET") -> dict[str, 
     }
 
 
-def page_method(html: str) -> dict[str, Any]:
-    """GET /room (and /work): a page from a MOCK integration, with the page's headers."""
-    return _static_method(html, PAGE_HEADERS, accept=("text/html", "application/json"))
+def page_method(html: str, deploy_values: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """A page (the waiting room page, the work page) from a MOCK integration, with the page's
+    headers; `deploy_values` are written into the page at deploy (stacks/page.py)."""
+    return _static_method(
+        html, PAGE_HEADERS, accept=("text/html", "application/json"), deploy_values=deploy_values
+    )
 
 
 def script_method() -> dict[str, Any]:
-    """GET /presence.js: the presence script, its bytes exactly (waiting_room_site/presence.py:
+    """The presence script, its bytes exactly (waiting_room_site/presence.py:
     the shop's integrity hash is of them; the file is ASCII, which base64 decodes unchanged)."""
     return _static_method(
         script_bytes().decode("ascii"), PRESENCE_SCRIPT_HEADERS, accept=("application/json",)
@@ -112,12 +120,16 @@ def script_method() -> dict[str, Any]:
 
 
 def _static_method(
-    body: str, headers: dict[str, str], *, accept: tuple[str, ...]
+    body: str,
+    headers: dict[str, str],
+    *,
+    accept: tuple[str, ...],
+    deploy_values: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """A GET answered by a MOCK integration with `body` and `headers`, whatever the Accept
     header asks for (a response template under each of `accept`, the first for the rest)."""
     static, overridden = page.split_headers(headers)
-    template = page.page_response_template(body, overridden)
+    template = page.page_response_template(body, overridden, deploy_values)
     return {
         "HttpMethod": "GET",
         "AuthorizationType": "NONE",
@@ -145,49 +157,53 @@ def _static_method(
 
 
 def definition(
-    settings: RoomSettings, refs: ApiReferences, *, page_html: str, work_html: str | None = None
+    settings: RoomSettings,
+    refs: ApiReferences,
+    *,
+    page_html: str,
+    work_html: str | None = None,
+    table: tuple[Route, ...] = TABLE,
 ) -> RestApiDefinition:
     """The room's whole API; `page_html` is the rendered page (render_page(settings)),
     `work_html` the work page (render_work_page(settings), rendered here when not given)."""
     if work_html is None:
         work_html = render_work_page(settings)
-    capacity = settings.max_inside > 0
-    mode = mode_of(capacity=capacity)
+    mode = settings.mode
+    capacity = mode is Mode.CAPACITY
     session_seconds = settings.session_seconds if capacity else 0
-    methods: dict[MethodKey, dict[str, Any]] = {
-        (PRODUCER_PATH, "GET"): producer_method(refs),
-        (PAGE_PATH, "GET"): page_method(page_html),
-        (WORK_PATH, "GET"): page_method(work_html),
+    # What each page and script of the table is: its body, rendered for this room.
+    static = {
+        ROOM_PAGE.name: lambda: page_method(page_html, refs.page_values),
+        WORK_PAGE.name: lambda: page_method(work_html),
+        PRESENCE_SCRIPT.name: script_method,
     }
-    if capacity:
-        methods[(PRESENCE_SCRIPT_PATH, "GET")] = script_method()
-    for found in routes(mode).values():
-        path = f"/{found.name}"
-        methods[(path, found.method)] = route_method(
-            found,
-            mode=mode,
-            table_name=refs.table_name,
-            origin=settings.origin,
-            session_seconds=session_seconds,
-            presence=Presence.of(settings),
-            credentials=refs.integration_role_arn,
-            region=refs.region,
-            partition=refs.partition,
-        )
+    methods: dict[MethodKey, dict[str, Any]] = {}
+    for found in served(mode, table):
+        for verb in found.methods:
+            if found.kind is Kind.PRODUCER:
+                methods[(found.path, verb)] = producer_method(refs, verb)
+            elif found.kind is Kind.TEMPLATE:
+                methods[(found.path, verb)] = route_method(
+                    found,
+                    mode=mode,
+                    table_name=refs.table_name,
+                    origin=settings.origin,
+                    session_seconds=session_seconds,
+                    presence=Presence.of(settings),
+                    credentials=refs.integration_role_arn,
+                    region=refs.region,
+                    partition=refs.partition,
+                )
+            elif found.name in static:  # a page or a script: GET only (core/routes.py)
+                methods[(found.path, verb)] = static[found.name]()
+            else:
+                raise ValueError(f"the API has no body for the {found.kind} {found.name}")
         if found.cors:
-            methods[(path, "OPTIONS")] = preflight_method(found, settings.origin)
-    if capacity:
-        # POST /leave: the producer's, which checks the token's mark (room/leaving.py).
-        methods[(LEAVE_PATH, LEAVE_METHOD)] = producer_method(refs, LEAVE_METHOD)
-        methods[(LEAVE_PATH, "OPTIONS")] = preflight_for(LEAVE_METHOD, settings.origin)
+            methods[(found.path, "OPTIONS")] = preflight_for(found.method, settings.origin)
     return RestApiDefinition(methods, gateway_responses(settings.origin))
 
 
 __all__ = [
-    "PAGE_PATH",
-    "PRESENCE_SCRIPT_PATH",
-    "PRODUCER_PATH",
-    "WORK_PATH",
     "ApiReferences",
     "RestApiDefinition",
     "definition",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -9,11 +10,12 @@ from aws_cdk import CfnOutput, Environment, Stack, Tags
 from constructs import Construct
 
 from beekeeper.core import names
-from beekeeper.core.edge import PAGE_PATH, PRODUCER_PATH
+from beekeeper.core.push import key_expiry
+from beekeeper.core.routes import CLIENT, JWKS, MARKETING_LINK, ROOM_PAGE
 from beekeeper.core.settings import RoomSettings
-from beekeeper.core.tickets import JWKS_ROUTE
 from beekeeper.stacks import nag
 from beekeeper.stacks.api import RoomApi
+from beekeeper.stacks.channel import RoomChannel
 from beekeeper.stacks.edge import RoomEdge, origin_secret
 from beekeeper.stacks.edge_waf import EdgeWafStack
 from beekeeper.stacks.functions import RoomFunctions
@@ -30,11 +32,13 @@ class RoomStack(Stack):
         api_logging: bool = True,
         edge_waf: EdgeWafStack | None = None,
         certificate_arn: str | None = None,
+        channel_key_expires: int,
         **kwargs: Any,
     ) -> None:
         """`edge_waf`: the room's WAF stack in us-east-1 (None: the room has no per-address
         rule); `certificate_arn`: the domain's certificate when the settings name none
-        (`beekeeper deploy` finds one)."""
+        (`beekeeper deploy` finds one); `channel_key_expires`: when the waiting pages' key to
+        the push channel expires (epoch s; each deploy sets it a year ahead)."""
         kwargs.setdefault("env", Environment(region=settings.region))
         kwargs.setdefault("description", f"Beekeeper waiting room '{settings.name}'")
         super().__init__(
@@ -47,6 +51,7 @@ class RoomStack(Stack):
         Tags.of(self).add("beekeeper:room", settings.name)
 
         storage = RoomStorage(self, "Storage", settings=settings)
+        channel = RoomChannel(self, "Channel", settings=settings, key_expires=channel_key_expires)
         functions = RoomFunctions(
             self,
             "Functions",
@@ -55,6 +60,7 @@ class RoomStack(Stack):
             queue=storage.queue,
             ticket_keys=storage.ticket_keys,
             join_secret=storage.join_secret,
+            channel=channel,
         )
         api = RoomApi(
             self,
@@ -64,6 +70,7 @@ class RoomStack(Stack):
             producer=functions.producer.function,
             logging_enabled=api_logging,
             origin_secret=origin_secret(),
+            page_values=channel.page_values(),
         )
         edge = RoomEdge(
             self,
@@ -104,9 +111,9 @@ class RoomStack(Stack):
 
         # The keys docs/data-model.md promises the CLI ("Stack outputs").
         outputs = {
-            names.MARKETING_URL_OUTPUT: edge.url_for(PRODUCER_PATH),
-            names.CLIENT_CHECK_URL_OUTPUT: edge.url_for("/client"),
-            names.PAGE_URL_OUTPUT: edge.url_for(PAGE_PATH),
+            names.MARKETING_URL_OUTPUT: edge.url_for(MARKETING_LINK.path),
+            names.CLIENT_CHECK_URL_OUTPUT: edge.url_for(CLIENT.path),
+            names.PAGE_URL_OUTPUT: edge.url_for(ROOM_PAGE.path),
             names.PUBLIC_URL_OUTPUT: edge.url_for(""),
             names.EDGE_DOMAIN_OUTPUT: edge.distribution.distribution_domain_name,
             names.DISTRIBUTION_ID_OUTPUT: edge.distribution.distribution_id,
@@ -119,8 +126,12 @@ class RoomStack(Stack):
                 for role in names.FUNCTION_ROLES
             },
             names.DASHBOARD_NAME_OUTPUT: monitoring.dashboard.dashboard_name,
-            names.JWKS_URL_OUTPUT: edge.url_for(f"/{JWKS_ROUTE}"),
+            names.JWKS_URL_OUTPUT: edge.url_for(JWKS.path),
             names.TICKET_KEYS_SECRET_OUTPUT: storage.ticket_keys.secret_arn,
+            names.CHANNEL_HTTP_DOMAIN_OUTPUT: channel.http_domain,
+            names.CHANNEL_REALTIME_DOMAIN_OUTPUT: channel.realtime_domain,
+            names.CHANNEL_API_ARN_OUTPUT: channel.api.attr_api_arn,
+            names.CHANNEL_KEY_EXPIRES_OUTPUT: str(channel.key_expires),
         }
         for key, value in outputs.items():
             CfnOutput(self, key, value=value)
@@ -140,9 +151,11 @@ def build_room(
     *,
     api_logging: bool = True,
     certificate_arn: str | None = None,
+    channel_key_expires: int | None = None,
 ) -> RoomStacks:
     """Every stack of a room, as `beekeeper deploy` deploys them (stacks/app.py) and the stack
-    tests synthesize them."""
+    tests synthesize them. `channel_key_expires` defaults to a year from now (core/push.py
+    key_expiry): `beekeeper deploy` passes the one it computed."""
     edge_waf = EdgeWafStack(app, settings=settings) if settings.waf_requests_per_5_minutes else None
     room = RoomStack(
         app,
@@ -150,5 +163,8 @@ def build_room(
         api_logging=api_logging,
         edge_waf=edge_waf,
         certificate_arn=certificate_arn,
+        channel_key_expires=(
+            channel_key_expires if channel_key_expires is not None else key_expiry(time.time())
+        ),
     )
     return RoomStacks(room, edge_waf)

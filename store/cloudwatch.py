@@ -29,7 +29,7 @@ import json
 import math
 import re
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -97,6 +97,8 @@ class CloudWatch(Api):
         self._timing = timing
         self._lock = threading.Lock()
         self._data: list[Datum] = []
+        # Called with the data each PutMetricData stored (a local room's saved line keeps them).
+        self.observers: list[Callable[[list[Datum]], None]] = []
         self._actions = {
             "PutMetricData": self._put_metric_data,
             "GetMetricData": self._get_metric_data,
@@ -145,7 +147,19 @@ class CloudWatch(Api):
             ]
         with self._lock:
             self._data.extend(stored)
+        for observer in self.observers:
+            observer(stored)
         return {}
+
+    def snapshot(self) -> list[Datum]:
+        """Every value kept, in the order it came."""
+        with self._lock:
+            return list(self._data)
+
+    def load(self, data: Iterable[Datum]) -> None:
+        """Values kept before (a local room's saved line), as they were stored."""
+        with self._lock:
+            self._data.extend(data)
 
     # -- reading ---------------------------------------------------------------------------
 

@@ -1,5 +1,5 @@
-"""API Gateway mapping templates for /polling, /client and /jwks.json (and, in capacity mode,
-/enter, /leave and /presence): which route uses which template is the route registry's
+"""API Gateway mapping templates for /polling, /client, /state and /jwks.json (and, in capacity
+mode, /enter and /presence): which route uses which template is the route table's
 (beekeeper.core.routes); what the stack configures around them is beekeeper.vtl.methods.
 
 The templates (*.vtl beside this file) hold synth-time placeholders written `{{NAME}}`; the
@@ -34,6 +34,8 @@ from beekeeper.core.datamodel import (
 )
 from beekeeper.core.paths import VTL_DIR
 from beekeeper.core.presence import NO_PRESENCE, Presence
+from beekeeper.core.routes import ENTER
+from beekeeper.core.settings import Mode
 
 _PLACEHOLDER = re.compile(r"\{\{([A-Z][A-Z0-9_]*)\}\}")
 
@@ -43,7 +45,7 @@ NO_VISITOR_KEY = "v#!"
 
 
 def template_names() -> list[str]:
-    """The template files beside this module (fragments aside); the registry's routes name
+    """The template files beside this module (fragments aside); the route table's routes name
     every one of them (a test holds that)."""
     return sorted(path.name for path in VTL_DIR.glob("*.vtl") if not path.name.startswith("_"))
 
@@ -105,13 +107,18 @@ def _source(name: str) -> str:
 
 
 def template_values(
-    *, table_name: str, origin: str, session_seconds: int = 0, presence: Presence = NO_PRESENCE
+    *,
+    table_name: str,
+    origin: str,
+    mode: Mode = Mode.RATE,
+    session_seconds: int = 0,
+    presence: Presence = NO_PRESENCE,
 ) -> dict[str, str]:
     """Synth-time values for the placeholders; the stack passes its table's name token.
 
-    `session_seconds` is a capacity-mode room's session length (0: a rate-mode room); in
-    capacity mode /polling's admission sends the page through /enter ("via"). `presence`: the
-    room's presence settings, which the heartbeat's templates take (core/presence.py).
+    In a room of `mode` capacity, /polling's admission sends the page through /enter ("via"),
+    which starts a session of `session_seconds`. `presence`: the room's presence settings,
+    which the heartbeat's templates take (core/presence.py).
 
     ORIGIN_JSON is the origin URL as a JSON string literal (quotes included).
     ORIGIN_TOKEN_PREFIX is `<origin>?beekeeper_token=` (or `&`), placed inside a single-quoted
@@ -149,7 +156,8 @@ def template_values(
         "HISTORY_PATTERN": shared_state.HISTORY_PATTERN,
         **{f"STATE_{state.upper()}": state for state in shared_state.STATES},
         "ORIGIN": origin,
-        "ENTER_VIA": ', "via": "enter"' if session_seconds else "",
+        # The route the admission goes through, by its name: the page knows its URL.
+        "ENTER_VIA": f', "via": {json.dumps(ENTER.name)}' if mode is Mode.CAPACITY else "",
         "SESSION_SECONDS": str(session_seconds),
         "STATE_ENDED": STATE_ENDED,
         "ERROR_STATUS": str(ERROR_STATUS),

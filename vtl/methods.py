@@ -1,11 +1,11 @@
 """The templated routes' API Gateway methods, in CloudFormation's own shape.
 
-`route_method(...)` turns one route of the registry (beekeeper.core.routes) into the properties
-of an AWS::ApiGateway::Method (RestApiId and ResourceId aside): an AWS integration with
-DynamoDB, its request templates by Content-Type, its integration responses and its method
-responses. The stack deploys exactly these (stacks/rest_api.py, stacks/api.py); local mode and
-the simulator load the very same properties into their API Gateway (beekeeper.apigateway), so
-the two can not drift apart. Pure functions, no CDK.
+`route_method(...)` turns one templated route of the route table (beekeeper.core.routes)
+into the properties of an AWS::ApiGateway::Method (RestApiId and ResourceId aside): an AWS
+integration with DynamoDB, its request templates by Content-Type, its integration responses
+and its method responses. The stack deploys exactly these (stacks/rest_api.py, stacks/api.py);
+local mode and the simulator load the very same properties into their API Gateway
+(beekeeper.apigateway), so the two can not drift apart. Pure functions, no CDK.
 
 Integration responses are keyed by status code in API Gateway (PutIntegrationResponse takes
 the status in its path; GetMethod returns them as a map), so each has a status of its own:
@@ -31,7 +31,8 @@ from typing import Any
 from beekeeper.core.gateway_answers import PREFLIGHT_STATUS, preflight_headers
 from beekeeper.core.headers import JSON_ANSWER_HEADERS, JWKS_HEADERS, cors_headers
 from beekeeper.core.presence import NO_PRESENCE, Presence
-from beekeeper.core.routes import ERROR_RETRY_AFTER_SECONDS, Mode, Route
+from beekeeper.core.routes import ERROR_RETRY_AFTER_SECONDS, Route
+from beekeeper.core.settings import Mode
 from beekeeper.vtl import ERROR_STATUS, load_template, template_values
 
 JSON = "application/json"
@@ -58,13 +59,13 @@ DYNAMODB_CONTENT_TYPE = "application/x-amz-json-1.0"
 def response_headers(route: Route, origin: str) -> dict[str, str]:
     """The headers every answer of `route` carries (success and refusal alike); the CORS
     routes' let the shop's pages read them."""
-    if route.public_cache:
+    if route.templates().public_cache:
         return dict(JWKS_HEADERS)
-    if route.edge_seconds:
-        # The same for everyone: the edge and browsers keep it that long (core/edge.py).
+    if route.edge.seconds:
+        # The same for everyone: the edge and browsers keep it that long (its EdgeRule).
         return {
             "Content-Type": JSON_ANSWER_HEADERS["Content-Type"],
-            "Cache-Control": f"public, max-age={route.edge_seconds}",
+            "Cache-Control": f"public, max-age={route.edge.seconds}",
         }
     headers = dict(JSON_ANSWER_HEADERS)
     if route.cors:
@@ -124,31 +125,36 @@ def route_method(
     CloudFormation tokens in the stack and plain names locally; `session_seconds` is a
     capacity-mode room's session length (0 in rate mode) and `presence` its presence settings
     (vtl.template_values)."""
+    vtl = route.templates()
     values = template_values(
-        table_name=table_name, origin=origin, session_seconds=session_seconds, presence=presence
+        table_name=table_name,
+        origin=origin,
+        mode=mode,
+        session_seconds=session_seconds,
+        presence=presence,
     )
-    request = load_template(route.request_template(mode), values)
-    answer = load_template(route.response_template, values)
-    if route.redirect:
+    request = load_template(vtl.request_template(mode), values)
+    answer = load_template(vtl.response_template, values)
+    if vtl.redirect:
         responses = [_integration_response(REDIRECT_STATUS, answer, REDIRECT_HEADERS)]
         declared = {REDIRECT_STATUS: declared_headers(*REDIRECT_HEADERS, "Location")}
     else:
-        if route.error_body is None:
+        if vtl.error_body is None:
             raise ValueError(f"route {route.name} needs an error body or a redirect")
         headers = response_headers(route, origin)
         unavailable = error_headers(route, origin)
         responses = [_integration_response(SUCCESS_STATUS, answer, headers)]
         declared = {SUCCESS_STATUS: declared_headers(*headers)}
         error_pattern = ERROR_SELECTION_PATTERN
-        if route.refusal_template is not None:
-            refused = load_template(route.refusal_template, values)
+        if vtl.refusal_template is not None:
+            refused = load_template(vtl.refusal_template, values)
             responses.append(
                 _integration_response(REFUSAL_STATUS, refused, headers, REFUSAL_SELECTION_PATTERN)
             )
             declared[REFUSAL_STATUS] = declared_headers(*headers)
             error_pattern = OTHER_ERROR_SELECTION_PATTERN
         responses.append(
-            _integration_response(ERROR_STATUS, route.error_body, unavailable, error_pattern)
+            _integration_response(ERROR_STATUS, vtl.error_body, unavailable, error_pattern)
         )
         declared[ERROR_STATUS] = declared_headers(*unavailable)
     return {
@@ -157,7 +163,7 @@ def route_method(
         "Integration": {
             "Type": "AWS",
             "IntegrationHttpMethod": "POST",
-            "Uri": dynamodb_uri(route.action, region=region, partition=partition),
+            "Uri": dynamodb_uri(vtl.action, region=region, partition=partition),
             "Credentials": credentials,
             # Never forward a request the templates do not shape: a Content-Type without a
             # request template gets 415, not a raw body sent to DynamoDB.
@@ -165,7 +171,7 @@ def route_method(
             "RequestParameters": {
                 "integration.request.header.Content-Type": f"'{DYNAMODB_CONTENT_TYPE}'"
             },
-            "RequestTemplates": dict.fromkeys(route.request_content_types, request),
+            "RequestTemplates": dict.fromkeys(vtl.request_content_types, request),
             "IntegrationResponses": responses,
         },
         "MethodResponses": [
@@ -181,8 +187,8 @@ def preflight_method(route: Route, origin: str) -> dict[str, Any]:
 
 
 def preflight_for(method: str, origin: str) -> dict[str, Any]:
-    """OPTIONS: the CORS preflight of a route answering `method` (a templated route, or the
-    producer's POST /leave), answered by API Gateway itself (a MOCK integration)."""
+    """OPTIONS: the CORS preflight of a route answering `method` (a templated route, or a
+    producer's route), answered by API Gateway itself (a MOCK integration)."""
     headers = preflight_headers(origin, method)
     return {
         "HttpMethod": "OPTIONS",

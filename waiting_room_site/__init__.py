@@ -10,9 +10,12 @@ for one room. The sources stay separate for maintenance and are inlined here:
   page's timing written in from core/page_timing.py (as the templates get the poll rule's);
 - locales/*.json: every visible string, one file per language, put into the room's JSON config.
 
-The page makes no request except the room's shared state (/state), its own /polling near its
-turn, in capacity mode its /leave (and the room's logo, when one is set); a
-Content-Security-Policy with the hashes of the inline script and styles says so to the browser.
+The page makes no request except the room's routes its config names (the route table's
+routes the room's page calls, core/routes.py: the shared state, its own poll near its turn,
+in capacity mode its leave), its socket to the room's push channel (the table's PUSH_CHANNEL;
+core/push.py: the config's `channel` says where, as whom and to what) and the room's logo,
+when one is set; a Content-Security-Policy with the hashes of the inline script and styles,
+and the channel's endpoint, says so to the browser.
 Every figure of its rule (core/serving.py) reaches it in the room config's `timing`.
 docs/page.md documents the hooks a custom template must keep.
 
@@ -35,28 +38,44 @@ from beekeeper.core import schedule, serving, shared_state
 from beekeeper.core.colours import theme_properties
 from beekeeper.core.page_timing import PAGE_CONSTANTS
 from beekeeper.core.paths import SITE_DIR
+from beekeeper.core.push import PageChannel
+from beekeeper.core.routes import (
+    ENTER,
+    LEAVE,
+    MARKETING_LINK,
+    POLLING,
+    PUSH_CHANNEL,
+    STATE,
+    TABLE,
+    Caller,
+    Route,
+    called_by,
+)
 from beekeeper.core.settings import RoomSettings, SettingsError
-from beekeeper.core.shared_state import STATE_ROUTE
 from beekeeper.room.pacing import MINUTE_SECONDS
 
 # The size the page must stay under, uncompressed (so it holds whatever the transport; a
-# browser gets it gzipped, about a third of it): 22% of API Gateway's mapping template limit
-# once base64'd (docs/stack.md), with room for a custom template's own markup and styles.
+# browser gets it compressed, about a third of it): 22% of API Gateway's mapping template limit
+# once base64'd (docs/stack.md), with room for a custom template's own markup and styles. It
+# holds the push channel's endpoints and key (about 300 bytes) and the socket that uses them.
 MAX_PAGE_BYTES = 60_000
 
-# Relative to the page's own URL: the public address's root (core/edge.py).
-POLL_URL = "polling"
-STATE_URL = STATE_ROUTE
-JOIN_URL = "beekeeper"
-# Capacity mode's routes (core/routes.py): an admission names "enter" in `via` and the page
-# goes there instead of straight to the shop; the "Leave the line" button posts to leave.
-ENTER_URL = "enter"
-LEAVE_URL = "leave"
+# The room's routes the page calls (core/routes.py), by the key of the page's config its script
+# reads each under; the URLs are relative to the page's own (the public address's root, the
+# stage prefix kept). Capacity mode's: an admission names ENTER in `via` and the page goes
+# there instead of straight to the shop; the "Leave the line" button posts to LEAVE.
+PAGE_ROUTES: dict[str, Route] = {
+    "pollUrl": POLLING,
+    "stateUrl": STATE,
+    "joinUrl": MARKETING_LINK,
+    "enterUrl": ENTER,
+    "leaveUrl": LEAVE,
+}
 DEFAULT_LANGUAGE = "en"
 
 # Placeholders a template must contain: without them the page has no script, config or policy.
 REQUIRED_PLACEHOLDERS = ("SECURITY_POLICY", "ROOM_CONFIG", "PAGE_SCRIPT")
-OPTIONAL_PLACEHOLDERS = ("PAGE_STYLE", "DISPLAY_NAME", "LOGO", "NOSCRIPT")
+OPTIONAL_PLACEHOLDERS = ("PAGE_STYLE", "DISPLAY_NAME", "LOGO", "NOSCRIPT", "JOIN_URL")
 # Elements the script writes into, found by data-bk="<name>"; others (docs/page.md) are optional.
 REQUIRED_HOOKS = (
     "status",
@@ -83,9 +102,15 @@ class PageTemplateError(SettingsError):
         super().__init__("custom_template", path, problem)
 
 
-def render_page(settings: RoomSettings, *, minute_seconds: float = MINUTE_SECONDS) -> str:
+def render_page(
+    settings: RoomSettings,
+    *,
+    minute_seconds: float = MINUTE_SECONDS,
+    channel: PageChannel | None = None,
+) -> str:
     """The room's page: one HTML document with its styles, script, strings and settings inlined.
-    `minute_seconds`: the admission lattice's minute (local mode may shorten it)."""
+    `minute_seconds`: the admission lattice's minute (local mode may shorten it); `channel`: the
+    room's push channel (None: the page follows the shared state alone)."""
     template = _read_template(settings.custom_template)
     locales = load_locales()
     script = bundle_script()
@@ -100,14 +125,17 @@ def render_page(settings: RoomSettings, *, minute_seconds: float = MINUTE_SECOND
         "PAGE_STYLE": f"<style>{style}</style>",
         "ROOM_CONFIG": (
             '<script type="application/json" id="beekeeper-room">'
-            + room_config_json(settings, locales, minute_seconds=minute_seconds)
+            + room_config_json(settings, locales, minute_seconds=minute_seconds, channel=channel)
             + "</script>"
         ),
         "PAGE_SCRIPT": f'<script type="module">{script}</script>',
+        "JOIN_URL": html.escape(MARKETING_LINK.relative),
         "SECURITY_POLICY": "",  # filled last: it hashes what the others put in
     }
     page = _PLACEHOLDER.sub(lambda match: values[match.group(1)], template)
-    page = with_policy(page, security_policy(page, script, settings.logo_url))
+    endpoints = {PUSH_CHANNEL.name: channel.connect_source} if channel is not None else {}
+    connect = connect_sources(endpoints)
+    page = with_policy(page, security_policy(page, script, settings.logo_url, connect))
     return within_size(page, settings.custom_template or "index.html")
 
 
@@ -161,23 +189,22 @@ def room_config_json(
     locales: dict[str, dict[str, object]],
     *,
     minute_seconds: float = MINUTE_SECONDS,
+    channel: PageChannel | None = None,
 ) -> str:
     """The room's config for the script, safe inside a <script> element.
 
     Every `<`, `>` and `&` is written as a JSON \\u escape, so no setting can close the element
     (`</script>`) or open a comment that changes how the parser reads the rest of the page.
     """
-    config = {
+    config: dict[str, object] = {
         "displayName": settings.display_name,
-        "pollUrl": POLL_URL,
-        "stateUrl": STATE_URL,
-        "joinUrl": JOIN_URL,
-        "enterUrl": ENTER_URL,
-        "leaveUrl": LEAVE_URL,
+        **{key: found.relative for key, found in PAGE_ROUTES.items()},
         "defaultLanguage": DEFAULT_LANGUAGE,
         "timing": page_timing(minute_seconds),
         "strings": locales,
     }
+    if channel is not None:
+        config["channel"] = channel.config()
     return script_json(config)
 
 
@@ -240,8 +267,25 @@ def _without_comments(source: str) -> str:
     return "\n".join(kept)
 
 
-def security_policy(page: str, script: str, logo_url: str) -> str:
-    """Nothing may load but the page's own inline script and styles, /polling and the logo."""
+def connect_sources(endpoints: Mapping[str, str], table: tuple[Route, ...] = TABLE) -> str:
+    """The policy's connect-src: the room's own address (every route the page calls is one of
+    its paths), and each endpoint outside it the page connects to (core/routes.py) at the
+    address the room gives it in `endpoints`, by the record's name (one the room does not give
+    is one the page does not connect to)."""
+    outside = {
+        found.name
+        for found in called_by(Caller.ROOM_PAGE, table)
+        if found.external is not None and found.external.directive == "connect-src"
+    }
+    unknown = sorted(set(endpoints) - outside)
+    if unknown:
+        raise ValueError(f"the page connects to no endpoint named {unknown[0]} (core/routes.py)")
+    return " ".join(["'self'", *(endpoints[name] for name in sorted(outside & set(endpoints)))])
+
+
+def security_policy(page: str, script: str, logo_url: str, connect: str = "'self'") -> str:
+    """Nothing may load but the page's own inline script and styles, the logo, and the room's
+    routes (and any endpoint outside the room the page connects to: `connect`)."""
     styles = " ".join(f"'{_sha256(match)}'" for match in _INLINE_STYLE.findall(page))
     style_source = styles or "'none'"
     return (
@@ -249,7 +293,7 @@ def security_policy(page: str, script: str, logo_url: str) -> str:
         f"script-src '{_sha256(script)}'; "
         f"style-src {style_source}; "
         f"img-src {image_source(logo_url)}; "
-        "connect-src 'self'; "
+        f"connect-src {connect}; "
         "base-uri 'none'; form-action 'none'"
     )
 

@@ -33,7 +33,7 @@
   if (!TOKEN.test(token || "")) return;
   // The room: data-room when the shop serves this script itself, else where it came from.
   const base = data.room ? data.room.replace(/\/?$/, "/") : script.src;
-  const url = new URL(`presence?token=${token}`, base).href;
+  const url = new URL(`{{HEARTBEAT}}?token=${token}`, base).href;
 
   let beatMs = 10000; // until the room's first answer says how often
   let idleMs = 600000;

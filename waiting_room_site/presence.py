@@ -1,11 +1,13 @@
 """The presence script (presence.js beside this module) as the room serves it, and what a shop
 needs to load it: the tag with its integrity hash, and the Content-Security-Policy sources.
 
-The room serves the script at `<room>/presence.js` (a capacity-mode room: stacks/rest_api.py)
-byte for byte as the file holds it, so its Subresource Integrity hash is computed from these
-very bytes; tests hold the hash of what local mode's gateway serves, and the one
-docs/shop-integration.md prints, equal to `integrity()`. The file is ASCII: no text encoding
-between the file and the wire can change a byte. What the script does: core/presence.py.
+The room serves the script at its route (core/routes.py's PRESENCE_SCRIPT; a capacity-mode
+room: stacks/rest_api.py) byte for byte as `script_bytes()` makes it: the file with its one
+placeholder, `{{HEARTBEAT}}`, replaced by the heartbeat's path (PRESENCE) relative to the
+script's own. Its Subresource Integrity hash is computed from these very bytes; tests hold the
+hash of what local mode's gateway serves, and the one docs/shop-integration.md prints, equal
+to `integrity()`. The file is ASCII: no text encoding between the file and the wire can change
+a byte. What the script does: core/presence.py.
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ import functools
 import hashlib
 
 from beekeeper.core.paths import SITE_DIR
-from beekeeper.core.presence import PRESENCE_ROUTE, SCRIPT_ROUTE
+from beekeeper.core.routes import PRESENCE, PRESENCE_SCRIPT
 
 SCRIPT_FILE = "presence.js"
+# Where the heartbeat's path goes in the file (relative to the script's own URL).
+HEARTBEAT_PLACEHOLDER = "{{HEARTBEAT}}"
 # SRI's hash: SHA-384, the strongest every browser takes and the one its specification's
 # examples use.
 INTEGRITY_ALGORITHM = "sha384"
@@ -26,10 +30,13 @@ INTEGRITY_ALGORITHM = "sha384"
 @functools.cache
 def script_bytes() -> bytes:
     """The script, exactly as served."""
-    body = (SITE_DIR / SCRIPT_FILE).read_bytes()
-    if not body.isascii():
+    source = (SITE_DIR / SCRIPT_FILE).read_bytes()
+    if not source.isascii():
         raise ValueError(f"{SCRIPT_FILE} must be ASCII: its integrity hash is of its bytes")
-    return body
+    placeholder = HEARTBEAT_PLACEHOLDER.encode("ascii")
+    if source.count(placeholder) != 1:
+        raise ValueError(f"{SCRIPT_FILE} must name {HEARTBEAT_PLACEHOLDER} once")
+    return source.replace(placeholder, PRESENCE.relative.encode("ascii"))
 
 
 def integrity(body: bytes | None = None) -> str:
@@ -40,11 +47,11 @@ def integrity(body: bytes | None = None) -> str:
 
 def script_url(room_base: str) -> str:
     """Where a room at `room_base` (its stage URL, `https://<api>/<stage>`) serves the script."""
-    return f"{room_base.rstrip('/')}/{SCRIPT_ROUTE}"
+    return f"{room_base.rstrip('/')}{PRESENCE_SCRIPT.path}"
 
 
 def heartbeat_url(room_base: str) -> str:
-    return f"{room_base.rstrip('/')}/{PRESENCE_ROUTE}"
+    return f"{room_base.rstrip('/')}{PRESENCE.path}"
 
 
 def script_tag(room_base: str, token: str, *, gone_url: str = "") -> str:
@@ -64,6 +71,7 @@ def content_security_policy(room_base: str) -> str:
 
 
 __all__ = [
+    "HEARTBEAT_PLACEHOLDER",
     "INTEGRITY_ALGORITHM",
     "SCRIPT_FILE",
     "content_security_policy",

@@ -17,11 +17,11 @@ import html
 from beekeeper.core.colours import theme_properties
 from beekeeper.core.join_work import MAX_WORKERS, WORK_PARAMETER
 from beekeeper.core.paths import SITE_DIR
+from beekeeper.core.routes import MARKETING_LINK
 from beekeeper.core.settings import RoomSettings
 from beekeeper.waiting_room_site import (
     _PLACEHOLDER,
     DEFAULT_LANGUAGE,
-    JOIN_URL,
     _logo_element,
     _sha256,
     bundle_script,
@@ -43,7 +43,7 @@ def render_work_page(settings: RoomSettings) -> str:
         SITE_DIR / "page.css"
     ).read_text(encoding="utf-8")
     config = {
-        "joinUrl": JOIN_URL,
+        "joinUrl": MARKETING_LINK.relative,
         "parameter": WORK_PARAMETER,
         "maxWorkers": MAX_WORKERS,
         "defaultLanguage": DEFAULT_LANGUAGE,
@@ -62,6 +62,7 @@ def render_work_page(settings: RoomSettings) -> str:
             f'<script type="application/json" id="beekeeper-work">{config_text}</script>'
         ),
         "PAGE_SCRIPT": f'<script type="module">{script}</script>',
+        "JOIN_URL": html.escape(MARKETING_LINK.relative),
         "SECURITY_POLICY": "<!--beekeeper-security-policy-->",
     }
     template = (WORK_DIR / "index.html").read_text(encoding="utf-8")

@@ -28,11 +28,10 @@ from beekeeper.core.datamodel import (
     TEST_PASS_PARAMETER,
     Token,
 )
-from beekeeper.core.edge import LEAVE_PATH, PAGE_PATH
 from beekeeper.core.headers import browser_origin
 from beekeeper.core.join_work import WORK_PARAMETER, Challenge, solve, visitor_nonce
-from beekeeper.core.shared_state import STATE_ROUTE
-from beekeeper.core.tickets import JWKS_ROUTE, issuer_of
+from beekeeper.core.routes import ENTER, JWKS, LEAVE, POLLING, ROOM_PAGE, STATE, WORK_PAGE, Route
+from beekeeper.core.tickets import issuer_of
 from beekeeper.core.words import count
 
 # A room switched on at its rate admits a visitor of a short line within seconds; the check
@@ -40,8 +39,9 @@ from beekeeper.core.words import count
 ADMISSION_SECONDS = 75.0
 # Between two of a test visitor's own /polling: as the page does near its turn.
 POLL_SECONDS = 1.0
-WORK_LOCATION = "work#"
-PAGE_LOCATION = PAGE_PATH.removeprefix("/")
+# Where the marketing link sends a browser: relative to it, as the producer writes them.
+WORK_LOCATION = f"{WORK_PAGE.relative}#"
+PAGE_LOCATION = ROOM_PAGE.relative
 # The room's own page as the browser marks its navigation to /enter (docs/pipeline.md, "Who
 # may cause each write").
 SAME_ORIGIN = {"Sec-Fetch-Site": "same-origin"}
@@ -73,14 +73,16 @@ class RoomAddress:
     display_name: str
     capacity: bool  # capacity mode: admission goes through /enter, and visitors leave
     logo_url: str = ""
+    # The room's push channel's real-time endpoint (ws(s)://host), which its page connects to.
+    channel_source: str = ""
 
     @property
     def base(self) -> str:
         """The room's base URL (the tickets' issuer): the marketing link without /beekeeper."""
         return issuer_of(self.marketing_url)
 
-    def route(self, name: str) -> str:
-        return f"{self.base}/{name}"
+    def route(self, route: Route) -> str:
+        return f"{self.base}{route.path}"
 
 
 @dataclass
@@ -280,6 +282,8 @@ class Journey:
         own = {browser_origin(self.address.base)}
         if self.address.logo_url:
             own.add(browser_origin(self.address.logo_url))
+        if self.address.channel_source:
+            own.add(self.address.channel_source)
         foreign: list[str] = []
         for directive in policy.split(";"):
             for source in directive.split()[1:]:
@@ -293,7 +297,7 @@ class Journey:
         return sorted(set(foreign))
 
     def shared_state(self) -> str:
-        answer = self.http(self.address.route(STATE_ROUTE))
+        answer = self.http(self.address.route(STATE))
         document = answer.json()
         if answer.status != 200 or not isinstance(document, dict) or "state" not in document:
             raise StepFailed(
@@ -323,7 +327,7 @@ class Journey:
         return "; ".join(f"visitor {n}: {what}" for n, what in enumerate(seen, 1))
 
     def _poll(self, person: TestVisitor) -> dict[str, Any]:
-        answer = self.http(self.address.route("polling"), headers=person.cookie)
+        answer = self.http(self.address.route(POLLING), headers=person.cookie)
         body = answer.json()
         if answer.status != 200 or not isinstance(body, dict):
             raise StepFailed(
@@ -366,11 +370,9 @@ class Journey:
 
     def _admitted(self, person: TestVisitor, body: dict[str, Any]) -> None:
         url = str(body.get("origin", ""))
-        if body.get("via") == "enter":
+        if body.get("via") == ENTER.name:
             # Capacity mode: the page goes through /enter, which records the arrival.
-            answer = self.http(
-                self.address.route("enter"), headers={**person.cookie, **SAME_ORIGIN}
-            )
+            answer = self.http(self.address.route(ENTER), headers={**person.cookie, **SAME_ORIGIN})
             url = answer.header("location") or ""
             if answer.status != 302:
                 raise StepFailed(
@@ -400,7 +402,7 @@ class Journey:
                 f"No key signs tickets yet: `beekeeper keys {name}` shows the keys and when "
                 "each signs; a shop that verifies tickets turns such visitors away.",
             )
-        answer = self.http(self.address.route(JWKS_ROUTE))
+        answer = self.http(self.address.route(JWKS))
         key_set = answer.json()
         if answer.status != 200 or not isinstance(key_set, dict):
             raise StepFailed(
@@ -505,7 +507,7 @@ class Journey:
         return 'each place given back ({"left": true}); after it the shop\'s check says no'
 
     def _leave(self, person: TestVisitor) -> Answer:
-        url = f"{self.address.route(LEAVE_PATH.removeprefix('/'))}?{CLIENT_TOKEN_PARAMETER}="
+        url = f"{self.address.route(LEAVE)}?{CLIENT_TOKEN_PARAMETER}="
         return self.http(url + person.query_token, method="POST", headers=BEACON, body=b"")
 
     def give_back_places(self) -> None:

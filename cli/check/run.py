@@ -19,6 +19,7 @@ from beekeeper.cli.check.operator_side import OperatorSide
 from beekeeper.cli.room_status import StatusReport
 from beekeeper.core.datamodel import DRAW_DRAWN
 from beekeeper.core.schedule import format_starts_at
+from beekeeper.core.settings import capped
 from beekeeper.core.words import count
 
 # Enough to see the line at work (two places, one after the other) at a few requests' cost.
@@ -103,7 +104,7 @@ def why_not_now(state: StatusReport, now: float) -> str:
             f"waits, so that none is delayed. Run it again when the line is empty (`beekeeper "
             f"status {name}` shows it)."
         )
-    if state.max_inside and state.inside >= state.max_inside:
+    if capped(state.max_inside) and state.inside >= state.max_inside:
         return (
             f"The shop behind room {name!r} is full ({state.inside} of {state.max_inside} "
             "places held): a test visitor would take the next free place from a real one. "
@@ -114,7 +115,7 @@ def why_not_now(state: StatusReport, now: float) -> str:
 
 def _room_seen(state: StatusReport) -> str:
     line = f"on at {state.rate}/min, nobody waiting"
-    if state.max_inside:
+    if capped(state.max_inside):
         line += f", {state.inside} of {state.max_inside} places held"
     return line
 

@@ -10,6 +10,7 @@ from beekeeper.cli.errors import UserError
 from beekeeper.cli.factory import factory_of
 from beekeeper.cli.operate import room_control
 from beekeeper.cli.options import SettingCommand, operator_command, setting_argument
+from beekeeper.core.settings import Mode, capped
 from beekeeper.core.words import count
 
 if TYPE_CHECKING:
@@ -27,10 +28,11 @@ def capacity(ctx: click.Context, name: str, max_inside: int, local: bool | None)
     """
     factory = factory_of(ctx)
     control = room_control(factory, name, local)
-    if not control.settings.max_inside:
-        raise UserError(without_a_cap(factory.store(), name, local, max_inside or 500))
+    if control.settings.mode is not Mode.CAPACITY:
+        suggested = max_inside if capped(max_inside) else 500
+        raise UserError(without_a_cap(factory.store(), name, local, suggested))
     config = control.set_capacity(max_inside)
-    if config.max_inside:
+    if capped(config.max_inside):
         most = count(config.max_inside, "visitor")
         click.echo(f"Room {name!r} now lets at most {most} inside at once.")
     else:

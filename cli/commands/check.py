@@ -12,6 +12,7 @@ from beekeeper.cli.errors import EXIT_CHECK_FAILED, EXIT_USER_ERROR, UserError
 from beekeeper.cli.factory import CliFactory, factory_of
 from beekeeper.cli.options import room_argument, where_option
 from beekeeper.core import names
+from beekeeper.core.settings import Mode
 
 if TYPE_CHECKING:  # the check's code (boto3's types) is imported when it runs, not --help
     from beekeeper.cli.check.run import CheckReport
@@ -39,6 +40,7 @@ def check(ctx: click.Context, name: str, as_json: bool, local: bool | None) -> N
 
 def run_check(factory: CliFactory, settings: RoomSettings, deployment: Deployment) -> CheckReport:
     """One check of the room as deployed (or running locally)."""
+    from beekeeper.cli.channel import realtime_source
     from beekeeper.cli.check.journey import RoomAddress
     from beekeeper.cli.check.operator_side import OperatorSide
     from beekeeper.cli.check.run import Check
@@ -64,8 +66,9 @@ def run_check(factory: CliFactory, settings: RoomSettings, deployment: Deploymen
         client_check_url=str(deployment.client_check_url),
         shop_origin=settings.origin,
         display_name=settings.display_name,
-        capacity=settings.max_inside > 0,
+        capacity=settings.mode is Mode.CAPACITY,
         logo_url=settings.logo_url,
+        channel_source=realtime_source(deployment) or "",
     )
     operator = OperatorSide(
         settings=settings,

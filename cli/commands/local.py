@@ -8,22 +8,31 @@ import signal
 import threading
 from collections.abc import Callable
 from types import FrameType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from beekeeper.cli.errors import UserError
 from beekeeper.cli.factory import factory_of
-from beekeeper.cli.options import ROOM_NAME, F, FiniteFloatRange, setting_option
+from beekeeper.cli.options import (
+    ROOM_NAME,
+    F,
+    FiniteFloatRange,
+    given_settings,
+    setting_option,
+    settings_from_flags,
+)
 from beekeeper.core.local_room import (
     DEFAULT_DEMO_PORT,
     DEFAULT_OPERATOR_PORT,
     DEFAULT_PORT,
     FLAGS_ONLY_NAME,
     FLAGS_ONLY_RATE,
+    FLAGS_ONLY_ROOM,
+    LOCAL_REGION,
 )
 from beekeeper.core.schedule import MAX_SECONDS_AHEAD, format_starts_at
-from beekeeper.core.settings import SettingsError, default_for
+from beekeeper.core.settings import RoomSettings, SettingsError, default_for
 from beekeeper.core.words import count
 
 if TYPE_CHECKING:
@@ -121,24 +130,14 @@ def _port_option(flag: str, default: int, serves: str) -> Callable[[F], F]:
 def local(
     ctx: click.Context,
     room: str | None,
-    origin: str | None,
-    rate: int | None,
     port: int,
     minute_seconds: float,
-    name: str | None,
     demo: bool,
     demo_port: int,
     operator_port: int,
-    dynamic_rate_throttling: bool | None,
-    slow_ms: int | None,
-    max_inside: int | None,
-    session_minutes: float | None,
-    claim_minutes: float | None,
-    presence_grace_seconds: int | None,
-    presence_idle_minutes: float | None,
-    join_work: int | None,
     starts_in: float | None,
     new_line: bool,
+    **flags: Any,
 ) -> None:
     """Rehearse room NAME on this machine, with the same code as in AWS.
 
@@ -160,43 +159,34 @@ def local(
             "install them with: pip install 'beekeeper-waiting-room[local]'"
         ) from error
 
+    name = flags["name"]
     if room is not None and name is not None and name != room:
         raise click.UsageError(f"give the room's name once: NAME ({room}) or --name ({name})")
-    room_settings = factory_of(ctx).store().load(room) if room is not None else None
+    factory = factory_of(ctx)
+    if starts_in is not None:
+        flags["starts_at"] = format_starts_at(math.ceil(factory.clock() + starts_in))
+    room_file = factory.store().load(room) if room is not None else None
     # Without a room file the flags alone describe the room; without --origin visitors go to
-    # the demo shop (and without --rate at the demo's rate, local/room.py).
-    demo = demo or (room is None and origin is None)
+    # the demo shop (and without --rate at the demo's rate).
+    origin_is_demo = flags["origin"] is None and (demo or room_file is None)
+    demo = demo or origin_is_demo
     fixed_ports = [p for p in (port, demo_port if demo else 0, operator_port) if p != 0]
     if len(fixed_ports) != len(set(fixed_ports)):
         raise click.UsageError("--port, --demo-port and --operator-port must differ")
+    settings = local_settings(room_file, flags)
 
     _quiet_library_logs()
     options = LocalOptions(
-        rate=rate,
-        origin=origin,
         port=port,
         demo=demo,
         demo_port=demo_port,
+        origin_is_demo=origin_is_demo,
         operator_port=operator_port,
         minute_seconds=minute_seconds,
-        name=room or name or FLAGS_ONLY_NAME,
-        dynamic_rate_throttling=dynamic_rate_throttling,
-        slow_ms=slow_ms,
-        max_inside=max_inside,
-        session_minutes=session_minutes,
-        claim_minutes=claim_minutes,
-        presence_grace_seconds=presence_grace_seconds,
-        presence_idle_minutes=presence_idle_minutes,
-        join_work=join_work,
-        room=room_settings,
         new_line=new_line,
-        starts_at=(
-            None
-            if starts_in is None
-            else format_starts_at(math.ceil(factory_of(ctx).clock() + starts_in))
-        ),
+        given=frozenset(given_settings(flags)),
     )
-    running = LocalRoom(options)
+    running = LocalRoom(settings, options)
     stop_requested = threading.Event()
 
     def request_stop(_signum: int, _frame: FrameType | None) -> None:
@@ -237,7 +227,6 @@ def local(
                 f"{running.urls.marketing_url}   (the rest: docs/apps.md)"
             )
         click.echo(f"  operator view:    {running.operator_url}")
-        factory = factory_of(ctx)
         deployed = factory.store().deployment(running.settings.name) is not None
         program = factory.operator_command()
         click.echo(
@@ -255,6 +244,14 @@ def local(
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     click.echo("Stopped.")
+
+
+def local_settings(room_file: RoomSettings | None, flags: dict[str, Any]) -> RoomSettings:
+    """The local room's settings: the room file's (every setting), or the demo's for a room
+    described by flags alone (core/local_room.py), with the flags given laid over them; the
+    region is the emulator's either way."""
+    base = room_file if room_file is not None else FLAGS_ONLY_ROOM
+    return settings_from_flags(base, {**flags, "region": LOCAL_REGION})
 
 
 def warn_if_nothing_answers(origin: str, fetch: Fetcher) -> None:

@@ -10,6 +10,7 @@ from beekeeper.cli.answers import yes_or_no
 from beekeeper.cli.errors import UserError
 from beekeeper.cli.factory import factory_of
 from beekeeper.cli.options import room_argument, where_option
+from beekeeper.core.settings import capped
 from beekeeper.core.words import count
 
 if TYPE_CHECKING:  # the reset itself (boto3's types) is imported when it runs, not for --help
@@ -87,7 +88,7 @@ def describe(name: str, where: str, look: ResetLook) -> str:
     else:
         lines.append("  - the pre-queue and its draw, if any")
     lines.append("  - the counters, the minutes' bookkeeping and the governor's history")
-    cap = f", at most {look.config.max_inside:,} inside" if look.config.max_inside else ""
+    cap = f", at most {look.config.max_inside:,} inside" if capped(look.config.max_inside) else ""
     lines.append(
         f"It keeps the settings (rate {look.config.operator_rate:,} a minute{cap}), the ticket "
         "keys, the marketing URL and the dashboard; the metrics stay in CloudWatch (make a "

@@ -9,31 +9,35 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from beekeeper.cli.commands.simulate_capacity import capacity_options, command_words, table_lines
+from beekeeper.cli.commands.simulate_capacity import (
+    capacity_options,
+    command_words,
+    presence_setting,
+    table_lines,
+    visits,
+)
 from beekeeper.cli.errors import UserError
-from beekeeper.cli.options import setting_option
+from beekeeper.cli.options import setting_option, settings_from_flags
 from beekeeper.cli.pages import write_page
-from beekeeper.core.settings import SettingsError, default_for
+from beekeeper.core.settings import default_for
 from beekeeper.core.words import count
+from beekeeper.simulator.crowd import SIMULATED_ROOM, Arrival, Crowd
 from beekeeper.simulator.faults import FAULT_NAMES, Faults
 
 # The simulator itself (the room's code, the in-memory queue and table) is imported when a
 # simulation runs: `beekeeper simulate --help` loads none of it (bench/cli_startup.py).
 if TYPE_CHECKING:
-    from beekeeper.simulator.capacity import CapacityPlan
-    from beekeeper.simulator.run import Arrival, SimulationResult
+    from beekeeper.simulator.result import SimulationResult
 
 MAX_VISITORS = 2_000_000
 MAX_MINUTES = 120
 
 
 def _arrival(ctx: click.Context, param: click.Parameter, value: str) -> Arrival:
-    from beekeeper.simulator.run import Arrival
-
     try:
         return Arrival.parse(value)
     except ValueError as error:
@@ -117,13 +121,11 @@ def _start_time(ctx: click.Context, param: click.Parameter, value: str) -> datet
 )
 @setting_option(
     "join_work",
-    default=0,
+    default=default_for("join_work"),
     note="Each visitor solves the room's challenge (harder under a flood, as in AWS) before "
-    "joining the line; 0 here: no work modelled (a deployed room's default is "
-    f"{default_for('join_work'):,}).",
+    "joining the line; 0: no work modelled.",
 )
 def simulate_command(
-    rate: int,
     visitors: int,
     arrival: Arrival,
     minutes: int,
@@ -132,29 +134,29 @@ def simulate_command(
     as_json: bool,
     report_path: Path | None,
     start_time: datetime,
-    capacity: CapacityPlan | None,
     starts_at_minute: int | None,
-    join_work: int,
+    **flags: Any,
 ) -> None:
     """Simulate admissions minute by minute, with optional faults, without touching AWS."""
+    presence_setting(flags)
+    settings = settings_from_flags(SIMULATED_ROOM, flags)
+    crowd = Crowd(
+        visitors=visitors,
+        arrival=arrival,
+        minutes=minutes,
+        faults=faults,
+        seed=seed,
+        starts_at_minute=starts_at_minute,
+        visits=visits(settings, flags),
+    )
     from beekeeper.simulator.capacity import TemplatesUnavailable
     from beekeeper.simulator.run import simulate
 
     if report_path is not None:
         _check_report_possible(report_path)
     try:
-        result = simulate(
-            rate=rate,
-            visitors=visitors,
-            arrival=arrival,
-            minutes=minutes,
-            faults=faults,
-            seed=seed,
-            capacity=capacity,
-            starts_at_minute=starts_at_minute,
-            join_work_ms=join_work,
-        )
-    except (SettingsError, TemplatesUnavailable) as error:
+        result = simulate(settings, crowd)
+    except TemplatesUnavailable as error:
         raise UserError(str(error)) from error
     if report_path is not None:
         _write_report(result, report_path, start_time)
@@ -198,7 +200,7 @@ def command_line(result: SimulationResult) -> str:
     words += command_words(result.capacity)
     if result.starts_at_minute is not None:
         words.append(f"--starts-at-minute {result.starts_at_minute}")
-    if result.join_work_ms:
+    if result.join_work_ms != default_for("join_work"):
         words.append(f"--join-work {result.join_work_ms}")
     words.append(f"--seed {result.seed}")
     return " ".join(words)

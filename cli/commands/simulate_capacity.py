@@ -4,30 +4,31 @@
 crowd that waits, walks away, shops and leaves (simulator/capacity.py); without it, or with 0,
 the simulation is rate mode's, unchanged. `--presence` runs the room with presence and puts the
 presence script on every shop page: visitors who do not leave with /leave close the tab.
+The cap, sessions and presence grace are the room's settings (cli/options.py lays them over the
+simulated room); how the visitors wait and shop is the crowd's (`Visits`).
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import click
 from click.core import ParameterSource
 
-from beekeeper.cli.options import setting_option
+from beekeeper.cli.options import options_in_order, setting_option
 from beekeeper.core.presence import RECOMMENDED_GRACE_SECONDS
-from beekeeper.core.settings import MIN_MINUTES, default_for
+from beekeeper.core.settings import MIN_MINUTES, Mode, RoomSettings, default_for
+from beekeeper.simulator.crowd import DEFAULT_VISIT_MINUTES, Visits
 
 if TYPE_CHECKING:  # the simulator is imported when a simulation runs, not for --help
-    from beekeeper.simulator.capacity import CapacityFigures, CapacityPlan
+    from beekeeper.simulator.capacity import CapacityFigures
 
-DEFAULT_VISIT_MINUTES = 10.0
 DEFAULT_LEAVE = 0.5
 MAX_VISIT_MINUTES = 24 * 60.0
 FRACTION = click.FloatRange(0.0, 1.0)
 
-_OPTIONS = (
+capacity_options: Callable[[Callable[..., Any]], Callable[..., Any]] = options_in_order(
     setting_option(
         "max_inside",
         default=0,
@@ -83,7 +84,11 @@ _OPTIONS = (
         note="With --presence only.",
     ),
 )
-_FLAGS = (
+"""The capacity flags of `beekeeper simulate`: the room's cap, sessions and presence grace
+(settings), how its visitors shop (`visits`), and `--presence`."""
+
+# The flags that describe capacity mode's crowd and room, besides --max-inside.
+_CAPACITY_FLAGS = (
     "session_minutes",
     "claim_minutes",
     "visit_minutes",
@@ -95,39 +100,35 @@ _FLAGS = (
 )
 
 
-def capacity_options(command: Callable[..., None]) -> Callable[..., None]:
-    """Add the capacity flags to `command`, which receives them as one `capacity` argument:
-    a CapacityPlan, or None in rate mode. Put it directly above the function."""
-
-    @functools.wraps(command)
-    def run(*args: Any, max_inside: int, **kwargs: Any) -> None:
-        flags = {name: kwargs.pop(name) for name in _FLAGS}
-        return command(*args, capacity=_plan(max_inside, flags), **kwargs)
-
-    for option in reversed(_OPTIONS):
-        run = option(run)
-    return run
+def presence_setting(flags: dict[str, Any]) -> None:
+    """`--presence` gives the room its presence grace (`--presence-grace-seconds`, or the
+    recommended one); without it the room has no presence."""
+    if not flags["presence"]:
+        flags["presence_grace_seconds"] = None  # the room's default: no presence
 
 
-def _plan(max_inside: int, flags: dict[str, Any]) -> CapacityPlan | None:
-    if max_inside == 0:
-        if not _given("max_inside"):
-            given = [name for name in _FLAGS if _given(name)]
-            if given:
-                flag = "--" + given[0].replace("_", "-")
-                raise click.UsageError(
-                    f"{flag} simulates capacity mode: add --max-inside N (the cap on visitors "
-                    "inside the shop)"
-                )
-        return None
-    presence = flags.pop("presence")
-    grace = flags.pop("presence_grace_seconds")
-    if not presence and _given("presence_grace_seconds"):
+def visits(settings: RoomSettings, flags: dict[str, Any]) -> Visits:
+    """How capacity mode's visitors wait and shop. A capacity flag given for a rate-mode room
+    (it would do nothing), or a presence grace without --presence, is a mistake."""
+    if settings.mode is not Mode.CAPACITY and not _given("max_inside"):
+        given = [name for name in _CAPACITY_FLAGS if _given(name)]
+        if given:
+            flag = "--" + given[0].replace("_", "-")
+            raise click.UsageError(
+                f"{flag} simulates capacity mode: add --max-inside N (the cap on visitors "
+                "inside the shop)"
+            )
+    if (
+        settings.mode is Mode.CAPACITY
+        and not flags["presence"]
+        and _given("presence_grace_seconds")
+    ):
         raise click.UsageError("--presence-grace-seconds is the presence script's: add --presence")
-    from beekeeper.simulator.capacity import CapacityPlan
-
-    return CapacityPlan(
-        max_inside=max_inside, presence_grace_seconds=grace if presence else 0, **flags
+    return Visits(
+        visit_minutes=flags["visit_minutes"],
+        abandon=flags["abandon"],
+        leave=flags["leave"],
+        leave_line=flags["leave_line"],
     )
 
 

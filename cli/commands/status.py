@@ -14,6 +14,8 @@ from beekeeper.cli.options import room_argument, where_option
 
 if TYPE_CHECKING:  # the reading (boto3's types) is imported when the command runs, not --help
     from beekeeper.cli.room_status import StatusReport
+    from beekeeper.cli.rooms import Deployment
+    from beekeeper.core.settings import RoomSettings
 
 
 @click.command()
@@ -49,8 +51,17 @@ def status(
                 click.clear()
             click.echo(render_text(report, unicode=unicode))
 
-    take = _reader(factory, name, local)
+    settings, deployment = factory.store().operated(name, local)
+    if not deployment.is_local:
+        _say_room_file_changes(factory, name, err=as_json)
+    take = _reader(factory, settings, deployment)
     show(take())
+    from beekeeper.cli.channel import key_warning
+
+    settings, deployment = factory.store().operated(name, local)
+    warning = key_warning(settings, deployment, factory.clock())
+    if warning:
+        click.echo(f"Warning: {warning}", err=True)
     if not watch:
         return
     try:
@@ -63,10 +74,23 @@ def status(
         return  # Ctrl-C is how a watch ends
 
 
-def _reader(factory: CliFactory, name: str, local: bool | None) -> Callable[[], StatusReport]:
+def _say_room_file_changes(factory: CliFactory, name: str, *, err: bool) -> None:
+    """What the room file changes against the deployed room, which is what runs (and what
+    the operator commands act on) until the next deploy; on stderr beside JSON."""
+    changed = factory.store().room_file_changes(name)
+    if changed:
+        click.echo(
+            f"Room file changed since deploy: {', '.join(changed)}; run beekeeper deploy {name} "
+            "to apply it.",
+            err=err,
+        )
+
+
+def _reader(
+    factory: CliFactory, settings: RoomSettings, deployment: Deployment
+) -> Callable[[], StatusReport]:
     from beekeeper.cli.room_status import read_status
 
-    settings, deployment = factory.store().operated(name, local)
     dynamodb = factory.client("dynamodb", settings, deployment)
     sqs = factory.client("sqs", settings, deployment)
 

@@ -16,7 +16,9 @@ PATH), as a shop would:
    every step passed, its lines in the report;
    then tests/support/realroom/journey.py's many visitors: positions on /polling, admitted
    exactly once and in order as far as a standard queue allows, /client true for them and false
-   for a forged token, `off` sending new visitors to the shop within 10 s, `rate` changing
+   for a forged token, `off` sending new visitors to the shop within 10 s, a page's
+   subscription to the room's push channel (AppSync Events, with the key and endpoints its page
+   carries: the key refused a publish) seeing `hold` and `resume` within 2 s, `rate` changing
    `status`;
 3. the room's custom metrics readable in CloudWatch within a few minutes, and an alarm's
    notice reaching the room's SNS topic (its history says the action succeeded);
@@ -154,7 +156,8 @@ DISPLAY_NAME = "Beekeeper end-to-end test"
 def deployed(run: Run) -> journey.JourneyRoom:
     """`deploy` the room `init` wrote, timed, and the journey's view of it."""
     run.timed("deploy", "deploy", run.name, "--yes", "--no-check")
-    outputs = json.loads((run.config_dir / "rooms" / f"{run.name}.deployed.json").read_text())
+    record = json.loads((run.config_dir / "rooms" / f"{run.name}.deployed.json").read_text())
+    outputs = record["outputs"]  # beside the settings deployed (cli/rooms.py)
     return journey.JourneyRoom(
         name=run.name,
         marketing_url=outputs["MarketingUrl"],
@@ -214,6 +217,7 @@ def test_a_room_in_aws_does_what_a_shop_relies_on(real_room: Run) -> None:
     journey.tickets_verify_offline(room, tokens)
     journey.client_says_who_came_through(room, tokens)
     journey.off_sends_new_visitors_to_the_shop(room)
+    journey.a_subscribed_page_sees_a_hold(room)
     journey.rate_changes_the_status(room, 120)
 
     # A producer container writes a minute's metric line with its first request after that

@@ -24,7 +24,7 @@ from beekeeper.core.datamodel import (
     visitor_key,
 )
 from beekeeper.core.headers import browser_origin
-from beekeeper.core.routes import RATE, routes, visitor_routes
+from beekeeper.core.routes import RATE, templated, visitor_routes
 from beekeeper.local.store_transport import StoreTransport
 from beekeeper.store.dynamodb import DynamoDb
 from beekeeper.store.sqs import Sqs
@@ -44,7 +44,7 @@ __all__ = ["dynamodb_local"]
 TABLE = "beekeeper-functional"
 ORIGIN = "https://Shop.Example:443/sale?ref=queue"
 TOKEN_ID = "Qw3_-" + "k" * 17
-ROUTES = routes(RATE)
+ROUTES = templated(RATE)
 VISITOR_ROUTES = visitor_routes(RATE)
 NOW_S = 1_763_780_000
 NOW_MS = NOW_S * 1000 + 250
@@ -103,7 +103,7 @@ def call(
     table: str = TABLE,
     method: str = "GET",
 ) -> HttpResponse:
-    request = HttpRequest(method, f"/{route}", query or {}, headers or {})
+    request = HttpRequest(method, ROUTES[route].path, query or {}, headers or {})
     return run_integration(
         route,
         request,
@@ -224,9 +224,9 @@ def test_dynamodb_failure_is_the_static_unavailable_answer(dynamodb: Any) -> Non
     for route in ROUTES:
         response = call(dynamodb, route, headers=cookie("M" * 22 + ".3"), table="no-such-table")
         assert response.status == 503
-        assert json.loads(response.body) == json.loads(ROUTES[route].error_body or "")
+        assert json.loads(response.body) == json.loads(ROUTES[route].vtl.error_body or "")
         assert response.headers["Content-Type"] == "application/json"
-        if ROUTES[route].refusal_template:
+        if ROUTES[route].vtl.refusal_template:
             # DynamoDB's 400 (here: no such table) reaches the refusal template, which says
             # 503 for anything but a failed condition, with the route's headers.
             assert dict(response.headers) == response_headers(ROUTES[route], ORIGIN)

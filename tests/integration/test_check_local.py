@@ -21,7 +21,7 @@ from beekeeper.cli.check.http import send
 from beekeeper.cli.errors import EXIT_CHECK_FAILED, EXIT_USER_ERROR
 from beekeeper.cli.main import cli
 from beekeeper.core.datamodel import TICKET_KEYS_KEY, TICKET_KEYS_PUBLISHED
-from beekeeper.local.room import LocalOptions, LocalRoom
+from beekeeper.local.room import LocalOptions, LocalRoom, local_room
 
 pytestmark = pytest.mark.slow
 
@@ -45,15 +45,18 @@ RATE_STEPS = [
 ]
 
 
-def _start(name: str, config_dir: Path, **options: Any) -> LocalRoom:
-    defaults: dict[str, Any] = {"rate": 60, "origin": ORIGIN, "port": 0, "operator_port": 0}
+def _start(name: str, config_dir: Path, **settings: Any) -> LocalRoom:
     room = LocalRoom(
-        LocalOptions(
-            name=name,
-            display_name=f"Rehearsal {name}",
-            save_line=False,
-            **{**defaults, **options},
-        )
+        local_room(
+            **{
+                "name": name,
+                "display_name": f"Rehearsal {name}",
+                "rate": 60,
+                "origin": ORIGIN,
+                **settings,
+            }
+        ),
+        LocalOptions(port=0, operator_port=0, save_line=False),
     )
     room.start()
     return room
@@ -105,6 +108,10 @@ def table_keys(room: LocalRoom) -> list[str]:
     return sorted(item["pk"]["S"] for item in items)
 
 
+def room_items(keys: list[str]) -> list[str]:
+    return [key for key in keys if not key.startswith("minute#")]
+
+
 def test_every_step_passes_and_the_test_visitors_leave_no_trace(rate_room: LocalRoom) -> None:
     before = status("drop")
     keys_before = table_keys(rate_room)
@@ -125,7 +132,9 @@ def test_every_step_passes_and_the_test_visitors_leave_no_trace(rate_room: Local
     after = status("drop")
     for figure in ("arrivals_total", "admitted_total", "waiting", "last_minute_admitted"):
         assert after[figure] == before[figure] == 0, figure
-    assert table_keys(rate_room) == keys_before
+    # The room's own minute items come every minute whoever visits (the trigger claims each
+    # minute), and what they count is held above (last_minute_admitted): the rest is as before.
+    assert room_items(table_keys(rate_room)) == room_items(keys_before)
     assert not [key for key in table_keys(rate_room) if key.startswith(("v#", "check#", "work#"))]
 
 

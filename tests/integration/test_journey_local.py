@@ -65,10 +65,11 @@ def test_the_journey_a_shop_relies_on(local_room: LocalProcess) -> None:
     journey.tickets_verify_offline(room, tokens)
     journey.client_says_who_came_through(room, tokens)
     journey.off_sends_new_visitors_to_the_shop(room)
+    journey.a_subscribed_page_sees_a_hold(room)
     journey.rate_changes_the_status(room, 120)
     steps = ["marketing link", "marketing link", "the work of 8 visitors"]
     steps += ["marketing link with the solution"]
     steps += ["page", "state", "/polling"]
-    steps += ["admission", "tickets", "/client", "off", "rate"]
+    steps += ["admission", "tickets", "/client", "off", "push", "rate"]
     assert [line.split(":")[0] for line in room.report] == steps
     print("\n".join(room.report))

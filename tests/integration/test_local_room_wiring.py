@@ -20,7 +20,7 @@ from beekeeper.core.datamodel import COOKIE_NAME, Token
 from beekeeper.core.headers import PAGE_HEADERS
 from beekeeper.core.local_room import LOCAL_OUTPUTS_KEY, LOCAL_PID_KEY, LOCAL_SETTINGS_KEY
 from beekeeper.local.edge import METHOD_REFUSED_BODY
-from beekeeper.local.room import LocalOptions, LocalRoom
+from beekeeper.local.room import LocalOptions, LocalRoom, local_room
 from tests.support.localroom.doubles import double_code
 from tests.support.localroom.http import cookie_value, enter_shop, get
 from tests.support.localroom.process import wait_until
@@ -38,9 +38,8 @@ def test_the_room_is_recorded_for_the_operator_cli_and_removed_at_stop(config_di
     # Another room of this module may be running meanwhile: only this room's threads count.
     before = set(threading.enumerate())
     room = LocalRoom(
-        LocalOptions(
-            rate=60, origin="http://localhost:9/", port=0, operator_port=0, name="recorded"
-        ),
+        local_room(rate=60, origin="http://localhost:9/", name="recorded"),
+        LocalOptions(port=0, operator_port=0),
         code_loader=double_code,
     )
     room.start()
@@ -83,18 +82,13 @@ def test_the_room_is_recorded_for_the_operator_cli_and_removed_at_stop(config_di
 
 @pytest.fixture(scope="module")
 def room(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalRoom]:
+    settings = local_room(rate=600, name="wiring")
     options = LocalOptions(
-        rate=600,
-        port=0,
-        operator_port=0,
-        demo=True,
-        demo_port=0,
-        minute_seconds=1,
-        name="wiring",
+        port=0, operator_port=0, demo=True, demo_port=0, origin_is_demo=True, minute_seconds=1
     )
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("BEEKEEPER_CONFIG_DIR", str(tmp_path_factory.mktemp("config")))
-        room = LocalRoom(options, code_loader=double_code)
+        room = LocalRoom(settings, options, code_loader=double_code)
         room.start()
         try:
             yield room

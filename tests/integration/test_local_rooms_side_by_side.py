@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from beekeeper.core.settings import ENVIRONMENT_VARIABLE
-from beekeeper.local.room import LocalOptions, LocalRoom
+from beekeeper.local.room import LocalOptions, LocalRoom, local_room
 from tests.support.localroom.http import admitted_origin, get
 
 pytestmark = pytest.mark.slow
@@ -29,15 +29,8 @@ def rooms(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Loca
             ("west", "http://localhost:7002/"),
         ):
             room = LocalRoom(
-                LocalOptions(
-                    rate=600,
-                    origin=origin,
-                    port=0,
-                    operator_port=0,
-                    minute_seconds=1,
-                    name=name,
-                    display_name=name,
-                )
+                local_room(rate=600, origin=origin, name=name, display_name=name),
+                LocalOptions(port=0, operator_port=0, minute_seconds=1),
             )
             started.append(room)
             room.start()

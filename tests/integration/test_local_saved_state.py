@@ -16,14 +16,17 @@ import jwt
 import pytest
 
 from beekeeper.apigateway.room import HttpRequest, run_integration
+from beekeeper.cli.room_metrics import MetricReader, room_query
+from beekeeper.core import telemetry
 from beekeeper.core import tickets as facts
 from beekeeper.core.datamodel import Token
 from beekeeper.core.headers import browser_origin
 from beekeeper.core.join_work import JoinKeys
 from beekeeper.core.local_room import LOCAL_REGION
 from beekeeper.core.names import ResourceNames
+from beekeeper.core.routes import JWKS
 from beekeeper.local.emulator import Emulator
-from beekeeper.local.saved_state import Restored, SavedState
+from beekeeper.local.saved_state import FORMAT, METRICS_PER_LINE, Restored, SavedState
 from beekeeper.room.ticket_keys import TicketKeyStore
 from beekeeper.room.tickets import KeyRing, TicketIssuer, secret_reader
 from tests.support.sample_room import sample_room
@@ -147,7 +150,7 @@ def key_store(emulator: Emulator) -> TicketKeyStore:
 def jwks(emulator: Emulator) -> dict[str, Any]:
     """GET /jwks.json as the local gateway answers it, from the room's store."""
     answer = run_integration(
-        facts.JWKS_ROUTE,
+        JWKS.name,
         HttpRequest("GET", "/jwks.json", {}, {}),
         dynamodb=emulator.template_target(),
         table_name=NAMES.table,
@@ -257,4 +260,52 @@ def test_a_line_saved_one_item_a_line_is_still_read(
     emulator, restored = run(started, path)
     assert restored.lost_reason is None and restored.items == 1
     assert emulator.dynamodb.tables[NAMES.table].items == {"v#old": item}
-    assert json.loads(path.read_text().splitlines()[0]) == {"format": 2, "run": 4}
+    assert json.loads(path.read_text().splitlines()[0]) == {"format": FORMAT, "run": 4}
+
+
+def test_the_rooms_metrics_survive_a_restart(tmp_path: Path, started: list[Emulator]) -> None:
+    """What the functions wrote before a restart is still what `beekeeper report` reads after
+    it: the rate held at 10 is not drawn as unknown (or 0) for the minutes before."""
+    path = tmp_path / "saved.state.jsonl"
+    first, _ = run(started, path)
+    start = (int(time.time()) // 60 - 30) * 60  # whole minutes, half an hour ago
+    minutes = 3
+    for minute in range(minutes):
+        document = {
+            "_aws": {
+                "Timestamp": (start + minute * 60) * 1000,
+                "CloudWatchMetrics": [
+                    {
+                        "Namespace": telemetry.METRIC_NAMESPACE,
+                        "Dimensions": [[telemetry.ROOM_DIMENSION]],
+                        "Metrics": [{"Name": telemetry.RATE.name}, {"Name": telemetry.WAIT.name}],
+                    }
+                ],
+            },
+            telemetry.ROOM_DIMENSION: ROOM,
+            telemetry.RATE.name: 10,
+            # More values than one line of the compacted journal holds.
+            telemetry.WAIT.name: [float(i) for i in range(METRICS_PER_LINE)],
+        }
+        first.cloudwatch.ingest_emf(json.dumps(document))
+
+    def read(emulator: Emulator) -> dict[str, dict[int, float]]:
+        return MetricReader(emulator.client("cloudwatch")).read(
+            [
+                room_query("rate", ROOM, telemetry.RATE),
+                room_query("waits", ROOM, telemetry.WAIT, "SampleCount"),
+                room_query("longest", ROOM, telemetry.WAIT, "Maximum"),
+            ],
+            start=start,
+            end=start + minutes * 60,
+            period=60,
+        )
+
+    before = read(first)
+    assert before["rate"] == {0: 10.0, 1: 10.0, 2: 10.0}
+    assert before["waits"] == {m: float(METRICS_PER_LINE) for m in range(minutes)}
+    # Killed; the next start replays the journal, the one after that its compacted form.
+    second, _ = run(started, path)
+    assert read(second) == before
+    third, _ = run(started, path)
+    assert read(third) == before

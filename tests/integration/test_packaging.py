@@ -25,7 +25,8 @@ from tests.support.wheel import build_wheel, install_in_fresh_venv
 REPO = Path(__file__).resolve().parents[2]
 # What only the `local`, `charts` and `test` extras install: the base install must not have them.
 EXTRAS_ONLY = (
-    "airspeed", "moto", "waitress", "werkzeug", "matplotlib", "numpy", "pytest", "hypothesis"
+    "airspeed", "moto", "waitress", "werkzeug", "matplotlib", "numpy", "pytest", "hypothesis",
+    "brotli",
 )  # fmt: skip
 
 pytestmark = pytest.mark.slow

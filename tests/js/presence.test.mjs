@@ -1,4 +1,4 @@
-// The presence script (waiting_room_site/presence.js) in a stand-in browser: the very file the
+// The presence script (waiting_room_site/presence.js) in a stand-in browser: the very script the
 // room serves, run in a fresh context with a hand-driven clock, scripted room answers and
 // records of every heartbeat, event and navigation.
 
@@ -7,7 +7,9 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import vm from "node:vm";
 
-const SOURCE = readFileSync(new URL("../../waiting_room_site/presence.js", import.meta.url), "utf8");
+// As the room serves it (waiting_room_site/presence.py): the heartbeat's path filled in.
+const SOURCE = readFileSync(new URL("../../waiting_room_site/presence.js", import.meta.url), "utf8")
+  .replace("{{HEARTBEAT}}", "presence");
 const TOKEN = `Pr3_-${"s".repeat(17)}.77`;
 const ROOM = "https://room.example/prod";
 const HELD = { present: true, beat_seconds: 10, idle_seconds: 120 };

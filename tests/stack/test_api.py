@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import html
 import re
 from typing import Any
 
@@ -11,10 +12,10 @@ import pytest
 from beekeeper import vtl
 from beekeeper.core.edge import ORIGIN_HEADER
 from beekeeper.core.headers import PAGE_HEADERS, browser_origin
-from beekeeper.core.routes import RATE, routes
-from beekeeper.core.shared_state import STATE_MAX_AGE_SECONDS, STATE_ROUTE
-from beekeeper.core.tickets import JWKS_ROUTE
-from beekeeper.stacks import capacity
+from beekeeper.core.routes import JWKS, RATE, STATE, templated
+from beekeeper.core.shared_state import STATE_MAX_AGE_SECONDS
+from beekeeper.stacks import capacity, page
+from beekeeper.stacks.page import deploy_page_channel
 from beekeeper.vtl.methods import (
     DYNAMODB_CONTENT_TYPE,
     OTHER_ERROR_SELECTION_PATTERN,
@@ -71,19 +72,19 @@ def test_marketing_link_is_the_producer_through_a_proxy_integration(
     assert f"<GetAtt:{producer_id}.Arn>" in flatten(method["Integration"]["Uri"])
 
 
-@pytest.mark.parametrize("route", sorted(routes(RATE)))
+@pytest.mark.parametrize("route", sorted(templated(RATE)))
 def test_dynamodb_routes_use_the_vtl_templates_with_the_room_values(
     synthesized: Synthesized, route: str
 ) -> None:
-    found = routes(RATE)[route]
+    found = templated(RATE)[route]
     request_name, response_name, action = (
-        found.request_template(RATE),
-        found.response_template,
-        found.action,
+        found.vtl.request_template(RATE),
+        found.vtl.response_template,
+        found.vtl.action,
     )
     table_id, _ = synthesized.only("AWS::DynamoDB::Table")
     values = vtl.template_values(table_name=f"<Ref:{table_id}>", origin=synthesized.settings.origin)
-    integration = _method(synthesized, route)["Integration"]
+    integration = _method(synthesized, found.relative)["Integration"]
     assert integration["Type"] == "AWS"
     assert integration["IntegrationHttpMethod"] == "POST"
     assert integration["PassthroughBehavior"] == "NEVER"
@@ -107,8 +108,8 @@ def test_dynamodb_routes_use_the_vtl_templates_with_the_room_values(
     # Answers about a visitor are never cached; the public keys are, for the time the key
     # rotation waits before a new key signs; the shared state, the same for everyone, briefly.
     cache = {
-        JWKS_ROUTE: "'public, max-age=300'",
-        STATE_ROUTE: f"'public, max-age={STATE_MAX_AGE_SECONDS}'",
+        JWKS.name: "'public, max-age=300'",
+        STATE.name: f"'public, max-age={STATE_MAX_AGE_SECONDS}'",
     }.get(route, "'no-store'")
     assert headers["method.response.header.Cache-Control"] == cache
 
@@ -160,14 +161,14 @@ def test_client_preflight_allows_the_shop_origin_with_credentials(
     assert "GET" in headers["method.response.header.Access-Control-Allow-Methods"]
 
 
-@pytest.mark.parametrize("route", sorted(routes(RATE)))
+@pytest.mark.parametrize("route", sorted(templated(RATE)))
 def test_each_integration_response_has_a_status_and_a_method_response_of_its_own(
     synthesized: Synthesized, route: str
 ) -> None:
     """API Gateway keeps one integration response per status code (PutIntegrationResponse
     takes the status in its path): no two of a method share one, and each status has a
     method response declaring every header it maps."""
-    method = _method(synthesized, route)
+    method = _method(synthesized, templated(RATE)[route].relative)
     responses = method["Integration"]["IntegrationResponses"]
     statuses = [r["StatusCode"] for r in responses]
     assert len(statuses) == len(set(statuses))
@@ -184,13 +185,37 @@ def test_page_is_served_from_the_api_with_the_room_settings(synthesized: Synthes
     integration = method["Integration"]
     assert integration["Type"] == "MOCK"
     (response,) = integration["IntegrationResponses"]
-    template = response["ResponseTemplates"]["text/html"]
-    assert response["ResponseTemplates"]["application/json"] == template
-    encoded = re.search(r'\$util\.base64Decode\("([A-Za-z0-9+/=]+)"\)$', template)
-    assert encoded is not None
-    served = base64.b64decode(encoded.group(1)).decode("utf-8")
-    assert served == render_page(synthesized.settings)
+    assert (
+        response["ResponseTemplates"]["application/json"]
+        == (response["ResponseTemplates"]["text/html"])
+    )
+    # The page's text base64-encoded, with the push channel's endpoints and key written in by
+    # CloudFormation at deploy (an Fn::Join around them).
+    template = flatten(response["ResponseTemplates"]["text/html"])
+    api_id, _ = synthesized.only("AWS::AppSync::Api")
+    key_id, _ = synthesized.only("AWS::AppSync::ApiKey")
+    values = {
+        page.REALTIME_HOST: f"<GetAtt:{api_id}.Dns.Realtime>",
+        page.HTTP_HOST: f"<GetAtt:{api_id}.Dns.Http>",
+        page.API_KEY: f"<GetAtt:{key_id}.ApiKey>",
+    }
+    served = "".join(
+        base64.b64decode(part).decode("utf-8") if index % 2 == 0 else part
+        for index, part in enumerate(
+            re.split(r'\$util\.base64Decode\("([A-Za-z0-9+/=]*)"\)', template)[1:]
+        )
+    )
+    expected = render_page(synthesized.settings, channel=deploy_page_channel(synthesized.settings))
+    for stand_in, value in values.items():
+        expected = expected.replace(stand_in, value)
+    assert served == expected
     assert "Test sale" in served
+    api = values[page.REALTIME_HOST]
+    assert html.escape("connect-src 'self' wss://") + f"{api};" in served
+    assert (
+        f'"channel":{{"url":"wss://{api}/event/realtime","host":"{values[page.HTTP_HOST]}",'
+        f'"key":"{values[page.API_KEY]}","channel":"/room/test-room"}}'
+    ) in served
     headers = response["ResponseParameters"]
     assert headers["method.response.header.Content-Type"] == "'text/html; charset=utf-8'"
     assert headers["method.response.header.X-Content-Type-Options"] == "'nosniff'"

@@ -12,7 +12,8 @@ import pytest
 from beekeeper import vtl
 from beekeeper.core.headers import browser_origin
 from beekeeper.core.presence import Presence
-from beekeeper.core.routes import CAPACITY, routes
+from beekeeper.core.routes import CAPACITY, templated
+from beekeeper.core.settings import Mode
 from beekeeper.stacks import permissions
 from beekeeper.vtl.methods import route_method
 from beekeeper.waiting_room_site import presence as presence_script
@@ -69,27 +70,30 @@ def test_a_rate_room_has_no_enter_or_leave(synthesized: Synthesized) -> None:
     assert not {"enter", "leave"} & paths
 
 
-@pytest.mark.parametrize("route", sorted(routes(CAPACITY)))
+@pytest.mark.parametrize("route", sorted(templated(CAPACITY)))
 def test_capacity_routes_use_their_templates_and_responses(
     synthesized_changed: Synthesized, route: str
 ) -> None:
     settings = synthesized_changed.settings
-    found = routes(CAPACITY)[route]
+    found = templated(CAPACITY)[route]
     table_id, _ = synthesized_changed.only("AWS::DynamoDB::Table")
     values = vtl.template_values(
         table_name=f"<Ref:{table_id}>",
         origin=settings.origin,
+        mode=settings.mode,
         session_seconds=settings.session_seconds,
         presence=Presence.of(settings),
     )
-    method = _method(synthesized_changed, route, found.method)
+    method = _method(synthesized_changed, found.relative, found.method)
     integration = method["Integration"]
-    assert flatten(integration["Uri"]).endswith(f":dynamodb:action/{found.action}")
+    assert flatten(integration["Uri"]).endswith(f":dynamodb:action/{found.vtl.action}")
     assert integration["PassthroughBehavior"] == "NEVER"
     # /leave takes sendBeacon's text/plain and a form post as well as JSON: one template.
     templates = {kind: flatten(text) for kind, text in integration["RequestTemplates"].items()}
-    assert set(templates) == set(found.request_content_types)
-    assert set(templates.values()) == {vtl.load_template(found.request_template(CAPACITY), values)}
+    assert set(templates) == set(found.vtl.request_content_types)
+    assert set(templates.values()) == {
+        vtl.load_template(found.vtl.request_template(CAPACITY), values)
+    }
 
     expected = route_method(
         found,
@@ -114,7 +118,7 @@ def test_capacity_routes_use_their_templates_and_responses(
         )
     declared = {r["StatusCode"]: r.get("ResponseParameters", {}) for r in method["MethodResponses"]}
     assert set(deployed) <= set(declared)
-    if found.redirect:
+    if found.vtl.redirect:
         # One default integration response catches every DynamoDB status: 302, with the
         # Location the template sets, which the method response declares.
         (only,) = deployed.values()
@@ -202,6 +206,6 @@ def test_the_wardens_may_query_only_the_leaving_index(
     _, function = synthesized_changed.function(role)
     granted = _granted(synthesized_changed, function["Properties"]["Role"]["Fn::GetAtt"][0])
     table = f"<GetAtt:{table_id}.Arn>"
-    assert granted[table] == set(permissions.table_actions(role, capacity=True))
+    assert granted[table] == set(permissions.table_actions(role, Mode.CAPACITY))
     assert granted[table + "/index/leaving"] == {"dynamodb:Query"}
     assert "dynamodb:Query" not in granted[table]

@@ -1,4 +1,5 @@
-"""The edge: the distribution is core/edge.py's description, path by path, and so is the WAF.
+"""The edge: the distribution is core/edge.py's behaviors of the route table, path by path,
+and so is the WAF.
 
 Local mode's edge serves by the same records (local/edge.py), so what this holds of the
 template holds of a rehearsal too.
@@ -12,8 +13,6 @@ from typing import Any
 from beekeeper.core.datamodel import COOKIE_NAME, TOKEN_HEADER
 from beekeeper.core.edge import (
     CACHED_ERROR_STATUSES,
-    PAGE_PATH,
-    PRODUCER_PATH,
     VISITOR_HEADERS,
     WAF_REGION,
     CacheKey,
@@ -21,7 +20,7 @@ from beekeeper.core.edge import (
     behaviors,
 )
 from beekeeper.core.join_work import SHARED_SECONDS, WORK_PARAMETER
-from beekeeper.core.routes import mode_of
+from beekeeper.core.routes import MARKETING_LINK, ROOM_PAGE
 from beekeeper.stacks.edge_waf import EVALUATION_WINDOW_SECONDS
 from tests.support.stack_testkit import Synthesized
 
@@ -44,7 +43,7 @@ def _policy(synthesized: Synthesized, reference: Any, kind: str) -> dict[str, An
 
 
 def test_every_public_path_is_a_behavior_as_core_describes_it(synthesized: Synthesized) -> None:
-    mode = mode_of(capacity=synthesized.settings.max_inside > 0)
+    mode = synthesized.settings.mode
     found = {b["PathPattern"]: b for b in _config(synthesized)["CacheBehaviors"]}
     assert set(found) == {b.path for b in behaviors(mode)}
     for behavior in behaviors(mode):
@@ -92,11 +91,11 @@ def _listed(kind: str, names: tuple[str, ...]) -> dict[str, Any]:
 
 def test_the_page_and_the_state_are_cached_and_every_visitor_route_is_not() -> None:
     for mode in ("rate", "capacity"):
-        page = behavior_for(PAGE_PATH, mode)
+        page = behavior_for(ROOM_PAGE.path, mode)
         assert page is not None and page.cached and page.key == CacheKey()
         # The marketing link: its shared challenge is kept, under the visitor's cookie, token
         # header, Accept and solution, so nothing about one visitor reaches another.
-        producer = behavior_for(PRODUCER_PATH, mode)
+        producer = behavior_for(MARKETING_LINK.path, mode)
         assert producer is not None and producer.cache_seconds == SHARED_SECONDS
         assert producer.cookies == (COOKIE_NAME,)
         assert producer.key == CacheKey(
@@ -174,7 +173,7 @@ def test_the_edge_waf_limits_places_per_address_from_us_east_1(
     assert rate["AggregateKeyType"] == "IP"
     assert rate["EvaluationWindowSec"] == EVALUATION_WINDOW_SECONDS
     scope = rate["ScopeDownStatement"]["ByteMatchStatement"]
-    assert scope["SearchString"] == PRODUCER_PATH
+    assert scope["SearchString"] == "/beekeeper"  # the marketing link
     assert scope["FieldToMatch"] == {"UriPath": {}}
     assert [t["Type"] for t in scope["TextTransformations"]] == ["URL_DECODE", "NORMALIZE_PATH"]
     response = rule["Action"]["Block"]["CustomResponse"]

@@ -54,6 +54,10 @@ def test_function_environment_follows_the_data_model(synthesized: Synthesized, r
         expected_keys.add("TICKET_KEYS_SECRET")
         secret_id, _ = synthesized.secret("TicketKeys")
         assert environment["TICKET_KEYS_SECRET"] == {"Ref": secret_id}
+    if role != "producer":  # the writers of the room's state publish its changes
+        expected_keys.add("CHANNEL_HTTP_DOMAIN")
+        api_id, _ = synthesized.only("AWS::AppSync::Api")
+        assert environment["CHANNEL_HTTP_DOMAIN"] == {"Fn::GetAtt": [api_id, "Dns.Http"]}
     assert set(environment) == expected_keys
     room = RoomSettings.from_lambda_environment({"BEEKEEPER_ROOM": environment["BEEKEEPER_ROOM"]})
     assert room == synthesized.settings

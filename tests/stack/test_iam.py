@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from beekeeper.core import names
+from beekeeper.core.settings import Mode
 from beekeeper.stacks import permissions
 from tests.support.stack_testkit import Synthesized, flatten
 
@@ -76,7 +77,7 @@ def test_each_function_gets_exactly_its_actions_on_its_resources(
     )
     log_group_id = function["Properties"]["LoggingConfig"]["LogGroup"]["Ref"]
     expected = {
-        f"<GetAtt:{table_id}.Arn>": set(permissions.table_actions(role, capacity=False)),
+        f"<GetAtt:{table_id}.Arn>": set(permissions.table_actions(role, Mode.RATE)),
         f"<GetAtt:{log_group_id}.Arn>": set(permissions.LOG_ACTIONS),
     }
     if permissions.QUEUE_ACTIONS[role]:
@@ -90,6 +91,9 @@ def test_each_function_gets_exactly_its_actions_on_its_resources(
     if role == "producer":  # the marketing link, and only it, reads the join secret
         join_id, _ = synthesized.secret("JoinSecret")
         expected[f"<Ref:{join_id}>"] = set(permissions.READS_JOIN_SECRET)
+    if role in ("trigger", "consumer", "governor"):  # the writers of the room's state publish
+        namespace_id, _ = synthesized.only("AWS::AppSync::ChannelNamespace")
+        expected[f"<GetAtt:{namespace_id}.ChannelNamespaceArn>"] = {"appsync:EventPublish"}
     assert granted == expected
 
 
@@ -165,6 +169,9 @@ def test_the_documented_iam_table_is_the_template(synthesized: Synthesized) -> N
         "the consumer (unqualified ARN)": consumer,
         "the ticket keys' secret": secret,
         "the join secret": f"<Ref:{synthesized.secret('JoinSecret')[0]}>",
+        "the channel namespace": (
+            f"<GetAtt:{synthesized.only('AWS::AppSync::ChannelNamespace')[0]}.ChannelNamespaceArn>"
+        ),
     }
 
     ((log_actions, log_target),) = documented.pop("each function")

@@ -24,7 +24,7 @@ from beekeeper.core.local_room import LOCAL_REGION
 from beekeeper.local.emulator import Emulator
 from beekeeper.local.gateway import Gateway
 from beekeeper.local.room_code import load_room_code
-from tests.support.stack_testkit import Synthesized
+from tests.support.stack_testkit import Synthesized, flatten
 
 # Every stack test reads the synth of the whole room (tests/stack/conftest.py): slow.
 pytestmark = pytest.mark.slow
@@ -166,7 +166,8 @@ def test_the_page_carries_the_stacks_headers(synthesized: Synthesized, local: Lo
     method = _methods(synthesized)[("/room", "GET")]
     (response,) = method["Integration"]["IntegrationResponses"]
     expected = _unquoted(response["ResponseParameters"])
-    template = response["ResponseTemplates"]["text/html"]
+    # The page's template: its text with the push channel's values written in at deploy.
+    template = flatten(response["ResponseTemplates"]["text/html"])
     for name, value in re.findall(
         r'#set\(\$context\.responseOverride\.header\.([A-Za-z-]+) = "((?:[^"\\]|\\.)*)"\)',
         template,

@@ -29,6 +29,10 @@ OUTPUT_KEYS = {
     "DashboardName",
     "JwksUrl",
     "TicketKeysSecret",
+    "ChannelHttpDomain",
+    "ChannelRealtimeDomain",
+    "ChannelApiArn",
+    "ChannelKeyExpires",
 }
 
 

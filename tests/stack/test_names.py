@@ -46,6 +46,8 @@ def test_functions_read_the_environment_the_owner_names(synthesized: Synthesized
             wanted.add(names.TICKET_KEYS_SECRET_VARIABLE)
         if role == "producer":  # signs challenges and token ids, checks a leave's page
             wanted |= {names.JOIN_SECRET_VARIABLE, names.ROOM_ORIGIN_VARIABLE}
+        else:  # writes the room's state, and publishes its changes
+            wanted.add(names.CHANNEL_HTTP_DOMAIN_VARIABLE)
         assert variables == wanted, role
 
 

@@ -33,10 +33,10 @@ from beekeeper.apigateway.model import (
     methods_of_template,
 )
 from beekeeper.core.gateway_answers import route_methods
-from beekeeper.core.routes import mode_of
-from beekeeper.core.settings import RoomSettings
+from beekeeper.core.settings import Mode, RoomSettings
 from beekeeper.stacks import rest_api
 from beekeeper.stacks.api import RoomApi
+from beekeeper.stacks.page import deploy_page_channel
 from beekeeper.waiting_room_site import render_page
 from tests.support.stack_testkit import (
     CHANGED_ROOM,
@@ -59,7 +59,9 @@ OTHER_ROOMS = {
 def defined(raw: dict[str, Any], settings: RoomSettings) -> RestApi:
     """The definition stacks/rest_api.py builds for the room, with the template's references."""
     api = rest_api.definition(
-        settings, api_references(raw, settings), page_html=render_page(settings)
+        settings,
+        api_references(raw, settings),
+        page_html=render_page(settings, channel=deploy_page_channel(settings)),
     )
     return load(api.methods, api.gateway_responses)
 
@@ -68,7 +70,7 @@ def test_the_rate_room_deploys_the_definition(synthesized: Synthesized) -> None:
     deployed = load_template(synthesized.raw)
     assert deployed == defined(synthesized.raw, synthesized.settings)
     assert {path: set(verbs) for path, verbs in deployed.paths().items()} == {
-        path: set(verbs) for path, verbs in route_methods(mode_of(capacity=False)).items()
+        path: set(verbs) for path, verbs in route_methods(Mode.RATE).items()
     }
 
 
@@ -76,7 +78,7 @@ def test_the_capacity_room_deploys_the_definition(synthesized_changed: Synthesiz
     deployed = load_template(synthesized_changed.raw)
     assert deployed == defined(synthesized_changed.raw, synthesized_changed.settings)
     assert {path: set(verbs) for path, verbs in deployed.paths().items()} == {
-        path: set(verbs) for path, verbs in route_methods(mode_of(capacity=True)).items()
+        path: set(verbs) for path, verbs in route_methods(Mode.CAPACITY).items()
     }
 
 
@@ -305,6 +307,7 @@ def test_the_stack_refuses_a_method_that_breaks_the_rules_naming_the_route() -> 
             producer=producer,
             logging_enabled=False,
             origin_secret="a-stack-uuid",
+            page_values={},
             define=broken,
         )
     message = str(refused.value)

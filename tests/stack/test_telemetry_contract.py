@@ -29,10 +29,12 @@ from beekeeper.room.governor import BASELINE_CHECKS, run_governor
 from beekeeper.room.governor import SAMPLES as GOVERNOR_SAMPLES
 from beekeeper.room.governor_sampling import Sample
 from beekeeper.room.producer import Producer
+from beekeeper.room.push import state_push
 from beekeeper.room.trigger import queue_backlog, run_trigger
 from tests.support.metric_math import alarm_fires, evaluate
 from tests.support.pipeline import Aws, FakeClock, LongPollsOnTheClock
 from tests.support.pipeline import aws as aws
+from tests.support.push_double import RecordingPublisher
 from tests.support.stack_testkit import CHANGED_ROOM, FULL_ROOM, MetricReference, Synthesized
 
 # Every stack test reads the synth of the whole room (tests/stack/conftest.py): slow.
@@ -155,6 +157,8 @@ class Room:
     producer: Producer = field(init=False)
     started: list[dict[str, Any]] = field(default_factory=list)
     calls: Iterator[int] = field(default_factory=itertools.count)
+    # The room's push channel: its first publish is refused, as a throttled channel would.
+    channel: RecordingPublisher = field(default_factory=lambda: RecordingPublisher(refuse_first=1))
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
@@ -199,6 +203,7 @@ class Room:
             clock=self.clock,
             pauses=self.clock.pauses(),
             metrics=metrics,
+            push=state_push(self.settings, self.channel, metrics=metrics),
         )
         metrics.flush()  # the handler's end of run
 
@@ -218,6 +223,7 @@ class Room:
                 sleep=self.clock.sleep,
                 pauses=self.clock.pauses(),
                 metrics=metrics,
+                push=state_push(self.settings, self.channel, metrics=metrics),
             )
             metrics.flush()
 
@@ -238,6 +244,7 @@ class Room:
             sleep=self.clock.sleep,
             pauses=self.clock.pauses(),
             metrics=metrics,
+            push=state_push(self.settings, self.channel, metrics=metrics, sleep=self.clock.sleep),
         )
         metrics.flush()
         return decision.decision

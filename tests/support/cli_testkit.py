@@ -18,6 +18,8 @@ import pytest
 from click.testing import CliRunner, Result
 from moto import mock_aws
 
+from beekeeper.cli.channel import publish_url
+from beekeeper.cli.channel_quota import ChannelQuotas, Quota
 from beekeeper.cli.errors import UserError
 from beekeeper.cli.factory import CliFactory
 from beekeeper.cli.lambda_quota import AccountConcurrency
@@ -29,8 +31,13 @@ from beekeeper.core.datamodel import (
     table_definition,
 )
 from beekeeper.core.local_room import LOCAL_OUTPUTS_KEY, LOCAL_PID_KEY, LOCAL_SETTINGS_KEY
+from beekeeper.core.push import key_expiry
 from beekeeper.core.settings import RoomSettings
+from beekeeper.room.push import NO_PUBLISHER
+from tests.support.push_double import RecordingPublisher
 
+# A deployed room's Event API (its push channel, stacks/channel.py).
+CHANNEL_API_ID = "abcdefghijklmnopqrstuvwxyz"
 NOW = 1_700_000_040.0  # 22:14 UTC, second 0 of epoch minute 28,333,334
 REGION = "eu-west-1"
 
@@ -121,6 +128,23 @@ class LambdaAccount:
 
 
 @dataclass
+class ChannelAccount:
+    """The account's AppSync Events quotas, as `deploy` reads them (cli/channel_quota.py): a
+    double of the CLI's own ChannelQuotaProbe; the default is AWS's defaults."""
+
+    connections: float = 2_000
+    outbound: float = 1_000_000
+    asked: list[str] = field(default_factory=list)
+
+    def __call__(self, settings: RoomSettings, api_arn: str) -> ChannelQuotas:
+        self.asked.append(api_arn)
+        return ChannelQuotas(
+            Quota(self.connections, per_api=True, default=True),
+            Quota(self.outbound, per_api=True, default=True),
+        )
+
+
+@dataclass
 class RecordedWheels:
     """Stands in for the download of the consumer's wheels: counts the calls, reaches nothing."""
 
@@ -183,6 +207,17 @@ def lambda_account() -> LambdaAccount:
 
 
 @pytest.fixture
+def channel_account() -> ChannelAccount:
+    return ChannelAccount()
+
+
+@pytest.fixture
+def channel() -> RecordingPublisher:
+    """What the operator's commands publish to a deployed room's push channel (none reach it)."""
+    return RecordingPublisher()
+
+
+@pytest.fixture
 def wheels() -> RecordedWheels:
     return RecordedWheels()
 
@@ -205,6 +240,8 @@ def factory(
     sleep: WatchSleep,
     dns: FakeDns,
     lambda_account: LambdaAccount,
+    channel_account: ChannelAccount,
+    channel: RecordingPublisher,
     wheels: RecordedWheels,
 ) -> CliFactory:
     return CliFactory(
@@ -217,6 +254,11 @@ def factory(
         stderr_is_terminal=lambda: False,
         resolve=dns,
         concurrency=lambda_account,
+        channel_quotas=channel_account,
+        # A room with a channel publishes to the double; one without, to none (cli/channel.py).
+        channel_publisher=lambda _settings, deployment: (
+            channel if publish_url(deployment) else NO_PUBLISHER
+        ),
         lambda_wheels=wheels,
     )
 
@@ -252,10 +294,24 @@ def write_room(config_dir: Path, settings: RoomSettings) -> Path:
     return path
 
 
-def write_deployment(config_dir: Path, name: str, outputs: Mapping[str, str]) -> Path:
+def write_deployment(
+    config_dir: Path,
+    name: str,
+    outputs: Mapping[str, str],
+    settings: RoomSettings | None = None,
+) -> Path:
+    """The record `beekeeper deploy` writes (cli/rooms.py's shape): the outputs and the
+    settings deployed, `settings` or else the room file's as it is now. Without either: a
+    record written before the settings were recorded, a flat object of the outputs."""
     path = config_dir / "rooms" / f"{name}.deployed.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(dict(outputs)), encoding="utf-8")
+    room_file = config_dir / "rooms" / f"{name}.toml"
+    if settings is None and room_file.exists():
+        settings = RoomSettings.from_toml(room_file.read_text(encoding="utf-8"))
+    record: dict[str, Any] = dict(outputs)
+    if settings is not None:
+        record = {"outputs": dict(outputs), "settings": settings.to_mapping()}
+    path.write_text(json.dumps(record), encoding="utf-8")
     return path
 
 
@@ -307,6 +363,10 @@ def stack_outputs(name: str, table: str, queue_url: str, dlq_url: str) -> dict[s
         "DashboardName": f"beekeeper-{name}",
         "JwksUrl": f"{base}/jwks.json",
         "TicketKeysSecret": f"arn:aws:secretsmanager:{REGION}:123456789012:secret:{name}-k-AbCdEf",
+        "ChannelHttpDomain": f"{CHANNEL_API_ID}.appsync-api.{REGION}.amazonaws.com",
+        "ChannelRealtimeDomain": f"{CHANNEL_API_ID}.appsync-realtime-api.{REGION}.amazonaws.com",
+        "ChannelApiArn": f"arn:aws:appsync:{REGION}:123456789012:apis/{CHANNEL_API_ID}",
+        "ChannelKeyExpires": str(key_expiry(NOW)),
     }
 
 
@@ -344,6 +404,15 @@ class DeployedRoom:
     @property
     def table(self) -> str:
         return self.outputs["TableName"]
+
+
+def redeploy(config_dir: Path, room: DeployedRoom, **changes: Any) -> RoomSettings:
+    """The deployed room with its settings changed, as `beekeeper deploy` leaves it after an
+    edit of its room file: the file and the record's settings both."""
+    settings = room.settings.replace(**changes)
+    write_room(config_dir, settings)
+    write_deployment(config_dir, settings.name, room.outputs, settings)
+    return settings
 
 
 @pytest.fixture

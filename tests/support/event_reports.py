@@ -24,7 +24,14 @@ from beekeeper.core.settings import RoomSettings
 from beekeeper.room.emf import MinuteMetrics
 from beekeeper.room.governor import record_check
 from beekeeper.room.governor_records import Decision, log_item
-from beekeeper.simulator.run import EPOCH, Arrival, SimulationResult, simulate
+from beekeeper.simulator.run import (
+    EPOCH,
+    Arrival,
+    Crowd,
+    SimulationResult,
+    simulate,
+    simulated_room,
+)
 from beekeeper.store.client import StoreClient
 from beekeeper.store.cloudwatch import CloudWatch
 from beekeeper.store.dynamodb import DynamoDb
@@ -62,13 +69,13 @@ class SimulatedRoom:
         table.create_table_as_defined(table_definition(TABLE))
         self.dynamodb = StoreClient(table)
 
-    def run(self, **options: Any) -> SimulationResult:
+    def run(self, room: RoomSettings, crowd: Crowd) -> SimulationResult:
         """A simulated event from EPOCH; its metric lines into the store's CloudWatch."""
 
         def sink(clock: Callable[[], float]) -> MinuteMetrics:
             return MinuteMetrics(self.settings.name, clock=clock, write=self.lines.append)
 
-        result = simulate(metrics=sink, **options)
+        result = simulate(room, crowd, metrics=sink)
         self.ingest(self.lines)
         return result
 
@@ -143,13 +150,18 @@ def spring_sale() -> tuple[SimulatedRoom, SimulationResult]:
     )
     room = SimulatedRoom(settings)
     result = room.run(
-        rate=1000,
-        visitors=12_000,
-        arrival=Arrival.parse("uniform:6"),
-        minutes=16,
-        seed=7,
-        # The governor's decisions below, as the operator's rate changes the simulator knows.
-        rate_changes=[(m * 60 + 31.5, r) for m, r in ((4, 500), (6, 625), (7, 719), (8, 790))],
+        simulated_room(rate=1000, join_work=0),
+        Crowd(
+            visitors=12_000,
+            arrival=Arrival.parse("uniform:6"),
+            minutes=16,
+            seed=7,
+            # The governor's decisions below, as the operator's rate changes the simulator
+            # knows.
+            rate_changes=tuple(
+                (m * 60 + 31.5, r) for m, r in ((4, 500), (6, 625), (7, 719), (8, 790))
+            ),
+        ),
     )
     room.governed(
         [

@@ -238,14 +238,14 @@ def visitor_request(
     *,
     origin: str = "https://shop.example.com/sale",
 ) -> HttpResponse:
-    """A request to a capacity room's route (its registry method) through the route's real
-    templates, with `?token=` and no cookie or body: as a shop's server calls /client and
-    /leave, and as the presence script sends its heartbeats."""
+    """A request to a capacity room's route (its method in the route table) through the
+    route's real templates, with `?token=` and no cookie or body: as a shop's server calls
+    /client and /leave, and as the presence script sends its heartbeats."""
     return run_integration(
         route,
         HttpRequest(
             method=registered(route).method,
-            path=f"/{route}",
+            path=registered(route).path,
             query={"token": str(token)} if token else {},
             headers={},
         ),
@@ -253,6 +253,7 @@ def visitor_request(
         table_name=aws.table,
         origin=origin,
         request_time_ms=int(clock.now * 1000),
+        mode=settings.mode,
         session_seconds=settings.session_seconds,
         presence=Presence.of(settings),
     )

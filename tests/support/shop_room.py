@@ -28,7 +28,7 @@ from beekeeper.core.datamodel import ORIGIN_TICKET_PARAMETER, ORIGIN_TOKEN_PARAM
 from beekeeper.core.headers import browser_origin
 from beekeeper.core.local_room import LOCAL_REGION, PLACEHOLDER_CREDENTIALS
 from beekeeper.core.tickets import JTI_BYTES
-from beekeeper.local.room import LocalOptions, LocalRoom
+from beekeeper.local.room import LocalOptions, LocalRoom, local_room
 from beekeeper.room.tickets import (
     KeyRing,
     TicketSigner,
@@ -124,17 +124,9 @@ def shop_room(shop_url: str = SHOP_URL, max_inside: int = 0) -> Iterator[ShopRoo
     """A running local room for the shop at `shop_url`, with one admitted visitor; stopped on
     exit. With `max_inside` > 0 it is a capacity-mode room (its own name, so both can run)."""
     name = CAPACITY_ROOM_NAME if max_inside else ROOM_NAME
-    options = LocalOptions(
-        rate=600,
-        origin=shop_url,
-        port=0,
-        operator_port=0,
-        minute_seconds=2,
-        name=name,
-        max_inside=max_inside or None,
-        save_line=False,
-    )
-    room = LocalRoom(options)
+    settings = local_room(rate=600, origin=shop_url, name=name, max_inside=max_inside)
+    options = LocalOptions(port=0, operator_port=0, minute_seconds=2, save_line=False)
+    room = LocalRoom(settings, options)
     room.start()
     try:
         assert room.urls is not None

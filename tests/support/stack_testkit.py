@@ -22,6 +22,7 @@ from cdk_nag import AwsSolutionsChecks
 
 from beekeeper.apigateway.model import InvalidApi, cfn_text
 from beekeeper.core.settings import RoomSettings
+from beekeeper.stacks import page
 from beekeeper.stacks.rest_api import ApiReferences
 from beekeeper.stacks.room_stack import build_room
 
@@ -74,6 +75,10 @@ CHANGED_ROOM = FULL_ROOM.replace(
     domain="",
     certificate_arn="",
 )
+
+
+# When the synthesized rooms' channel key expires (a deploy passes a year from its clock).
+CHANNEL_KEY_EXPIRES = 1_830_000_000
 
 
 @dataclass(frozen=True)
@@ -236,12 +241,18 @@ def api_references(raw: dict[str, Any], settings: RoomSettings) -> ApiReferences
         "AWS::Lambda::Function",
         lambda p: p.get("FunctionName") == f"{settings.stack_name}-producer",
     )
+    channel = only("AWS::AppSync::Api")
     return ApiReferences(
         table_name=f"<Ref:{only('AWS::DynamoDB::Table')}>",
         integration_role_arn=f"<GetAtt:{role}.Arn>",
         producer_arn=f"<GetAtt:{producer}.Arn>",
         region=settings.region,
         partition="<Ref:AWS::Partition>",
+        page_values={
+            page.REALTIME_HOST: f"<GetAtt:{channel}.Dns.Realtime>",
+            page.HTTP_HOST: f"<GetAtt:{channel}.Dns.Http>",
+            page.API_KEY: f"<GetAtt:{only('AWS::AppSync::ApiKey')}.ApiKey>",
+        },
     )
 
 
@@ -250,7 +261,9 @@ def synthesize_template(
 ) -> dict[str, Any]:
     """Only the template of a room (no cdk-nag): for the tests that compare several rooms."""
     app = cdk.App(outdir=str(outdir))
-    stack = build_room(app, settings, api_logging=api_logging).room
+    stack = build_room(
+        app, settings, api_logging=api_logging, channel_key_expires=CHANNEL_KEY_EXPIRES
+    ).room
     template: dict[str, Any] = app.synth().get_stack_by_name(stack.stack_name).template
     return template
 
@@ -261,7 +274,9 @@ def synthesize(
     """Synthesize a room (FULL_ROOM) into `outdir` with cdk-nag's AwsSolutions pack applied."""
     app = cdk.App(outdir=str(outdir))
     cdk.Aspects.of(app).add(AwsSolutionsChecks(verbose=True))
-    stacks = build_room(app, settings, api_logging=api_logging)
+    stacks = build_room(
+        app, settings, api_logging=api_logging, channel_key_expires=CHANNEL_KEY_EXPIRES
+    )
     assembly = app.synth()
     artifact = assembly.get_stack_by_name(stacks.room.stack_name)
     raw = json.loads(Path(outdir, artifact.template_file).read_text(encoding="utf-8"))

@@ -46,13 +46,15 @@ TOKEN = f"{TOKEN_ID}.1234"
 OTHER_ID = "Zz9" + "q" * 19
 NOW_MS = 1_763_780_000_456
 NOW_S = NOW_MS // 1000
-VALUES = template_values(table_name=TABLE, origin=ORIGIN, session_seconds=SESSION_SECONDS)
+VALUES = template_values(
+    table_name=TABLE, origin=ORIGIN, mode=CAPACITY, session_seconds=SESSION_SECONDS
+)
 RATE_VALUES = template_values(table_name=TABLE, origin=ORIGIN)
 
 
 def refusal(name: str) -> str:
     """The refusal template of route `name` (the registry's)."""
-    found = registered(name).refusal_template
+    found = registered(name).vtl.refusal_template
     assert found is not None
     return found
 
@@ -68,7 +70,7 @@ def rendered_request(
     request_time: object = NOW_MS,
 ) -> dict[str, Any]:
     text = render(
-        load_template(registered(route).request_template(CAPACITY), VALUES),
+        load_template(registered(route).vtl.request_template(CAPACITY), VALUES),
         RenderInput(headers=headers, query=query or {}, context={"requestTimeEpoch": request_time}),
     )
     request: dict[str, Any] = json.loads(text)
@@ -160,7 +162,7 @@ THROTTLED = [
 
 
 def test_success_answers() -> None:
-    client = answer(registered("client").response_template, {}, cookie(TOKEN))
+    client = answer(registered("client").vtl.response_template, {}, cookie(TOKEN))
     assert (json.loads(client.text), client.status) == ({"allow": True}, None)
 
 

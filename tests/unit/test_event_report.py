@@ -91,7 +91,7 @@ def test_the_words_on_top_say_the_event() -> None:
     assert lines == [
         "12,400 came between 9:00 and 9:08 UTC; 10,400 were let in, at 1,000 a minute.",
         "Half waited within 6 minutes, 9 in 10 within 11 minutes and 99 in 100 within 12 "
-        "minutes; the longest wait was 12 minutes.",
+        "minutes; the longest wait was 12 min 22 s.",
         "The line peaked at 8,100 at 9:03 and was empty from 9:10 on.",
         "7 visitors came back after their admission had expired (or with a place the room no "
         "longer knew) and joined the line again; the room does not count admissions that "

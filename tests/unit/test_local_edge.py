@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 
 from beekeeper.core.datamodel import COOKIE_NAME
-from beekeeper.core.edge import PAGE_EDGE_SECONDS, behaviors
+from beekeeper.core.edge import behaviors
 from beekeeper.core.headers import MARKETING_LINK_HEADERS, PAGE_HEADERS, SHARED_CHALLENGE_HEADERS
 from beekeeper.core.join_work import SHARED_SECONDS
+from beekeeper.core.routes import PAGE_EDGE_SECONDS
 from beekeeper.core.shared_state import STATE_MAX_AGE_SECONDS
 from beekeeper.local.edge import METHOD_REFUSED_BODY, Edge
 
@@ -177,7 +178,7 @@ def test_a_stale_document_is_served_while_the_origin_fails_and_errors_are_never_
 
 def test_the_marketing_links_shared_answer_is_kept_under_the_visitors_key() -> None:
     """One copy for every browser that follows the bare link; a cookie, a token header, another
-    Accept or a solution is a key of its own (core.edge.MARKETING_LINK_KEY)."""
+    Accept or a solution is a key of its own (core.routes.MARKETING_LINK_KEY)."""
     origin, clock = Origin(status="302 Found", headers=dict(SHARED_CHALLENGE_HEADERS)), Clock()
     edge = Edge(origin, mode="rate", clock=clock)
     browser = "text/html,application/xhtml+xml"

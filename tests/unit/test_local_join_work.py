@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from beekeeper.cli.commands.local import local_settings
 from beekeeper.core.settings import RoomSettings
-from beekeeper.local.room import LocalOptions, local_settings
 
 ROOM_FILE = RoomSettings(
     name="spring",
@@ -15,11 +15,16 @@ ROOM_FILE = RoomSettings(
 )
 
 
+def flags(**given: object) -> dict[str, object]:
+    """The local command's flags as click passes them: every setting flag, None when left out."""
+    return {"origin": None, "rate": None, "name": None, "join_work": None, **given}
+
+
 def test_a_local_room_has_the_deployed_default_and_the_flag_overrides_the_room_file() -> None:
     origin = "http://localhost:9/"
-    flags_only = local_settings(LocalOptions(rate=60), origin)
+    flags_only = local_settings(None, flags(rate=60, origin=origin))
     deployed = RoomSettings(name="x", display_name="x", region="eu-west-1", origin=origin, rate=1)
     assert flags_only.join_work == deployed.join_work > 0
-    assert local_settings(LocalOptions(room=ROOM_FILE), origin).join_work == 2_500
-    assert local_settings(LocalOptions(room=ROOM_FILE, join_work=0), origin).join_work == 0
-    assert local_settings(LocalOptions(rate=60, join_work=40), origin).join_work == 40
+    assert local_settings(ROOM_FILE, flags()).join_work == 2_500
+    assert local_settings(ROOM_FILE, flags(join_work=0)).join_work == 0
+    assert local_settings(None, flags(rate=60, join_work=40)).join_work == 40

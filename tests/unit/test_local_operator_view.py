@@ -7,8 +7,14 @@ from typing import Any
 
 import pytest
 
-from beekeeper.local.live_counters import HOUR_MINUTES, LiveCounters, Reading
-from beekeeper.local.operator_view import OperatorView
+from beekeeper.core.serving import DOCUMENT_EVERY_SECONDS
+from beekeeper.local.live_counters import (
+    HOUR_MINUTES,
+    REQUESTS_WINDOW_SECONDS,
+    LiveCounters,
+    Reading,
+)
+from beekeeper.local.operator_view import OperatorView, requests_said
 
 MINUTE = 60.0
 T0 = 1_800_000_000.0  # a whole minute
@@ -60,6 +66,61 @@ def test_before_the_first_reading_there_is_nothing_to_show() -> None:
     series = LiveCounters(MINUTE, sample_seconds=2).series(now=T0 + 5)
     assert series.latest is None
     assert series.arrivals_per_minute == [0] and series.waiting == [0, 0, 0]
+
+
+def test_pages_polling_every_few_seconds_show_as_requests_between_any_two_readings() -> None:
+    """A watched page asks for the shared state every DOCUMENT_EVERY_SECONDS; the room reads
+    its counters every 2 s. Whenever the view looks, it shows the pages' requests."""
+    counters = LiveCounters(MINUTE, sample_seconds=2)
+    now = [T0]
+    view = OperatorView(room="sale", counters=counters, clock=lambda: now[0])
+    view.port = 8082
+    pages = 3
+    shown = []
+    for tick in range(0, 91, 2):
+        # Each page's poll so far (the pages' first polls at 1, 3 and 5 s), at the edge; every
+        # other one missed the edge's 2 s copy and reached the origin.
+        polls = sum(
+            len(range(first, tick + 1, DOCUMENT_EVERY_SECONDS)) for first in range(1, 2 * pages, 2)
+        )
+        counters.add(
+            Reading(
+                at=T0 + tick,
+                arrivals=pages,
+                admitted=0,
+                rate=10,
+                edge_requests=polls,
+                origin_requests=polls // 2,
+            )
+        )
+        if tick >= REQUESTS_WINDOW_SECONDS:
+            now[0] = T0 + tick + 1
+            series = counters.series(now=now[0])
+            # 3 pages, each every 6 s: half a request a second at the edge, give or take the
+            # poll the window's edge cuts.
+            assert 0.4 <= series.edge_per_second <= 0.6
+            assert 0.2 <= series.origin_per_second <= 0.3
+            shown.append(call(view, "/charts")["body"])
+    assert all('<dd data-figure="edge-requests">' in body for body in shown)
+    said = {body.split('data-figure="edge-requests">')[1].split("<")[0] for body in shown}
+    assert said <= {f"{n} a minute" for n in range(24, 37)}
+
+
+@pytest.mark.parametrize(
+    ("per_second", "said"),
+    [
+        (0, "none"),
+        (0.004, "none"),
+        (1 / 6, "10 a minute"),
+        (0.99, "59 a minute"),
+        (1, "1.0 a second"),
+        (1234.56, "1,234.6 a second"),
+    ],
+)
+def test_request_rates_are_said_so_a_few_polling_pages_are_not_zero(
+    per_second: float, said: str
+) -> None:
+    assert requests_said(per_second) == said
 
 
 # -- whom the view answers ----------------------------------------------------------------------
@@ -147,3 +208,17 @@ def test_without_matplotlib_the_view_says_which_extra_draws_the_charts(
     body = call(view, "/charts")["body"]
     assert "<svg" not in body and '<dd data-figure="admitted">100</dd>' in body
     assert "needs the charts extra (matplotlib is not installed)" in body
+
+
+def test_the_view_shows_the_pages_subscribed_and_what_was_pushed_to_them() -> None:
+    counters = LiveCounters(MINUTE, sample_seconds=10)
+    counters.add(
+        Reading(
+            at=T0, arrivals=30, admitted=10, rate=60, subscriptions=20, publishes=3, deliveries=57
+        )
+    )
+    app = OperatorView(room="sale", counters=counters, clock=lambda: T0 + 5)
+    app.port = 8082
+    body = call(app, "/charts", SEC_FETCH_SITE="same-origin")["body"]
+    assert '<dd data-figure="pages-subscribed">20</dd>' in body
+    assert '<dd data-figure="changes-pushed">3 (57 deliveries)</dd>' in body

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from beekeeper.apigateway.velocity.renderer import RenderInput, render, render_response
 from beekeeper.core import sessions
 from beekeeper.core.datamodel import CLIENT_REDEEM_PARAMETER, CLIENT_REDEEM_VALUE, COOKIE_NAME
-from beekeeper.core.presence import PRESENCE_ROUTE, Presence
+from beekeeper.core.presence import Presence
 from beekeeper.core.routes import CAPACITY
 from beekeeper.core.routes import route as registered
 from beekeeper.vtl import (
@@ -36,14 +36,18 @@ TOKEN = f"{TOKEN_ID}.77"
 NOW_MS = 1_763_780_000_999
 NOW_S = NOW_MS // 1000
 PRESENCE = Presence(grace_seconds=GRACE, idle_seconds=300)
-ROUTE = registered(PRESENCE_ROUTE)
+ROUTE = registered("presence")
 CONDITION_FAILED = {"__type": "com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException"}
 THROTTLED = {"__type": "com.amazonaws.dynamodb.v20120810#ThrottlingException"}
 
 
 def values(presence: Presence = PRESENCE) -> dict[str, str]:
     return template_values(
-        table_name=TABLE, origin=ORIGIN, session_seconds=SESSION_SECONDS, presence=presence
+        table_name=TABLE,
+        origin=ORIGIN,
+        mode=CAPACITY,
+        session_seconds=SESSION_SECONDS,
+        presence=presence,
     )
 
 
@@ -54,7 +58,7 @@ def heartbeat(
     request_time: object = NOW_MS,
 ) -> dict[str, Any]:
     text = render(
-        load_template(ROUTE.request_template(CAPACITY), values(presence)),
+        load_template(ROUTE.vtl.request_template(CAPACITY), values(presence)),
         RenderInput(headers=headers or {}, query=query, context={"requestTimeEpoch": request_time}),
     )
     request: dict[str, Any] = json.loads(text)
@@ -132,7 +136,7 @@ def answered(name: str, body: dict[str, Any], presence: Presence = PRESENCE) -> 
 def test_a_held_place_is_told_how_often_to_beat_and_when_its_visitor_is_idle(
     presence: Presence,
 ) -> None:
-    rendered = answered(ROUTE.response_template, {"Attributes": {}}, presence)
+    rendered = answered(ROUTE.vtl.response_template, {"Attributes": {}}, presence)
     assert rendered.status is None
     assert json.loads(rendered.text) == presence.answer(SESSION_SECONDS)
     beat = presence.beat_seconds(SESSION_SECONDS)
@@ -141,8 +145,8 @@ def test_a_held_place_is_told_how_often_to_beat_and_when_its_visitor_is_idle(
 
 
 def test_a_place_gone_is_a_no_and_the_rooms_trouble_a_503() -> None:
-    assert ROUTE.refusal_template is not None
-    refused = answered(ROUTE.refusal_template, CONDITION_FAILED)
+    assert ROUTE.vtl.refusal_template is not None
+    refused = answered(ROUTE.vtl.refusal_template, CONDITION_FAILED)
     assert (json.loads(refused.text), refused.status) == ({"present": False}, REFUSED_STATUS)
-    trouble = answered(ROUTE.refusal_template, THROTTLED)
+    trouble = answered(ROUTE.vtl.refusal_template, THROTTLED)
     assert (json.loads(trouble.text), trouble.status) == ({"present": False}, ERROR_STATUS)

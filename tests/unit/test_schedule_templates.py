@@ -71,12 +71,12 @@ def poll(items: list[dict[str, Any]], headers: dict[str, str] | None = None) -> 
         headers={"Cookie": f"{COOKIE_NAME}={TOKEN}"} if headers is None else headers,
         context={"requestTimeEpoch": NOW_MS},
     )
-    return json.loads(render(load_template(route("polling").response_template, VALUES), data))
+    return json.loads(render(load_template(route("polling").vtl.response_template, VALUES), data))
 
 
 def test_the_request_reads_the_visitors_pre_queue_place_too() -> None:
     text = render(
-        load_template(route("polling").request_template(RATE), VALUES),
+        load_template(route("polling").vtl.request_template(RATE), VALUES),
         RenderInput(headers={"Cookie": f"{COOKIE_NAME}={TOKEN}"}),
     )
     keys = [k["pk"]["S"] for k in json.loads(text)["RequestItems"][TABLE]["Keys"]]

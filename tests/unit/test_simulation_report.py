@@ -6,6 +6,7 @@ import re
 import subprocess
 import sys
 from datetime import datetime
+from typing import Any
 
 import pytest
 
@@ -15,23 +16,21 @@ from beekeeper.charts.svg import ChartsUnavailable, check_available
 from beekeeper.charts.words import Timeline
 from beekeeper.core.words import count
 from beekeeper.simulator.faults import FAULT_NAMES, Faults
-from beekeeper.simulator.run import Arrival, SimulationResult, simulate
+from beekeeper.simulator.run import Arrival, Crowd, SimulationResult, simulate, simulated_room
 from tests.support.html_page import Page, fetches_nothing
 
 NINE = datetime(2000, 1, 1, 9, 0)
 MAX_BYTES = 1_500_000
 
 
-def run(**overrides: object) -> SimulationResult:
-    options: dict[str, object] = {
-        "rate": 3000,
+def run(rate: int = 3000, **crowd: Any) -> SimulationResult:
+    options: dict[str, Any] = {
         "visitors": 20000,
         "arrival": Arrival.parse("burst"),
         "minutes": 8,
         "seed": 1,
     }
-    options.update(overrides)
-    return simulate(**options)
+    return simulate(simulated_room(rate=rate, join_work=0), Crowd(**(options | crowd)))
 
 
 @pytest.fixture(scope="module")

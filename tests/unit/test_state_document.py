@@ -42,7 +42,7 @@ VALUES = template_values(table_name="beekeeper-sale", origin=ORIGIN)
 
 def document(item: dict[str, Any] | None, *, now_ms: int = NOW_MS, **request: Any) -> Any:
     body = json.dumps({"Item": item} if item is not None else {})
-    template = load_template(route("state").response_template, VALUES)
+    template = load_template(route("state").vtl.response_template, VALUES)
     data = RenderInput(body=body, context={"requestTimeEpoch": now_ms}, **request)
     return json.loads(render(template, data))
 
@@ -63,7 +63,7 @@ def snapshot(**config: Any) -> RoomSnapshot:
 
 
 def test_the_request_reads_the_state_copy_and_nothing_the_client_sends() -> None:
-    template = load_template(route("state").request_template("rate"), VALUES)
+    template = load_template(route("state").vtl.request_template("rate"), VALUES)
     plain = json.loads(render(template, RenderInput()))
     assert plain == {"TableName": "beekeeper-sale", "Key": {"pk": {"S": STATE_KEY}}}
     item = status_item(snapshot(), 0, NOW)
@@ -84,6 +84,8 @@ def test_an_open_room_tells_the_serving_number_the_flow_and_its_history() -> Non
         # the floor the pages keep to, and no hold announced.
         "history": f"{round(NOW * 1000)}:1000:600:400:0:1000:0",
         "now": NOW_MS,
+        # The room has pushed nothing yet (core/push.py).
+        "seq": 0,
     }
     assert response_headers(route("state"), ORIGIN) == {
         "Content-Type": "application/json",
@@ -182,6 +184,7 @@ def test_a_room_without_a_status_yet_is_open_and_serves_nobody() -> None:
         "updated_at": 0,
         "history": "",
         "now": NOW_MS,
+        "seq": 0,
     }
 
 
@@ -241,3 +244,108 @@ def test_a_point_states_the_line_and_the_joins_a_minute_lately() -> None:
     # None stating its line, or none at all: 0.
     assert joins_per_minute(Point(0, 1, 1).text(), 10_000, 500) == 0
     assert joins_per_minute("", 10_000, 500) == 0
+
+
+# Attributes of a state copy as the room writes them, and as anything else might have left them.
+_NUMBERS = st.one_of(
+    st.integers(min_value=0, max_value=10**12).map(str),
+    st.sampled_from(["", "-5", "12.5", "1e3", "007", "x"]),
+)
+_SMALL_NUMBERS = st.sampled_from(["", "0", "1", "5", "50", "600", "x"])
+_FLAGS = st.one_of(st.booleans(), st.none())
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    numbers=st.fixed_dictionaries(
+        {},
+        optional={
+            **{
+                name: _NUMBERS
+                for name in (
+                    "admitted_total",
+                    "updated_at",
+                    "starts_at",
+                    "prequeue_base",
+                    "claim_seconds",
+                    "push_seq",
+                )
+            },
+            # Small figures, so that a full shop, a slower turnover and no rate all come up.
+            **{name: _SMALL_NUMBERS for name in ("rate", "max_inside", "inside", "turnover")},
+        },
+    ),
+    flags=st.fixed_dictionaries(
+        {
+            name: _FLAGS
+            for name in ("enabled", "slowed", "closed", "held", "drawn", "prequeue_ranked")
+        }
+    ),
+    message=st.sampled_from([None, "Sold out", 'Sold "out"', "x" * 201]),
+    history=st.sampled_from([None, "1:2:3", "1:2:3:4:5 6:7:8:9:10", "1:2", "a"]),
+    starts_in=st.sampled_from([None, -30, 0, 1, 90]),
+    now_ms=st.sampled_from([NOW_MS, NOW_MS + 999, 0]),
+)
+def test_the_python_document_is_the_templates_answer(
+    numbers: dict[str, str],
+    flags: dict[str, bool | None],
+    message: str | None,
+    history: str | None,
+    starts_in: int | None,
+    now_ms: int,
+) -> None:
+    """core/shared_state.document (what the room pushes) is what GET /state answers, for any
+    state copy, the room's own and ones it never writes."""
+    item: dict[str, Any] = {"pk": {"S": STATE_KEY}}
+    item.update({name: {"N": value} for name, value in numbers.items()})
+    item.update({name: {"BOOL": value} for name, value in flags.items() if value is not None})
+    if message is not None:
+        item["message"] = {"S": message}
+    if history is not None:
+        item["history"] = {"S": history}
+    if starts_in is not None:
+        item["starts_at"] = {"N": str(NOW_MS // 1000 + starts_in)}
+    templated = document(item, now_ms=now_ms)
+    assert shared_state.document(item, now_ms=now_ms, origin=ORIGIN) == templated
+    assert list(shared_state.document(item, now_ms=now_ms, origin=ORIGIN)) == list(templated)
+
+
+def test_the_python_document_of_no_status_is_the_templates() -> None:
+    assert shared_state.document(None, now_ms=NOW_MS, origin=ORIGIN) == document(None)
+
+
+def test_the_document_says_the_rooms_last_push() -> None:
+    item = status_item(snapshot(), 0, NOW)
+    item["push_seq"] = {"N": "1800000001234"}
+    assert document(item)["seq"] == 1_800_000_001_234
+
+
+@pytest.mark.parametrize(
+    "attributes",
+    [
+        # A full shop nobody left lately: the flow is one a minute, not none.
+        {"rate": {"N": "600"}, "max_inside": {"N": "5"}, "inside": {"N": "5"}},
+        # A full shop turning over faster than the rate: the rate.
+        {
+            "rate": {"N": "6"},
+            "max_inside": {"N": "5"},
+            "inside": {"N": "9"},
+            "turnover": {"N": "50"},
+        },
+        # Off, with a message and a history the room wrote.
+        {"enabled": {"BOOL": False}, "message": {"S": "Gone"}, "history": {"S": "1:2:3"}},
+        # Closed with a message, a draw made, pushed before.
+        {
+            "closed": {"BOOL": True},
+            "message": {"S": "Sold out"},
+            "drawn": {"BOOL": True},
+            "prequeue_ranked": {"BOOL": True},
+            "push_seq": {"N": "1800000001000"},
+        },
+    ],
+)
+def test_the_python_document_is_the_templates_answer_for_these(
+    attributes: dict[str, Any],
+) -> None:
+    item = {"pk": {"S": STATE_KEY}, **attributes}
+    assert shared_state.document(item, now_ms=NOW_MS, origin=ORIGIN) == document(item)

@@ -15,10 +15,13 @@ import pytest
 
 from beekeeper.apigateway.velocity.renderer import RenderInput, render_response
 from beekeeper.core.routes import template_files
+from beekeeper.core.settings import Mode
 from beekeeper.vtl import load_template, template_values
 
 TABLE = "beekeeper-test"
-VALUES = template_values(table_name=TABLE, origin="https://shop.example/sale", session_seconds=600)
+VALUES = template_values(
+    table_name=TABLE, origin="https://shop.example/sale", mode=Mode.CAPACITY, session_seconds=600
+)
 TOKEN_ID = "Ab0_-" + "x" * 17
 NOW_MS = 1_763_780_000_000
 NOW_S = NOW_MS // 1000

@@ -67,7 +67,7 @@ VISITOR_ROUTES = visitor_routes(RATE)
 
 def refusal(name: str) -> str:
     """The refusal template of route `name` (the registry's)."""
-    found = registered(name).refusal_template
+    found = registered(name).vtl.refusal_template
     assert found is not None
     return found
 
@@ -78,7 +78,7 @@ def template(name: str) -> str:
 
 def request_keys(route: str, headers: dict[str, str], query: dict[str, str] | None = None) -> list:
     rendered = render(
-        template(registered(route).request_template(RATE)),
+        template(registered(route).vtl.request_template(RATE)),
         RenderInput(headers=headers, query=query or {}, context={"requestTimeEpoch": NOW_MS}),
     )
     request = json.loads(rendered)
@@ -119,10 +119,10 @@ class Store:
         )
         client = registered("client")
         status, body = self.target(
-            client.action, render(template(client.request_template(RATE)), data)
+            client.vtl.action, render(template(client.vtl.request_template(RATE)), data)
         )
         assert status in (200, 400), body
-        name = client.response_template if status == 200 else refusal("client")
+        name = client.vtl.response_template if status == 200 else refusal("client")
         answer = render_response(
             template(name),
             RenderInput(body=body, headers=headers, query=query or {}, context=data.context),
@@ -154,7 +154,7 @@ def respond(
         query=query or {},
         context={"requestTimeEpoch": now_ms},
     )
-    return json.loads(render(template(registered(route).response_template), data))
+    return json.loads(render(template(registered(route).vtl.response_template), data))
 
 
 def cookie(value: str) -> dict[str, str]:
@@ -299,12 +299,12 @@ def test_templates_check_exactly_the_data_models_token_pattern() -> None:
     assert f"'{NO_VISITOR_KEY[:2]}'" in fragment and '"${visitorKeyPrefix}!"' in fragment
     # Every request template that reaches a visitor's item, and /polling's answer (which needs
     # the ordinal), read the token through the one fragment; /client's answers never read it.
-    readers = {registered(route).request_template(RATE) for route in VISITOR_ROUTES} | {
-        registered("polling").response_template
+    readers = {registered(route).vtl.request_template(RATE) for route in VISITOR_ROUTES} | {
+        registered("polling").vtl.response_template
     }
     for name in readers:
         assert "{{READ_TOKEN}}" in (VTL_DIR / name).read_text(encoding="utf-8")
-    for name in (registered("client").response_template, refusal("client")):
+    for name in (registered("client").vtl.response_template, refusal("client")):
         assert "READ_TOKEN" not in (VTL_DIR / name).read_text(encoding="utf-8")
 
 
@@ -426,7 +426,7 @@ def test_the_client_requests_are_core_client_checks() -> None:
 
     def rendered(headers: dict[str, str], query: dict[str, str]) -> Any:
         data = RenderInput(headers=headers, query=query, context=context)
-        return json.loads(render(template(registered("client").request_template(RATE)), data))
+        return json.loads(render(template(registered("client").vtl.request_template(RATE)), data))
 
     check = client_check.check_request(TABLE, TOKEN_ID, now=NOW_S, redeem=False)
     redeem = client_check.check_request(TABLE, TOKEN_ID, now=NOW_S, redeem=True)
@@ -775,7 +775,7 @@ def test_an_unreadable_request_time_makes_every_admission_expired(request_time: 
     data = RenderInput(
         body=json.dumps(body), headers=cookie(TOKEN), context={"requestTimeEpoch": request_time}
     )
-    answer = json.loads(render(template(registered("polling").response_template), data))
+    answer = json.loads(render(template(registered("polling").vtl.response_template), data))
     assert answer == {"allow": False, "state": "expired"}
     store = Store(item)
     for query in ({}, redeem_of(TOKEN)):
@@ -910,7 +910,7 @@ def jwks_answer(entries: list[tuple[str, int]], now: object = NOW_MS) -> Any:
         },
     }
     data = RenderInput(body=json.dumps({"Item": item}), context={"requestTimeEpoch": now})
-    return json.loads(render(template(registered("jwks.json").response_template), data))
+    return json.loads(render(template(registered("jwks").vtl.response_template), data))
 
 
 def test_jwks_publishes_current_keys_and_retires_them_by_the_request_time() -> None:
@@ -931,6 +931,6 @@ def test_jwks_publishes_nothing_that_is_not_a_plain_public_jwk(stored: str) -> N
 
 def test_jwks_without_an_item_is_an_empty_key_set() -> None:
     data = RenderInput(body="{}", context={"requestTimeEpoch": NOW_MS})
-    assert json.loads(render(template(registered("jwks.json").response_template), data)) == {
+    assert json.loads(render(template(registered("jwks").vtl.response_template), data)) == {
         "keys": []
     }

@@ -15,20 +15,19 @@ from pathlib import Path
 import pytest
 
 from beekeeper.core.colours import contrast_ratio, ink_for, readable_text_on
-from beekeeper.core.gateway_answers import route_method, route_methods
 from beekeeper.core.paths import SITE_DIR
-from beekeeper.core.routes import CAPACITY, RATE, routes
+from beekeeper.core.push import PageChannel
+from beekeeper.core.routes import Caller, called_by
 from beekeeper.core.settings import SettingsError
 from beekeeper.waiting_room_site import (
-    ENTER_URL,
-    LEAVE_URL,
     MAX_PAGE_BYTES,
-    POLL_URL,
+    PAGE_ROUTES,
     REQUIRED_HOOKS,
     REQUIRED_PLACEHOLDERS,
     PageTemplateError,
     bundle_script,
     render_page,
+    room_config_json,
 )
 from tests.support.sample_room import sample_room
 
@@ -116,15 +115,15 @@ def test_config_carries_relative_urls_and_every_language() -> None:
     assert {"en", "de"} <= set(strings)
 
 
-def test_the_pages_room_urls_are_the_rooms_routes() -> None:
+def test_the_pages_room_urls_are_the_routes_the_table_says_it_calls() -> None:
     # The page resolves these relative to itself, as the routes are served beside /room;
     # tests/browser/test_local_capacity_browser.py follows a real admission's "via" to enter.
-    assert POLL_URL in routes(RATE)
-    assert POLL_URL in routes(CAPACITY)
-    assert ENTER_URL in routes(CAPACITY)
-    assert f"/{LEAVE_URL}" in route_methods(CAPACITY)  # the producer's route
-    assert route_method(LEAVE_URL) == "POST"
-    assert route_method(ENTER_URL) == "GET"
+    assert sorted(found.name for found in PAGE_ROUTES.values()) == sorted(
+        found.name for found in called_by(Caller.ROOM_PAGE) if found.at_room
+    )
+    config = json.loads(room_config_json(sample_room(), {}))
+    for key, found in PAGE_ROUTES.items():
+        assert "/" + config[key] == found.path
 
 
 def test_page_is_small_and_self_contained() -> None:
@@ -308,3 +307,26 @@ def test_the_page_gets_the_rule_s_figures_from_core() -> None:
     assert timing["minuteSeconds"] == 60
     shortened = room_config(render_page(sample_room(), minute_seconds=10))["timing"]
     assert shortened["minuteSeconds"] == 10
+
+
+def test_a_page_with_a_push_channel_is_told_where_to_subscribe_and_may_connect_there() -> None:
+    channel = PageChannel.of(
+        realtime_host="abc.appsync-realtime-api.eu-west-1.amazonaws.com",
+        http_host="abc.appsync-api.eu-west-1.amazonaws.com",
+        key="da2-abcdefghijklmnopqrstuvwxyz",
+        room="sale",
+    )
+    page = render_page(sample_room(), channel=channel)
+    assert room_config(page)["channel"] == channel.config()
+    (policy,) = re.findall(r'http-equiv="Content-Security-Policy" content="([^"]+)"', page)
+    assert (
+        "connect-src 'self' wss://abc.appsync-realtime-api.eu-west-1.amazonaws.com; "
+        in html.unescape(policy)
+    )
+    # The same script: the channel is data, not code (its hash does not change).
+    assert bundle_script() in page
+    # A page without a channel follows the shared state alone and may connect nowhere else.
+    plain = render_page(sample_room())
+    assert "channel" not in room_config(plain)
+    assert "wss://" not in plain
+    assert len(page.encode("utf-8")) < MAX_PAGE_BYTES

@@ -3,6 +3,8 @@
 from tests.support.cli_testkit import (  # noqa: F401 - fixtures are found by name
     aws,
     cdk,
+    channel,
+    channel_account,
     clock,
     config_dir,
     deployed_room,

@@ -7,6 +7,7 @@ that moto can not produce, such as ROLLBACK_COMPLETE).
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +17,11 @@ from botocore.stub import Stubber
 
 from beekeeper.cli.factory import CliFactory
 from beekeeper.core.edge import WAF_REGION
+from beekeeper.core.push import key_expiry
 from tests.support.cli_testkit import (
+    NOW,
     REGION,
+    ChannelAccount,
     FakeDns,
     Invoke,
     LambdaAccount,
@@ -69,6 +73,8 @@ def deploy_args(config_dir: Path, *, api_logging: bool = False) -> list[str]:
         "--all",
         "--app", "/opt/py/bin/python3 -m beekeeper.stacks.app",
         "-c", "room=sale",
+        # The pages' key to the push channel: a year ahead of the deploy's clock.
+        "-c", f"channel_key_expires={key_expiry(NOW)}",
         *logging,
         "--require-approval", "never",
         "--outputs-file", str(config_dir / "cache" / "cdk" / "sale" / "outputs.json"),
@@ -119,7 +125,11 @@ def test_first_deploy_bootstraps_then_deploys_and_records_the_outputs(
         (deploy_args(config_dir), expected_env(config_dir), work),
     ]  # fmt: skip
     recorded = json.loads((config_dir / "rooms" / "sale.deployed.json").read_text())
-    assert recorded == cdk.outputs["beekeeper-sale"]
+    # The stack's outputs, and the settings the room was deployed with.
+    assert recorded == {
+        "outputs": cdk.outputs["beekeeper-sale"],
+        "settings": room_settings("sale").to_mapping(),
+    }
     assert result.stdout.splitlines() == [
         "Room 'sale' is deployed.",
         f"Marketing URL (link visitors here): {OUTPUTS['MarketingUrl']}",
@@ -210,7 +220,8 @@ def test_an_existing_healthy_stack_is_updated_in_place(
     assert [c.args for c in cdk.calls] == [
         [
             "diff", "--app", "/opt/py/bin/python3 -m beekeeper.stacks.app", "-c", "room=sale",
-            "-c", "api_logging=false", "--no-notices",
+            "-c", f"channel_key_expires={key_expiry(NOW)}", "-c", "api_logging=false",
+            "--no-notices",
         ],
         deploy_args(config_dir),
     ]  # fmt: skip
@@ -686,3 +697,26 @@ def test_a_redeployed_room_counts_its_own_reservations_back(
     result = invoke("deploy", "sale")
     assert result.exit_code == 0, result.output
     assert lambda_account.asked == [("sale", True)]
+
+
+def test_a_deploy_reads_the_channels_quotas_and_says_what_to_raise(
+    invoke: Invoke, room: Path, cdk: RecordedCdkRunner, channel_account: ChannelAccount
+) -> None:
+    bootstrap()
+    channel_account.connections = 1_000
+    result = invoke("deploy", "sale")
+    assert result.exit_code == 0, result.output
+    # Read once the Event API exists: its quotas are its own.
+    assert channel_account.asked == [OUTPUTS["ChannelApiArn"]]
+    assert (
+        "Push channel: 1,000 new connections and 1,000,000 messages out a second (AWS "
+        "defaults): one change reaches that many waiting pages a second."
+    ) in result.stderr
+    # Four arrival shards take 4,000 new visitors a second, each page one connection.
+    assert "takes up to 4,000 new visitors a second" in result.stderr
+    assert "--quota-code L-10498098 --desired-value 4000 --context-id " in result.stderr
+    # The pages' key was set a year ahead of this deploy.
+    day = datetime.fromtimestamp(key_expiry(NOW), UTC).date().isoformat()
+    assert f"Waiting pages subscribe with a key that now expires on {day}" in result.stderr
+    (call,) = [c.args for c in cdk.calls if c.args[0] == "deploy"]
+    assert call[call.index(f"channel_key_expires={key_expiry(NOW)}") - 1] == "-c"

@@ -1,4 +1,5 @@
-"""`beekeeper init`: six questions or six flags, validated with the model's sentences."""
+"""`beekeeper init`: the settings' questions or their flags, validated with the model's
+sentences."""
 
 from __future__ import annotations
 
@@ -54,8 +55,11 @@ def test_the_region_question_gives_an_example_and_an_empty_answer_a_sentence(
     answers = ["spring-sale", "", "", "eu-west-1", "https://shop.example/sale", "60", "yes"]
     result = invoke("init", input="\n".join(answers) + "\n")
     assert result.exit_code == 0, result.output
-    assert result.output.count("AWS region (e.g. eu-west-1): ") == 2
-    assert "This question needs an answer, e.g. eu-west-1." in result.output
+    # The question is the setting's own sentence, its example in it.
+    assert result.output.count("AWS region the room is deployed to, e.g. us-east-1: ") == 2
+    assert (
+        "This question needs an answer (AWS region the room is deployed to, e.g. us-east-1)."
+    ) in result.output
     assert load(config_dir, "spring-sale").region == "eu-west-1"
 
 
@@ -132,9 +136,7 @@ def test_yes_fills_display_name_and_region_from_defaults(
 def test_yes_names_every_missing_required_flag(invoke: Invoke, config_dir: Path) -> None:
     result = invoke("init", "--yes", "--name", "sale", "--region", "eu-west-1")
     assert result.exit_code == 2
-    assert "--yes needs --origin (the URL to protect), --rate (visitors per minute)" in (
-        result.output
-    )
+    assert "--yes needs --origin URL, --rate N; give them as flags or drop --yes" in result.output
     assert not (config_dir / "rooms").exists()
 
 

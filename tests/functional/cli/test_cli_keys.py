@@ -12,6 +12,7 @@ import pytest
 from beekeeper.apigateway.room import Boto3DynamoDb, HttpRequest, run_integration
 from beekeeper.core import tickets as facts
 from beekeeper.core.datamodel import Token
+from beekeeper.core.routes import JWKS
 from beekeeper.room.ticket_keys import KeysChangedError, TicketKeyStore, first_key
 from beekeeper.room.tickets import KeyRing, TicketIssuer, secret_reader
 from tests.support.cli_testkit import (
@@ -30,7 +31,7 @@ TOKEN = Token("S3cretVisitorId-abcdef", 7)
 def jwks_at(room: DeployedRoom, now: float) -> dict[str, Any]:
     """GET /jwks.json as API Gateway answers it at `now`, from the room's table in moto."""
     answer = run_integration(
-        facts.JWKS_ROUTE,
+        JWKS.name,
         HttpRequest("GET", "/jwks.json", {}, {}),
         dynamodb=Boto3DynamoDb(aws_client("dynamodb")),
         table_name=room.table,

@@ -31,6 +31,7 @@ from tests.support.cli_testkit import (
     write_local_record,
     write_room,
 )
+from tests.support.push_double import RecordingPublisher
 
 
 def status_copies(room: DeployedRoom) -> list[dict]:
@@ -38,7 +39,7 @@ def status_copies(room: DeployedRoom) -> list[dict]:
 
 
 def test_off_writes_the_config_item_and_every_status_copy(
-    invoke: Invoke, deployed_room: DeployedRoom
+    invoke: Invoke, deployed_room: DeployedRoom, channel: RecordingPublisher
 ) -> None:
     put_item(deployed_room.table, {"pk": "arrivals#0", "n": 7})
     put_item(deployed_room.table, {"pk": "arrivals#3", "n": 5})
@@ -60,8 +61,17 @@ def test_off_writes_the_config_item_and_every_status_copy(
     for copy in status_copies(deployed_room):
         # The state copy also carries the serving number's history: off, no paced line; 8
         # wait, nobody joined since a point before (there was none); the pages' floor is the
-        # serving number, and no hold is announced.
-        history = {"history": f"{int(NOW) * 1000}:4:0:8:0:4:0"} if copy["pk"] == STATE_KEY else {}
+        # serving number, and no hold is announced; and the publish to the room's push channel
+        # that told waiting pages (core/push.py).
+        history = (
+            {
+                "history": f"{int(NOW) * 1000}:4:0:8:0:4:0",
+                "push_seq": int(NOW * 1000),
+                "push_told": '["off",600,false,null,null,null,null,null,null]',
+            }
+            if copy["pk"] == STATE_KEY
+            else {}
+        )
         assert copy == {
             "pk": copy["pk"],
             "enabled": False,
@@ -73,6 +83,11 @@ def test_off_writes_the_config_item_and_every_status_copy(
             "admitted_total": 4,
             **history,
         }
+    # The room's first publish: a full copy of the shared state, which says the room is off.
+    (message,) = channel.messages
+    assert (message["reason"], message["seq"]) == ("resync", int(NOW * 1000))
+    assert message["doc"]["state"] == "off"
+    assert message["doc"]["origin"] == deployed_room.settings.origin
 
 
 def test_on_after_off_bumps_the_version_and_keeps_the_rates(
@@ -482,3 +497,33 @@ def test_a_throttled_status_update_says_the_switch_is_saved(deployed_room: Deplo
     assert calls == ["write", "pause"] * (UNPROCESSED_ATTEMPTS - 1) + ["write"]
     ceilings = [UNPROCESSED_BACKOFF.ceiling(n) for n in range(UNPROCESSED_ATTEMPTS - 1)]
     assert all(0 < p <= c for p, c in zip(paused, ceilings, strict=True))
+
+
+def test_each_switch_tells_the_waiting_pages_at_once(
+    invoke: Invoke, deployed_room: DeployedRoom, channel: RecordingPublisher, clock: Any
+) -> None:
+    assert invoke("off", "sale").exit_code == 0  # the room's first publish: a resync
+    clock.now += 10
+    assert invoke("on", "sale").exit_code == 0
+    clock.now += 10
+    assert invoke("hold", "sale").exit_code == 0
+    clock.now += 10
+    result = invoke("close", "sale", "--message", "Sold out, thank you")
+    assert result.exit_code == 0, result.output
+    assert channel.reasons == ["resync", "on", "hold", "close"]
+    assert {channel for channel, _ in channel.published} == {"/room/sale"}
+    closed = channel.messages[-1]["doc"]
+    assert (closed["state"], closed["message"]) == ("closed", "Sold out, thank you")
+
+
+def test_a_channel_that_refuses_fails_no_command_and_says_so(
+    invoke: Invoke, deployed_room: DeployedRoom, channel: RecordingPublisher
+) -> None:
+    channel.refuse = "AppSync answered 403: not authorized to perform appsync:EventPublish"
+    result = invoke("hold", "sale")
+    assert result.exit_code == 0, result.output
+    assert read_item(deployed_room.table, "config")["held"] is True  # type: ignore[index]
+    assert result.stderr.startswith("Warning: Waiting pages were not told of the room's ")
+    assert "appsync:EventPublish" in result.stderr
+    # The state copy says no publish reached the pages: the next status write sends again.
+    assert "push_told" not in read_item(deployed_room.table, STATE_KEY)  # type: ignore[operator]

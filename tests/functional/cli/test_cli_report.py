@@ -19,11 +19,19 @@ from typing import Any
 import pytest
 
 from beekeeper.charts.words import Timeline
+from beekeeper.core.settings import RoomSettings
 from beekeeper.room.emf import MinuteMetrics
 from beekeeper.room.governor import record_check
 from beekeeper.room.governor_records import Decision, log_item
-from beekeeper.simulator.capacity import CapacityPlan
-from beekeeper.simulator.run import EPOCH, Arrival, SimulationResult, simulate
+from beekeeper.simulator.run import (
+    EPOCH,
+    Arrival,
+    Crowd,
+    SimulationResult,
+    Visits,
+    simulate,
+    simulated_room,
+)
 from beekeeper.store.cloudwatch import metric_data_from_emf, nearest_rank
 from tests.support.cli_testkit import (
     REGION,
@@ -60,10 +68,12 @@ class Event:
         return found
 
 
-def simulated(**options: Any) -> Event:
+def simulated(room: RoomSettings, **crowd: Any) -> Event:
     lines: list[str] = []
     result = simulate(
-        metrics=lambda clock: MinuteMetrics(ROOM, clock=clock, write=lines.append), **options
+        room,
+        Crowd(**crowd),
+        metrics=lambda clock: MinuteMetrics(ROOM, clock=clock, write=lines.append),
     )
     return Event(result, lines)
 
@@ -72,7 +82,11 @@ def simulated(**options: Any) -> Event:
 def event() -> Event:
     """6,000 visitors over 6 minutes at 600 a minute: a line builds, then empties."""
     return simulated(
-        rate=600, visitors=6000, arrival=Arrival.parse("uniform:6"), minutes=MINUTES, seed=5
+        simulated_room(rate=600, join_work=0),
+        visitors=6000,
+        arrival=Arrival.parse("uniform:6"),
+        minutes=MINUTES,
+        seed=5,
     )
 
 
@@ -226,10 +240,11 @@ def test_a_capacity_room_reports_how_full_the_shop_was_and_who_left(
     aws: None, moto_percentiles: None, config_dir: Path, clock: Clock, invoke: Invoke,
     tmp_path: Path,
 ) -> None:  # fmt: skip
-    plan = CapacityPlan(max_inside=150, session_minutes=2, claim_minutes=1, visit_minutes=1.5,
-                        abandon=0.1, leave=0.5, leave_line=0.05)  # fmt: skip
-    shop = simulated(rate=600, visitors=3000, arrival=Arrival.parse("uniform:5"),
-                     minutes=MINUTES, seed=2, capacity=plan)  # fmt: skip
+    room = simulated_room(rate=600, join_work=0, max_inside=150, session_minutes=2,
+                          claim_minutes=1)  # fmt: skip
+    visits = Visits(visit_minutes=1.5, abandon=0.1, leave=0.5, leave_line=0.05)
+    shop = simulated(room, visitors=3000, arrival=Arrival.parse("uniform:5"),
+                     minutes=MINUTES, seed=2, visits=visits)  # fmt: skip
     record(config_dir, deploy(config_dir, max_inside=150, session_minutes=2, claim_minutes=1))
     put_metrics(shop.lines)
     clock.now = EPOCH + 3600

@@ -16,9 +16,9 @@ from tests.support.cli_testkit import (
     WatchSleep,
     aws_client,
     put_item,
-    room_settings,
+    redeploy,
     table_client,
-    write_room,
+    write_deployment,
 )
 
 MINUTE = int(NOW) // 60
@@ -219,7 +219,7 @@ def test_a_bad_interval_is_a_usage_error(invoke: Invoke, deployed_room: Deployed
 def test_text_report_shows_the_governors_last_decisions_and_why(
     invoke: Invoke, deployed_room: DeployedRoom, config_dir: Path
 ) -> None:
-    write_room(config_dir, room_settings(dynamic_rate_throttling=True, slow_ms=800))
+    redeploy(config_dir, deployed_room, dynamic_rate_throttling=True, slow_ms=800)
     populate(deployed_room)
     lines = invoke("status", "sale").output.splitlines()
     assert lines[2] == "Governor: throttled; baseline median 100 ms; slow when p90 > 800 ms"
@@ -236,7 +236,7 @@ def test_text_report_shows_the_governors_last_decisions_and_why(
 def test_a_governor_that_can_not_take_a_baseline_says_why_in_one_line(
     invoke: Invoke, deployed_room: DeployedRoom, config_dir: Path
 ) -> None:
-    write_room(config_dir, room_settings(dynamic_rate_throttling=True))
+    redeploy(config_dir, deployed_room, dynamic_rate_throttling=True)
     pending = Decision(
         at=NOW - 30, decision="baseline-pending", rate_before=600, rate_after=600, samples=60,
         errors=60, median_ms=None, p90_ms=None, mean_ms=None, slow_above_ms=None,
@@ -302,8 +302,7 @@ def test_a_room_rehearsed_with_shorter_minutes_is_read_in_its_own_minutes(
     invoke: Invoke, deployed_room: DeployedRoom, config_dir: Path
 ) -> None:
     # `beekeeper local --minute-seconds 10`: the trigger numbers its minutes now // 10.
-    record = config_dir / "rooms" / "sale.deployed.json"
-    record.write_text(json.dumps({**deployed_room.outputs, "MinuteSeconds": "10"}))
+    write_deployment(config_dir, "sale", {**deployed_room.outputs, "MinuteSeconds": "10"})
     table, minute = deployed_room.table, int(NOW) // 10
     put_item(table, {"pk": "config", "enabled": True, "operator_rate": 60, "rate": 60,
                      "version": 1, "updated_at": int(NOW) - 5})  # fmt: skip
@@ -323,3 +322,24 @@ def test_a_room_rehearsed_with_shorter_minutes_is_read_in_its_own_minutes(
     assert "Arrivals: peak 6/min, this minute 0" in text
     assert "Admitted: peak 4/min, this minute 0" in text
     assert "Last 60 minutes of 10 s (--minute-seconds), a column a minute" in text
+
+
+def test_status_warns_a_month_before_the_pages_key_to_the_push_channel_expires(
+    invoke: Invoke, deployed_room: DeployedRoom, config_dir: Path
+) -> None:
+    # Deployed a year ago: the key expires in 20 days.
+    outputs = {**deployed_room.outputs, "ChannelKeyExpires": str(int(NOW) + 20 * 86_400)}
+    write_deployment(config_dir, "sale", outputs)
+    result = invoke("status", "sale")
+    assert result.exit_code == 0, result.output
+    assert result.stderr == (
+        "Warning: The waiting pages' key to the push channel expires in 20 days; after that "
+        "pages follow the shared state alone (a change reaches them in up to 30 s, not 2 s); "
+        "`beekeeper "
+        "deploy sale` sets it a year ahead again.\n"
+    )
+    write_deployment(config_dir, "sale", {**outputs, "ChannelKeyExpires": str(int(NOW) - 1)})
+    assert "has expired" in invoke("status", "sale").stderr
+    # A room deployed today hears nothing of it.
+    write_deployment(config_dir, "sale", deployed_room.outputs)
+    assert invoke("status", "sale").stderr == ""

@@ -10,39 +10,43 @@ from __future__ import annotations
 
 import pytest
 
-from beekeeper.simulator.capacity import CapacityPlan
+from beekeeper.core.settings import RoomSettings
 from beekeeper.simulator.faults import Faults
-from beekeeper.simulator.run import Arrival, SimulationResult, simulate
+from beekeeper.simulator.run import (
+    Arrival,
+    Crowd,
+    SimulationResult,
+    Visits,
+    simulate,
+    simulated_room,
+)
 
 ALL_FAULTS = Faults.parse("crash,throttle,duplicates,double-trigger")
 CALM = Faults()
 MAX_INSIDE = 20
 
 
-def run(plan: CapacityPlan, faults: Faults = CALM, seed: int = 1) -> SimulationResult:
+def run(
+    room: RoomSettings, visits: Visits, faults: Faults = CALM, seed: int = 1
+) -> SimulationResult:
     # 400 visitors over 6 minutes into a shop of 20 that lets about 8 in a minute: a line
     # waits from the first minute to the last.
-    return simulate(
-        rate=600,
+    crowd = Crowd(
         visitors=400,
         arrival=Arrival.parse("uniform:6"),
         minutes=12,
         faults=faults,
         seed=seed,
-        capacity=plan,
+        visits=visits,
     )
+    return simulate(room, crowd)
 
 
-def abandoning(**changes: float) -> CapacityPlan:
-    values = {
-        "session_minutes": 1.0,
-        "claim_minutes": 0.5,
-        "visit_minutes": 3.0,
-        "abandon": 0.2,
-        "leave": 1.0,
-        "leave_line": 0.05,
-    }
-    return CapacityPlan(max_inside=MAX_INSIDE, **(values | changes))
+def abandoning(*, leave: float = 1.0) -> tuple[RoomSettings, Visits]:
+    room = simulated_room(
+        rate=600, join_work=0, max_inside=MAX_INSIDE, session_minutes=1.0, claim_minutes=0.5
+    )
+    return room, Visits(visit_minutes=3.0, abandon=0.2, leave=leave, leave_line=0.05)
 
 
 def check_the_room_kept_its_promises(result: SimulationResult) -> None:
@@ -62,7 +66,7 @@ def check_the_room_kept_its_promises(result: SimulationResult) -> None:
 def test_abandoned_places_do_not_waste_the_shop(faults: Faults) -> None:
     # Seed 2: a run in which every fault happens (a throttle is drawn per table call, and the
     # pages that follow the shared state make few; seeds 1 and 3 meet no throttle at all).
-    result = run(abandoning(), faults, seed=2)
+    result = run(*abandoning(), faults, seed=2)
     check_the_room_kept_its_promises(result)
     capacity = result.capacity
     assert capacity is not None
@@ -74,7 +78,7 @@ def test_abandoned_places_do_not_waste_the_shop(faults: Faults) -> None:
 
 
 def test_idle_sessions_free_their_places_when_they_run_out() -> None:
-    result = run(abandoning(leave=0.3), ALL_FAULTS, seed=2)
+    result = run(*abandoning(leave=0.3), ALL_FAULTS, seed=2)
     check_the_room_kept_its_promises(result)
     capacity = result.capacity
     assert capacity is not None
@@ -84,12 +88,12 @@ def test_idle_sessions_free_their_places_when_they_run_out() -> None:
 
 
 def test_a_cap_of_one_admits_one_visitor_at_a_time() -> None:
-    plan = CapacityPlan(
-        max_inside=1, session_minutes=1.0, claim_minutes=0.5, visit_minutes=0.5, leave=0.5
+    room = simulated_room(
+        rate=600, join_work=0, max_inside=1, session_minutes=1.0, claim_minutes=0.5
     )
-    result = simulate(
-        rate=600, visitors=12, arrival=Arrival.parse("burst"), minutes=4, capacity=plan
-    )
+    visits = Visits(visit_minutes=0.5, leave=0.5)
+    crowd = Crowd(visitors=12, arrival=Arrival.parse("burst"), minutes=4, visits=visits)
+    result = simulate(room, crowd)
     capacity = result.capacity
     assert capacity is not None
     assert capacity.peak_inside == 1 and capacity.arrived >= 4

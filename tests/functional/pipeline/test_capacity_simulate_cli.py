@@ -11,8 +11,7 @@ from click.testing import CliRunner
 import beekeeper.apigateway
 from beekeeper.cli.commands.simulate import command_line
 from beekeeper.cli.main import cli
-from beekeeper.simulator.capacity import CapacityPlan
-from beekeeper.simulator.run import Arrival, simulate
+from beekeeper.simulator.run import Arrival, Crowd, Visits, simulate, simulated_room
 
 RATE_MODE = ["--rate", "60", "--visitors", "150", "--arrival", "uniform:2", "--minutes", "3"]
 CAPACITY = [
@@ -101,10 +100,14 @@ def test_bad_capacity_flags_give_one_clear_error(args: list[str], message: str) 
 
 
 def test_the_report_names_the_command_that_runs_it_again() -> None:
-    plan = CapacityPlan(
-        max_inside=3, session_minutes=1, claim_minutes=0.5, visit_minutes=1, abandon=0.1
+    room = simulated_room(rate=60, max_inside=3, session_minutes=1, claim_minutes=0.5)
+    crowd = Crowd(
+        visitors=5,
+        arrival=Arrival.parse("burst"),
+        minutes=1,
+        visits=Visits(visit_minutes=1, abandon=0.1),
     )
-    result = simulate(rate=60, visitors=5, arrival=Arrival.parse("burst"), minutes=1, capacity=plan)
+    result = simulate(room, crowd)
     assert command_line(result) == (
         "beekeeper simulate --rate 60 --visitors 5 --arrival burst --minutes 1 "
         "--max-inside 3 --session-minutes 1 --claim-minutes 0.5 --visit-minutes 1 "

@@ -65,6 +65,7 @@ def run(aws: Aws, clock: FakeClock, fetch: Callable[[str, float], Sample], **kw:
         clock=clock,
         sleep=clock.sleep,
         pauses=clock.pauses(),
+        push=kw.get("push"),
     )
     clock.now = (clock.now // 60 + 1) * 60  # the next minute's run
     return decision

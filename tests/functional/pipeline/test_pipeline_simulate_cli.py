@@ -80,7 +80,10 @@ def test_bad_flags_give_one_clear_error(args: list[str], message: str) -> None:
 
 
 def test_json_adds_the_charts_series_and_keeps_every_key() -> None:
-    code, output = run("--rate", "60", "--visitors", "100", "--minutes", "2", "--json")
+    # Without the work a place costs, everyone is in line from the first moment.
+    code, output = run(
+        "--rate", "60", "--visitors", "100", "--minutes", "2", "--join-work", "0", "--json"
+    )  # fmt: skip
     assert code == 0
     data = json.loads(output)
     assert data["arrivals_per_minute"] == [100, 0]

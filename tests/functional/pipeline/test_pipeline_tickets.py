@@ -16,6 +16,7 @@ from beekeeper.apigateway.room import Boto3DynamoDb, HttpRequest, run_integratio
 from beekeeper.core import tickets as facts
 from beekeeper.core.datamodel import TICKET_ATTRIBUTE, Token, visitor_key
 from beekeeper.core.headers import browser_origin
+from beekeeper.core.routes import JWKS
 from beekeeper.room.consumer import ConsumerReport, run_consumer
 from beekeeper.room.pacing import minute_span
 from beekeeper.room.ticket_keys import TicketKeyStore
@@ -42,7 +43,7 @@ def keyed(aws: Aws) -> tuple[Aws, str]:
 
 def jwks(aws: Aws) -> dict[str, Any]:
     answer = run_integration(
-        facts.JWKS_ROUTE,
+        JWKS.name,
         HttpRequest("GET", "/jwks.json", {}, {}),
         dynamodb=Boto3DynamoDb(aws.dynamodb),
         table_name=aws.table,

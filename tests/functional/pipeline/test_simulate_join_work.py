@@ -9,12 +9,14 @@ import pytest
 from click.testing import CliRunner
 
 from beekeeper.cli.main import cli
-from beekeeper.simulator.run import Arrival, simulate
+from beekeeper.core.settings import default_for
+from beekeeper.simulator.run import Arrival, Crowd, simulate, simulated_room
 
 
 def test_each_visitor_solves_before_joining_and_nobody_is_lost() -> None:
     result = simulate(
-        rate=600, visitors=1_200, arrival=Arrival.parse("uniform:2"), minutes=4, join_work_ms=1_000
+        simulated_room(rate=600, join_work=1_000),
+        Crowd(visitors=1_200, arrival=Arrival.parse("uniform:2"), minutes=4),
     )
     assert result.lost == 0 and result.admitted_twice == 0 and result.still_waiting == 0
     assert result.still_solving == 0 and sum(result.admitted_per_minute) == 1_200
@@ -23,7 +25,10 @@ def test_each_visitor_solves_before_joining_and_nobody_is_lost() -> None:
     assert result.join_work_seconds_p95 / result.join_work_seconds_p50 < 1.7  # type: ignore[operator]
     assert result.join_work_flood_factor_max == 1.0  # 10 a second is no flood at 600/min
     # The challenge's single-use write is one more call at the link than without work.
-    plain = simulate(rate=600, visitors=1_200, arrival=Arrival.parse("uniform:2"), minutes=4)
+    plain = simulate(
+        simulated_room(rate=600, join_work=0),
+        Crowd(visitors=1_200, arrival=Arrival.parse("uniform:2"), minutes=4),
+    )
     extra = result.calls_per_new_visitor - plain.calls_per_new_visitor  # type: ignore[operator]
     assert extra == pytest.approx(1.0, abs=0.05)
 
@@ -31,7 +36,8 @@ def test_each_visitor_solves_before_joining_and_nobody_is_lost() -> None:
 def test_a_sustained_flood_raises_the_work_and_visitors_still_solving_never_joined() -> None:
     # 200 a second at 60/min: a flood from 50 a second, so up to 4 x the work.
     result = simulate(
-        rate=60, visitors=12_000, arrival=Arrival.parse("uniform:1"), minutes=2, join_work_ms=1_000
+        simulated_room(rate=60, join_work=1_000),
+        Crowd(visitors=12_000, arrival=Arrival.parse("uniform:1"), minutes=2),
     )
     assert 3.0 <= result.join_work_flood_factor_max <= 8.0  # type: ignore[operator]
     assert result.join_work_seconds_max > 3.0  # type: ignore[operator]
@@ -42,7 +48,11 @@ def test_a_sustained_flood_raises_the_work_and_visitors_still_solving_never_join
 
 def test_the_flag_and_its_json_keys() -> None:
     args = ["simulate", "--rate", "60", "--visitors", "50", "--minutes", "2", "--json"]
-    off = json.loads(CliRunner().invoke(cli, args).output)
+    # Without the flag a place costs what a room's does unless its file says otherwise.
+    default = json.loads(CliRunner().invoke(cli, args).output)
+    assert default["join_work_ms"] == default_for("join_work") == 1_000
+    assert default["join_work_seconds_p50"] is not None
+    off = json.loads(CliRunner().invoke(cli, [*args, "--join-work", "0"]).output)
     assert off["join_work_ms"] == 0 and off["join_work_seconds_p50"] is None
     result = CliRunner().invoke(cli, [*args, "--join-work", "500"])
     data = json.loads(result.output)

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from beekeeper.core import telemetry
 from beekeeper.room.emf import MinuteMetrics
 from beekeeper.simulator import measure
-from beekeeper.simulator.run import Arrival, simulate
+from beekeeper.simulator.run import Arrival, Crowd, simulate, simulated_room
 
 
 def test_the_wait_metric_holds_every_admitted_visitors_wait() -> None:
@@ -19,11 +19,8 @@ def test_the_wait_metric_holds_every_admitted_visitors_wait() -> None:
         return MinuteMetrics("simulated", clock=clock, write=lines.append)
 
     result = simulate(
-        rate=120,
-        visitors=900,
-        arrival=Arrival.parse("uniform:4"),
-        minutes=10,
-        seed=3,
+        simulated_room(rate=120, join_work=0),
+        Crowd(visitors=900, arrival=Arrival.parse("uniform:4"), minutes=10, seed=3),
         metrics=sink,
     )
     documents = [json.loads(line) for line in lines]

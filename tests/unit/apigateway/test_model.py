@@ -13,7 +13,7 @@ from beekeeper.apigateway.http import HttpRequest
 from beekeeper.apigateway.model import InvalidApi, check, load, method_problems
 from beekeeper.apigateway.runtime import invoke
 from beekeeper.core.gateway_answers import gateway_responses
-from beekeeper.core.routes import CAPACITY, RATE, routes
+from beekeeper.core.routes import CAPACITY, RATE, templated
 from beekeeper.stacks.rest_api import definition, local_references
 from beekeeper.vtl.methods import route_method
 from tests.support.stack_testkit import CHANGED_ROOM, FULL_ROOM
@@ -25,7 +25,7 @@ NOW_MS = 1_763_780_000_000
 
 
 def method_of(name: str, mode: Any = RATE) -> dict[str, Any]:
-    found = routes(mode)[name]
+    found = templated(mode)[name]
     return route_method(
         found,
         mode=mode,

@@ -18,7 +18,7 @@ from beekeeper.apigateway.runtime import (
     media_type,
 )
 from beekeeper.core.headers import PAGE_HEADERS, PRESENCE_SCRIPT_HEADERS, browser_origin
-from beekeeper.core.routes import CAPACITY, Route
+from beekeeper.core.routes import CAPACITY, PER_VISITOR, Caller, Kind, Route, Vtl
 from beekeeper.stacks.rest_api import definition, local_references
 from beekeeper.vtl.methods import DYNAMODB_CONTENT_TYPE, route_method
 from beekeeper.waiting_room_site import presence
@@ -34,15 +34,26 @@ CONDITION_FAILED = {"__type": "com.amazonaws.dynamodb.v20120810#ConditionalCheck
 # /leave became the producer's; API Gateway's rules for one are held here all the same.
 BEACON = Route(
     "beacon",
-    "UpdateItem",
-    {CAPACITY: "client-session-request.vtl"},
-    "client-response.vtl",
-    method="POST",
-    refusal_template="client-refused.vtl",
-    error_body='{"allow": false}',
-    request_content_types=("application/json", "text/plain", "application/x-www-form-urlencoded"),
+    "/beacon",
+    Kind.TEMPLATE,
+    ("POST",),
+    (CAPACITY,),
+    (Caller.SHOP_PAGES,),
+    edge=PER_VISITOR,
     cors=True,
-    reads_token=True,
+    vtl=Vtl(
+        "UpdateItem",
+        {CAPACITY: "client-session-request.vtl"},
+        "client-response.vtl",
+        refusal_template="client-refused.vtl",
+        error_body='{"allow": false}',
+        request_content_types=(
+            "application/json",
+            "text/plain",
+            "application/x-www-form-urlencoded",
+        ),
+        reads_token=True,
+    ),
 )
 
 

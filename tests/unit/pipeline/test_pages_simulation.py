@@ -23,7 +23,8 @@ from hypothesis import strategies as st
 
 from beekeeper.cli.main import cli
 from beekeeper.simulator.pages import PageCrowd
-from beekeeper.simulator.run import EPOCH, Arrival, SimulationResult, simulate
+from beekeeper.simulator.result import SimulationResult
+from beekeeper.simulator.run import EPOCH, Arrival, Crowd, simulate, simulated_room
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -70,11 +71,8 @@ def test_a_line_of_30_joining_within_11_5_s_at_5_a_minute_shows_every_place_once
     shown: dict[float, dict[int, tuple[int, int]]] = {}
 
     result = simulate(
-        rate=5,
-        visitors=30,
-        arrival=Arrival("over", seconds=11.5),
-        minutes=minutes,
-        seed=30,
+        simulated_room(rate=5, join_work=0),
+        Crowd(visitors=30, arrival=Arrival("over", seconds=11.5), minutes=minutes, seed=30),
         watch_pages=every_second(EPOCH + 60 * minutes, record(shown)),
     )
     assert sum(result.admitted_per_minute) == 30
@@ -89,12 +87,10 @@ def test_after_a_draw_of_6_the_places_follow_the_drawn_order() -> None:
     shown: dict[float, dict[int, tuple[int, int]]] = {}
 
     result = simulate(
-        rate=2,
-        visitors=6,
-        arrival=Arrival.parse("burst"),
-        minutes=minutes,
-        seed=6,
-        starts_at_minute=1,
+        simulated_room(rate=2, join_work=0),
+        Crowd(
+            visitors=6, arrival=Arrival.parse("burst"), minutes=minutes, seed=6, starts_at_minute=1
+        ),
         watch_pages=every_second(EPOCH + 60 * minutes, record(shown)),
     )
     assert result.prequeue_visitors == 6
@@ -135,11 +131,8 @@ def test_the_places_shown_follow_the_true_place_and_no_two_pages_share_one(
     minutes = min(10, visitors // rate + 3)
     shown: dict[float, dict[int, tuple[int, int]]] = {}
     result = simulate(
-        rate=rate,
-        visitors=visitors,
-        arrival=Arrival.parse(arrival),
-        minutes=minutes,
-        seed=seed,
+        simulated_room(rate=rate, join_work=0),
+        Crowd(visitors=visitors, arrival=Arrival.parse(arrival), minutes=minutes, seed=seed),
         watch_pages=every_second(EPOCH + 60 * minutes, record(shown)),
     )
     assert result.lost == 0
@@ -197,7 +190,10 @@ def test_the_documented_simulations_are_found() -> None:
 
 def test_a_line_that_forms_over_a_minute_shows_places_within_the_bounds() -> None:
     within_the_bounds(
-        simulate(rate=600, visitors=2_000, arrival=Arrival.parse("uniform:1"), minutes=5, seed=1)
+        simulate(
+            simulated_room(rate=600, join_work=0),
+            Crowd(visitors=2_000, arrival=Arrival.parse("uniform:1"), minutes=5, seed=1),
+        )
     )
 
 
@@ -207,11 +203,8 @@ def test_30000_a_minute_with_100000_waiting_costs_the_origin_a_little_over_the_w
     joins and admissions, minute by minute; admissions noticed within p50 1 s and p90 2 s;
     every page's fetches of the shared state reach the edge, and the edge only."""
     result = simulate(
-        rate=30_000,
-        visitors=130_000,
-        arrival=Arrival.parse("uniform:1"),
-        minutes=5,
-        seed=26,
+        simulated_room(rate=30_000, join_work=0),
+        Crowd(visitors=130_000, arrival=Arrival.parse("uniform:1"), minutes=5, seed=26),
     )
     assert result.admitted_per_minute[:4] == [30_000] * 4
     assert result.origin_ratio_max is not None and result.origin_ratio_max <= 1.3

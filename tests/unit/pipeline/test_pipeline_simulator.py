@@ -15,7 +15,7 @@ import math
 import pytest
 
 from beekeeper.simulator.faults import FAULT_NAMES, Faults
-from beekeeper.simulator.run import Arrival, SimulationResult, simulate
+from beekeeper.simulator.run import Arrival, Crowd, SimulationResult, simulate, simulated_room
 
 # 12,345 a minute takes a few seconds a case: the full gate's (slow).
 SMALL_RATES = (1, 7, 25, 600, 3300, pytest.param(12345, marks=pytest.mark.slow))
@@ -44,12 +44,14 @@ def struck(result: SimulationResult, fault: str) -> bool:
 def test_small_and_medium_rates(rate: int, fault: str) -> None:
     visitors = rate + rate // 2 + 1
     result = simulate(
-        rate=rate,
-        visitors=visitors,
-        arrival=Arrival.parse("burst"),
-        minutes=2,
-        faults=Faults.parse(fault),
-        seed=rate,
+        simulated_room(rate=rate, join_work=0),
+        Crowd(
+            visitors=visitors,
+            arrival=Arrival.parse("burst"),
+            minutes=2,
+            faults=Faults.parse(fault),
+            seed=rate,
+        ),
     )
     check(result)
     assert sum(result.admitted_per_minute) + result.still_waiting == visitors
@@ -64,12 +66,14 @@ def test_high_rates_with_the_fewest_consumers(faults: str) -> None:
     """100,000/min needs 17 consumers (the original design needed 100)."""
     rate = 100_000
     result = simulate(
-        rate=rate,
-        visitors=rate + 2_000,
-        arrival=Arrival.parse("burst"),
-        minutes=1,
-        faults=Faults.parse(faults),
-        seed=rate % 97,
+        simulated_room(rate=rate, join_work=0),
+        Crowd(
+            visitors=rate + 2_000,
+            arrival=Arrival.parse("burst"),
+            minutes=1,
+            faults=Faults.parse(faults),
+            seed=rate % 97,
+        ),
     )
     check(result)
     assert result.peak_consumers == 17
@@ -86,12 +90,14 @@ def test_high_rates_with_the_fewest_consumers(faults: str) -> None:
 @pytest.mark.parametrize("faults", ["", ALL_FAULTS])
 def test_270000_a_minute_with_45_consumers(faults: str) -> None:
     result = simulate(
-        rate=270_000,
-        visitors=272_000,
-        arrival=Arrival.parse("burst"),
-        minutes=1,
-        faults=Faults.parse(faults),
-        seed=11,
+        simulated_room(rate=270_000, join_work=0),
+        Crowd(
+            visitors=272_000,
+            arrival=Arrival.parse("burst"),
+            minutes=1,
+            faults=Faults.parse(faults),
+            seed=11,
+        ),
     )
     check(result)
     assert result.peak_consumers == 45
@@ -109,7 +115,8 @@ def test_270000_a_minute_with_45_consumers(faults: str) -> None:
 def test_straight_through_while_the_room_has_room(rate: int, median: float, p99: float) -> None:
     """Half the rate arriving evenly: nobody waits for the next minute."""
     result = simulate(
-        rate=rate, visitors=rate * 3, arrival=Arrival.parse("uniform:6"), minutes=6, seed=2
+        simulated_room(rate=rate, join_work=0),
+        Crowd(visitors=rate * 3, arrival=Arrival.parse("uniform:6"), minutes=6, seed=2),
     )
     check(result, full_first_minute=False)
     assert result.wait_seconds_p50 is not None and result.wait_seconds_p99 is not None
@@ -124,7 +131,8 @@ def test_straight_through_while_the_room_has_room(rate: int, median: float, p99:
 @pytest.mark.parametrize("rate", [600, 3000])
 def test_over_capacity_every_full_minute_admits_exactly_the_rate(rate: int) -> None:
     result = simulate(
-        rate=rate, visitors=rate * 8, arrival=Arrival.parse("uniform:4"), minutes=5, seed=3
+        simulated_room(rate=rate, join_work=0),
+        Crowd(visitors=rate * 8, arrival=Arrival.parse("uniform:4"), minutes=5, seed=3),
     )
     check(result, full_first_minute=False)
     assert result.admitted_per_minute[1:] == [rate] * 4
@@ -134,21 +142,30 @@ def test_over_capacity_every_full_minute_admits_exactly_the_rate(rate: int) -> N
 
 def test_a_visitor_who_joins_a_quiet_minute_wakes_a_consumer() -> None:
     # The first minute is claimed with nobody in line; the lone visitor joins 20 s into it.
-    result = simulate(rate=60, visitors=1, arrival=Arrival.parse("at:20"), minutes=2, seed=4)
+    result = simulate(
+        simulated_room(rate=60, join_work=0),
+        Crowd(visitors=1, arrival=Arrival.parse("at:20"), minutes=2, seed=4),
+    )
     assert result.consumers_woken == 1
     assert result.admitted_per_minute == [1, 0]
     assert result.wait_seconds_max is not None and result.wait_seconds_max < 1
 
 
 def test_a_lone_visitor_before_the_minute_goes_in_as_it_starts() -> None:
-    result = simulate(rate=1, visitors=1, arrival=Arrival.parse("burst"), minutes=2, seed=3)
+    result = simulate(
+        simulated_room(rate=1, join_work=0),
+        Crowd(visitors=1, arrival=Arrival.parse("burst"), minutes=2, seed=3),
+    )
     assert result.admitted_per_minute == [1, 0]
     assert result.consumers_woken == 0  # the trigger saw them and planned a consumer
     assert result.wait_seconds_max is not None and result.wait_seconds_max < 3
 
 
 def test_a_room_nobody_visits_starts_no_consumer() -> None:
-    result = simulate(rate=300_000, visitors=0, arrival=Arrival.parse("burst"), minutes=10)
+    result = simulate(
+        simulated_room(rate=300_000, join_work=0),
+        Crowd(visitors=0, arrival=Arrival.parse("burst"), minutes=10),
+    )
     assert result.consumers_per_minute == [0] * 10
     assert result.peak_consumers == 0
     # The trigger's reads, its claim and the status it publishes: a handful a minute.
@@ -157,12 +174,14 @@ def test_a_room_nobody_visits_starts_no_consumer() -> None:
 
 def test_a_live_rate_change_applies_from_the_change() -> None:
     result = simulate(
-        rate=600,
-        visitors=6000,
-        arrival=Arrival.parse("burst"),
-        minutes=4,
-        seed=6,
-        rate_changes=[(90.0, 1200)],
+        simulated_room(rate=600, join_work=0),
+        Crowd(
+            visitors=6000,
+            arrival=Arrival.parse("burst"),
+            minutes=4,
+            seed=6,
+            rate_changes=[(90.0, 1200)],
+        ),
     )
     assert result.minutes_with_rate_change == [1]
     assert result.admitted_per_minute[0] == 600
@@ -175,12 +194,14 @@ def test_a_live_rate_change_applies_from_the_change() -> None:
 def test_the_same_seed_gives_the_same_run() -> None:
     def run() -> SimulationResult:
         return simulate(
-            rate=3300,
-            visitors=5000,
-            arrival=Arrival.parse("burst"),
-            minutes=2,
-            faults=Faults.parse(ALL_FAULTS),
-            seed=9,
+            simulated_room(rate=3300, join_work=0),
+            Crowd(
+                visitors=5000,
+                arrival=Arrival.parse("burst"),
+                minutes=2,
+                faults=Faults.parse(ALL_FAULTS),
+                seed=9,
+            ),
         )
 
     assert run() == run()

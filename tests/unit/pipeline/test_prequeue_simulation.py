@@ -12,7 +12,7 @@ import pytest
 
 from beekeeper.simulator.faults import Faults
 from beekeeper.simulator.prequeue import inversions, kendall_tau, prequeue_figures
-from beekeeper.simulator.run import Arrival, simulate
+from beekeeper.simulator.run import Arrival, Crowd, simulate, simulated_room
 
 
 def tau_z(tau: float, n: int) -> float:
@@ -56,12 +56,14 @@ def test_figures_count_pre_queue_visitors_admitted_after_a_later_one() -> None:
 @pytest.mark.parametrize("seed", [1, 2])
 def test_five_thousand_pre_queued_visitors_are_drawn_fairly(seed: int) -> None:
     result = simulate(
-        rate=5000,
-        visitors=5000,
-        arrival=Arrival.parse("uniform:1"),
-        minutes=3,
-        starts_at_minute=1,
-        seed=seed,
+        simulated_room(rate=5000, join_work=0),
+        Crowd(
+            visitors=5000,
+            arrival=Arrival.parse("uniform:1"),
+            minutes=3,
+            seed=seed,
+            starts_at_minute=1,
+        ),
     )
     assert result.prequeue_visitors == 5000
     assert fair(result.prequeue_order_tau, 5000), result.prequeue_order_tau
@@ -71,13 +73,15 @@ def test_five_thousand_pre_queued_visitors_are_drawn_fairly(seed: int) -> None:
 
 def test_the_pre_queue_goes_before_later_arrivals_at_the_rate_with_every_fault() -> None:
     result = simulate(
-        rate=1000,
-        visitors=5000,
-        arrival=Arrival.parse("uniform:6"),
-        minutes=10,
-        starts_at_minute=3,
-        faults=Faults.parse("crash,throttle,duplicates,double-trigger"),
-        seed=7,
+        simulated_room(rate=1000, join_work=0),
+        Crowd(
+            visitors=5000,
+            arrival=Arrival.parse("uniform:6"),
+            minutes=10,
+            faults=Faults.parse("crash,throttle,duplicates,double-trigger"),
+            seed=7,
+            starts_at_minute=3,
+        ),
     )
     assert result.prequeue_visitors == 2500
     assert result.faults_injected["crash"] > 0 and result.faults_injected["throttle"] > 0
@@ -90,12 +94,14 @@ def test_the_pre_queue_goes_before_later_arrivals_at_the_rate_with_every_fault()
 @pytest.mark.slow
 def test_twenty_thousand_pre_queued_at_six_thousand_a_minute_exactly() -> None:
     result = simulate(
-        rate=6000,
-        visitors=20_000,
-        arrival=Arrival.parse("uniform:1"),
-        minutes=5,
-        starts_at_minute=1,
-        seed=11,
+        simulated_room(rate=6000, join_work=0),
+        Crowd(
+            visitors=20_000,
+            arrival=Arrival.parse("uniform:1"),
+            minutes=5,
+            seed=11,
+            starts_at_minute=1,
+        ),
     )
     assert result.admitted_per_minute == [0, 6000, 6000, 6000, 2000]
     assert result.exact and result.max_window_excess <= 0
@@ -107,12 +113,14 @@ def test_twenty_thousand_pre_queued_at_six_thousand_a_minute_exactly() -> None:
 def test_a_hundred_thousand_pre_queued_at_thirty_thousand_a_minute_exactly() -> None:
     """The issue's size: 100,000 drawn at the start, admitted at exactly the rate, nobody lost."""
     result = simulate(
-        rate=30_000,
-        visitors=100_000,
-        arrival=Arrival.parse("uniform:1"),
-        minutes=6,
-        starts_at_minute=1,
-        seed=5,
+        simulated_room(rate=30_000, join_work=0),
+        Crowd(
+            visitors=100_000,
+            arrival=Arrival.parse("uniform:1"),
+            minutes=6,
+            seed=5,
+            starts_at_minute=1,
+        ),
     )
     assert result.prequeue_visitors == 100_000
     assert result.admitted_per_minute == [0, 30_000, 30_000, 30_000, 10_000, 0]

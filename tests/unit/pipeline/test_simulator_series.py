@@ -6,7 +6,7 @@ import pytest
 
 from beekeeper.simulator import measure
 from beekeeper.simulator.faults import FAULT_NAMES, FaultLog, Faults
-from beekeeper.simulator.run import Arrival, simulate
+from beekeeper.simulator.run import Arrival, Crowd, simulate, simulated_room
 
 EPOCH = 6000.0
 
@@ -93,12 +93,14 @@ def test_a_fault_log_keeps_when_each_fault_struck() -> None:
 def test_a_run_with_every_fault_gives_series_that_agree_with_its_totals() -> None:
     minutes = 4
     result = simulate(
-        rate=600,
-        visitors=2000,
-        arrival=Arrival.parse("uniform:2"),
-        minutes=minutes,
-        faults=Faults.parse(",".join(FAULT_NAMES)),
-        seed=3,
+        simulated_room(rate=600, join_work=0),
+        Crowd(
+            visitors=2000,
+            arrival=Arrival.parse("uniform:2"),
+            minutes=minutes,
+            faults=Faults.parse(",".join(FAULT_NAMES)),
+            seed=3,
+        ),
     )
     assert result.arrivals_per_minute == [1000, 1000, 0, 0]
     assert result.rate_per_minute == [600] * minutes

@@ -32,6 +32,7 @@ from beekeeper.apigateway.velocity.syntax import (
 )
 from beekeeper.core.paths import PACKAGE_ROOT
 from beekeeper.core.routes import template_files
+from beekeeper.core.settings import Mode
 from beekeeper.vtl import load_template, template_values
 from tests.support.packages import SOURCE_PACKAGES
 
@@ -150,7 +151,9 @@ def test_what_has_no_node_is_refused_when_parsed(template: str, why: str) -> Non
 
 
 def test_the_real_templates_parse() -> None:
-    values = template_values(table_name="t", origin="https://shop.example", session_seconds=900)
+    values = template_values(
+        table_name="t", origin="https://shop.example", mode=Mode.CAPACITY, session_seconds=900
+    )
     for name in sorted(template_files()):
         assert parse(load_template(name, values)), name
 

@@ -45,6 +45,7 @@ from beekeeper.core.serving import (
     OWN_POLL_EVERY_SECONDS,
 )
 from beekeeper.local.room import LocalOptions, LocalRoom
+from beekeeper.local.room import local_room as local_room_settings
 
 OFF_GOAL_SECONDS = 10.0
 RESUME_GOAL_SECONDS = 5.0
@@ -113,16 +114,15 @@ class Visitor:
 def local_room(name: str, config: str, *, save_line: bool = False) -> LocalRoom:
     os.environ["BEEKEEPER_CONFIG_DIR"] = config
     room = LocalRoom(
+        local_room_settings(rate=RATE, name=name, join_work=0),
         LocalOptions(
-            rate=RATE,
             demo=True,
             demo_port=0,
+            origin_is_demo=True,
             port=0,
             operator_port=0,
-            name=name,
-            join_work=0,
             save_line=save_line,
-        )
+        ),
     )
     room.start()
     return room

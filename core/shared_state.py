@@ -223,8 +223,8 @@ def document(
         state = OFF
     elif flag("closed") == "true":
         state = CLOSED
-    elif flag("held") == "true":
-        state = PAUSED
+    elif flag("held") == "true" and number("held_from") <= now_ms // 1000:
+        state = PAUSED  # a hold counts from its moment, announced before it
     elif starts_at > 0 and not drawn:
         state = PREQUEUE if starts_at > now_ms // 1000 else DRAWING
     rate, turnover = number("rate"), number("turnover")

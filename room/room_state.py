@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
@@ -266,9 +267,16 @@ class RoomSnapshot:
         config = self.config
         if not config.admits(now) or draw_pending(config, self.draw):
             return 0
-        if capped(config.max_inside) and self.inside >= config.max_inside:
-            return min(config.rate, self.turnover)
-        return config.rate
+        if not capped(config.max_inside):
+            return config.rate
+        # A capacity room's line passes its free places and then moves as places free: over the
+        # pages' display delay (the longest they extrapolate a point before the next is their
+        # anchor), the free places at most, or the turnover, never faster than the rate. A
+        # moment's free place stated as the whole rate would run every page's place ahead,
+        # and the floor would keep it there.
+        free = max(0, config.max_inside - self.inside)
+        passing = math.ceil(free * 60 / DISPLAY_DELAY_SECONDS)
+        return min(config.rate, max(self.turnover, passing))
 
 
 BATCH_GET_LIMIT = 100  # keys per BatchGetItem call (DynamoDB's limit)

@@ -349,3 +349,22 @@ def test_the_python_document_is_the_templates_answer_for_these(
 ) -> None:
     item = {"pk": {"S": STATE_KEY}, **attributes}
     assert shared_state.document(item, now_ms=NOW_MS, origin=ORIGIN) == document(item)
+
+
+@pytest.mark.parametrize(
+    ("inside", "turnover", "flow"),
+    [
+        (0, 5, 600),  # an empty shop: the line moves at the rate
+        (99, 5, 7),  # one free place: passed within the display delay (60 / 9 s), then slow
+        (99, 30, 30),  # ... or the turnover, when faster
+        (100, 5, 5),  # a full shop: the turnover
+    ],
+)
+def test_a_capacity_rooms_points_state_the_flow_its_free_places_allow(
+    inside: int, turnover: int, flow: int
+) -> None:
+    """A point's flow is what every page extrapolates for up to the display delay: a moment's
+    free place in a capacity room is not the whole rate (the pages' places would run ahead,
+    and their floor would keep them there)."""
+    room = snapshot(max_inside=100, rate=600, inside=inside, turnover=turnover)
+    assert room.serving_flow(NOW) == flow

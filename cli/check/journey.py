@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import parse_qs, quote, urlsplit
 
 from beekeeper.cli.check import tickets
+from beekeeper.cli.check.channel import ChannelConfig, ChannelTrouble, subscribed
 from beekeeper.cli.check.http import Answer, send
 from beekeeper.core.datamodel import (
     CLIENT_REDEEM_PARAMETER,
@@ -33,10 +34,14 @@ from beekeeper.core.join_work import WORK_PARAMETER, Challenge, solve, visitor_n
 from beekeeper.core.routes import ENTER, JWKS, LEAVE, POLLING, ROOM_PAGE, STATE, WORK_PAGE, Route
 from beekeeper.core.tickets import issuer_of
 from beekeeper.core.words import count
+from beekeeper.room.push import PublishError
 
 # A room switched on at its rate admits a visitor of a short line within seconds; the check
 # waits about a minute (a quiet room's first minute may still be starting its consumer).
 ADMISSION_SECONDS = 75.0
+# A change reaches every open page within 2 s of its publish (docs/pipeline.md, the push
+# channel); the check's one subscriber gives the channel a little more before it fails.
+PUSH_SEEN_SECONDS = 5.0
 # Between two of a test visitor's own /polling: as the page does near its turn.
 POLL_SECONDS = 1.0
 # Where the marketing link sends a browser: relative to it, as the producer writes them.
@@ -124,7 +129,11 @@ class Journey:
     sleep: Callable[[float], None]
     http: Callable[..., Answer] = send
     token_bytes: Callable[[int], bytes] | None = None
+    # The operator's publish of the room's shared document to its push channel (its sequence
+    # number): what the check's subscription must see (cli/check/operator_side.py).
+    publish_resync: Callable[[], int] | None = None
     people: list[TestVisitor] = field(default_factory=list)
+    page_html: str = ""
 
     def __post_init__(self) -> None:
         self.people = [TestVisitor(number) for number in range(1, self.visitors + 1)]
@@ -143,8 +152,8 @@ class Journey:
         ]
         if self.address.capacity:
             found.append(Step("leave", self.leave))
-        # The push channel's delivery goes here once rooms have a push channel: a step that
-        # subscribes as the page does and sees a change arrive.
+        if self.address.channel_source:
+            found.append(Step("push channel", self.push_channel))
         return found
 
     @property
@@ -259,6 +268,7 @@ class Journey:
                 f"The page does not name the room ({self.address.display_name!r}).",
                 "Is this the room you deployed? `beekeeper list` shows every room's address.",
             )
+        self.page_html = html
         policy = _meta_policy(html)
         framing = answer.header("content-security-policy") or ""
         if policy is None or "frame-ancestors 'none'" not in framing:
@@ -509,6 +519,66 @@ class Journey:
     def _leave(self, person: TestVisitor) -> Answer:
         url = f"{self.address.route(LEAVE)}?{CLIENT_TOKEN_PARAMETER}="
         return self.http(url + person.query_token, method="POST", headers=BEACON, body=b"")
+
+    def push_channel(self) -> str:
+        """The room's push channel as a waiting page meets it: a subscription with the key
+        the page carries, which may not publish, and the operator's publish seen through it
+        (a copy of the shared document as it stands, which changes nothing for real pages)."""
+        config = ChannelConfig.of_page(self.page_html)
+        if config is None:
+            raise StepFailed(
+                "The page's config names no push channel, although the room has one.",
+                "The channel's address and key are written into the page at deploy: run "
+                f"`beekeeper deploy {self.address.name}` again.",
+            )
+        if self.publish_resync is None:
+            raise ValueError("a journey that checks the push channel publishes through it")
+        try:
+            with subscribed(config, self.clock) as subscription:
+                refused = subscription.publish_with_page_key()
+                if refused["type"] != "publish_error":
+                    raise StepFailed(
+                        "The pages' API key could publish to the room's channel.",
+                        "Publishing is by IAM only: the channel namespace's publish auth mode "
+                        "must be AWS_IAM (docs/stack.md, the push channel).",
+                    )
+                published = self.clock()
+                seq = self._publish()
+                try:
+                    subscription.wait_for(lambda event: event.get("seq") == seq, PUSH_SEEN_SECONDS)
+                    took = self.clock() - published
+                except TimeoutError as error:
+                    raise ChannelTrouble(
+                        f"the room's publish was not delivered within {PUSH_SEEN_SECONDS:g} s"
+                    ) from error
+        except ChannelTrouble as trouble:
+            raise StepFailed(
+                f"A waiting page's subscription failed: {trouble.saw}.",
+                "Pages then learn of a hold or a close from the shared state alone, in up to "
+                "30 s instead of 2 s. `beekeeper status` says when the pages' key expires; "
+                "the channel's metrics are on the room's dashboard.",
+            ) from trouble
+        return (
+            f"subscribed as a page; the room's publish seen after {took:.2f} s; the pages' key "
+            "may not publish"
+        )
+
+    def _publish(self) -> int:
+        assert self.publish_resync is not None
+        try:
+            return self.publish_resync()
+        except PublishError as error:
+            raise StepFailed(
+                f"The room's channel refused the operator's publish: {error}.",
+                "The operator's credentials need appsync:EventPublish on the room's channel "
+                "namespace (docs/stack.md, the push channel), as `hold` and `resume` do.",
+            ) from error
+        except LookupError as error:
+            raise StepFailed(
+                f"Nothing to publish: {error}.",
+                "The room writes its shared state every minute once it runs; check again in "
+                "a minute.",
+            ) from error
 
     def give_back_places(self) -> None:
         """Capacity mode, when the journey stopped early: every admitted test visitor leaves,

@@ -15,9 +15,11 @@ from typing import Any
 
 from beekeeper.cli.room_status import StatusReport, read_status
 from beekeeper.cli.rooms import Deployment
+from beekeeper.core import push
 from beekeeper.core.datamodel import (
     PARTITION_KEY,
     PLACE_FREED_ATTRIBUTE,
+    STATE_KEY,
     TEST_PASS_BYTES,
     TEST_PASS_SECONDS,
     TTL_ATTRIBUTE,
@@ -27,6 +29,9 @@ from beekeeper.core.datamodel import (
 )
 from beekeeper.core.retry import Pauses
 from beekeeper.core.settings import RoomSettings
+from beekeeper.core.shared_state import document
+from beekeeper.room.push import Publisher
+from beekeeper.room.room_state import mark_attributes, read_mark
 
 
 @dataclass
@@ -40,6 +45,8 @@ class OperatorSide:
     clock: Callable[[], float]
     pauses: Pauses  # between a batch read's retries (core/retry.py)
     token_bytes: Callable[[int], bytes]
+    # The room's push channel, as the operator's commands publish to it (cli/channel.py).
+    publisher: Publisher
 
     @property
     def table(self) -> str:
@@ -94,6 +101,23 @@ class OperatorSide:
             )
             removed += bool(answer.get("Attributes"))
         return removed
+
+    def publish_resync(self) -> int:
+        """Publish the room's shared document as it stands, as the room's own full copy every
+        few minutes does (pages apply it as a fetched copy: nothing changes for them, and the
+        state copy's mark is left as it is); its sequence number. PublishError (room/push.py)
+        when the channel refuses it; LookupError when the room has no state copy yet."""
+        item = self._item(STATE_KEY)
+        if item is None:
+            raise LookupError("the room has written no shared state yet")
+        now_ms = int(self.clock() * 1000)
+        seq = push.next_seq(read_mark(item), now_ms)
+        marked = {**item, **mark_attributes(push.Mark(seq))}
+        doc = document(marked, now_ms=now_ms, origin=self.settings.origin)
+        self.publisher.publish(
+            push.channel_of(self.settings.name), [push.message(seq, push.RESYNC, doc)]
+        )
+        return seq
 
     def _item(self, pk: str) -> dict[str, Any] | None:
         answer = self.dynamodb.get_item(

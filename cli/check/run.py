@@ -153,6 +153,7 @@ class Check:
             sleep=self.sleep,
             http=self.http,
             token_bytes=self.token_bytes,
+            publish_resync=self.operator.publish_resync,
         )
         try:
             for step in journey.steps():

@@ -29,8 +29,9 @@ def check(ctx: click.Context, name: str, as_json: bool, local: bool | None) -> N
     """Send two test visitors through room NAME as browsers and the shop would, and report
     each step: the marketing link and its work, the cookie, the page, the shared state, their
     place, admission, the ticket verified offline, /client and a redeem (and a leave in
-    capacity mode). Test visitors count in no figure and are removed at the end; the check
-    sends none while anyone waits. Exit 0 only when every step passed."""
+    capacity mode), and the push channel as a page subscribes to it. Test visitors count in
+    no figure and are removed at the end; the check sends none while anyone waits. Exit 0
+    only when every step passed."""
     factory = factory_of(ctx)
     settings, deployment = factory.store().operated(name, local)
     report = run_check(factory, settings, deployment)
@@ -78,6 +79,7 @@ def run_check(factory: CliFactory, settings: RoomSettings, deployment: Deploymen
         clock=factory.clock,
         pauses=factory.pauses,
         token_bytes=secrets.token_bytes,
+        publisher=factory.publisher(settings, deployment),
     )
     return Check(
         operator, address, clock=factory.clock, sleep=factory.sleep, token_bytes=secrets.token_bytes

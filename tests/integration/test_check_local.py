@@ -7,8 +7,10 @@ prints is the command's own output.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -41,6 +43,7 @@ RATE_STEPS = [
     "ticket",
     "shop's check",
     "redeem",
+    "push channel",
     "clean up",
 ]
 
@@ -158,7 +161,7 @@ def test_a_capacity_room_s_test_visitors_leave_and_give_their_places_back(
         assert done.exit_code == 0, done.output
         report = json.loads(done.output)
         names = [step["step"] for step in report["steps"]]
-        assert names == [*RATE_STEPS[:-1], "leave", "clean up"]
+        assert names == [*RATE_STEPS[:-2], "leave", "push channel", "clean up"]
         after = status("seats")
         assert (after["inside"], after["admitted_total"], after["arrivals_total"]) == (0, 0, 0)
         assert not [key for key in table_keys(room) if key.startswith(("v#", "check#"))]
@@ -183,11 +186,48 @@ def test_a_room_whose_ticket_keys_were_retired_fails_at_the_ticket(rate_room: Lo
     assert "ticket" in failed
     # The steps after it are not run; the clean-up is.
     after = lines[lines.index(failed) + 1 : -1]
-    assert [line.split()[0] for line in after] == ["--", "--", "ok"]
+    assert [line.split()[0] for line in after] == ["--", "--", "--", "ok"]
     assert lines[-1].startswith("The check failed at 'ticket': ")
     assert "is not among the 0 key(s) /jwks.json publishes" in lines[-1]
     assert "`beekeeper keys drop`" in lines[-1]
     assert not [key for key in table_keys(rate_room) if key.startswith(("v#", "check#"))]
+
+
+def test_a_channel_that_turns_pages_away_fails_at_the_push_channel(rate_room: LocalRoom) -> None:
+    assert rate_room.channel is not None
+    rate_room.channel.refuse_connections = True  # as AWS throttles a burst of connections
+    done = beekeeper("check", "drop", "--local")
+    print(done.output)
+    assert done.exit_code == EXIT_CHECK_FAILED, done.output
+    lines = done.output.splitlines()
+    (failed,) = [line for line in lines if line.split()[0] == "FAIL"]
+    assert STEP_LINE.fullmatch(failed)["step"] == "push channel"  # type: ignore[index]
+    assert lines[-1].startswith(
+        "The check failed at 'push channel': A waiting page's subscription failed: the "
+        "connection to ws://127.0.0.1:"
+    )
+    assert "429" in lines[-1] and "in up to 30 s instead of 2 s" in lines[-1]
+    assert not [key for key in table_keys(rate_room) if key.startswith(("v#", "check#"))]
+
+
+def test_the_push_channel_step_sees_the_room_s_own_publish(rate_room: LocalRoom) -> None:
+    assert rate_room.channel is not None
+    before = dataclasses.replace(rate_room.channel.counts())
+    done = beekeeper("check", "drop", "--local", "--json")
+    assert done.exit_code == 0, done.output
+    (step,) = [s for s in json.loads(done.output)["steps"] if s["step"] == "push channel"]
+    assert step["saw"].startswith("subscribed as a page; the room's publish seen after ")
+    assert "the pages' key may not publish" in step["saw"]
+    # The operator's copy of the shared document, published and delivered to the check's
+    # subscriber (the room's own publishes may come too: a full copy is due every 5 minutes).
+    after = rate_room.channel.counts()
+    assert after.publishes >= before.publishes + 1
+    assert after.deliveries >= before.deliveries + 1
+    # The check's socket is closed (the server counts it once its handler has ended).
+    deadline = time.monotonic() + 30
+    while rate_room.channel.counts().subscriptions and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert rate_room.channel.counts().subscriptions == 0
 
 
 def test_an_off_room_is_not_checked_and_the_check_says_what_to_do(rate_room: LocalRoom) -> None:

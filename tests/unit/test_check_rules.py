@@ -10,9 +10,11 @@ import re
 import pytest
 
 from beekeeper.cli.check import tickets as verification
+from beekeeper.cli.check.journey import Journey, RoomAddress
 from beekeeper.cli.check.run import CheckReport, StepResult, render_text, why_not_now
 from beekeeper.cli.room_status import StatusReport
 from beekeeper.core.datamodel import Token
+from beekeeper.core.paths import PACKAGE_ROOT
 from beekeeper.core.settings import RoomSettings
 from beekeeper.room.tickets import TicketIssuer, public_jwk
 
@@ -138,3 +140,24 @@ def test_the_report_names_the_first_failure_and_what_was_not_run() -> None:
     assert report.to_json()["steps"][2] == {
         "step": "redeem", "passed": None, "seconds": 0.0, "saw": "", "look": "",
     }  # fmt: skip
+
+
+def test_docs_cli_names_every_step_the_check_takes() -> None:
+    """docs/cli.md's table of the check's steps is the journey's, in its order: a room with
+    every step (capacity mode, a push channel) between the room's read and the clean-up."""
+    address = RoomAddress(
+        name="drop",
+        marketing_url=f"{ISSUER}/beekeeper",
+        page_url=f"{ISSUER}/room",
+        client_check_url=f"{ISSUER}/client",
+        shop_origin=SHOP,
+        display_name="Drop",
+        capacity=True,
+        channel_source="wss://example.appsync-realtime-api.eu-west-1.amazonaws.com",
+    )
+    journey = Journey(address, "pass", 2, clock=lambda: NOW, sleep=lambda _s: None)
+    steps = ["room", *(step.name for step in journey.steps()), "clean up"]
+    text = (PACKAGE_ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    section = text.split("\n## check\n", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| ([a-z/' ]+) \| ", section, re.MULTILINE)
+    assert rows[0] == "step" and rows[1:] == steps

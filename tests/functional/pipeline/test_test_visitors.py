@@ -30,6 +30,7 @@ from beekeeper.core.datamodel import (
 from beekeeper.core.names import QUEUE_URL_OUTPUT, TABLE_NAME_OUTPUT
 from beekeeper.core.telemetry import Metric
 from beekeeper.room.places import Warden
+from beekeeper.room.push import NO_PUBLISHER
 from beekeeper.room.test_visitors import Pass, take_pass
 from beekeeper.room.tickets import TicketIssuer, secret_reader
 from tests.functional.pipeline.test_pipeline_tickets import consume_minute, keyed, verify
@@ -69,6 +70,7 @@ def operator(aws: Aws, clock: FakeClock) -> OperatorSide:
         clock=clock,
         pauses=clock.pauses(),
         token_bytes=lambda n: b"p" * n,
+        publisher=NO_PUBLISHER,
     )
 
 

@@ -11,7 +11,6 @@ the `beekeeper` command; the room's table is read to count admissions.
 
 from __future__ import annotations
 
-import base64
 import html
 import json
 import re
@@ -23,8 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
-from websockets.sync.client import connect
-
+from beekeeper.cli.check.channel import ChannelConfig, subscribed
 from beekeeper.cli.check.http import Answer, send
 from beekeeper.core import push
 from beekeeper.core.datamodel import (
@@ -352,56 +350,24 @@ def off_sends_new_visitors_to_the_shop(room: JourneyRoom, within: float = 10.0) 
 def a_subscribed_page_sees_a_hold(room: JourneyRoom, within: float = 2.0) -> None:
     """The page's push channel as the page finds it: where its config says, with the key it
     carries, allowed by its policy. A subscriber sees `beekeeper hold` (and `resume`) within
-    `within` s of the publish, and the page's key can not publish. The protocol is AWS's
-    (core/push.py); what AWS leaves open (a data event as text or as a list of texts) is
-    taken either way."""
+    `within` s of the publish, and the page's key can not publish. The subscription is
+    `beekeeper check`'s own (cli/check/channel.py)."""
     page = get(room.page_url).body.decode("utf-8")
-    config = json.loads(
-        re.search(r'id="beekeeper-room">(.*?)</script>', page, re.DOTALL).group(1)  # type: ignore[union-attr]
-    )
-    channel = config["channel"]
+    config = ChannelConfig.of_page(page)
+    assert config is not None, "the page's config names no push channel"
     policy = html.unescape(
         re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', page).group(1)  # type: ignore[union-attr]
     )
-    realtime = channel["url"].removesuffix(push.REALTIME_PATH)
+    realtime = config.url.removesuffix(push.REALTIME_PATH)
     assert f"connect-src 'self' {realtime};" in policy, policy
-    auth = push.auth_header(channel["host"], channel["key"])
-    encoded = base64.urlsafe_b64encode(json.dumps(auth).encode()).decode().rstrip("=")
-    with connect(
-        channel["url"],
-        subprotocols=[push.SUBPROTOCOL, push.AUTH_SUBPROTOCOL_PREFIX + encoded],  # type: ignore[list-item]
-        open_timeout=15,
-    ) as socket:
-
-        def next_message(kinds: tuple[str, ...]) -> dict[str, Any]:
-            while True:  # keep-alives come in between
-                message: dict[str, Any] = json.loads(socket.recv(timeout=30))
-                if message["type"] in kinds:
-                    return message
-
-        socket.send(json.dumps({"type": "connection_init"}))
-        ack = next_message(("connection_ack", "connection_error"))
-        assert ack["type"] == "connection_ack", ack
-        socket.send(json.dumps({"type": "subscribe", "id": "journey", "channel":
-                                channel["channel"], "authorization": auth}))  # fmt: skip
-        subscribed = next_message(("subscribe_success", "subscribe_error"))
-        assert subscribed == {"type": "subscribe_success", "id": "journey"}, subscribed
+    with subscribed(config, time.time) as subscription:
         # The page's key may subscribe, never publish (publishing is by IAM only).
-        socket.send(json.dumps({"type": "publish", "id": "forged", "channel": channel["channel"],
-                                "events": ['{"v": 1}'], "authorization": auth}))  # fmt: skip
-        refused = next_message(("publish_success", "publish_error"))
+        refused = subscription.publish_with_page_key()
         assert refused["type"] == "publish_error", refused
 
         def seen(reason: str) -> tuple[dict[str, Any], float]:
-            while True:
-                message = next_message(("data",))
-                texts = (
-                    message["event"] if isinstance(message["event"], list) else [message["event"]]
-                )
-                for text in texts:
-                    event = json.loads(text)
-                    if event["reason"] == reason:
-                        return event, time.time() * 1000 - event["seq"]
+            event, _took = subscription.wait_for(lambda found: found["reason"] == reason, 30)
+            return event, time.time() * 1000 - event["seq"]
 
         run(room, "hold", room.name)
         held, delay_ms = seen("hold")

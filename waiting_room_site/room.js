@@ -132,6 +132,7 @@ export function startRoom(env) {
     closed: false, // the event is closed: the page listens for a resume
     lettingIn: false, // the room is off: the page asks to be let in, with its ticket
     failingSince: { doc: 0, own: 0 }, // when the current run of failed fetches began
+    ownAnsweredAt: 0, // when its own /polling last answered
     outage: null, // {since} while the room is out of reach
     outageTimer: null,
     backUntil: 0, // "the room is back" stays until then
@@ -248,9 +249,19 @@ export function startRoom(env) {
     checkOutage();
   }
 
+  // Since when the room has been out of the page's reach (Infinity: it is not): its own
+  // /polling failing, or the shared state's fetches failing with no own answer since they
+  // began (a page whose own /polling answers has reached the room).
+  function unreachedSince() {
+    const { doc, own } = state.failingSince;
+    const docSince = doc && !(state.ownAnsweredAt >= doc) ? doc : 0;
+    return Math.min(...[docSince, own].filter(Boolean));
+  }
+
   function reached(kind) {
     state.failingSince[kind] = 0;
-    if (!state.outage || state.failingSince.doc || state.failingSince.own) return;
+    if (kind === "own") state.ownAnsweredAt = env.now();
+    if (!state.outage || Number.isFinite(unreachedSince())) return;
     // Back in touch: said, and the place and the estimate move on from the room's answer.
     state.outage = null;
     state.estimate = null;
@@ -263,7 +274,7 @@ export function startRoom(env) {
   function checkOutage() {
     if (state.stopped) return;
     const now = env.now();
-    const since = Math.min(...[state.failingSince.doc, state.failingSince.own].filter(Boolean));
+    const since = unreachedSince();
     if (!Number.isFinite(since) || now - since < timing.outOfReachSeconds * 1000) return;
     if (!state.outage) {
       state.outage = { since };

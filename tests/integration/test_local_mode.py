@@ -256,7 +256,6 @@ def test_off_lets_a_new_visitor_into_the_shop_with_a_ticket_within_10_s(
     answers the admission with a ticket, the shop's check unchanged (issue 35 point 3)."""
     switch_room(room, enabled=False)
     try:
-        started = time.monotonic()
         token: list[str] = []
 
         def placed() -> bool:

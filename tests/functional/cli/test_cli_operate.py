@@ -67,7 +67,7 @@ def test_off_writes_the_config_item_and_every_status_copy(
             {
                 "history": f"{int(NOW) * 1000}:4:0:8:0:4:0",
                 "push_seq": int(NOW * 1000),
-                "push_told": '["off",600,false,null,null,null,null,null,null]',
+                "push_told": '["off",600,false,null,null,null,null,null,null,0]',
             }
             if copy["pk"] == STATE_KEY
             else {}

@@ -39,7 +39,7 @@ from beekeeper.room.push import PublishError
 # A room switched on at its rate admits a visitor of a short line within seconds; the check
 # waits about a minute (a quiet room's first minute may still be starting its consumer).
 ADMISSION_SECONDS = 75.0
-# A change reaches every open page within 2 s of its publish (docs/pipeline.md, the push
+# A change reaches every open page at most 2 s after its publish (docs/pipeline.md, the push
 # channel); the check's one subscriber gives the channel a little more before it fails.
 PUSH_SEEN_SECONDS = 5.0
 # Between two of a test visitor's own /polling: as the page does near its turn.

@@ -9,7 +9,8 @@ at 300,000/min with 1,300,000 (1,000,000 waiting); with --small instead at 600/m
 2,000 and 3,000/min with 10,000, the lines where the margin is longest. Reported per run:
 the origin's requests (mean and busiest second; against the joins and admissions of the same
 minute at the worst minute, over the run, and at the busiest second), the edge's busiest
-second, the pages' own /polling per admission, how soon a page notices its admission, the
+second, the pages' own /polling per admission, how soon a page notices its admission, how far
+the places the pages showed were from the truth (percentiles over the sampled page-moments), the
 model's figure (core/polling_load.py, what the stack sizes its throttle with) and what the
 poll rule alone would cost the same line without the edge (every page polling /polling as its
 answer asks). Also the run's wall time and the process's peak memory.
@@ -92,6 +93,13 @@ def run(
             origin_requests_per_second(joins_per_second=0, rate_per_minute=rate), 1
         ),
         "poll_rule_without_edge_per_second": round(standing_polls_per_second(most_waiting, rate)),
+        # The places the sampled pages showed against the true place (simulator/true_place.py).
+        "positions_checked": result.positions_checked,
+        "positions_unshown": result.positions_unshown,
+        "position_error_p50": result.position_error_p50,
+        "position_error_p90": result.position_error_p90,
+        "position_error_p99": result.position_error_p99,
+        "position_error_max": result.position_error_max,
         "lost": result.lost,
         "admitted_twice": result.admitted_twice,
         "admitted_per_minute": result.admitted_per_minute,
@@ -174,6 +182,13 @@ def main(argv: list[str] | None = None) -> int:
             f"margin: {margin_seconds(row['rate'], 60.0)} s); admission rank - turn "
             f"{row['reordered_places_min']} .. {row['reordered_places_max']} places "
             f"(p0.1 {row['reordered_places_p0_1']}, p99.9 {row['reordered_places_p99_9']})"
+        )
+        print(
+            f"{rate}: places shown off the true place by (places) median "
+            f"{row['position_error_p50']}, p90 {row['position_error_p90']}, p99 "
+            f"{row['position_error_p99']}, most {row['position_error_max']} over "
+            f"{row['positions_checked']:,} page-moments ({row['positions_unshown']:,} with no "
+            "number yet)"
         )
         print(f"{rate}: origin requests per minute {row['origin_requests_per_minute']}")
         print(f"{rate}: edge requests per minute {row['edge_requests_per_minute']}")

@@ -8,9 +8,10 @@ distribution does) and, for each change, a crowd of waiting pages that fetch the
 as a visible page does (core/serving.py: every DOCUMENT_EVERY_SECONDS, each from its own moment
 of loading). The change is made the way `beekeeper hold|close|off|rate` makes it (RoomControl),
 at a random moment; a page has it when a document it fetched says so (the page acts on the
-document it holds: it shows the pause, the close, goes to the shop, or counts with the new
-rate). Reported: per change, the time from the command to the last page having it (the goal:
-10 s), the median, and the requests the edge and the origin saw.
+document it holds: it stops its line at the hold's announced moment, shows the close, asks to
+be let in, or counts with the new rate). Reported: per change, the time from the command to
+the last page having it (the goal: 10 s), the median, and the requests the edge and the origin
+saw.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from typing import Any
 from beekeeper.cli.room_control import RoomControl
 from beekeeper.core.retry import Pauses
 from beekeeper.core.serving import DOCUMENT_EVERY_SECONDS
+from beekeeper.core.shared_state import parse_history
 from beekeeper.local.room import LocalOptions, LocalRoom, local_room
 
 GOAL_SECONDS = 10.0
@@ -45,8 +47,15 @@ def _document(url: str) -> dict[str, Any]:
         return body
 
 
+def _hold_announced(doc: dict[str, Any]) -> bool:
+    """The document announces a hold (its newest point stops the flow at a moment: every page
+    then stops its line there, core/serving.py), or the hold has come."""
+    points = parse_history(str(doc.get("history", "")))
+    return doc.get("state") == "paused" or bool(points and points[-1].until_ms)
+
+
 CHANGES: dict[str, tuple[Callable[[RoomControl], object], Callable[[dict[str, Any]], bool]]] = {
-    "hold": (lambda control: control.hold(), lambda doc: doc.get("state") == "paused"),
+    "hold": (lambda control: control.hold(), _hold_announced),
     "close": (
         lambda control: control.close("Sold out"),
         lambda doc: doc.get("state") == "closed",

@@ -50,7 +50,11 @@ COMMANDS = {
     "local": Entry(
         "local", "local", "Rehearse a room on this machine, with the same code as in AWS."
     ),
-    "off": Entry("off", "off", "Switch a room off: visitors go straight to the shop."),
+    "off": Entry(
+        "off",
+        "off",
+        "Switch a room off: everyone in line and every newcomer goes into the shop with a ticket.",
+    ),
     "on": Entry("on", "on", "Switch a room on: visitors wait in line."),
     "rate": Entry("rate", "rate", "Set visitors let through per minute, live."),
     "report": Entry("report", "report", "Report how a room's event went (HTML or JSON)."),

@@ -25,6 +25,7 @@ def room_control(factory: CliFactory, name: str, local: bool | None = None) -> R
         settings,
         clock=factory.clock,
         pauses=factory.pauses,
+        minute_seconds=deployment.minute_seconds,
         # Waiting pages are told of the change on the room's channel (cli/channel.py).
         push=command_push(settings, factory.publisher(settings, deployment), factory.sleep),
     )
@@ -36,8 +37,8 @@ def switch(factory: CliFactory, name: str, enabled: bool, local: bool | None = N
         click.echo(f"Room {name!r} is ON: new visitors queue at {config.rate:,} per minute.")
     else:
         click.echo(
-            f"Room {name!r} is OFF: visitors go straight to the origin "
-            f"(within about {CONFIG_IN_EFFECT_SECONDS:g} seconds). `beekeeper on` brings the "
-            "line back."
+            f"Room {name!r} is OFF: it lets everyone in line and every new visitor into the "
+            f"shop, each with a ticket (within about {CONFIG_IN_EFFECT_SECONDS:g} seconds). "
+            "`beekeeper on` brings the line back."
         )
     return config

@@ -11,14 +11,17 @@ pages show it within seconds (room/push.py; on their next fetch of the shared st
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any, Unpack
 
 from beekeeper.cli.errors import AwsError
 from beekeeper.core.datamodel import DRAW_KEY
 from beekeeper.core.retry import Pauses
+from beekeeper.core.serving import HOLD_NOTICE_SECONDS
 from beekeeper.core.settings import RoomSettings
 from beekeeper.room import room_state
+from beekeeper.room.pacing import MINUTE_SECONDS
 from beekeeper.room.push import StatePush
 from beekeeper.room.room_state import RoomConfig
 
@@ -34,6 +37,7 @@ class RoomControl:
         *,
         clock: Callable[[], float],
         pauses: Pauses,
+        minute_seconds: float = MINUTE_SECONDS,
         push: StatePush | None = None,
     ) -> None:
         """`push`: the room's channel (None: a room without one, whose pages poll)."""
@@ -42,6 +46,7 @@ class RoomControl:
         self._settings = settings
         self._clock = clock
         self._pauses = pauses
+        self._minute_seconds = minute_seconds
         self._push = push
 
     @property
@@ -70,12 +75,18 @@ class RoomControl:
         return self._write(starts_at=starts_at)
 
     def hold(self) -> RoomConfig:
-        """Admit nobody and keep every place; new visitors still join."""
-        return self._write(held=True)
+        """Admit nobody from HOLD_NOTICE_SECONDS on (or from the hold already set) and keep
+        every place; new visitors still join. The moment is announced to every waiting page
+        first (core/serving.py), so each stops its line where the consumers stop."""
+        config = self.read_config()
+        if config.held:
+            return self._write(held=True, held_from=config.held_from)
+        held_from = math.ceil(self._clock() + HOLD_NOTICE_SECONDS)
+        return self._write(held=True, held_from=held_from)
 
     def resume(self) -> RoomConfig:
-        """Carry on admitting after a hold or a close."""
-        return self._write(held=False, closed=False, message="")
+        """Carry on admitting after a hold (one still announced is called off) or a close."""
+        return self._write(held=False, held_from=0, closed=False, message="")
 
     def close(self, message: str) -> RoomConfig:
         """End the event: nobody more is admitted or joins; the line is told `message`."""
@@ -99,6 +110,7 @@ class RoomControl:
                 now=now,
                 pauses=self._pauses,
                 config=config,
+                minute_seconds=self._minute_seconds,
                 push=self._push,
             )
         except room_state.Unprocessed as error:

@@ -28,7 +28,12 @@ from botocore.exceptions import ClientError
 
 from beekeeper.cli.errors import AwsError
 from beekeeper.cli.table import MAX_ROUNDS, batch_get
-from beekeeper.core.datamodel import PARTITION_KEY, emptied_by_reset
+from beekeeper.core.datamodel import (
+    ADMITTED_COUNTER_KEY,
+    PARTITION_KEY,
+    arrival_shard_key,
+    emptied_by_reset,
+)
 from beekeeper.core.retry import Pauses
 from beekeeper.core.settings import RoomSettings
 from beekeeper.core.words import count
@@ -95,7 +100,7 @@ class RoomReset:
             config=snapshot.config,
             waiting=snapshot.waiting,
             queued=visible + in_flight,
-            admitted=snapshot.admitted_total,
+            admitted=snapshot.admitted_since_reset,
             inside=snapshot.inside,
             prequeue=snapshot.draw.size,
             dead_letters=dead,
@@ -111,6 +116,7 @@ class RoomReset:
                 "the room's items are emptied after that ..."
             )
             self._pauses.sleep(self._purge_seconds)
+        base = self._continue_ordinals()
         batch: list[str] = []
         for pk in self._doomed():
             batch.append(pk)
@@ -129,15 +135,53 @@ class RoomReset:
             # The governor's slowdown goes with its state: the operator's rate again.
             operator_rate=config.operator_rate,
             held=False,
+            held_from=0,
             closed=False,
             message="",
             # A start that has passed was the last event's; one ahead is the next event's.
             starts_at=0 if 0 < config.starts_at <= now else None,
+            reset_ordinal=base,
+        )
+        # Every place the reset took is passed: the next event's line starts at place 1.
+        self._db.put_item(
+            TableName=self._table,
+            Item={**room_state.key(ADMITTED_COUNTER_KEY), "n": room_state.number(base)},
         )
         room_state.refresh_status(
-            self._db, self._table, self._settings, now=now, pauses=self._pauses, config=done.config
+            self._db,
+            self._table,
+            self._settings,
+            now=now,
+            pauses=self._pauses,
+            config=done.config,
+            minute_seconds=self._minute_seconds,
         )
         return done
+
+    def _continue_ordinals(self) -> int:
+        """The arrival shards levelled, so that every ordinal the room gives from now on is
+        above every one it gave before; the bound those are under (their places are gone, and
+        /polling says so: core.polling.is_before_reset)."""
+        shards = [arrival_shard_key(k) for k in range(self._settings.arrival_shards)]
+        items = batch_get(self._db, self._table, shards, self._pauses)
+        counts = [room_state.read_number(items.get(pk), "n") for pk in shards]
+        level = max(counts, default=0)
+        for pk, shard_count in zip(shards, counts, strict=True):
+            if shard_count >= level:
+                continue
+            try:
+                self._db.update_item(
+                    TableName=self._table,
+                    Key=room_state.key(pk),
+                    UpdateExpression="SET n = :level",
+                    # A visitor who joined meanwhile may have taken it past the level already.
+                    ConditionExpression="attribute_not_exists(n) OR n < :level",
+                    ExpressionAttributeValues={":level": room_state.number(level)},
+                )
+            except ClientError as error:
+                if room_state.error_code(error) != "ConditionalCheckFailedException":
+                    raise
+        return level * len(shards)
 
     # -- the queue ---------------------------------------------------------------------------
 

@@ -167,8 +167,9 @@ def read_status(
         queue_visible=visible,
         queue_in_flight=in_flight,
         dead_letter=dead_letter,
-        arrivals_total=arrivals,
-        admitted_total=admitted,
+        # Since the last reset: the counters go on above the places it took.
+        arrivals_total=snapshot.arrivals_since_reset,
+        admitted_total=snapshot.admitted_since_reset,
         waiting=waiting,
         last_minute=last,
         last_minute_arrivals=last_arrivals,

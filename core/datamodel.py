@@ -261,7 +261,9 @@ WARDEN_KEY = "warden"
 # claim from the current minute on stays, so a late trigger delivery still finds its minute
 # taken.
 RESET_KEEPS = (CONFIG_KEY, TICKET_KEYS_KEY)
-RESET_EMPTIES_PREFIXES = ("v#", "p#", "arrivals#", "deadlines#", "draw#", "minute#", "status#")
+# The arrival shards are not emptied: levelled, they go on giving ordinals above the last
+# event's, whose places the reset took (the config's `reset_ordinal` bounds them).
+RESET_EMPTIES_PREFIXES = ("v#", "p#", "deadlines#", "draw#", "minute#", "status#")
 RESET_EMPTIES_KEYS = (
     DRAW_KEY,
     ADMITTED_COUNTER_KEY,

@@ -23,8 +23,9 @@ POLL_AFTER_MAX_SECONDS = 300
 # No rate to estimate from (no status item yet, a room deployed less than a minute ago): ask
 # again soon, since a visitor may be let in within seconds.
 POLL_AFTER_WITHOUT_RATE_SECONDS = 5
-# The room is off: the page sends the visitor to the marketing link and stops polling.
-POLL_AFTER_ROOM_OFF_SECONDS = 60
+# The room is off: everyone in line is being let in, each with a ticket (the consumers drain
+# the line unpaced); the admission comes within moments: ask again this soon.
+POLL_AFTER_ROOM_OFF_SECONDS = 2
 # Capacity mode: a waiting page polls at least this many times per claim window, so that an
 # admission is noticed (the page's jitter and the redirect included) before its claim runs out,
 # however far the turnover the estimate rests on is from the flow of the moment.
@@ -89,3 +90,11 @@ def is_unknown(ordinal: int, admitted_total: int, rate_per_minute: int) -> bool:
     answers "unknown" by this rule (held equal by tests/unit/test_vtl_templates.py) and the
     marketing link gives such a visitor a new place (room/returning.py)."""
     return admitted_total - ordinal > unknown_margin(rate_per_minute)
+
+
+def is_before_reset(ordinal: int, reset_ordinal: int) -> bool:
+    """A token of an event before the room's last `beekeeper reset`: the reset took its place
+    (every ordinal it had given is at most `reset_ordinal`, and the line goes on above it).
+    /polling answers "reset" by this rule and the marketing link gives such a visitor a new
+    place (room/returning.py)."""
+    return 0 < ordinal <= reset_ordinal

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from beekeeper.core.shared_state import parse_history
+
 # -- the Event API's protocol -----------------------------------------------------------------
 
 # The channel namespace every room's Event API defines ("You can only publish and subscribe to
@@ -167,6 +169,9 @@ _SIGNAL_FIELDS = (
     "ranked",
     "max_inside",
     "full",
+    # Not a field of the document: the moment an announced hold stops the line (the newest
+    # history point's `until`; 0: none), which pages must know before it comes.
+    "hold_at",
 )
 _FROM_STATE = {
     "off": OFF,
@@ -179,7 +184,9 @@ _FROM_STATE = {
 
 def signal(document: Mapping[str, Any]) -> str:
     """What a page must be told when it changes, as compact JSON (kept on the state copy)."""
-    fields = [document.get(name) for name in _SIGNAL_FIELDS]
+    fields = [document.get(name) for name in _SIGNAL_FIELDS[:-1]]
+    points = parse_history(str(document.get("history") or ""))
+    fields.append(points[-1].until_ms if points else 0)
     return json.dumps(fields, separators=(",", ":"))
 
 
@@ -200,6 +207,10 @@ def reason(before: str, after: str) -> str | None:
             return ON
         # Open again: after a hold or a close, or once the start's draw is made.
         return RESUME if old["state"] in ("paused", "closed") else DRAW
+    if old["hold_at"] != new["hold_at"]:
+        # A hold announced (`beekeeper hold` takes effect HOLD_NOTICE_SECONDS later), or one
+        # still to come called off by a resume.
+        return HOLD if new["hold_at"] else RESUME
     if old["message"] != new["message"]:
         return CLOSE
     if old["starts_at"] != new["starts_at"]:

@@ -54,13 +54,30 @@ SPAN_MARGIN_FRACTION = 1 / 60
 TURN_FRAGMENT = "turn"
 PREQUEUE_FRAGMENT = "prequeue"
 
+# A slot counts as due this long before its time: points are stamped to the millisecond.
+SLOT_TOLERANCE_SECONDS = 0.001
+# A line at most this fast (a minute) moves less than a place a second: its pages redraw at its
+# slots too, not only at whole seconds; a faster one's every FAST_MOMENT_SECONDS
+# (`shown_moment`).
+SLOT_MOMENTS_AT_MOST = 60
+FAST_MOMENT_SECONDS = 0.25
 DOCUMENT_EVERY_SECONDS = 6
 HIDDEN_DOCUMENT_MAX_SECONDS = 300
+# A page of a closed event keeps listening for a resume at this slower pace (hidden: as slowly
+# as a hidden page far from its turn), until the visitor leaves it.
+CLOSED_DOCUMENT_EVERY_SECONDS = 30
+# After this long without an answer to its fetches (the shared state's, or its own /polling
+# while it relies on it) a page says the room is out of reach; its place and estimate wait.
+OUT_OF_REACH_SECONDS = 15
 # The history point the place is extrapolated from is at least this old: every page's copy of
 # the document holds it (a copy is at most STATE_MAX_AGE_SECONDS old at the edge and was
 # fetched at most DOCUMENT_EVERY_SECONDS ago), plus a second for the request and the clocks.
 DISPLAY_DELAY_SECONDS = DOCUMENT_EVERY_SECONDS + STATE_MAX_AGE_SECONDS + 1
 OWN_POLL_EVERY_SECONDS = 2
+# A hold (`beekeeper hold`) takes effect this long after the command: every waiting page's
+# anchor then carries the moment (a point's `until_ms`), so the pages stop their line where the
+# consumers stop, and the place a held page shows is the truth, not a prediction that ran on.
+HOLD_NOTICE_SECONDS = DISPLAY_DELAY_SECONDS + 1
 # Beyond this long after the newest point the serving number is not extrapolated further: the
 # room has published nothing new (the status is written every few seconds while anyone is
 # admitted, and every minute anyway), so the line is not moving as the lattice says.
@@ -95,12 +112,14 @@ def span(minute_seconds: float) -> tuple[float, float]:
 def due_by(at: float, flow: int, minute_seconds: float) -> int:
     """How many lattice slots at `flow` a minute have fallen due by `at` (epoch seconds),
     counted from the epoch: the minutes before times `flow`, and those of `at`'s minute whose
-    time has come (slot k of a minute falls due at span start + k x span / flow)."""
+    time has come (slot k of a minute falls due at span start + k x span / flow), a slot
+    counted from SLOT_TOLERANCE_SECONDS before its time (a point stamped the millisecond of an
+    admission on a slot counts that slot, whatever the rounding of span / flow)."""
     if flow <= 0:
         return 0
     minute = math.floor(at / minute_seconds)
     start, length = span(minute_seconds)
-    offset = at - minute * minute_seconds - start
+    offset = at - minute * minute_seconds - start + SLOT_TOLERANCE_SECONDS
     within = 0 if offset < 0 else min(flow, math.floor(offset * flow / length) + 1)
     return minute * flow + within
 
@@ -125,37 +144,109 @@ def anchor(points: Sequence[Point], at: float, delay: float) -> Point | None:
     return found
 
 
+def extrapolated(point: Point, at: float, *, minute_seconds: float) -> int:
+    """`point`'s serving number moved on to `at` on the lattice at its flow: for at most
+    EXTRAPOLATE_AT_MOST_SECONDS, and not past the hold it announces (`until_ms`)."""
+    since = point.at_ms / 1000
+    until = min(at, since + EXTRAPOLATE_AT_MOST_SECONDS)
+    if point.until_ms:
+        until = min(until, point.until_ms / 1000)
+    if until <= since or point.flow <= 0:
+        return point.serving
+    moved = due_by(until, point.flow, minute_seconds) - due_by(since, point.flow, minute_seconds)
+    return point.serving + moved
+
+
 def serving_at(
     points: Sequence[Point], at: float, *, delay: float, minute_seconds: float
 ) -> int | None:
     """The serving number at `at`: the anchor's, plus the lattice slots fallen due since it at
-    its flow (for at most EXTRAPOLATE_AT_MOST_SECONDS); while no point is `delay` old, the
-    oldest point's own, not moved (a room's first seconds: every copy holds that point, and
-    a copy fetched before any was published has none newer to extrapolate past it). None
-    without points."""
+    its flow (`extrapolated`); while no point is `delay` old, the oldest point's own, not moved
+    (a room's first seconds: every copy holds that point, and a copy fetched before any was
+    published has none newer to extrapolate past it). None without points."""
     found = anchor(points, at, delay)
     if found is None:
         return None
-    since = found.at_ms / 1000
-    if since > at - delay:
+    if found.at_ms / 1000 > at - delay:
         return found.serving
-    until = min(at, since + EXTRAPOLATE_AT_MOST_SECONDS)
-    if until <= since or found.flow <= 0:
-        return found.serving
-    moved = due_by(until, found.flow, minute_seconds) - due_by(since, found.flow, minute_seconds)
-    return found.serving + moved
+    return extrapolated(found, at, minute_seconds=minute_seconds)
 
 
 def shown_serving(points: Sequence[Point], at: float, *, minute_seconds: float) -> int | None:
     """The serving number every page shows at `at` (the place is turn minus it): extrapolated
     from the anchor, but never past the visitors the anchor's line says have joined by `at`
     (its waiting, plus its joins a minute since): a line that emptied, or a burst into an idle
-    room, is not shown moving faster than people came."""
+    room, is not shown moving faster than people came; and never below the anchor's floor, the
+    most any page showed before (a prediction that ran ahead holds the places until the line
+    catches up)."""
     serving = serving_at(points, at, delay=DISPLAY_DELAY_SECONDS, minute_seconds=minute_seconds)
     found = anchor(points, at, DISPLAY_DELAY_SECONDS)
     if serving is None or found is None:
         return serving
-    return _within_line(found, serving, at)
+    return max(_within_line(found, serving, at), found.floor or 0)
+
+
+def next_floor(points: Sequence[Point], at_ms: int, *, minute_seconds: float) -> int | None:
+    """The floor of a point published at `at_ms` after `points` (the history so far): the most
+    the pages show before it becomes their anchor (the last moment they show before it is
+    DISPLAY_DELAY_SECONDS old), from the points before it. None without points."""
+    if not points:
+        return None
+    # The last moment a page shows before then (a whole second, or a slot in a slow line).
+    before = at_ms / 1000 + DISPLAY_DELAY_SECONDS - SLOT_TOLERANCE_SECONDS
+    moment = shown_moment(points, before, minute_seconds=minute_seconds)
+    shown = shown_serving(points, moment, minute_seconds=minute_seconds)
+    floors = [shown or 0, *(point.floor or 0 for point in points)]
+    return max(floors)
+
+
+def shown_moment(points: Sequence[Point], at: float, *, minute_seconds: float) -> float:
+    """The moment whose place a page shows at `at`, the same for every page whenever it
+    redraws: the last quarter second in a line moving a place a second or more (the place
+    shown lags the line by at most a quarter second's admissions), the whole second in a
+    slower one, or there the anchor's last slot fallen due since it, so that an admission on
+    the slot shows at once (the page redraws at each: `next_moment`)."""
+    found = anchor(points, at, DISPLAY_DELAY_SECONDS)
+    if found is not None and found.flow > SLOT_MOMENTS_AT_MOST:
+        return math.floor(at / FAST_MOMENT_SECONDS) * FAST_MOMENT_SECONDS
+    whole = float(math.floor(at))
+    if found is None or found.flow <= 0:
+        return whole
+    due = due_by(at, found.flow, minute_seconds)
+    if due <= 0:
+        return whole
+    slot = slot_time(due - 1, found.flow, minute_seconds)
+    return max(whole, slot) if slot <= at + SLOT_TOLERANCE_SECONDS else whole
+
+
+def next_moment(points: Sequence[Point], at: float, *, minute_seconds: float) -> float:
+    """When the page redraws next after `at`: the next moment `shown_moment` gives."""
+    found = anchor(points, at, DISPLAY_DELAY_SECONDS)
+    if found is not None and found.flow > SLOT_MOMENTS_AT_MOST:
+        return (math.floor(at / FAST_MOMENT_SECONDS) + 1) * FAST_MOMENT_SECONDS
+    whole = float(math.floor(at) + 1)
+    if found is None or found.flow <= 0:
+        return whole
+    slot = slot_time(due_by(at, found.flow, minute_seconds), found.flow, minute_seconds)
+    return min(whole, slot) if slot > at else whole
+
+
+def place_shown(
+    points: Sequence[Point], turn: int, at: float, *, minute_seconds: float
+) -> int | None:
+    """The place the page of `turn` shows at `at` (below 1: "at the front"), or None while it
+    shows no number: the line its anchor states ran out before the turn (everyone it knows of
+    would have been admitted by now), so the visitor joined after what every page knows, and
+    how far the line has moved since is not known to every page alike."""
+    found = anchor(points, at, DISPLAY_DELAY_SECONDS)
+    lattice = serving_at(points, at, delay=DISPLAY_DELAY_SECONDS, minute_seconds=minute_seconds)
+    serving = shown_serving(points, at, minute_seconds=minute_seconds)
+    if found is None or lattice is None or serving is None:
+        return None
+    joined = _joined_by(found, at)
+    if joined is not None and joined < lattice and turn > serving:
+        return None
+    return turn - serving
 
 
 def first_own_poll(
@@ -193,8 +284,9 @@ def first_own_poll(
         joined = since + (turn - arrivals) * 60 / newest.joins
         reached, when = max(reached, joined), max(when, joined)
     # The reach is the serving number's, not the margin's: a turn the extrapolation reaches
-    # just inside its limit is asked for the margin after it, as any other.
-    if reached > since + EXTRAPOLATE_AT_MOST_SECONDS:
+    # just inside its limit is asked for the margin after it, as any other; a turn beyond an
+    # announced hold is not reached before it.
+    if reached > since + EXTRAPOLATE_AT_MOST_SECONDS or _held_before(newest, reached):
         return None
     return max(now, when)
 
@@ -211,7 +303,13 @@ def turn_due_at(
         return None
     since = newest.at_ms / 1000
     index = due_by(since, newest.flow, minute_seconds) + (turn - newest.serving) - 1
-    return slot_time(index, newest.flow, minute_seconds)
+    reached = slot_time(index, newest.flow, minute_seconds)
+    return None if _held_before(newest, reached) else reached
+
+
+def _held_before(point: Point, moment: float) -> bool:
+    """`point` announces a hold that stops its line before `moment`."""
+    return bool(point.until_ms) and moment > point.until_ms / 1000 + SLOT_TOLERANCE_SECONDS
 
 
 def _joined_by(point: Point, at: float) -> int | None:
@@ -266,12 +364,16 @@ def document_delay(
     own_poll_at: float | None,
     claim_seconds: int = 0,
     predates: bool = False,
+    closed: bool = False,
 ) -> float:
     """Seconds until the page fetches the document again: at once renewed when the document
     predates the visitor (at the page's first, `document_predates`). `own_poll_at`: the
     predicted own /polling, or while that is beyond the extrapolation's reach the turn's
     predicted moment (`turn_due_at`): a hidden page halves the time to it, so that a fetch
     comes within the reach before the turn does."""
+    if closed:
+        # The event is over: listening for a resume, slowly.
+        return float(CLOSED_DOCUMENT_EVERY_SECONDS if visible else HIDDEN_DOCUMENT_MAX_SECONDS)
     if predates:
         return float(STATE_MAX_AGE_SECONDS)
     if visible:
@@ -290,15 +392,21 @@ def room_fragment(turn: int | None) -> str:
 
 
 __all__ = [
+    "CLOSED_DOCUMENT_EVERY_SECONDS",
     "DISPLAY_DELAY_SECONDS",
     "DOCUMENT_EVERY_SECONDS",
     "EXTRAPOLATE_AT_MOST_SECONDS",
+    "FAST_MOMENT_SECONDS",
     "HIDDEN_DOCUMENT_MAX_SECONDS",
+    "HOLD_NOTICE_SECONDS",
     "MARGIN_PLACES",
     "MAX_MARGIN_SECONDS",
     "MIN_MARGIN_SECONDS",
+    "OUT_OF_REACH_SECONDS",
     "OWN_POLL_EVERY_SECONDS",
     "PREQUEUE_FRAGMENT",
+    "SLOT_MOMENTS_AT_MOST",
+    "SLOT_TOLERANCE_SECONDS",
     "SPAN_MARGIN_FRACTION",
     "TURN_FRAGMENT",
     "anchor",
@@ -306,10 +414,15 @@ __all__ = [
     "document_delay",
     "document_predates",
     "due_by",
+    "extrapolated",
     "first_own_poll",
     "margin_seconds",
+    "next_floor",
+    "next_moment",
+    "place_shown",
     "room_fragment",
     "serving_at",
+    "shown_moment",
     "shown_serving",
     "slot_time",
     "span",

@@ -12,7 +12,9 @@ requests a second. docs/pipeline.md, "The shared state", says how the page uses 
 
 The history: each time the status copies are published, copy 0 gets one more point (when,
 the serving number, the flow then, and the line then: the visitors waiting and the joins a
-minute lately, which bound how far the place shown may be extrapolated); points older than
+minute lately, which bound how far the place shown may be extrapolated; the least serving
+number the pages show from the moment the point is their anchor on, so that a place shown
+never goes back up; and when an announced hold stops the flow); points older than
 HISTORY_SECONDS are dropped (the newest such one is kept as the anchor) and at most
 HISTORY_POINTS are kept. Any copy of the document a page fetched within the last few seconds
 therefore holds every point a moment ago, and the place a page shows is a function of those
@@ -46,11 +48,11 @@ HISTORY_POINTS = 24
 # The joins a minute a point states are measured over at least this long (the newest earlier
 # point at least this old, else the oldest one).
 JOINS_OVER_SECONDS = 1
-# "<ms>:<serving>:<flow>:<waiting>:<joins>" points (the last two may be absent: a point written
-# before they were), space-separated, oldest first: what the publisher writes and the template
-# checks again before placing it in the answer (a copy that does not match is answered without
-# a history).
-_POINT = r"[0-9]{1,15}:[0-9]{1,15}:[0-9]{1,7}(:[0-9]{1,15}:[0-9]{1,9})?"
+# "<ms>:<serving>:<flow>:<waiting>:<joins>:<floor>:<until ms>" points (the last four, or the
+# last two, may be absent: a point written before they were), space-separated, oldest first:
+# what the publisher writes and the template checks again before placing it in the answer (a
+# copy that does not match is answered without a history).
+_POINT = r"[0-9]{1,15}:[0-9]{1,15}:[0-9]{1,7}(:[0-9]{1,15}:[0-9]{1,9}(:[0-9]{1,15}:[0-9]{1,15})?)?"
 HISTORY_PATTERN = rf"^{_POINT}( {_POINT}){{0,{HISTORY_POINTS - 1}}}$"
 _HISTORY = re.compile(HISTORY_PATTERN)
 
@@ -72,13 +74,17 @@ class Point:
     a flow of 0: nobody is being admitted (held, closed, off, or waiting for the draw). The
     line then, when known: the visitors waiting, and the joins a minute lately (the serving
     number can not pass the visitors who have joined: core/serving.py bounds the place shown
-    by them)."""
+    by them). `floor`: the serving number the pages showed by the moment this point became
+    their anchor (core.serving.next_floor; None: not stated), below which the pages never go
+    again. `until_ms`: an announced hold stops the flow then (0: none announced)."""
 
     at_ms: int
     serving: int
     flow: int
     waiting: int | None = None
     joins: int = 0
+    floor: int | None = None
+    until_ms: int = 0
 
     @property
     def arrivals(self) -> int | None:
@@ -87,6 +93,8 @@ class Point:
 
     def text(self) -> str:
         line = "" if self.waiting is None else f":{self.waiting}:{self.joins}"
+        if self.waiting is not None and self.floor is not None:
+            line += f":{self.floor}:{self.until_ms}"
         return f"{self.at_ms}:{self.serving}:{self.flow}{line}"
 
 
@@ -97,7 +105,20 @@ def parse_history(text: str) -> tuple[Point, ...]:
     points = []
     for part in text.split(" "):
         fields = [int(field) for field in part.split(":")]
-        if len(fields) == 5:
+        if len(fields) == 7:
+            at_ms, serving, flow, waiting, joins, floor, until_ms = fields
+            points.append(
+                Point(
+                    at_ms,
+                    serving,
+                    flow,
+                    waiting=waiting,
+                    joins=joins,
+                    floor=floor,
+                    until_ms=until_ms,
+                )
+            )
+        elif len(fields) == 5:
             at_ms, serving, flow, waiting, joins = fields
             points.append(Point(at_ms, serving, flow, waiting=waiting, joins=joins))
         else:
@@ -121,19 +142,25 @@ def joins_per_minute(history: str, at_ms: int, arrivals: int) -> int:
     return round(joined * 60_000 / (at_ms - base.at_ms))
 
 
-def extend_history(text: str, point: Point) -> str:
+def extend_history(text: str, point: Point, *, anchor_age_seconds: float = 0.0) -> str:
     """The history with `point` appended: points older than HISTORY_SECONDS before it dropped
     but the newest of those (the anchor a page extrapolates from), at most HISTORY_POINTS, in
-    time order. A point older than the newest is not added (a clock behind another's)."""
+    time order. A point older than the newest is not added (a clock behind another's), nor one
+    that would push out the newest point at least `anchor_age_seconds` old (the pages' display
+    delay): however often the room publishes, every copy holds the point each page reading it
+    anchors on, and a point once given is never taken back from a copy while it may be one."""
     points = list(parse_history(text))
+    unchanged = " ".join(p.text() for p in points)
     if points and point.at_ms < points[-1].at_ms:
-        return " ".join(p.text() for p in points)
-    points.append(point)
+        return unchanged
     horizon = point.at_ms - HISTORY_SECONDS * 1000
-    older = [p for p in points if p.at_ms < horizon]
-    recent = [p for p in points if p.at_ms >= horizon]
-    kept = ([older[-1]] if older else []) + recent
-    return " ".join(p.text() for p in kept[-HISTORY_POINTS:])
+    older = [p for p in [*points, point] if p.at_ms < horizon]
+    recent = [p for p in [*points, point] if p.at_ms >= horizon]
+    kept = (([older[-1]] if older else []) + recent)[-HISTORY_POINTS:]
+    reach_ms = point.at_ms - anchor_age_seconds * 1000
+    if any(p.at_ms <= reach_ms for p in points) and kept[0].at_ms > reach_ms:
+        return unchanged
+    return " ".join(p.text() for p in kept)
 
 
 def document_state(
@@ -144,13 +171,14 @@ def document_state(
     starts_at: int,
     drawn: bool,
     now: float,
+    held_from: int = 0,
 ) -> str:
-    """The document's state, by the priority of STATES."""
+    """The document's state, by the priority of STATES (a hold counts from its moment)."""
     if not enabled:
         return OFF
     if closed:
         return CLOSED
-    if held:
+    if held and held_from <= now:
         return PAUSED
     if starts_at and not drawn:
         return PREQUEUE if starts_at > now else DRAWING
@@ -195,8 +223,8 @@ def document(
         state = OFF
     elif flag("closed") == "true":
         state = CLOSED
-    elif flag("held") == "true":
-        state = PAUSED
+    elif flag("held") == "true" and number("held_from") <= now_ms // 1000:
+        state = PAUSED  # a hold counts from its moment, announced before it
     elif starts_at > 0 and not drawn:
         state = PREQUEUE if starts_at > now_ms // 1000 else DRAWING
     rate, turnover = number("rate"), number("turnover")

@@ -23,6 +23,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from beekeeper.core.config_dir import local_state_file
+from beekeeper.core.datamodel import minute_key
 from beekeeper.core.headers import browser_origin
 from beekeeper.core.local_room import (
     DEFAULT_DEMO_PORT,
@@ -255,8 +256,11 @@ class LocalRoom:
     def _prepare_room(
         self, settings: RoomSettings, resources: RoomResources, emulator: Emulator, dynamodb: Any
     ) -> None:
-        """The room's first ticket key, and a rate or start given on the command line."""
+        """The room's first ticket key, a rate or start given on the command line, and the
+        current minute taken over from the run before."""
         assert self.urls is not None
+        if self.restored.found:
+            _take_over_this_minute(dynamodb, resources.table_name, self.options)
         # The room's ticket key, as `beekeeper deploy` gives a deployed room its first.
         TicketKeyStore(
             secretsmanager=emulator.client("secretsmanager"),
@@ -414,6 +418,14 @@ class LocalRoom:
                     max(0, now_arrived - now_admitted),
                 )
                 arrived, admitted = now_arrived, now_admitted
+
+
+def _take_over_this_minute(dynamodb: Any, table_name: str, options: LocalOptions) -> None:
+    """A restart mid-minute: the minute's claim is the last run's, whose consumers ended with
+    it; without the claim the first trigger plans the minute again from the line, so a line
+    kept across the restart moves at once rather than at the next minute."""
+    minute = int(time.time() // options.minute_seconds)
+    dynamodb.delete_item(TableName=table_name, Key={"pk": {"S": minute_key(minute)}})
 
 
 def _occupancy(dynamodb: Any, table_name: str, settings: RoomSettings) -> Occupancy | None:

@@ -8,8 +8,9 @@ long-polling the queue and has a slot), and a backlog is admitted evenly at exac
 The loop counts visitors, not receive calls, and runs until the minute's span ends. When it
 receives and how (a whole batch as it falls due from a backlog, a gathered few from a
 trickle, a long poll on an empty queue) is `pacing.ReceiveRhythm`'s decision. Every
-CONFIG_FRESH_SECONDS (core/datamodel.py) it reads the room's config: a live rate change starts a new
-lattice from that moment, and a room switched off admits nobody.
+CONFIG_EVERY_SECONDS it reads the room's config (every second while it admits nobody): a live
+rate change starts a new lattice from that moment, a hold stops it at its announced moment, and
+a room switched off lets its whole line in, unpaced.
 
 Exactly once, as far as SQS allows: a message is deleted only after its visitor's item was
 written; a write that keeps failing hands the message back to the queue. A duplicate delivery
@@ -22,6 +23,7 @@ signs a second ticket nor wipes a redeem, and its copy is deleted without using 
 
 from __future__ import annotations
 
+import enum
 import logging
 import math
 from collections import deque
@@ -51,7 +53,14 @@ from beekeeper.core.retry import Backoff, Pauses
 from beekeeper.core.settings import Mode, RoomSettings
 from beekeeper.room import places
 from beekeeper.room.emf import DISCARD, MetricSink
-from beekeeper.room.pacing import RECEIVE_BATCH, LanePacer, ReceiveRhythm, minute_span
+from beekeeper.room.pacing import (
+    RECEIVE_BATCH,
+    Flow,
+    LanePacer,
+    NextReceive,
+    ReceiveRhythm,
+    minute_span,
+)
 from beekeeper.room.places import PlaceKeeper
 from beekeeper.room.prequeue import PrequeueSource
 from beekeeper.room.push import StatePush
@@ -73,6 +82,21 @@ log = logging.getLogger("beekeeper.consumer")
 
 # Shortest sleep: the last slots of a busy span fall due within a millisecond of its end.
 MIN_SLEEP_SECONDS = 1e-6
+# A lane reads the config this often (twice a producer's cache: CONFIG_FRESH_SECONDS), and while
+# the room admits nobody (held, closed, a draw pending) every second, so that a raised rate,
+# `on` or a resume lets the line move within seconds (docs/pipeline.md: within 5 s).
+CONFIG_EVERY_SECONDS = CONFIG_FRESH_SECONDS / 2
+STILL_CONFIG_SECONDS = 1.0
+
+
+class LaneMode(enum.Enum):
+    """How a lane admits, by the room's config."""
+
+    PACED = "paced"  # on the minute's lattice at the rate
+    DRAIN = "drain"  # the room is off: everyone in line goes in, as fast as the lane can
+    STILL = "still"  # held, closed, or a scheduled start's draw pending: nobody
+
+
 # Tries of one batch's write before its unwritten visitors go back to the queue.
 QUICK_WRITE_ATTEMPTS = 2
 # Once most of a lane's recent batches were throttled (THROTTLED_OF_RECENT of the last
@@ -241,6 +265,10 @@ class Consumer:
     # scheduled start the drawn pre-queue's waits count from (0: none).
     joined_at: dict[str, float] = field(default_factory=dict)
     event_start: int = 0
+    # The config as last read (None before the first read), and whether a scheduled start's
+    # draw is still to be made.
+    config: RoomConfig | None = None
+    awaiting_draw: bool = False
     # The room's channel: the status copies' writes tell waiting pages of a change.
     push: StatePush | None = None
 
@@ -260,6 +288,7 @@ class Consumer:
             self.settings,
             periodic=assignment.index == 0,
             pauses=self.pauses,
+            minute_seconds=assignment.minute_seconds,
             push=self.push,
         )
         rhythm = ReceiveRhythm(deadline=deadline)
@@ -274,27 +303,45 @@ class Consumer:
                 pauses=self.pauses,
             )
         # The config is read at once: a held room, or a draw still pending, admits nobody.
-        enabled = True
         next_config = self.clock()
+        was = LaneMode.PACED
         failures = 0
         while True:
             now = self.clock()
             if now >= deadline:
                 break
             if now >= next_config:
-                next_config = now + CONFIG_FRESH_SECONDS
-                enabled = self._follow_config(pacer, now, enabled, assignment.minute)
+                self._follow_config(pacer, now, assignment.minute)
+                # A room that admits nobody is looked at again soon: a resume, `on` or a raised
+                # rate lets the line move within a second or so.
+                still = self.lane_mode(now) is LaneMode.STILL
+                next_config = now + (STILL_CONFIG_SECONDS if still else CONFIG_EVERY_SECONDS)
+            mode = self.lane_mode(now)
+            if mode is LaneMode.PACED and was is not LaneMode.PACED:
+                # Admitting again after a hold, a close or `off`: a new lattice from now, with
+                # an empty bank (slots that fell due meanwhile are not owed to anyone).
+                pacer.restart(now)
+            was = mode
             publisher.tick(now)
             if self.places is not None:
                 self.places.tick(now)
-            if not enabled:
+            if mode is LaneMode.STILL:
                 self.sleep(max(MIN_SLEEP_SECONDS, min(next_config, deadline) - now))
                 continue
-            plan = rhythm.next(pacer, now)
-            if plan.at > now:
-                self.sleep(max(MIN_SLEEP_SECONDS, min(plan.at, next_config, deadline) - now))
-                continue
-            ask = min(RECEIVE_BATCH, pacer.allowance(now))
+            # An announced hold: the lane stops then, taking first what fell due by then.
+            stop = self.hold_at(now) or deadline
+            if mode is LaneMode.DRAIN:
+                plan = NextReceive(RECEIVE_BATCH, now, long_poll=rhythm.flow is not Flow.BACKLOG)
+                ask = RECEIVE_BATCH
+            else:
+                plan = rhythm.next(pacer, now)
+                if plan.at > stop and pacer.allowance(stop) > 0:
+                    plan = NextReceive(plan.want, stop, long_poll=False)
+                if plan.at > now:
+                    wake = min(plan.at, next_config, deadline)
+                    self.sleep(max(MIN_SLEEP_SECONDS, wake - now))
+                    continue
+                ask = min(RECEIVE_BATCH, pacer.allowance(now))
             room = self.places.room(now, self.max_inside) if self.places is not None else None
             if room is not None:
                 if room <= 0:
@@ -303,13 +350,17 @@ class Consumer:
                     self.sleep(max(MIN_SLEEP_SECONDS, wake - now))
                     continue
                 ask = min(ask, room)
-            # SQS waits whole seconds: the last long poll may end after the span, and
-            # whoever it brings then is handed back to the next minute (_admit_batch).
-            wait = max(1, int(min(CONFIG_FRESH_SECONDS, deadline - now))) if plan.long_poll else 0
+            # SQS waits whole seconds: the last long poll may end after the span, and whoever
+            # it brings then is handed back (_admit_batch). Before an announced hold the lane
+            # waits on the queue only while a whole second is left.
+            wait = max(1, int(min(CONFIG_FRESH_SECONDS, stop - now))) if plan.long_poll else 0
+            if wait and stop < deadline and stop - now < 1:
+                self.sleep(max(MIN_SLEEP_SECONDS, stop - now))
+                continue
             try:
                 # The drawn pre-queue first; the queue once it has nothing more to hand out.
                 drawn = self._admit_prequeue(ask, assignment, deadline)
-                received, admitted = drawn or self._admit_batch(ask, wait, assignment, deadline)
+                received, admitted = drawn or self._admit_batch(ask, wait, assignment, stop)
                 failures = 0
             except Exception:
                 # An unexpected failure in the middle of a batch: what was not written went
@@ -323,9 +374,10 @@ class Consumer:
                     self.pauses.before_retry(FAILURE_BACKOFF, failures - QUICK_RETRIES - 1)
                 continue
             now = self.clock()
-            # Each visitor took a slot when the queue handed them over; slots that fell due
-            # while their writes went on stay in the bank rather than being forfeited.
-            pacer.take(admitted, min(now, self.received_at))
+            if mode is LaneMode.PACED:
+                # Each visitor took a slot when the queue handed them over; slots that fell due
+                # while their writes went on stay in the bank rather than being forfeited.
+                pacer.take(admitted, min(now, self.received_at))
             if admitted:
                 publisher.admitted(now, self.admitted_total)
             rhythm.received(ask, received, now, pacer)
@@ -352,9 +404,10 @@ class Consumer:
         )
         return self.report
 
-    def _follow_config(self, pacer: LanePacer, now: float, enabled: bool, minute: int) -> bool:
-        """Re-read the live config: a new rate starts a new lattice; off, held, closed or a
-        pending draw admits nobody; a new cap counts from now; a drawn pre-queue goes first."""
+    def _follow_config(self, pacer: LanePacer, now: float, minute: int) -> None:
+        """Re-read the live config: a new rate starts a new lattice; held, closed or a pending
+        draw admits nobody, off lets the line in; a new cap counts from now; a drawn pre-queue
+        goes first. A read that fails keeps the last config."""
         try:
             items = batch_get(
                 self.dynamodb,
@@ -365,9 +418,11 @@ class Consumer:
             )
         except Exception:
             log.exception("could not re-read the config; carrying on with the last one")
-            return enabled
+            return
         config = RoomConfig.from_item(items.get(CONFIG_KEY), self.settings)
         draw = DrawStatus.from_item(items.get(DRAW_KEY))
+        self.config = config
+        self.awaiting_draw = draw_pending(config, draw)
         self.event_start = config.starts_at
         pacer.change_rate(now, config.rate)
         self.max_inside = config.max_inside
@@ -376,7 +431,22 @@ class Consumer:
                 self.source = PrequeueSource(self.dynamodb, self.table, minute)
             elif self.source.exhausted:
                 self.source.exhausted = False  # look again: a lane may have handed one back
-        return config.admitting and not draw_pending(config, draw)
+
+    def lane_mode(self, now: float) -> LaneMode:
+        """How the lane admits at `now`, by the config it read last."""
+        config = self.config
+        if config is None:
+            return LaneMode.PACED
+        if not config.enabled:
+            return LaneMode.DRAIN
+        if config.admits(now) and not self.awaiting_draw:
+            return LaneMode.PACED
+        return LaneMode.STILL
+
+    def hold_at(self, now: float) -> float | None:
+        """When an announced hold stops this lane (None: none is coming)."""
+        config = self.config
+        return float(config.held_from) if config and config.hold_pending(now) else None
 
     def _admit_prequeue(
         self, wanted: int, assignment: Assignment, deadline: float
@@ -420,7 +490,8 @@ class Consumer:
     def _admit_batch(
         self, wanted: int, wait: int, assignment: Assignment, deadline: float
     ) -> tuple[int, int]:
-        """Admit up to `wanted` visitors: those carried over first, then newly received ones.
+        """Admit up to `wanted` visitors: those carried over first, then newly received ones,
+        if the receive came back before `deadline` (the span's end, or an announced hold).
 
         Returns (visitors handled, admitted): handled counts the carried ones too, so a lane
         busy with a throttled table is not taken for one facing an empty queue.
@@ -429,13 +500,14 @@ class Consumer:
         room = wanted - len(carried)
         messages = self._receive(room, wait) if room > 0 else []
         now = self.received_at = self.clock()
-        if messages and now >= deadline:
+        if messages and (now > deadline or (wait and now >= deadline)):
             # The span is over: these visitors are the next minute's. Hidden until its span
             # starts, so that this minute's other consumers, whose last long polls are also
             # running out, do not pass them around (every receive counts towards the
-            # dead-letter queue).
+            # dead-letter queue). A hold came: back at once, for whoever resumes.
             next_start, _ = minute_span(assignment.minute + 1, assignment.minute_seconds)
-            self._release([m["ReceiptHandle"] for m in messages], hide=next_start - now)
+            hide = next_start - now if deadline >= assignment.deadline else 0
+            self._release([m["ReceiptHandle"] for m in messages], hide=hide)
             return 0, 0
         if not messages and not carried:
             return 0, 0

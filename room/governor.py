@@ -250,7 +250,15 @@ def run_governor(
         # The waiting pages learn the new rate from the shared state within seconds, not at
         # the next periodic publish (docs/pipeline.md, "The shared state").
         try:
-            refresh_status(dynamodb, table, settings, now=now, pauses=pauses, push=push)
+            refresh_status(
+                dynamodb,
+                table,
+                settings,
+                now=now,
+                pauses=pauses,
+                minute_seconds=minute_seconds,
+                push=push,
+            )
         except Exception:
             log.exception("governor: the new rate is set; the status copies follow within a minute")
     dynamodb.put_item(TableName=table, Item=new_state.to_item(now))

@@ -132,6 +132,11 @@ class LanePacer:
         if rate != self.rate:
             self._segment(max(now, self.span_start), rate)
 
+    def restart(self, now: float) -> None:
+        """Admitting again after a pause (a hold, a close, `off`): from `now` on, a new
+        lattice at the same rate with an empty bank, its first slot due at once."""
+        self._segment(max(now, self.span_start), self.rate)
+
     # -- what may be admitted -------------------------------------------------------------------
 
     def _forfeit(self, now: float) -> int:

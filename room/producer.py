@@ -99,6 +99,9 @@ MAX_AGE_SLACK_SECONDS = 30 * 60
 # the whole room, and as this container counts its own (a crowd arriving at a room that was
 # quiet a moment ago shows in every container's own count first).
 QUIET_ARRIVALS_PER_SECOND = 20
+# A room admitting at most this many a minute (20 a second) takes every ordinal exactly while no
+# other container contends for it, however many join: its places are seconds of its line each.
+EXACT_RATE_PER_MINUTE = QUIET_ARRIVALS_PER_SECOND * 60
 # Conditional writes tried for an exact ordinal before falling back to a plain increment.
 EXACT_ATTEMPTS = 3
 # A pre-queue place written this close to the start (or after it) may be missed by the draw,
@@ -197,8 +200,10 @@ class Producer:
         origin = self.settings.origin
         try:
             snapshot = self.snapshot()
-            if not snapshot.config.enabled:
-                return json_answer(200, room_off_body(origin)) if as_json else redirect(origin)
+            # Off: the room lets everyone in, each with a ticket (the consumers drain the line
+            # unpaced): a new visitor gets a place without work and is in the shop moments
+            # later, through the page; nobody reaches the shop without a ticket.
+            off = not snapshot.config.enabled
             visit = returning_visit(
                 event, dynamodb=self.dynamodb, table=self.table, snapshot=snapshot, now=self.clock()
             )
@@ -213,11 +218,11 @@ class Producer:
                 # page asks when a draw was ever made.
                 ordinal = visit.token.ordinal if visit.token and not snapshot.draw.state else None
                 return redirect(room_location(snapshot, ordinal))
-            if snapshot.config.closed:
+            if snapshot.config.closed and not off:
                 if as_json:
                     return json_answer(200, closed_body(snapshot.config.message))
                 return closed_page(snapshot.config.message, event, self.brand)
-            if self.gate is not None and self.settings.join_work:
+            if self.gate is not None and self.settings.join_work and not off:
                 verdict = self._work_done(event)
                 if verdict is not Verdict.OK:
                     return self._challenge(snapshot, verdict, as_json=as_json)
@@ -361,10 +366,11 @@ class Producer:
         # The room's mark in the id (core/datamodel.Token): what lets a leave tell a token the
         # room issued from a forged one.
         key = self.gate.keys().token if self.gate is not None else None
-        ordinal = TEST_ORDINAL if test else self._ordinal(snapshot, exact=self._quiet(now))
+        exact = not test and self._quiet(now, snapshot.config.rate)
+        ordinal = TEST_ORDINAL if test else self._ordinal(snapshot, exact=exact)
         token = Token.issue(ordinal, self.token_bytes, key)
         config, draw = snapshot.config, snapshot.draw
-        if in_prequeue(config, draw, now):
+        if in_prequeue(config, draw, now) and config.enabled:
             # Before a scheduled start: a place in the pre-queue, drawn at the start.
             join_prequeue(self.dynamodb, self.table, token, now)
             if self.clock() < config.starts_at - PREQUEUE_SAFETY_SECONDS:
@@ -372,20 +378,26 @@ class Producer:
         # If this fails the counter has counted a visitor who is not in line: positions shown
         # are then one too high, never too low, and nobody is lost (the visitor gets a 503).
         self.sqs.send_message(QueueUrl=self.queue_url, MessageBody=str(token))
-        if not draw_pending(config, draw):
+        if not draw_pending(config, draw) or not config.enabled:
             self._wake(snapshot)
         return token
 
-    def _quiet(self, now: float) -> bool:
+    def _quiet(self, now: float, rate: int) -> bool:
+        """Whether this visitor's ordinal is taken exactly: in a quiet room, and in a slow one
+        however fast visitors come (a place there is seconds of the line, and the busy path's
+        shards would put a crowd's ordinals a few rounds of shards out of arrival order), unless
+        another container just contended for the same ordinal."""
         joins = self.recent_joins
         joins.append(now)
         while joins and joins[0] <= now - 1.0:
             joins.popleft()
-        rate = self.cache.arrival_rate
-        return (
-            len(joins) < QUIET_ARRIVALS_PER_SECOND
-            and (rate is None or rate < QUIET_ARRIVALS_PER_SECOND)
-            and now - self.contended_at >= CONFIG_FRESH_SECONDS
+        if now - self.contended_at < CONFIG_FRESH_SECONDS:
+            return False
+        if rate <= EXACT_RATE_PER_MINUTE:
+            return True
+        arrivals = self.cache.arrival_rate
+        return len(joins) < QUIET_ARRIVALS_PER_SECOND and (
+            arrivals is None or arrivals < QUIET_ARRIVALS_PER_SECOND
         )
 
     def _ordinal(self, snapshot: RoomSnapshot, *, exact: bool) -> int:
@@ -496,7 +508,7 @@ def room_location(snapshot: RoomSnapshot, ordinal: int | None) -> str:
     `prequeue` while a scheduled start's draw is still to decide it; none when only the page's
     own /polling can say (it asks)."""
     # Relative to the marketing link: the page is served under the same stage prefix.
-    if draw_pending(snapshot.config, snapshot.draw):
+    if draw_pending(snapshot.config, snapshot.draw) and snapshot.config.enabled:
         return f"{ROOM_PAGE.relative}#{room_fragment(None)}"
     if ordinal is None:
         return ROOM_PAGE.relative

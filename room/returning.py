@@ -11,6 +11,7 @@ say about the same cookie:
 | admitted, admission expired                          | a new place (a new cookie)        |
 | left the line or the shop (/leave; capacity mode)    | a new place                       |
 | not admitted, and the line passed it long ago        | a new place ("unknown")           |
+| given before the room's last `beekeeper reset`       | a new place ("reset")             |
 | not admitted yet                                     | their place (the page)            |
 | a cookie that is not well-formed, or none            | a new place                       |
 
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from beekeeper.core.datamodel import STATE_ENDED, STATE_LEFT, TICKET_ATTRIBUTE, Token, visitor_key
-from beekeeper.core.polling import is_unknown
+from beekeeper.core.polling import is_before_reset, is_unknown
 from beekeeper.core.tickets import TICKET_PATTERN
 from beekeeper.room.cookies import token_from_request
 from beekeeper.room.prequeue import read_prequeue_item
@@ -49,7 +50,7 @@ class Way(enum.Enum):
 class Visit:
     way: Way
     token: Token | None = None  # the cookie's token, when it was well-formed
-    reason: str = "new"  # new, admitted, waiting, expired, left, unknown, unreadable
+    reason: str = "new"  # new, admitted, waiting, expired, left, reset, unknown, unreadable
     ticket: str | None = None  # the admission's signed ticket, when it has one
 
     @property
@@ -69,6 +70,8 @@ def classify(token: Token, visitor: Item | None, snapshot: RoomSnapshot, now: fl
         if state != STATE_ENDED and read_number(visitor, "expires_at") > now:
             return Visit(Way.SHOP, token, "admitted", stored_ticket(visitor))
         return Visit(Way.NEW_PLACE, token, "expired")
+    if is_before_reset(token.ordinal, snapshot.config.reset_ordinal):
+        return Visit(Way.NEW_PLACE, token, "reset")
     if is_unknown(token.ordinal, snapshot.passed_total, snapshot.config.rate):
         return Visit(Way.NEW_PLACE, token, "unknown")
     return Visit(Way.KEEP_PLACE, token, "waiting")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
@@ -34,8 +35,10 @@ from beekeeper.core.datamodel import (
 from beekeeper.core.push import NEVER, Mark
 from beekeeper.core.retry import Backoff, Pauses, retry
 from beekeeper.core.schedule import is_message
+from beekeeper.core.serving import DISPLAY_DELAY_SECONDS, next_floor
 from beekeeper.core.settings import Mode, RoomSettings, capped
-from beekeeper.core.shared_state import Point, extend_history, joins_per_minute
+from beekeeper.core.shared_state import Point, extend_history, joins_per_minute, parse_history
+from beekeeper.room.pacing import MINUTE_SECONDS
 
 if TYPE_CHECKING:
     from beekeeper.room.push import StatePush
@@ -98,8 +101,14 @@ class RoomConfig:
     # the operator's message for the line.
     starts_at: int = 0
     held: bool = False
+    # When a hold takes effect (epoch s): `beekeeper hold` announces it a moment ahead, so that
+    # every waiting page stops its line at the same place as the consumers (core/serving.py).
+    held_from: int = 0
     closed: bool = False
     message: str = ""
+    # Every ordinal given before the last `beekeeper reset` is at most this (0: never reset):
+    # those places are gone, and the line goes on above it (core.polling.is_before_reset).
+    reset_ordinal: int = 0
 
     @classmethod
     def defaults(cls, settings: RoomSettings) -> RoomConfig:
@@ -130,19 +139,28 @@ class RoomConfig:
             max_inside=max(0, read_number(item, "max_inside", fallback.max_inside)),
             starts_at=max(0, read_number(item, "starts_at", fallback.starts_at)),
             held=read_bool(item, "held", False),
+            held_from=max(0, read_number(item, "held_from")),
             closed=read_bool(item, "closed", False),
             # Checked again on the way out: a message that could break an answer is none.
             message=message if is_message(message := read_text(item, "message")) else "",
+            reset_ordinal=max(0, read_number(item, "reset_ordinal")),
         )
 
     @property
     def slowed(self) -> bool:
         return self.rate < self.operator_rate
 
-    @property
-    def admitting(self) -> bool:
-        """On, not held and not closed: the consumers admit (a pending draw aside)."""
-        return self.enabled and not self.held and not self.closed
+    def holding(self, now: float) -> bool:
+        """The line is held at `now`: a hold set, and its moment come."""
+        return self.held and now >= self.held_from
+
+    def hold_pending(self, now: float) -> bool:
+        """A hold is announced for a moment still ahead (the line moves until then)."""
+        return self.held and now < self.held_from
+
+    def admits(self, now: float) -> bool:
+        """On, not held and not closed at `now`: the consumers admit (a pending draw aside)."""
+        return self.enabled and not self.holding(now) and not self.closed
 
 
 @dataclass(frozen=True)
@@ -221,6 +239,17 @@ class RoomSnapshot:
         return sum(self.shard_counts)
 
     @property
+    def arrivals_since_reset(self) -> int:
+        """Visitors who joined since the last `beekeeper reset` (see admitted_since_reset)."""
+        return max(0, self.arrivals_total - self.config.reset_ordinal)
+
+    @property
+    def admitted_since_reset(self) -> int:
+        """Visitors admitted since the last `beekeeper reset` (the counter goes on above the
+        places the reset passed: RoomConfig.reset_ordinal)."""
+        return max(0, self.admitted_total - self.config.reset_ordinal)
+
+    @property
     def waiting(self) -> int:
         """Visitors in line: arrived, and neither admitted nor passed over (left the line)."""
         return max(0, self.arrivals_total - self.passed_total)
@@ -228,20 +257,26 @@ class RoomSnapshot:
     def with_admitted_total(self, admitted_total: int) -> RoomSnapshot:
         return dataclasses.replace(self, admitted_total=admitted_total)
 
-    @property
-    def serving_flow(self) -> int:
-        """Visitors a minute the line moves at now: the rate while the room admits on its
+    def serving_flow(self, now: float) -> int:
+        """Visitors a minute the line moves at `now`: the rate while the room admits on its
         lattice; in a full shop, where visitors go in only as places free, the turnover (the
         visitors let in a minute lately), at most the rate: the pages extrapolate it, ask for
         themselves near the turn it predicts and every 2 s after, as they would at a steady
         rate; 0 while the room admits nobody (off, closed, held, waiting for a scheduled
         start's draw)."""
         config = self.config
-        if not config.enabled or config.closed or config.held or draw_pending(config, self.draw):
+        if not config.admits(now) or draw_pending(config, self.draw):
             return 0
-        if capped(config.max_inside) and self.inside >= config.max_inside:
-            return min(config.rate, self.turnover)
-        return config.rate
+        if not capped(config.max_inside):
+            return config.rate
+        # A capacity room's line passes its free places and then moves as places free: over the
+        # pages' display delay (the longest they extrapolate a point before the next is their
+        # anchor), the free places at most, or the turnover, never faster than the rate. A
+        # moment's free place stated as the whole rate would run every page's place ahead,
+        # and the floor would keep it there.
+        free = max(0, config.max_inside - self.inside)
+        passing = math.ceil(free * 60 / DISPLAY_DELAY_SECONDS)
+        return min(config.rate, max(self.turnover, passing))
 
 
 BATCH_GET_LIMIT = 100  # keys per BatchGetItem call (DynamoDB's limit)
@@ -364,8 +399,10 @@ class ConfigChange(TypedDict, total=False):
     max_inside: int | None
     starts_at: int | None  # epoch seconds; 0: no schedule
     held: bool | None
+    held_from: int | None  # epoch seconds: when the hold takes effect
     closed: bool | None
     message: str | None
+    reset_ordinal: int | None  # `beekeeper reset`: every ordinal given before is at most this
 
 
 def _config_value(value: object) -> dict[str, Any]:
@@ -440,19 +477,43 @@ def set_effective_rate(
     return True
 
 
-def history_point(snapshot: RoomSnapshot, now: float) -> Point:
-    """The shared state's point for a publish now: the serving number, its flow, the line."""
+def history_point(snapshot: RoomSnapshot, now: float, *, minute_seconds: float) -> Point:
+    """The shared state's point for a publish now: the serving number, its flow, the line,
+    the floor the pages keep to (core.serving.next_floor, on the room's minute) and the
+    moment an announced hold stops the flow."""
     at_ms = round(now * 1000)
+    config = snapshot.config
     return Point(
         at_ms,
         snapshot.passed_total,
-        snapshot.serving_flow,
+        snapshot.serving_flow(now),
         waiting=snapshot.waiting,
         joins=joins_per_minute(snapshot.history, at_ms, snapshot.arrivals_total),
+        floor=max(
+            snapshot.passed_total,
+            next_floor(parse_history(snapshot.history), at_ms, minute_seconds=minute_seconds) or 0,
+        ),
+        until_ms=config.held_from * 1000 if config.hold_pending(now) else 0,
     )
 
 
-def status_item(snapshot: RoomSnapshot, copy: int, now: float) -> dict[str, Any]:
+def next_history(snapshot: RoomSnapshot, now: float, *, minute_seconds: float) -> str:
+    """The state copy's history with this publish's point."""
+    return extend_history(
+        snapshot.history,
+        history_point(snapshot, now, minute_seconds=minute_seconds),
+        anchor_age_seconds=DISPLAY_DELAY_SECONDS,
+    )
+
+
+def status_item(
+    snapshot: RoomSnapshot,
+    copy: int,
+    now: float,
+    *,
+    minute_seconds: float = MINUTE_SECONDS,
+    history: str | None = None,
+) -> dict[str, Any]:
     """A status copy. `admitted_total` counts the places passed (admitted, or left and
     skipped): /polling's position is the ordinal minus it. In capacity mode the copy also says
     how full the shop is, how many went in a minute lately (`turnover`) and the claim window
@@ -471,17 +532,16 @@ def status_item(snapshot: RoomSnapshot, copy: int, now: float) -> dict[str, Any]
     )
     # The state copy: the serving number's history, and the room's last publish (kept until a
     # writer publishes again).
-    history = (
-        {
-            "history": {"S": extend_history(snapshot.history, history_point(snapshot, now))},
-            **mark_attributes(snapshot.pushed),
-        }
-        if copy == STATE_COPY
+    if copy == STATE_COPY and history is None:
+        history = next_history(snapshot, now, minute_seconds=minute_seconds)
+    state = (
+        {"history": {"S": history}, **mark_attributes(snapshot.pushed)}
+        if copy == STATE_COPY and history is not None
         else {}
     )
     return {
         **key(status_key(copy)),
-        **history,
+        **state,
         "admitted_total": number(snapshot.passed_total),
         **capacity,
         **schedule_status(snapshot),
@@ -506,10 +566,13 @@ def schedule_status(snapshot: RoomSnapshot) -> dict[str, Any]:
         fields["prequeue_ranked"] = {"BOOL": draw.ranked}
     if config.held:
         fields["held"] = {"BOOL": True}
+        fields["held_from"] = number(config.held_from)
     if config.closed:
         fields["closed"] = {"BOOL": True}
         if config.message:
             fields["message"] = {"S": config.message}
+    if config.reset_ordinal:
+        fields["reset_ordinal"] = number(config.reset_ordinal)
     return fields
 
 
@@ -520,13 +583,16 @@ def publish_status(
     *,
     now: float,
     pauses: Pauses,
+    minute_seconds: float = MINUTE_SECONDS,
     push: StatePush | None = None,
 ) -> None:
-    """Write the ten identical status copies in one BatchWriteItem (retrying leftovers); with
+    """Write the ten identical status copies in one BatchWriteItem (retrying leftovers), on the
+    room's minute (local mode may shorten it: the shared state's floor is on its lattice); with
     `push`, then tell waiting pages what the state copy says when they must be told
     (room/push.py), the copy marked with the publish. A publish that fails takes its mark back,
     so that the next write publishes again."""
-    items = [status_item(snapshot, d, now) for d in range(STATUS_COPIES)]
+    history = next_history(snapshot, now, minute_seconds=minute_seconds)
+    items = [status_item(snapshot, d, now, history=history) for d in range(STATUS_COPIES)]
     sending = push.prepare(snapshot.pushed, items[STATE_COPY], now) if push is not None else None
     write_all(dynamodb, table, [{"PutRequest": {"Item": item}} for item in items], pauses=pauses)
     if push is not None and sending is not None and not push.send(sending):
@@ -579,6 +645,7 @@ def refresh_status(
     now: float,
     pauses: Pauses,
     config: RoomConfig | None = None,
+    minute_seconds: float = MINUTE_SECONDS,
     push: StatePush | None = None,
 ) -> None:
     """Publish the status copies from the counters and the config, read now (and, with
@@ -590,7 +657,15 @@ def refresh_status(
     snapshot = read_snapshot(dynamodb, table, settings, pauses=pauses)
     if config is not None:
         snapshot = dataclasses.replace(snapshot, config=config)
-    publish_status(dynamodb, table, snapshot, now=now, pauses=pauses, push=push)
+    publish_status(
+        dynamodb,
+        table,
+        snapshot,
+        now=now,
+        pauses=pauses,
+        minute_seconds=minute_seconds,
+        push=push,
+    )
 
 
 def reset_governor(dynamodb: Any, table: str) -> None:

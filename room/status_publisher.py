@@ -21,6 +21,7 @@ from typing import Any
 
 from beekeeper.core.retry import Pauses
 from beekeeper.core.settings import RoomSettings
+from beekeeper.room.pacing import MINUTE_SECONDS
 from beekeeper.room.push import StatePush
 from beekeeper.room.room_state import RoomSnapshot, publish_status, read_snapshot
 
@@ -41,6 +42,7 @@ class StatusPublisher:
     settings: RoomSettings
     periodic: bool  # the one consumer of a minute that also publishes on a timer
     pauses: Pauses = field(kw_only=True)  # the retries' (core/retry.py)
+    minute_seconds: float = MINUTE_SECONDS  # the room's minute (the shared state's lattice)
     push: StatePush | None = None  # the room's channel (None: none)
     last: float = -math.inf  # when the status was last looked at
     written: float = -math.inf  # and last written
@@ -81,7 +83,13 @@ class StatusPublisher:
             ):
                 return  # the ten copies already say this
             publish_status(
-                self.dynamodb, self.table, snapshot, now=now, pauses=self.pauses, push=self.push
+                self.dynamodb,
+                self.table,
+                snapshot,
+                now=now,
+                pauses=self.pauses,
+                minute_seconds=self.minute_seconds,
+                push=self.push,
             )
             self._published, self.written = snapshot, now
         except Exception:

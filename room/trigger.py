@@ -34,6 +34,7 @@ from beekeeper.room.places import Warden, read_inside
 from beekeeper.room.prequeue import Draw
 from beekeeper.room.push import StatePush
 from beekeeper.room.room_state import (
+    RoomConfig,
     batch_get,
     draw_pending,
     error_code,
@@ -66,6 +67,30 @@ class TriggerOutcome:
     demand: int = 0
     consumers: int = 0
     woken: bool = False  # planned nobody, but a visitor had joined meanwhile: one was woken
+
+
+def consumers_planned(
+    config: RoomConfig,
+    *,
+    admitting: bool,
+    demand: int,
+    admissible: int,
+    capacity: int,
+    capped: bool,
+) -> int:
+    """The minute's consumers. Admitting: the fewest that admit min(rate, demand), and in a
+    capped room at least one while anyone waits (it watches for a place to free). Off: the
+    line goes in unpaced, by as many as the rate's own lanes (the deployment reserves twice
+    that). Held, closed or awaiting a draw with people in line: one, which admits nobody but
+    reads the config every second, so that a resume lets the line move at once."""
+    if not config.enabled:
+        return min(
+            consumers_needed(demand, capacity), max(1, consumers_needed(config.rate, capacity))
+        )
+    if admitting:
+        consumers = consumers_needed(admissible, capacity)
+        return max(consumers, 1) if capped and demand else consumers
+    return 1 if demand else 0
 
 
 def queue_backlog(sqs: Any, queue_url: str) -> int:
@@ -170,10 +195,15 @@ def run_trigger(
     if free is not None:
         # A full shop admits only as places free: about last minutes' turnover.
         admissible = min(admissible, free + snapshot.turnover)
-    admitting = config.admitting and not pending
-    consumers = consumers_needed(admissible, settings.consumer_capacity) if admitting else 0
-    if free is not None and consumers == 0 and admitting and demand:
-        consumers = 1  # someone waits for a place: one consumer watches for it to free
+    admitting = config.admits(now) and not pending
+    consumers = consumers_planned(
+        config,
+        admitting=admitting,
+        demand=demand,
+        admissible=admissible,
+        capacity=settings.consumer_capacity,
+        capped=free is not None,
+    )
     try:
         dynamodb.put_item(
             TableName=table,
@@ -196,7 +226,7 @@ def run_trigger(
         return TriggerOutcome(minute=minute, claimed=False)
     # What a healthy minute admits at least: everyone already waiting, up to the rate (those
     # who join during the minute come on top). The behind-schedule alarm compares with it.
-    planned = min(config.rate, backlog) if admitting else 0
+    planned = min(config.rate, backlog) if admitting else (backlog if not config.enabled else 0)
     if free is not None:
         planned = min(planned, free)
     metrics.level(telemetry.RATE, config.rate if admitting else 0)
@@ -218,7 +248,7 @@ def run_trigger(
     # not wake a consumer: look again now that the claim is there.
     if (
         consumers == 0
-        and admitting
+        and (admitting or not config.enabled)
         and read_snapshot(dynamodb, table, settings, pauses=pauses).arrivals_total
         > snapshot.arrivals_total
     ):
@@ -230,7 +260,15 @@ def run_trigger(
             minute_seconds=minute_seconds,
             invoke_consumer=invoke_consumer,
         )
-    publish_status(dynamodb, table, snapshot, now=now, pauses=pauses, push=push)
+    publish_status(
+        dynamodb,
+        table,
+        snapshot,
+        now=now,
+        pauses=pauses,
+        minute_seconds=minute_seconds,
+        push=push,
+    )
     log.info(
         "minute %s: rate %s, backlog %s, arrived %s, consumers %s%s",
         minute,

@@ -47,13 +47,15 @@ from beekeeper.core.serving import (
     answer_point,
     document_predates,
     first_own_poll,
-    shown_serving,
+    place_shown,
+    shown_moment,
     with_answer,
 )
 from beekeeper.core.shared_state import STATE_MAX_AGE_SECONDS, Point, parse_history
 from beekeeper.room.room_state import read_number
 from beekeeper.simulator.clock import Scheduler
 from beekeeper.simulator.fake_dynamodb import FakeTable
+from beekeeper.simulator.true_place import Sample, Verdict, judge
 
 # How long the edge keeps its copy of the shared state, of the page, and of the marketing
 # link's shared challenge: their routes' edge rules (core/routes.py).
@@ -64,27 +66,6 @@ CHALLENGE_COPY_SECONDS = MARKETING_LINK.edge.seconds
 PAGE_LOAD_SECONDS = (0.5, 2.0)
 _PENDING, _CANDIDATE, _ASKING, _DONE = 0, 1, 2, 3
 _EPSILON = 1e-9  # a fetch time computed as phase + k x the interval is the k-th, not the one before
-
-
-class WaitingCount:
-    """A Fenwick tree over visitors in join order: how many of the first k are still waiting."""
-
-    def __init__(self, size: int) -> None:
-        self._tree = [0] * (size + 1)
-
-    def add(self, index: int, delta: int) -> None:
-        i = index + 1
-        while i < len(self._tree):
-            self._tree[i] += delta
-            i += i & -i
-
-    def before(self, index: int) -> int:
-        """Waiting visitors among 0 .. index - 1."""
-        total, i = 0, index
-        while i > 0:
-            total += self._tree[i]
-            i -= i & -i
-        return total
 
 
 class EdgeCopies:
@@ -139,9 +120,7 @@ class PageFigures:
     noticed_after: list[float]
     origin_per_second: list[int]
     edge_per_second: list[int]
-    positions_checked: int
-    position_errors: int
-    largest_error: int
+    places: Verdict  # the places the sampled pages showed, against the truth
 
 
 @dataclass
@@ -162,9 +141,8 @@ class PageCrowd:
     edge: EdgeCopies = field(init=False)
     own_polls: int = 0
     noticed_after: list[float] = field(default_factory=list)
-    positions_checked: int = 0
-    position_errors: int = 0
-    largest_error: int = 0
+    # What the sampled pages showed, judged against the truth once the run is over.
+    samples: list[Sample] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         n = self.visitors
@@ -173,10 +151,11 @@ class PageCrowd:
         self._turn = [0] * n
         self._state = [_PENDING] * n
         self._admitted: list[float | None] = [None] * n
+        self._joined_at = [math.inf] * n
+        self._gone: list[float | None] = [None] * n  # left the line (never admitted)
         self._stop = [math.inf] * n
         self._passed = [False] * n
         self._token_id: list[str] = [""] * n
-        self._waiting = WaitingCount(n)
         # The page's periodic fetches: at phase + k x the interval after its first at load (the
         # load itself when the first document was current; 2 s after it when it predated the
         # visitor: core.serving.document_predates). Decided at the first fetch.
@@ -200,10 +179,10 @@ class PageCrowd:
 
     def joined(self, index: int, ordinal: int, token_id: str, *, prequeue: bool) -> None:
         now = self.scheduler.now
+        self._joined_at[index] = now
         self._origin.add(now)  # the marketing link
         self._served.add(now)
         self._edge_other.add(now)
-        self._waiting.add(index, 1)
         load = now + self.rng.uniform(*PAGE_LOAD_SECONDS)
         self._load[index] = load
         self._token_id[index] = token_id
@@ -233,7 +212,6 @@ class PageCrowd:
     def admitted(self, index: int, when: float) -> None:
         if self._admitted[index] is None and not self._passed[index]:
             self._admitted[index] = when
-            self._waiting.add(index, -1)
             self._served.add(when)
 
     def left(self, index: int, when: float) -> None:
@@ -241,12 +219,15 @@ class PageCrowd:
         if self._state[index] != _DONE:
             self._stop[index] = min(self._stop[index], when)
             self._state[index] = _DONE
+        if self._admitted[index] is None and self._gone[index] is None:
+            self._gone[index] = when
 
     def passed(self, index: int, when: float) -> None:
         """The line passed over a visitor who left it: no longer ahead of anyone, no page."""
         if self._admitted[index] is None and not self._passed[index]:
             self._passed[index] = True
-            self._waiting.add(index, -1)
+            if self._gone[index] is None:
+                self._gone[index] = when
             self._stop[index] = min(self._stop[index], when)
             self._state[index] = _DONE
 
@@ -460,43 +441,41 @@ class PageCrowd:
     # -- the places shown to a sample of pages ---------------------------------------------
 
     def _probe(self, index: int, fetch: float) -> None:
-        """A sampled page's place at its fetch, against the truth (1 + those ahead waiting)."""
+        """A sampled page's place at its fetch (judged against the truth once the run is over)."""
         if self._state[index] == _DONE or self._admitted[index] is not None:
             return
         if self._turn[index]:
-            # As the page shows it once the fetch is answered (it renders whole seconds).
-            serving = shown_serving(
-                self.edge.at(fetch), math.floor(fetch), minute_seconds=self.minute_seconds
+            # As the page shows it once the fetch is answered (the moment it shows: a whole
+            # second, or a slow line's slot).
+            copy = self.edge.at(fetch)
+            shown = place_shown(
+                copy,
+                self._turn[index],
+                shown_moment(copy, fetch, minute_seconds=self.minute_seconds),
+                minute_seconds=self.minute_seconds,
             )
-            if serving is not None:
-                shown = self._turn[index] - serving
-                truth = self.true_place(index)
-                self.positions_checked += 1
-                if max(1, shown) != truth:
-                    self.position_errors += 1
-                    self.largest_error = max(self.largest_error, abs(max(1, shown) - truth))
+            self.samples.append(Sample(fetch, index, shown))
         following = self._next_fetch(index, fetch)
         self.scheduler.at(following, lambda: self._probe(index, following))
 
     def place_at(self, index: int, second: float) -> int | None:
         """The place the page of visitor `index` shows at `second` (below 1: "at the front"),
-        from the copy it fetched last; None when it shows none (no turn, or gone)."""
+        from the copy it fetched last; None when it shows none (no turn, gone, or no number
+        yet)."""
         load = self._load[index]
         if not self._turn[index] or load == 0.0 or second < load or second >= self._stop[index]:
             return None
-        last_fetch = self._last_fetch(index, second)
-        serving = shown_serving(
-            self.edge.at(last_fetch), second, minute_seconds=self.minute_seconds
+        copy = self.edge.at(self._last_fetch(index, second))
+        return place_shown(
+            copy,
+            self._turn[index],
+            shown_moment(copy, second, minute_seconds=self.minute_seconds),
+            minute_seconds=self.minute_seconds,
         )
-        return None if serving is None else self._turn[index] - serving
 
     def turn_of(self, index: int) -> int:
         """The visitor's turn as their page knows it (0 before a pre-queue page learns it)."""
         return self._turn[index]
-
-    def true_place(self, index: int) -> int:
-        """1 + the visitors who joined before `index` and still wait (now)."""
-        return 1 + self._waiting.before(index)
 
     def waiting_places(self, second: float) -> dict[int, int]:
         """Every waiting page's place at `second`, by visitor (to check none is shown twice)."""
@@ -581,7 +560,7 @@ class PageCrowd:
             noticed_after=sorted(self.noticed_after),
             origin_per_second=origin,
             edge_per_second=edge,
-            positions_checked=self.positions_checked,
-            position_errors=self.position_errors,
-            largest_error=self.largest_error,
+            places=judge(
+                self.samples, joined=self._joined_at, admitted=self._admitted, gone=self._gone
+            ),
         )

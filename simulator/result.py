@@ -62,6 +62,13 @@ class SimulationResult:
     positions_checked: int = 0
     position_errors: int = 0
     position_error_max: int = 0
+    # |shown - true| over the places checked, in places (None without one).
+    position_error_p50: int | None = None
+    position_error_p90: int | None = None
+    position_error_p99: int | None = None
+    # Sampled moments at which the page showed no number yet (its shared state did not know
+    # the visitor's turn yet: docs/pipeline.md, "The place shown").
+    positions_unshown: int = 0
     # From admission to the page noticing it (its own /polling seeing the admission).
     noticed_seconds_p50: float | None = None
     noticed_seconds_p90: float | None = None

@@ -523,9 +523,13 @@ class Simulation:
         ]
         total_served = sum(joins_minutes) + sum(admissions_minutes)
         return {
-            "positions_checked": pages.positions_checked,
-            "position_errors": pages.position_errors,
-            "position_error_max": pages.largest_error,
+            "positions_checked": pages.places.checked,
+            "position_errors": pages.places.wrong,
+            "position_error_max": pages.places.largest,
+            "position_error_p50": pages.places.percentile(0.5),
+            "position_error_p90": pages.places.percentile(0.9),
+            "position_error_p99": pages.places.percentile(0.99),
+            "positions_unshown": pages.places.unshown,
             "noticed_seconds_p50": _round(measure.percentile(pages.noticed_after, 0.5)),
             "noticed_seconds_p90": _round(measure.percentile(pages.noticed_after, 0.9)),
             "origin_requests_per_minute": origin_minutes,

@@ -54,9 +54,11 @@ from beekeeper.core.routes import (
 from beekeeper.core.settings import RoomSettings, SettingsError
 from beekeeper.room.pacing import MINUTE_SECONDS
 
-# Transferred size the page must stay under (uncompressed, so it holds whatever the transport);
-# it holds the push channel's endpoints and key (about 300 bytes) and the socket that uses them.
-MAX_PAGE_BYTES = 55_000
+# The size the page must stay under, uncompressed (so it holds whatever the transport; a
+# browser gets it compressed, about a third of it): 22% of API Gateway's mapping template limit
+# once base64'd (docs/stack.md), with room for a custom template's own markup and styles. It
+# holds the push channel's endpoints and key (about 300 bytes) and the socket that uses them.
+MAX_PAGE_BYTES = 60_000
 
 # The room's routes the page calls (core/routes.py), by the key of the page's config its script
 # reads each under; the URLs are relative to the page's own (the public address's root, the
@@ -161,9 +163,14 @@ def page_timing(minute_seconds: float = MINUTE_SECONDS) -> dict[str, float | int
     return {
         "minuteSeconds": minute_seconds,
         "spanMarginFraction": serving.SPAN_MARGIN_FRACTION,
+        "slotToleranceSeconds": serving.SLOT_TOLERANCE_SECONDS,
+        "slotMomentsAtMost": serving.SLOT_MOMENTS_AT_MOST,
+        "fastMomentSeconds": serving.FAST_MOMENT_SECONDS,
         "documentEverySeconds": serving.DOCUMENT_EVERY_SECONDS,
         "stateMaxAgeSeconds": shared_state.STATE_MAX_AGE_SECONDS,
         "hiddenDocumentMaxSeconds": serving.HIDDEN_DOCUMENT_MAX_SECONDS,
+        "closedDocumentEverySeconds": serving.CLOSED_DOCUMENT_EVERY_SECONDS,
+        "outOfReachSeconds": serving.OUT_OF_REACH_SECONDS,
         "displayDelaySeconds": serving.DISPLAY_DELAY_SECONDS,
         "ownPollEverySeconds": serving.OWN_POLL_EVERY_SECONDS,
         "extrapolateAtMostSeconds": serving.EXTRAPOLATE_AT_MOST_SECONDS,

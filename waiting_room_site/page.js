@@ -80,11 +80,21 @@ export function formatNumber(n, lang) {
   return new Intl.NumberFormat(lang, { maximumFractionDigits: 0 }).format(n);
 }
 
-export function formatPosition(position, strings, lang) {
-  // Past the turn (the line reorders a little): no number, which only one visitor may be shown.
-  if (position < 1) return strings.positionNow;
+/**
+ * The place in words: null while the page knows no number yet; past the turn (the line
+ * reorders a little) no number, which only one visitor may be shown, and while the line is
+ * paused never "at the front" nor "any moment now": nobody goes in until it moves again.
+ */
+export function formatPosition(position, strings, lang, paused = false) {
+  if (position === null) return strings.positionFinding;
+  if (position < 1) return paused ? strings.positionPausedFirst : strings.positionNow;
   if (position === 1) return strings.positionOne;
   return fill(strings.positionMany, { position: formatNumber(position, lang) });
+}
+
+/** An operator's line as a sentence: its own stop, or a full stop added. */
+export function asSentence(text) {
+  return /[.!?…]$/.test(text) ? text : `${text}.`;
 }
 
 /**
@@ -196,7 +206,7 @@ export function backoffDelay(failures, random) {
   return Math.round(ceiling * (0.5 + 0.5 * random()) * 1000);
 }
 
-const GONE_STATES = new Set(["no_token", "malformed", "unknown", "expired"]);
+const GONE_STATES = new Set(["no_token", "malformed", "unknown", "expired", "reset"]);
 
 function isCount(value, minimum) {
   return Number.isInteger(value) && value >= minimum;
@@ -423,15 +433,17 @@ export function formatStart(epochMs, lang, timeZone = undefined) {
 // equal). `timing` is the room config's: every figure comes from core/ through render_page. --
 
 /**
- * The points of the document's history ("<ms>:<serving>:<flow>[:<waiting>:<joins>] ...",
- * core.shared_state); [] when malformed.
+ * The points of the document's history ("<ms>:<serving>:<flow>[:<waiting>:<joins>[:<floor>:<until>]]
+ * ...", core.shared_state); [] when malformed.
  */
 export function parseHistory(text) {
-  const point = "\\d{1,15}:\\d{1,15}:\\d{1,7}(?::\\d{1,15}:\\d{1,9})?";
+  const point = "\\d{1,15}:\\d{1,15}:\\d{1,7}(?::\\d{1,15}:\\d{1,9}(?::\\d{1,15}:\\d{1,15})?)?";
   if (typeof text !== "string" || !new RegExp(`^${point}( ${point})*$`).test(text)) return [];
   return text.split(" ").map((part) => {
-    const [atMs, serving, flow, waiting, joins] = part.split(":").map(Number);
-    return waiting === undefined ? { atMs, serving, flow } : { atMs, serving, flow, waiting, joins };
+    const [atMs, serving, flow, waiting, joins, floor, untilMs] = part.split(":").map(Number);
+    if (waiting === undefined) return { atMs, serving, flow };
+    if (floor === undefined) return { atMs, serving, flow, waiting, joins };
+    return { atMs, serving, flow, waiting, joins, floor, untilMs };
   });
 }
 
@@ -446,7 +458,7 @@ export function dueBy(at, flow, timing) {
   if (flow <= 0) return 0;
   const minute = Math.floor(at / timing.minuteSeconds);
   const [start, length] = span(timing);
-  const offset = at - minute * timing.minuteSeconds - start;
+  const offset = at - minute * timing.minuteSeconds - start + timing.slotToleranceSeconds;
   const within = offset < 0 ? 0 : Math.min(flow, Math.floor((offset * flow) / length) + 1);
   return minute * flow + within;
 }
@@ -468,28 +480,86 @@ export function anchorPoint(points, at, delay) {
 }
 
 /**
+ * `point`'s serving number moved on to `at` on the lattice at its flow: for at most the
+ * extrapolation's reach, and not past the hold it announces (core.serving.extrapolated).
+ */
+export function extrapolated(point, at, timing) {
+  const since = point.atMs / 1000;
+  let until = Math.min(at, since + timing.extrapolateAtMostSeconds);
+  if (point.untilMs) until = Math.min(until, point.untilMs / 1000);
+  if (until <= since || point.flow <= 0) return point.serving;
+  return point.serving + dueBy(until, point.flow, timing) - dueBy(since, point.flow, timing);
+}
+
+/**
  * The serving number at `at` extrapolated on the lattice from the anchor `delay` s back (the
  * oldest point's own, not moved, while none is that old: every copy holds that one).
  */
 export function servingAt(points, at, delay, timing) {
   const found = anchorPoint(points, at, delay);
   if (!found) return null;
-  const since = found.atMs / 1000;
-  if (since > at - delay) return found.serving;
-  const until = Math.min(at, since + timing.extrapolateAtMostSeconds);
-  if (until <= since || found.flow <= 0) return found.serving;
-  return found.serving + dueBy(until, found.flow, timing) - dueBy(since, found.flow, timing);
+  if (found.atMs / 1000 > at - delay) return found.serving;
+  return extrapolated(found, at, timing);
 }
 
 /**
  * The serving number every page shows at `at`: the place is turn minus it. Never past the
- * visitors the anchor's line says have joined by then (core.serving.shown_serving).
+ * visitors the anchor's line says have joined by then, never below the anchor's floor
+ * (core.serving.shown_serving).
  */
 export function shownServing(points, at, timing) {
   const serving = servingAt(points, at, timing.displayDelaySeconds, timing);
   const found = anchorPoint(points, at, timing.displayDelaySeconds);
   if (serving === null || !found) return serving;
-  return withinLine(found, serving, at, timing);
+  return Math.max(withinLine(found, serving, at, timing), found.floor ?? 0);
+}
+
+/**
+ * The moment whose place a page shows at `at`, the same for every page: the last quarter second
+ * in a line moving a place a second or more, else the whole second or the anchor's last slot
+ * fallen due (core.serving.shown_moment).
+ */
+export function shownMoment(points, at, timing) {
+  const found = anchorPoint(points, at, timing.displayDelaySeconds);
+  const fast = timing.fastMomentSeconds;
+  if (found && found.flow > timing.slotMomentsAtMost) return Math.floor(at / fast) * fast;
+  const whole = Math.floor(at);
+  if (!found || found.flow <= 0) return whole;
+  const due = dueBy(at, found.flow, timing);
+  if (due <= 0) return whole;
+  const slot = slotTime(due - 1, found.flow, timing);
+  return slot <= at + timing.slotToleranceSeconds ? Math.max(whole, slot) : whole;
+}
+
+/** When the page redraws next: the next moment shownMoment gives (core.serving.next_moment). */
+export function nextMoment(points, at, timing) {
+  const found = anchorPoint(points, at, timing.displayDelaySeconds);
+  const fast = timing.fastMomentSeconds;
+  if (found && found.flow > timing.slotMomentsAtMost) return (Math.floor(at / fast) + 1) * fast;
+  const whole = Math.floor(at) + 1;
+  if (!found || found.flow <= 0) return whole;
+  const slot = slotTime(dueBy(at, found.flow, timing), found.flow, timing);
+  return slot > at ? Math.min(whole, slot) : whole;
+}
+
+/**
+ * The place the page of `turn` shows at `at` (below 1: "at the front"), or null while it shows
+ * no number: the turn joined after what every page knows (core.serving.place_shown).
+ */
+export function placeShown(points, turn, at, timing) {
+  const found = anchorPoint(points, at, timing.displayDelaySeconds);
+  const lattice = servingAt(points, at, timing.displayDelaySeconds, timing);
+  const serving = shownServing(points, at, timing);
+  if (!found || lattice === null || serving === null) return null;
+  const joined = joinedBy(found, at, timing);
+  if (joined !== null && joined < lattice && turn > serving) return null;
+  return turn - serving;
+}
+
+/** The newest point announces a hold whose moment has come by `at`: the line is paused. */
+export function holdCame(points, at) {
+  const newest = points[points.length - 1];
+  return Boolean(newest?.untilMs) && at * 1000 >= newest.untilMs;
 }
 
 /** The visitors `point`'s line says have joined by `at` (null when it does not say). */
@@ -546,9 +616,17 @@ export function firstOwnPoll(points, turn, now, timing, loading = false) {
     reached = Math.max(reached, joined);
     when = Math.max(when, joined);
   }
-  // The reach is the serving number's, not the margin's (as in core/serving.py).
-  if (reached > since + timing.extrapolateAtMostSeconds) return null;
+  // The reach is the serving number's, not the margin's (as in core/serving.py); a turn
+  // beyond an announced hold is not reached before it.
+  if (reached > since + timing.extrapolateAtMostSeconds || heldBefore(newest, reached, timing)) {
+    return null;
+  }
   return Math.max(now, when);
+}
+
+/** `point` announces a hold that stops its line before `moment`. */
+function heldBefore(point, moment, timing) {
+  return Boolean(point.untilMs) && moment > point.untilMs / 1000 + timing.slotToleranceSeconds;
 }
 
 /**
@@ -559,7 +637,8 @@ export function turnDueAt(points, turn, now, timing) {
   const newest = anchorPoint(points, now, 0);
   if (!newest || newest.flow <= 0) return null;
   const index = dueBy(newest.atMs / 1000, newest.flow, timing) + (turn - newest.serving) - 1;
-  return slotTime(index, newest.flow, timing);
+  const reached = slotTime(index, newest.flow, timing);
+  return heldBefore(newest, reached, timing) ? null : reached;
 }
 
 /**
@@ -578,7 +657,11 @@ export function withAnswer(points, answered) {
 }
 
 /** Seconds until the next fetch of the shared document. */
-export function documentDelay({ visible, now, ownPollAt, claimSeconds = 0, predates = false }, timing) {
+export function documentDelay(
+  { visible, now, ownPollAt, claimSeconds = 0, predates = false, closed = false },
+  timing,
+) {
+  if (closed) return visible ? timing.closedDocumentEverySeconds : timing.hiddenDocumentMaxSeconds;
   if (predates) return timing.stateMaxAgeSeconds;
   if (visible) return timing.documentEverySeconds;
   let most = timing.hiddenDocumentMaxSeconds;

@@ -7,10 +7,13 @@
 //
 // Without the shared state (the edge can not be reached, or the document is not valid) the
 // page falls back to asking its own /polling as often as the answers say (`poll_after`), so a
-// visitor is never stranded.
+// visitor is never stranded; when neither answers for a while it says so, keeps the place and
+// stops the estimate until the room answers again. A fetched document goes through
+// handleDocument, the one place the page follows the room's state.
 
 import {
   admissionUrl,
+  asSentence,
   backoffDelay,
   chooseLanguage,
   clockOffset,
@@ -28,11 +31,14 @@ import {
   formatStart,
   formatWait,
   hasEstimate,
+  holdCame,
   goneKey,
   interpretAnswer,
   interpretDocument,
   isFull,
+  nextMoment,
   nextPosition,
+  placeShown,
   pollDelay,
   prequeueDelay,
   progressPercent,
@@ -42,14 +48,15 @@ import {
   sendLeave,
   withAnswer,
   shouldAnnounce,
-  shownServing,
+  shownMoment,
   smoothEstimate,
   turnDueAt,
   waitNoteKey,
 } from "./page.js";
 
-// How long the "why your wait went up" note stays after a rise.
+// How long the "why your wait went up" note stays after a rise, and "the room is back".
 const RISE_NOTE_MS = 120_000;
+const BACK_NOTE_MS = 30_000;
 const FIRST_POSITION_KEY = "beekeeper.firstPosition";
 // Offset samples kept for the room's clock (one a document).
 const CLOCK_SAMPLES = 8;
@@ -121,6 +128,14 @@ export function startRoom(env) {
     stopped: false,
     capacity: false,
     firstPosition: readFirstPosition(window),
+    stillKind: false, // the last document said the line does not move (paused, closed, off)
+    closed: false, // the event is closed: the page listens for a resume
+    lettingIn: false, // the room is off: the page asks to be let in, with its ticket
+    failingSince: { doc: 0, own: 0 }, // when the current run of failed fetches began
+    ownAnsweredAt: 0, // when its own /polling last answered
+    outage: null, // {since} while the room is out of reach
+    outageTimer: null,
+    backUntil: 0, // "the room is back" stays until then
   };
 
   // The room's time now (seconds), this clock corrected when it is clearly wrong.
@@ -154,7 +169,7 @@ export function startRoom(env) {
       "checked",
       fill(t.checkedTimes, { last: formatClock(lastAt, locale), next: formatClock(nextAt, locale) }),
     );
-    show("retry", false);
+    if (env.now() >= state.backUntil) show("retry", false);
     show("details", true);
   }
 
@@ -164,6 +179,7 @@ export function startRoom(env) {
     window.clearTimeout(state.ownTimer);
     window.clearTimeout(state.tick);
     window.clearTimeout(state.countdown);
+    window.clearTimeout(state.outageTimer);
   }
 
   function leaveFor(url, title, text, linkText) {
@@ -177,12 +193,37 @@ export function startRoom(env) {
     showNotice(t.leftTitle, t.leftText, t.rejoinLink, joinUrl);
   }
 
+  // The event is over: said with the operator's line; the place is kept and the page keeps
+  // listening (handleDocument) in case the event resumes.
   function showClosed(message) {
-    stop();
-    clearFirstPosition(window);
-    const text = message ? `${t.closedText} ${message}` : t.closedText;
+    state.closed = true;
+    window.clearTimeout(state.ownTimer);
+    state.ownTimer = null;
+    window.clearTimeout(state.tick);
+    const text = message ? `${t.closedText} ${asSentence(message)}` : t.closedText;
     showNotice(t.closedTitle, text, t.joinLink, joinUrl);
     show("notice-link", false);
+  }
+
+  // Back to waiting from a notice that did not end the visit (closed, the room off).
+  function reopen() {
+    if (!state.closed && !state.lettingIn) return;
+    state.closed = false;
+    state.lettingIn = false;
+    show("notice", false);
+    show("waiting", true);
+  }
+
+  // The room is off: it lets everyone in, each with a ticket; the page asks for its own at
+  // once and every few seconds until it is there.
+  function letIn() {
+    if (!state.lettingIn) {
+      state.lettingIn = true;
+      window.clearTimeout(state.tick);
+      showNotice(t.roomOffTitle, t.roomOffText, t.roomOffLink, joinUrl);
+      show("notice-link", false);
+    }
+    if (!state.ownInFlight && !state.ownTimer) scheduleOwn(0);
   }
 
   function showFailure(failures, nextAt) {
@@ -191,6 +232,62 @@ export function startRoom(env) {
     show("retry", true);
     announce({ kind: "retrying" }, text);
     return failures;
+  }
+
+  // -- out of reach: fetches that keep failing ----------------------------------------------
+
+  function failed(kind) {
+    if (!state.failingSince[kind]) state.failingSince[kind] = env.now();
+    if (!state.outageTimer && !state.outage) {
+      const since = state.failingSince[kind];
+      const delay = Math.max(0, since + timing.outOfReachSeconds * 1000 - env.now());
+      state.outageTimer = window.setTimeout(() => {
+        state.outageTimer = null;
+        checkOutage();
+      }, delay);
+    }
+    checkOutage();
+  }
+
+  // Since when the room has been out of the page's reach (Infinity: it is not): its own
+  // /polling failing, or the shared state's fetches failing with no own answer since they
+  // began (a page whose own /polling answers has reached the room).
+  function unreachedSince() {
+    const { doc, own } = state.failingSince;
+    const docSince = doc && !(state.ownAnsweredAt >= doc) ? doc : 0;
+    return Math.min(...[docSince, own].filter(Boolean));
+  }
+
+  function reached(kind) {
+    state.failingSince[kind] = 0;
+    if (kind === "own") state.ownAnsweredAt = env.now();
+    if (!state.outage || Number.isFinite(unreachedSince())) return;
+    // Back in touch: said, and the place and the estimate move on from the room's answer.
+    state.outage = null;
+    state.estimate = null;
+    state.backUntil = env.now() + BACK_NOTE_MS;
+    setText("retry", t.backInReach);
+    show("retry", true);
+    announce({ kind: "back" }, t.backInReach);
+  }
+
+  function checkOutage() {
+    if (state.stopped) return;
+    const now = env.now();
+    const since = unreachedSince();
+    if (!Number.isFinite(since) || now - since < timing.outOfReachSeconds * 1000) return;
+    if (!state.outage) {
+      state.outage = { since };
+      window.clearTimeout(state.tick); // the place and the estimate wait
+    }
+    const next = [state.docNextAt, state.ownNextAt].filter((at) => at > now);
+    const text = fill(t.outOfReach, {
+      since: formatClock(since, locale),
+      next: formatClock(next.length ? Math.min(...next) : now, locale),
+    });
+    setText("retry", text);
+    show("retry", true);
+    announce({ kind: "outage" }, text);
   }
 
   // -- the shared state -------------------------------------------------------------------
@@ -223,6 +320,7 @@ export function startRoom(env) {
       if (!state.lastAnswer && state.doc === null && !state.ownTimer && !state.ownInFlight) {
         showFailure(state.docFailures, state.docNextAt);
       }
+      failed("doc");
       return;
     }
     state.docFailures = 0;
@@ -230,7 +328,8 @@ export function startRoom(env) {
     state.offsets = [...state.offsets, doc.nowMs + age * 1000 - arrived].slice(-CLOCK_SAMPLES);
     state.doc = doc;
     state.docAt = arrived;
-    if (doc.kind !== "off" && doc.kind !== "closed") nextDocument();
+    reached("doc");
+    nextDocument();
     handleDocument(doc);
   }
 
@@ -245,20 +344,25 @@ export function startRoom(env) {
     const claimSeconds = doc?.capacity?.claimSeconds ?? 0;
     // The first document with the turn, if published before this visitor came: again soon.
     const predates = state.loading && doc && state.turn !== null && documentPredates(doc.points, state.turn, roomNow(), timing);
+    const closed = doc?.kind === "closed";
     const delay = documentDelay(
-      { visible: visible(), now: roomNow(), ownPollAt, claimSeconds, predates },
+      { visible: visible(), now: roomNow(), ownPollAt, claimSeconds, predates, closed },
       timing,
     );
     scheduleDocument(Math.round(delay * 1000));
   }
 
+  // The room's state, as a fetched document says it: the one place the page follows it.
   function handleDocument(doc) {
-    if (doc.kind === "off") {
-      // The room is off: straight to the shop, without asking the origin anything.
-      clearFirstPosition(window);
-      return leaveFor(doc.origin, t.roomOffTitle, t.roomOffText, t.roomOffLink);
-    }
+    if (state.stopped) return;
+    const moving = doc.kind === "open";
+    // The line moving again (a resume, `on`): a page at the front asks at once, as on loading,
+    // since the room lets the next in line in at once.
+    if (moving && state.stillKind) state.loading = true;
+    state.stillKind = !moving;
+    if (doc.kind === "off") return letIn();
     if (doc.kind === "closed") return showClosed(doc.message);
+    reopen();
     if (doc.capacity) state.capacity = true;
     if (state.turn === null) {
       if (doc.kind === "prequeue" || doc.kind === "drawing") {
@@ -287,26 +391,32 @@ export function startRoom(env) {
     window.clearTimeout(state.tick);
     state.tick = null;
     const doc = state.doc;
-    if (state.stopped || !doc || state.turn === null) return;
-    // The whole second: every page shows the place of the same moment, whenever it redraws.
-    const now = Math.floor(roomNow());
-    const serving = shownServing(doc.points, now, timing);
-    const place = state.turn - serving;
-    const paused = doc.kind === "paused";
-    const waitSeconds = paused ? null : secondsToTurn(doc.points, state.turn, now, doc.flow, timing);
+    const still = state.closed || state.lettingIn || state.outage;
+    if (state.stopped || !doc || state.turn === null || still) return;
+    // Every page shows the place of the same moment, whenever it redraws: the whole second,
+    // or a slow line's slot (shownMoment).
+    const now = shownMoment(doc.points, roomNow(), timing);
+    // A place shown never goes back up (the shared state's floor holds it; this page holds it
+    // too, whatever reaches it): a number, "at the front", or none yet (null).
+    const computed = placeShown(doc.points, state.turn, now, timing);
+    const place = computed === null ? null : nextPosition(state.position, computed);
+    const paused = doc.kind === "paused" || holdCame(doc.points, now);
+    const waitSeconds =
+      paused || place === null ? null : secondsToTurn(doc.points, state.turn, now, doc.flow, timing);
     showPlace(place, waitSeconds, doc, paused);
-    state.tick = window.setTimeout(render, 1000 - ((roomNow() * 1000) % 1000));
+    const later = nextMoment(doc.points, roomNow(), timing);
+    state.tick = window.setTimeout(render, Math.max(0, Math.ceil((later - roomNow()) * 1000)));
   }
 
   function showPlace(place, waitSeconds, doc, paused) {
     const now = env.now();
     show("waiting", true);
-    state.position = place;
+    if (place !== null) state.position = place;
     if (place >= 1 && (state.firstPosition == null || place > state.firstPosition)) {
       state.firstPosition = place;
       writeFirstPosition(window, place);
     }
-    const positionText = formatPosition(place, t, locale);
+    const positionText = formatPosition(place, t, locale, paused);
     const full = doc.capacity?.full === true;
     const fullNote = hook("full-note");
     setText("full-note", t.fullNote);
@@ -330,9 +440,10 @@ export function startRoom(env) {
       show("wait-note", Boolean(note));
     }
     show("leave", state.capacity);
-    showProgress(Math.max(1, place));
+    if (place !== null) showProgress(Math.max(1, place));
     showChecked(state.docAt, state.docNextAt);
     if (paused) return announce({ kind: "paused" }, t.announcePaused);
+    if (place === null) return announce({ kind: "finding" }, positionText);
     const spoken = full
       ? `${positionText} ${t.fullNote} ${t.waitLabel} ${waitText}.`
       : place < 1
@@ -443,16 +554,21 @@ export function startRoom(env) {
     if (!answer || answer.kind === "invalid") {
       state.ownFailures += 1;
       scheduleOwn(backoffDelay(state.ownFailures, env.random));
-      if (state.doc === null || state.ownNear) showFailure(state.ownFailures, state.ownNextAt);
+      if (state.outage) checkOutage(); // says when it tries next
+      else if (state.doc === null || state.ownNear) showFailure(state.ownFailures, state.ownNextAt);
+      failed("own");
       return;
     }
     state.ownFailures = 0;
+    reached("own");
     if (answer.kind === "admitted") {
       clearFirstPosition(window);
       return leaveFor(admissionUrl(answer), t.admittedTitle, t.admittedText, t.admittedLink);
     }
-    if (answer.kind === "room_off") {
-      return leaveFor(joinUrl, t.roomOffTitle, t.roomOffText, t.roomOffLink);
+    if (answer.kind === "room_off" || (state.lettingIn && answer.kind === "waiting")) {
+      // Being let in, with a ticket: asked again in a moment until it is there.
+      letIn();
+      return scheduleOwn(timing.ownPollEverySeconds * 1000);
     }
     if (answer.kind === "left") {
       stop();
@@ -473,7 +589,10 @@ export function startRoom(env) {
       showPrequeue(answer.startsAt, answer.startsAt * 1000 <= roomNow() * 1000);
       return;
     }
-    if (answer.turn) state.turn = answer.turn;
+    if (answer.turn && answer.turn !== state.turn) {
+      state.turn = answer.turn; // a drawn rank: a new place, shown as it is
+      state.position = null;
+    }
     if (answer.kind === "waiting" && state.doc && state.turn !== null) {
       state.answered = answerPoint(state.doc.points, state.turn, answer.position, answer.updatedAt);
     }

@@ -6,6 +6,8 @@ producers and consumers follow within 10 s, waiting pages on their next poll.
 
 from __future__ import annotations
 
+import time
+
 import click
 
 from beekeeper.cli.errors import UserError
@@ -84,10 +86,15 @@ def schedule(
 @where_option
 @click.pass_context
 def hold(ctx: click.Context, name: str, local: bool | None) -> None:
-    """Admit nobody from room NAME's line, within 10 s; every place is kept and new visitors
-    still join. Waiting pages say the line is paused. `beekeeper resume NAME` carries on."""
-    room_control(factory_of(ctx), name, local).hold()
-    click.echo(f"Room {name!r} is HELD: nobody is admitted; `beekeeper resume {name}` carries on.")
+    """Admit nobody from room NAME's line, 10 s from now: the moment is announced to every
+    waiting page first, so each stops at the place the room stops. Every place is kept and new
+    visitors still join. `beekeeper resume NAME` carries on (and calls off a hold to come)."""
+    config = room_control(factory_of(ctx), name, local).hold()
+    moment = time.strftime("%H:%M:%S UTC", time.gmtime(config.held_from))
+    click.echo(
+        f"Room {name!r} is HELD from {moment}: nobody is admitted from then on; "
+        f"`beekeeper resume {name}` carries on."
+    )
 
 
 @click.command()

@@ -206,6 +206,38 @@ def command_line(result: SimulationResult) -> str:
     return " ".join(words)
 
 
+def place_lines(result: SimulationResult) -> list[str]:
+    """What the sampled pages showed against the true place, in words a newcomer reads."""
+    looked = result.positions_checked + result.positions_unshown
+    lines = [
+        f"places in line: a sample of the waiting pages was looked at {looked:,} times, as "
+        "each fetched the shared state, and the place it showed compared with the true place "
+        "(1 + the visitors still waiting who go in before them)"
+    ]
+    if result.positions_checked:
+        off = [
+            result.position_error_p50,
+            result.position_error_p90,
+            result.position_error_p99,
+            result.position_error_max,
+        ]
+        said = ", ".join(
+            f"{name} {value:,}"
+            for name, value in zip(("median", "p90", "p99", "most"), off, strict=True)
+        )
+        in_time = ", ".join(f"{(value or 0) * 60 / result.rate:.1f} s" for value in off)
+        lines.append(
+            f"  off by (places): {said}; that is {in_time} of admissions at the rate; "
+            f"{result.position_errors:,} of {result.positions_checked:,} not exactly right"
+        )
+    if result.positions_unshown:
+        lines.append(
+            f"  no number yet: {result.positions_unshown:,} times, on pages that had just "
+            "joined a line every page did not know of yet (they say so until it does)"
+        )
+    return lines
+
+
 def _seconds(value: float | None) -> str:
     return "-" if value is None else f"{value:.1f} s"
 
@@ -298,12 +330,8 @@ def render_table(result: SimulationResult) -> str:
             f"{result.join_work_flood_factor_max or 1:g} x by a flood; still solving at the end: "
             f"{result.still_solving:,}"
         )
-    if result.positions_checked:
-        lines.append(
-            f"places shown by a sample of pages (predicted from the shared state): "
-            f"{result.positions_checked:,} checked, {result.position_errors:,} off the true "
-            f"place (by {result.position_error_max:,} at most)"
-        )
+    if result.positions_checked or result.positions_unshown:
+        lines += place_lines(result)
     if result.starts_at_minute is not None:
         tau = "-" if result.prequeue_order_tau is None else f"{result.prequeue_order_tau:+.3f}"
         lines.append(

@@ -216,7 +216,7 @@ def test_a_room_in_aws_does_what_a_shop_relies_on(real_room: Run) -> None:
     # The consumer's ARM64 crypto wheels sign in Lambda itself.
     journey.tickets_verify_offline(room, tokens)
     journey.client_says_who_came_through(room, tokens)
-    journey.off_sends_new_visitors_to_the_shop(room)
+    journey.off_lets_new_visitors_into_the_shop(room)
     journey.a_subscribed_page_sees_a_hold(room)
     journey.rate_changes_the_status(room, 120)
 

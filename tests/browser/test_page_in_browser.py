@@ -128,12 +128,21 @@ def test_admitted_visitor_is_sent_to_the_shop_at_once(
     assert page.locator("h1").text_content() == "The shop"
 
 
-def test_switched_off_room_sends_the_visitor_on_through_the_marketing_link(
+def test_switched_off_room_lets_the_visitor_in_with_a_ticket(
     new_page: Callable[..., Any], room: PollingDouble
 ) -> None:
-    room.script({"allow": False, "state": "room_off", "poll_after": 5})
+    """Off, the room lets the line in: the page says so and asks again in a moment, until its
+    admission (with its ticket) comes; it never sends the visitor round the marketing link,
+    which would put them back in line."""
+    shop = room.url("/shop?beekeeper_token=AAAAAAAAAAAAAAAAAAAAAA.7&beekeeper_ticket=x.y.z")
+    room.script(
+        {"allow": False, "state": "room_off", "poll_after": 5},
+        {"allow": True, "origin": shop},
+    )
     page = open_room(new_page, room)
-    page.wait_for_url(room.url("/beekeeper"), timeout=5_000)
+    wait_for_text(page, "notice-title", "The line is open")
+    page.clock.run_for(NEXT_POLL_MS)
+    page.wait_for_url(shop, timeout=5_000)
 
 
 @pytest.mark.parametrize(

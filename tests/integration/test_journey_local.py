@@ -64,7 +64,7 @@ def test_the_journey_a_shop_relies_on(local_room: LocalProcess) -> None:
     journey.admitted_once_and_in_order(room, tokens, timeout=60)
     journey.tickets_verify_offline(room, tokens)
     journey.client_says_who_came_through(room, tokens)
-    journey.off_sends_new_visitors_to_the_shop(room)
+    journey.off_lets_new_visitors_into_the_shop(room)
     journey.a_subscribed_page_sees_a_hold(room)
     journey.rate_changes_the_status(room, 120)
     steps = ["marketing link", "marketing link", "the work of 8 visitors"]

@@ -82,17 +82,36 @@ test("near its turn the page asks at the predicted moment, then every 2 s until 
   assert.deepEqual([times[1] - times[0], times[2] - times[1]], [2000, 2000]);
 });
 
+const WAITING = { allow: false, state: "waiting", position: 8000, eta_seconds: 800, poll_after: 300, rate: 600, slowed: false, updated_at: 1 };
+
 for (const [kind, extra, check] of [
-  ["paused", { state: "paused", flow: 0 }, (page) => assert.match(page.text("wait"), /The line is paused/)],
+  [
+    "paused",
+    { state: "paused", flow: 0 },
+    (page) => {
+      assert.match(page.text("wait"), /The line is paused/);
+      assert.deepEqual(page.record.polls, []); // learnt from the state alone
+    },
+  ],
   [
     "closed",
+    // The operator's line ends the notice as a sentence of its own (a full stop added).
     { state: "closed", flow: 0, message: "Sold out, thank you" },
-    (page) => assert.match(page.text("notice-text"), /Sold out, thank you$/),
+    (page) => {
+      assert.match(page.text("notice-text"), /patience\. Sold out, thank you\.$/);
+      assert.deepEqual(page.record.polls, []);
+    },
   ],
   [
     "off",
     { state: "off", flow: 0, origin: "https://shop.example.com/sale" },
-    (page) => assert.deepEqual(page.record.navigations, ["https://shop.example.com/sale"]),
+    (page) => {
+      // Off lets the line in, each visitor with a ticket: the page says so and asks for its
+      // own admission at once; it never goes to the shop without one.
+      assert.equal(page.text("notice-title"), "The line is open");
+      assert.ok(page.record.polls.length >= 1);
+      assert.deepEqual(page.record.navigations, []);
+    },
   ],
 ]) {
   test(`the room ${kind}: every open page shows it within one document interval`, async () => {
@@ -101,13 +120,41 @@ for (const [kind, extra, check] of [
       clock < change
         ? doc([[T - 1000, 1000, 600]])
         : doc([[T - 1000, 1000, 600], [change, 1100, 0]], extra);
-    const page = await opened({ turn: 9000, documents: [states] });
+    const page = await opened({ turn: 9000, documents: [states], answers: [WAITING] });
     await page.run(change - T);
     await page.run(TIMING.documentEverySeconds * 1000 + 100);
     check(page);
-    assert.deepEqual(page.record.polls, []); // learnt from the state alone
   });
 }
+
+test("the room off: the page asks every 2 s until it is let in with its ticket", async () => {
+  const off = doc([[T - 1000, 1000, 0]], { state: "off", origin: "https://shop.example.com/sale" });
+  const page = await opened({
+    turn: 9000,
+    documents: [off],
+    answers: [{ allow: false, state: "room_off", poll_after: 2 }, WAITING, { allow: true, origin: SHOP }],
+  });
+  await page.run(5_000);
+  assert.equal(page.record.polls.length, 3);
+  assert.deepEqual(page.record.navigations, [SHOP]);
+});
+
+test("a closed event's page keeps listening, and shows the place again when it resumes", async () => {
+  const resumed = T + 60_000;
+  const states = (clock) =>
+    clock < resumed
+      ? doc([[T - 1000, 1000, 0]], { state: "closed" })
+      : doc([[T - 1000, 1000, 0], [resumed, 1000, 6]]);
+  const page = await opened({ turn: 1100, documents: [states] });
+  assert.equal(page.text("notice-title"), "This event is over");
+  await page.run(resumed - T + TIMING.closedDocumentEverySeconds * 1000 + 100);
+  assert.equal(page.shown("notice"), false);
+  const place = placeOf(page);
+  assert.ok(place !== null && place <= 100 && place >= 95, `${place}`);
+  // At the closed page's slow pace meanwhile, not every few seconds.
+  const whileClosed = page.record.documents.filter((at) => at <= resumed);
+  assert.equal(whileClosed.length, 1 + (resumed - T) / 1000 / TIMING.closedDocumentEverySeconds);
+});
 
 test("no two waiting pages show the same place at the same moment", async () => {
   // Five a minute, 30 visitors, a quiet room's admissions published at once (a burst first).

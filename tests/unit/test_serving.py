@@ -10,6 +10,7 @@ from beekeeper.core import serving
 from beekeeper.core.serving import (
     DISPLAY_DELAY_SECONDS,
     EXTRAPOLATE_AT_MOST_SECONDS,
+    SLOT_TOLERANCE_SECONDS,
     due_by,
     first_own_poll,
     margin_seconds,
@@ -47,8 +48,10 @@ def test_the_lattice_is_the_one_a_lone_consumer_admits_on() -> None:
 def test_a_slot_falls_due_at_its_time(ahead: int, flow: int) -> None:
     index = due_by(T0, flow, 60) + ahead  # a slot of these years: epoch seconds near 1.8e9
     at = slot_time(index, flow, 60)
-    assert due_by(at + 1e-6, flow, 60) == index + 1
-    assert due_by(at - 1e-6, flow, 60) == index
+    # Counted from a millisecond before its time: a point stamped the millisecond of an
+    # admission on it (whatever the rounding) has it.
+    assert due_by(at - SLOT_TOLERANCE_SECONDS + 1e-6, flow, 60) == index + 1
+    assert due_by(at - SLOT_TOLERANCE_SECONDS - 1e-6, flow, 60) == index
 
 
 def test_the_serving_number_is_extrapolated_from_the_anchor_for_at_most_a_while() -> None:
@@ -129,7 +132,8 @@ def test_the_own_poll_comes_the_margin_after_the_serving_number_reaches_the_turn
         return
     reached = at - margin_seconds(points[-1].flow, 60)
     assert serving_at(points, reached + 1e-6, delay=0, minute_seconds=60) >= turn  # type: ignore[operator]
-    assert serving_at(points, reached - 1e-3, delay=0, minute_seconds=60) < turn  # type: ignore[operator]
+    before = reached - SLOT_TOLERANCE_SECONDS - 1e-3
+    assert serving_at(points, before, delay=0, minute_seconds=60) < turn  # type: ignore[operator]
 
 
 def test_a_page_loading_at_the_front_asks_at_once() -> None:

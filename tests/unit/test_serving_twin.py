@@ -26,7 +26,7 @@ T0 = 1_800_000_000.0
 def cases(rng: random.Random, minute_seconds: float) -> list[dict[str, Any]]:
     found = []
     for _ in range(300):
-        flow = rng.choice([0, 1, 5, 60, 600, 12_345, 30_000, 300_000])
+        flow = rng.choice([0, 1, 5, 37, 60, 600, 12_345, 30_000, 300_000])
         text = ""
         at_ms = int((T0 + rng.uniform(0, 600)) * 1000)
         served = rng.randrange(0, 10**6)
@@ -35,7 +35,20 @@ def cases(rng: random.Random, minute_seconds: float) -> list[dict[str, Any]]:
             served += rng.randrange(0, 1 + flow // 10)
             line = rng.choice([None, 0, rng.randrange(0, 10 * max(1, flow))])
             joins = rng.choice([0, flow // 2, 2 * flow, rng.randrange(0, 10**6)])
-            point = Point(at_ms, served, rng.choice([flow, flow, 0]), waiting=line, joins=joins)
+            # A floor the pages keep to, and an announced hold, on some of the newer points.
+            floor = (
+                None if line is None else rng.choice([None, served, served + rng.randrange(0, 50)])
+            )
+            until = rng.choice([0, 0, at_ms + rng.randrange(0, 30_000)]) if floor is not None else 0
+            point = Point(
+                at_ms,
+                served,
+                rng.choice([flow, flow, 0]),
+                waiting=line,
+                joins=joins,
+                floor=floor,
+                until_ms=until,
+            )
             text = extend_history(text, point)
         at = at_ms / 1000 + rng.uniform(-5, 90)
         found.append(
@@ -48,6 +61,7 @@ def cases(rng: random.Random, minute_seconds: float) -> list[dict[str, Any]]:
                 "visible": rng.random() < 0.5,
                 "own_poll_at": rng.choice([None, at + rng.uniform(0, 900)]),
                 "claim": rng.choice([0, 0, 120]),
+                "closed": rng.random() < 0.2,
                 # The page's own /polling answer: its place, and when its status was written.
                 "position": rng.randrange(1, 2 * max(1, flow) + 2),
                 "updated_at": rng.choice([0, int(at) - rng.randrange(0, 10), int(at_ms / 1000)]),
@@ -71,6 +85,11 @@ def python_answers(found: list[dict[str, Any]], minute_seconds: float) -> list[d
                     points, c["at"], delay=0, minute_seconds=minute_seconds
                 ),
                 "shown": serving.shown_serving(points, c["at"], minute_seconds=minute_seconds),
+                "place": serving.place_shown(
+                    points, c["turn"], c["at"], minute_seconds=minute_seconds
+                ),
+                "moment": serving.shown_moment(points, c["at"], minute_seconds=minute_seconds),
+                "next_moment": serving.next_moment(points, c["at"], minute_seconds=minute_seconds),
                 "first_own_poll": serving.first_own_poll(
                     points, c["turn"], c["at"], minute_seconds=minute_seconds
                 ),
@@ -95,6 +114,7 @@ def python_answers(found: list[dict[str, Any]], minute_seconds: float) -> list[d
                     now=c["at"],
                     own_poll_at=c["own_poll_at"],
                     claim_seconds=c["claim"],
+                    closed=c["closed"],
                 ),
             }
         )

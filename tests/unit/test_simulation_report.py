@@ -14,6 +14,7 @@ from beekeeper.charts import words
 from beekeeper.charts.simulation_report import simulation_report, summary_lines
 from beekeeper.charts.svg import ChartsUnavailable, check_available
 from beekeeper.charts.words import Timeline
+from beekeeper.core.words import count
 from beekeeper.simulator.faults import FAULT_NAMES, Faults
 from beekeeper.simulator.run import Arrival, Crowd, SimulationResult, simulate, simulated_room
 from tests.support.html_page import Page, fetches_nothing
@@ -79,8 +80,8 @@ def test_the_faults_are_counted_in_words() -> None:
     sentence = summary_lines(result, Timeline(NINE))[-1]
     injected = result.faults_injected
     assert sentence == (
-        f"Faults injected: {injected['crash']:,} AWS calls crashed, "
-        f"{injected['throttle']:,} writes throttled, "
+        f"Faults injected: {count(injected['crash'], 'AWS call', 'AWS calls')} crashed, "
+        f"{count(injected['throttle'], 'write')} throttled, "
         f"{injected['duplicates']:,} messages delivered twice, "
         "3 second trigger deliveries; nobody was lost or let in twice."
     )

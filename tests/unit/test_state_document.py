@@ -80,8 +80,9 @@ def test_an_open_room_tells_the_serving_number_the_flow_and_its_history() -> Non
         "flow": 600,
         "slowed": False,
         "updated_at": int(NOW),
-        # When, the serving number, its flow, the visitors waiting, the joins a minute lately.
-        "history": f"{round(NOW * 1000)}:1000:600:400:0",
+        # When, the serving number, its flow, the visitors waiting, the joins a minute lately,
+        # the floor the pages keep to, and no hold announced.
+        "history": f"{round(NOW * 1000)}:1000:600:400:0:1000:0",
         "now": NOW_MS,
         # The room has pushed nothing yet (core/push.py).
         "seq": 0,
@@ -205,6 +206,18 @@ def test_the_history_keeps_a_minute_and_the_anchor_before_it_in_time_order() -> 
     for tick in range(100):
         text = extend_history(text, Point(newest + tick, tick, 5))
     assert len(parse_history(text)) == HISTORY_POINTS
+    # However many, never the point a page reading the copy anchors on (the newest one at
+    # least the display delay old): a publish that would push it out adds nothing.
+    text = ""
+    for second in range(0, 200, 5):
+        text = extend_history(text, Point(second * 1000, second, 600))
+    newest = parse_history(text)[-1].at_ms
+    for tick in range(100):
+        text = extend_history(text, Point(newest + tick, tick, 5), anchor_age_seconds=9)
+        points = parse_history(text)
+        assert len(points) <= HISTORY_POINTS
+        assert points[0].at_ms <= points[-1].at_ms - 9_000
+    assert [p.at_ms for p in points[:3]] == [185_000, 190_000, 195_000]
     # A point older than the newest (a publisher whose clock is behind) is not added.
     assert extend_history(text, Point(1, 1, 1)) == text
 
@@ -336,3 +349,22 @@ def test_the_python_document_is_the_templates_answer_for_these(
 ) -> None:
     item = {"pk": {"S": STATE_KEY}, **attributes}
     assert shared_state.document(item, now_ms=NOW_MS, origin=ORIGIN) == document(item)
+
+
+@pytest.mark.parametrize(
+    ("inside", "turnover", "flow"),
+    [
+        (0, 5, 600),  # an empty shop: the line moves at the rate
+        (99, 5, 7),  # one free place: passed within the display delay (60 / 9 s), then slow
+        (99, 30, 30),  # ... or the turnover, when faster
+        (100, 5, 5),  # a full shop: the turnover
+    ],
+)
+def test_a_capacity_rooms_points_state_the_flow_its_free_places_allow(
+    inside: int, turnover: int, flow: int
+) -> None:
+    """A point's flow is what every page extrapolates for up to the display delay: a moment's
+    free place in a capacity room is not the whole rate (the pages' places would run ahead,
+    and their floor would keep them there)."""
+    room = snapshot(max_inside=100, rate=600, inside=inside, turnover=turnover)
+    assert room.serving_flow(NOW) == flow

@@ -631,7 +631,14 @@ def test_poll_after_bounds() -> None:
 @pytest.mark.parametrize(
     ("items", "expected"),
     [
-        ([status_item(enabled=False)], {"allow": False, "state": "room_off", "poll_after": 60}),
+        (
+            [status_item(enabled=False)],
+            {
+                "allow": False,
+                "state": "room_off",
+                "poll_after": polling.POLL_AFTER_ROOM_OFF_SECONDS,
+            },
+        ),
         ([status_item(admitted_total=1234 + 1001, rate=60)], {"allow": False, "state": "unknown"}),
         ([status_item(admitted_total=1234 + 3001, rate=200)], {"allow": False, "state": "unknown"}),
         ([status_item(admitted_total=1234 + 3000, rate=200)], None),  # 15 minutes' margin

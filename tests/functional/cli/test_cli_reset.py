@@ -98,6 +98,20 @@ def client_check(room: DeployedRoom, token: str, *, redeem: bool) -> dict[str, A
     return body
 
 
+def polling(room: DeployedRoom, token: str) -> dict[str, Any]:
+    """/polling as API Gateway answers it, with the visitor's cookie."""
+    answer = run_integration(
+        "polling",
+        HttpRequest("GET", "/polling", {}, {"Cookie": f"beekeeper_token={token}"}),
+        dynamodb=Boto3DynamoDb(table_client()),
+        table_name=room.table,
+        origin=room.settings.origin,
+        request_time_ms=int(NOW * 1000),
+    )
+    body: dict[str, Any] = json.loads(answer.body)
+    return body
+
+
 def test_a_reset_empties_the_event_and_keeps_the_room(
     deployed_room: DeployedRoom, invoke: Invoke, factory: CliFactory, clock: Clock
 ) -> None:
@@ -130,7 +144,12 @@ def test_a_reset_empties_the_event_and_keeps_the_room(
         f"minute#{MINUTE + 1}",
         "someone-elses-item",
         *(f"status#{copy}" for copy in range(10)),
+        # The arrival shards, levelled at the busiest one's 12, go on above every ordinal the
+        # last event gave (at most 4 x 12); the admitted counter starts past them all.
+        *(f"arrivals#{shard}" for shard in range(4)),
+        ADMITTED_COUNTER_KEY,
     }
+    assert [read_item(deployed_room.table, f"arrivals#{k}")["n"] for k in range(4)] == [12] * 4  # type: ignore[index]
     assert queue_counts(deployed_room) == (0, 0)
     config = read_item(deployed_room.table, "config")
     assert config is not None
@@ -138,9 +157,13 @@ def test_a_reset_empties_the_event_and_keeps_the_room(
     assert config["starts_at"] == 0  # the past start was the last event's
     assert (config["operator_rate"], config["rate"], config["enabled"]) == (600, 600, False)
     assert config["version"] == 8
+    assert config["reset_ordinal"] == 48
     status = read_item(deployed_room.table, "status#3")
     assert status is not None
-    assert (status["arrivals_total"], status["admitted_total"]) == (0, 0)
+    # Nobody waits: the next visitor is number 1 (ordinal 49 with 48 places passed).
+    assert (status["arrivals_total"], status["admitted_total"]) == (48, 48)
+    # A visitor of the last event who asks /polling is told their place is gone.
+    assert polling(deployed_room, f"{'D' * 22}.12") == {"allow": False, "state": "reset"}
     assert read_item(deployed_room.table, TICKET_KEYS_KEY) == {
         "pk": TICKET_KEYS_KEY,
         "published": '[{"kid": "k1"}]',

@@ -79,7 +79,7 @@ def test_in_a_quiet_room_ordinals_follow_the_arrival_order_exactly(
 
 
 def test_a_crowd_spreads_over_the_shards_without_repeats(aws: Aws, clock: FakeClock) -> None:
-    p = producer(aws, clock, arrival_shards=4)
+    p = producer(aws, clock, arrival_shards=4, rate=6000)
     ordinals = [join(p) for _ in range(60)]  # 60 in the same instant: a crowd
     assert len(set(ordinals)) == 60
     assert max(ordinals) <= 60 + 4 * 3  # balanced shards keep ordinals close to arrivals
@@ -95,13 +95,20 @@ def record_calls(aws: Aws) -> list[str]:
 
 
 def test_a_new_visitor_in_a_busy_room_costs_two_aws_calls(aws: Aws, clock: FakeClock) -> None:
-    p = producer(aws, clock)
+    p = producer(aws, clock, rate=6000)
     for _ in range(30):
         join(p)  # 30 in a second: busy
     calls = record_calls(aws)
     for _ in range(5):
         p.handle(event())
     assert calls == ["UpdateItem", "SendMessage"] * 5
+
+
+def test_a_crowd_in_a_slow_room_gets_exact_places(aws: Aws, clock: FakeClock) -> None:
+    """A room admitting 20 a second or fewer: a place is seconds of its line, and a crowd's
+    ordinals spread over the shards would be a few rounds of shards out of arrival order."""
+    p = producer(aws, clock, arrival_shards=4, rate=60)
+    assert [join(p) for _ in range(60)] == list(range(1, 61))  # 60 in the same instant
 
 
 def test_a_new_visitor_in_a_quiet_room_costs_three_for_an_exact_place(
@@ -191,22 +198,28 @@ def test_missing_or_malformed_cookie_gets_a_new_place(
     assert len(aws.queue_bodies()) == 1
 
 
-def test_room_off_sends_straight_to_the_origin(aws: Aws, clock: FakeClock) -> None:
-    settings = room()
+def test_room_off_gives_a_place_without_work_that_the_line_lets_in_with_a_ticket(
+    aws: Aws, clock: FakeClock
+) -> None:
+    """Off: nobody reaches the shop without a ticket (a shop that checks them would refuse
+    the visitor); a new visitor gets a place at once, no work asked, and the consumers let the
+    line in unpaced, so the page takes them on to the shop with their ticket moments later."""
+    settings = room(join_work=1000)
     write_config(aws.dynamodb, aws.table, settings, now=clock(), enabled=False)
-    response = producer(aws, clock).handle(event())
+    p = producer(aws, clock, join_work=1000, gate=aws.gate())
+    response = p.handle(event())
     assert response["statusCode"] == 302
-    assert response["headers"]["Location"] == settings.origin
-    assert "Set-Cookie" not in response["headers"]
-    assert aws.queue_bodies() == []
+    assert response["headers"]["Location"].startswith("room#turn=")
+    assert "Set-Cookie" in response["headers"]
+    assert len(aws.queue_bodies()) == 1
 
 
 def test_switching_off_takes_effect_after_the_cache_expires(aws: Aws, clock: FakeClock) -> None:
-    p = producer(aws, clock)
-    assert "Set-Cookie" in p.handle(event())["headers"]
+    p = producer(aws, clock, join_work=1000, gate=aws.gate())
+    assert p.handle(event())["headers"]["Location"].startswith("work#")  # the work first
     write_config(aws.dynamodb, aws.table, room(), now=clock(), enabled=False)
     clock.now += CONFIG_FRESH_SECONDS
-    assert p.handle(event())["headers"]["Location"] == room().origin
+    assert p.handle(event())["headers"]["Location"].startswith("room#turn=")
 
 
 def test_other_methods_are_refused(aws: Aws, clock: FakeClock) -> None:

@@ -14,8 +14,8 @@ from beekeeper.core import polling, telemetry
 from beekeeper.core.datamodel import ADMITTED_COUNTER_KEY, Token, visitor_key
 from beekeeper.room.producer import Producer
 from beekeeper.room.returning import Way, classify
-from beekeeper.room.room_state import RoomConfig, RoomSnapshot
-from tests.support.pipeline import Aws, FakeClock, producer
+from beekeeper.room.room_state import RoomConfig, RoomSnapshot, write_config
+from tests.support.pipeline import Aws, FakeClock, producer, room
 
 TOKEN = Token("R" * 22, 1234)
 
@@ -101,6 +101,17 @@ def test_a_token_the_line_passed_long_ago_gets_a_new_place(aws: Aws, clock: Fake
     metrics = Counted()
     response = click(producer(aws, clock, metrics=metrics, rate=60), TOKEN)
     assert new_cookie(response) not in (None, str(TOKEN))
+    assert metrics.counts == {"Arrivals": 1, "Rejoined": 1}
+
+
+def test_a_place_from_before_the_last_reset_gets_a_new_place(aws: Aws, clock: FakeClock) -> None:
+    """`beekeeper reset` took the place: the link gives a new one rather than the page, which
+    /polling would tell the place is gone (a loop between the two otherwise)."""
+    write_config(aws.dynamodb, aws.table, room(), now=clock(), reset_ordinal=TOKEN.ordinal)
+    metrics = Counted()
+    response = click(producer(aws, clock, metrics=metrics, rate=60), TOKEN)
+    fresh = new_cookie(response)
+    assert fresh not in (None, str(TOKEN))
     assert metrics.counts == {"Arrivals": 1, "Rejoined": 1}
 
 

@@ -15,6 +15,7 @@ from beekeeper.core.retry import Pauses
 from beekeeper.room.consumer import (
     FAILURE_BACKOFF,
     QUICK_RETRIES,
+    STILL_CONFIG_SECONDS,
     THROTTLE_BACKOFF,
     Assignment,
     AssignmentError,
@@ -166,12 +167,45 @@ def test_a_visitor_who_joins_while_the_minute_is_claimed_is_not_forgotten(
     assert len(invoked) == 1 and invoked[0]["woken"] and invoked[0]["consumers"] == 1
 
 
-def test_trigger_admits_nobody_while_the_room_is_off(aws: Aws, clock: FakeClock) -> None:
-    aws.send(*tokens(5))
+def test_while_the_room_is_off_the_trigger_starts_consumers_that_let_the_line_in(
+    aws: Aws, clock: FakeClock
+) -> None:
+    """`off` lets the line in, each visitor with a ticket: the minute's consumers admit the
+    whole line at once, not at the rate."""
+    aws.send(*tokens(30))
     write_config(aws.dynamodb, aws.table, room(), now=clock(), enabled=False)
+    outcome, invoked = trigger(aws, clock, rate=5)
+    assert outcome.claimed and len(invoked) == 1
+    assert aws.item("status#0")["enabled"] == {"BOOL": False}  # type: ignore[index]
+    start = clock()
+    report = consume(aws, clock, payload(clock, 5), rate=5)
+    assert report.admitted == 30  # six minutes of the rate
+    assert max(admitted_times(aws, 30)) - start <= 1
+    assert aws.queue_bodies() == []
+
+
+def test_a_held_room_with_a_line_keeps_a_consumer_that_moves_the_line_at_a_resume(
+    aws: Aws, clock: FakeClock
+) -> None:
+    """Held: nobody is admitted, but one consumer reads the config every second, so a resume
+    lets the line move at once rather than at the next minute."""
+    aws.send(*tokens(10))
+    write_config(aws.dynamodb, aws.table, room(), now=clock(), held=True)
+    outcome, invoked = trigger(aws, clock, rate=60)
+    assert outcome.claimed and len(invoked) == 1
+    resumed = clock() + 20.0
+    clock.at(
+        resumed, lambda: write_config(aws.dynamodb, aws.table, room(), now=resumed, held=False)
+    )
+    report = consume(aws, clock, payload(clock, 60), rate=60)
+    assert report.admitted == 10
+    assert min(admitted_times(aws, 10)) - resumed <= STILL_CONFIG_SECONDS + 1
+
+
+def test_a_held_room_without_a_line_starts_no_consumer(aws: Aws, clock: FakeClock) -> None:
+    write_config(aws.dynamodb, aws.table, room(), now=clock(), held=True)
     outcome, invoked = trigger(aws, clock)
     assert outcome.claimed and invoked == []
-    assert aws.item("status#0")["enabled"] == {"BOOL": False}  # type: ignore[index]
 
 
 def payload(clock: FakeClock, rate: int, **extra: Any) -> dict[str, Any]:

@@ -118,14 +118,17 @@ def test_each_operator_command_tells_the_pages_once_what_it_changed(
 ) -> None:
     publisher = deployed(aws, clock)
     operator = control(aws, clock, publisher)
-    operator.hold()
+    config = operator.hold()
     assert publisher.reasons == ["hold"]
     (channel, [event]), *_ = publisher.published
     assert channel == "/room/shop"
     message = json.loads(event)
-    # The message is the document GET /state answers, with the publish's sequence number.
+    # The message is the document GET /state answers, with the publish's sequence number: the
+    # hold announced, the line moving until its moment (the newest point's until).
     assert message["doc"] == fetched(aws, message["seq"]) | {"now": message["doc"]["now"]}
-    assert message["doc"]["state"] == "paused" and message["doc"]["seq"] == message["seq"]
+    assert message["doc"]["state"] == "open" and message["doc"]["seq"] == message["seq"]
+    newest = message["doc"]["history"].split(" ")[-1].split(":")
+    assert int(newest[-1]) == config.held_from * 1000 > message["seq"]
     operator.hold()  # no change: nothing to tell
     assert publisher.reasons == ["hold"]
     for step in (
@@ -148,6 +151,17 @@ def test_each_operator_command_tells_the_pages_once_what_it_changed(
     assert sequence == sorted(sequence) and len(set(sequence)) == len(sequence)
     # A page that fetches the shared state now keeps the newest push's document.
     assert fetched(aws, int(clock.now * 1000))["seq"] == sequence[-1]
+
+
+def test_a_hold_is_told_when_announced_and_again_when_it_comes(aws: Aws, clock: FakeClock) -> None:
+    publisher = deployed(aws, clock)
+    config = control(aws, clock, publisher).hold()
+    # The next writer of the status once the hold has come: the next minute's trigger.
+    clock.now = (config.held_from // 60 + 1) * 60 + 0.1
+    minute(aws, clock, publisher)
+    assert publisher.reasons == ["hold", "hold"]
+    announced, held = (m["doc"] for m in publisher.messages)
+    assert (announced["state"], held["state"]) == ("open", "paused")
 
 
 def test_two_commands_in_one_second_are_published_a_second_apart(

@@ -125,11 +125,13 @@ def test_200_visitors_are_each_admitted_once_at_the_rate_and_none_is_lost(
     ids = {datamodel.Token.parse(t).id for t in tokens}  # type: ignore[union-attr]
     assert len(ids) == VISITORS
 
-    # The last to join waits, and sees a place and an estimated wait: 200 visitors at 100 a
-    # (2 s) minute can not all be in within a minute of the first admission, and 200 joins
-    # take a fraction of one (bench/local_throughput.py: about 800 a second).
-    waiting = polling(room, f"{datamodel.COOKIE_NAME}={tokens[-1]}")
-    assert waiting["allow"] is False and waiting["state"] == "waiting", waiting
+    # The last to join still wait, and see a place and an estimated wait: 200 visitors at 100
+    # a (2 s) minute can not all be in by the time the last has joined (however slowly this
+    # machine answers the joins, each minute lets in 100 at most). The place is a true one:
+    # never more than the visitors there are.
+    answers = (polling(room, f"{datamodel.COOKIE_NAME}={token}") for token in reversed(tokens))
+    waiting = next((answer for answer in answers if answer["state"] == "waiting"), None)
+    assert waiting is not None and waiting["allow"] is False, "nobody waits any more"
     assert 1 <= waiting["position"] <= VISITORS
     # The wait of a place in a room admitting RATE a minute (core/polling.py's formula).
     assert waiting["eta_seconds"] == eta_seconds(waiting["position"], RATE)

@@ -29,11 +29,6 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from beekeeper.core.serving import (
-    DOCUMENT_EVERY_SECONDS,
-    EXTRAPOLATE_AT_MOST_SECONDS,
-    HIDDEN_DOCUMENT_MAX_SECONDS,
-)
 from beekeeper.core.shared_state import parse_history
 
 # -- the Event API's protocol -----------------------------------------------------------------
@@ -141,80 +136,6 @@ def auth_header(host: str, key: str) -> dict[str, str]:
     return {"host": host, "x-api-key": key}
 
 
-# -- what a waiting page does with it (waiting_room_site/channel.js; docs/pipeline.md) ----------
-
-# A page waits this long for `connection_ack`, then for `subscribe_success`, before it takes the
-# channel as refused: AWS documents no answer for a throttled connect (a failed upgrade, a
-# `connection_error` or nothing at all), so any failure to reach both in time is a refusal.
-HANDSHAKE_TIMEOUT_SECONDS = 10
-# Without any frame (a `ka` or a `data`) for this long a subscribed page takes its socket as
-# dropped: 1.5 keep-alive intervals, well inside AWS's own connectionTimeoutMs.
-SILENCE_SECONDS = 90
-# Without the channel (refused, throttled, dropped) the page fetches the shared document every
-# FALLBACK_DOCUMENT_SECONDS at most, each delay drawn from [1 - FALLBACK_JITTER, 1] of it so a
-# crowd refused together does not fetch in step; a change then reaches it within that plus the
-# edge copy's age.
-FALLBACK_DOCUMENT_SECONDS = 30
-FALLBACK_JITTER = 0.25
-# The socket is tried again with full-jitter exponential backoff ("the client should do a
-# jittered exponential backoff" on network errors, the protocol page): a delay drawn from
-# [0, min(SOCKET_RETRY_MAX_SECONDS, SOCKET_RETRY_FIRST_SECONDS x 2^(failures - 1))].
-SOCKET_RETRY_FIRST_SECONDS = 2
-SOCKET_RETRY_MAX_SECONDS = 120
-# A tab hidden this long closes its socket (it costs connection-minutes and deliveries nobody
-# sees); shown again, it fetches the document at once and subscribes again.
-HIDDEN_CLOSE_SECONDS = 60
-# A hidden page without its socket fetches the document only to plan its own /polling (it shows
-# nothing meanwhile): HIDDEN_LEAD_SECONDS before the moment predicted for it (within the shared
-# rule's reach, so the poll is planned from that copy), and at least every
-# HIDDEN_AT_MOST_SECONDS until then (HIDDEN_DOCUMENT_MAX_SECONDS while nothing is predicted; in
-# capacity mode within half the claim window), so a background tab costs a few fetches.
-HIDDEN_LEAD_SECONDS = 60
-HIDDEN_AT_MOST_SECONDS = 900
-
-
-def page_timing() -> dict[str, float]:
-    """The figures above as the page's room config carries them (waiting_room_site's
-    `page_timing`, read by channel.js and room.js)."""
-    return {
-        "handshakeSeconds": HANDSHAKE_TIMEOUT_SECONDS,
-        "silenceSeconds": SILENCE_SECONDS,
-        "fallbackSeconds": FALLBACK_DOCUMENT_SECONDS,
-        "fallbackJitter": FALLBACK_JITTER,
-        "retryFirstSeconds": SOCKET_RETRY_FIRST_SECONDS,
-        "retryMaxSeconds": SOCKET_RETRY_MAX_SECONDS,
-        "hiddenCloseSeconds": HIDDEN_CLOSE_SECONDS,
-        "hiddenLeadSeconds": HIDDEN_LEAD_SECONDS,
-        "hiddenAtMostSeconds": HIDDEN_AT_MOST_SECONDS,
-        "pushedReachSeconds": SUBSCRIBED_EXTRAPOLATE_SECONDS,
-    }
-
-
-def hidden_document_delay(
-    *, now: float, own_poll_at: float | None, claim_seconds: int = 0
-) -> float:
-    """Seconds to a hidden page's next fetch of the document once its socket is closed."""
-    most = float(HIDDEN_AT_MOST_SECONDS)
-    if claim_seconds > 0:
-        most = min(most, max(DOCUMENT_EVERY_SECONDS, claim_seconds / 2))
-    if own_poll_at is None:
-        return min(most, HIDDEN_DOCUMENT_MAX_SECONDS)
-    ahead = own_poll_at - now
-    lead = HIDDEN_LEAD_SECONDS
-    return min(most, max(DOCUMENT_EVERY_SECONDS, ahead - lead if ahead > lead else ahead + lead))
-
-
-def fallback_delay(random: float) -> float:
-    """Seconds to the next fetch of the document while the page has no channel."""
-    return FALLBACK_DOCUMENT_SECONDS * (1 - FALLBACK_JITTER * random)
-
-
-def socket_retry_delay(failures: int, random: float) -> float:
-    """Seconds before the socket is tried again after `failures` failures in a row (>= 1)."""
-    ceiling = SOCKET_RETRY_FIRST_SECONDS * 2 ** min(max(0, failures - 1), 16)
-    return min(SOCKET_RETRY_MAX_SECONDS, ceiling) * random
-
-
 # -- what the room publishes --------------------------------------------------------------------
 
 # The message's schema version.
@@ -232,11 +153,6 @@ COALESCE_SECONDS = 1.0
 # A full copy at least this often: pages extrapolate the serving number between messages, and
 # a page that missed one (a dropped message, a socket reconnected) is right again within it.
 RESYNC_SECONDS = 300.0
-# While subscribed a page extrapolates the serving number this long past the newest point: a
-# change it must know is pushed, and a full copy comes every RESYNC_SECONDS, so the line moves
-# as the document says until the next copy, and the shared rule's own reach past that (without
-# the channel the page keeps that shorter reach, core/serving.py's).
-SUBSCRIBED_EXTRAPOLATE_SECONDS = RESYNC_SECONDS + EXTRAPOLATE_AT_MOST_SECONDS
 # In a full shop every departure lets one more in, so `full` can flip every few seconds: a
 # change of it alone is published at most this often.
 FULL_EVERY_SECONDS = 60.0

@@ -6,7 +6,10 @@ out to the internet $0.085 per GB for the first 10 TB), aws.amazon.com/waf/prici
 ACL and $1 per rule a month, $0.60 per million requests the web ACL inspects: every request to
 the distribution), aws.amazon.com/api-gateway/pricing (REST APIs, $3.50 per million for the
 first 333 million a month), aws.amazon.com/lambda/pricing (arm64), aws.amazon.com/dynamodb/
-pricing/on-demand, aws.amazon.com/sqs/pricing (standard queues, per 64 KB request).
+pricing/on-demand, aws.amazon.com/sqs/pricing (standard queues, per 64 KB request),
+aws.amazon.com/appsync/pricing (AppSync Events: $1.00 per million Event API operations, $0.08
+per million connection-minutes; data transfer at the EC2 rate, aws.amazon.com/ec2/pricing/
+on-demand: $0.09 per GB out to the internet for the first 10 TB).
 """
 
 from __future__ import annotations
@@ -24,3 +27,6 @@ LAMBDA_REQUEST = 0.20 / MILLION
 DYNAMODB_WRITE_UNIT = 0.625 / MILLION
 DYNAMODB_READ_UNIT = 0.125 / MILLION
 SQS_REQUEST = 0.40 / MILLION
+APPSYNC_EVENTS_OPERATION = 1.00 / MILLION
+APPSYNC_EVENTS_CONNECTION_MINUTE = 0.08 / MILLION
+APPSYNC_GB_OUT = 0.09

@@ -12,9 +12,18 @@ Every request of the journey, from what the code sends:
   from the edge's shared copy (core/join_work.py), and the work page (GET /work from the
   edge), once each;
 - the page (GET /room from the edge: its gzipped size from render_page), once;
-- the shared state (GET /state from the edge), as the page fetches it (core/serving.py's
-  document_delay): every DOCUMENT_EVERY_SECONDS while the tab is watched, or, in a background
-  tab, at half the time to the predicted turn (6 s to 5 minutes);
+- the push channel (AppSync Events) and the shared state (GET /state from the edge), as the
+  page uses them: the simulator's own accounting (simulator/push.py, the figures `beekeeper
+  simulate --json` reports as push_connection_minutes_per_visitor, push_operations_per_visitor,
+  push_keepalives_per_visitor and state_fetches_per_visitor) run for one page through the
+  wait, with the room publishing CHANGES changes over a 30-minute event (an assumption: a hold
+  and its resume, rate changes, a capacity room filling and emptying) and a full copy whenever
+  RESYNC_SECONDS pass without a publish (core/push.py's rule). A watched tab keeps its
+  socket and fetches the document on load and once to catch up; a background tab is hidden at
+  once, closes its socket after HIDDEN_CLOSE_SECONDS and then fetches the document as a
+  hidden page without its socket does (core/push.py's hidden_document_delay: a minute before
+  the predicted turn, at least every 15 minutes). Keep-alives are priced both ways (AWS's
+  pricing page does not settle whether they are billed operations);
 - the page's own /polling near its turn (`visitor_polls_per_admission` from the same simulated
   run, the page's rule run for every visitor): through the edge to API Gateway, whose template
   reads a 3-key BatchGetItem (rendered here from the registry's template);
@@ -35,12 +44,17 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import math
+import random
 import sys
 from collections import Counter
 from typing import Any, ClassVar
 
 from prices import (
     API_GATEWAY_REST_REQUEST,
+    APPSYNC_EVENTS_CONNECTION_MINUTE,
+    APPSYNC_EVENTS_OPERATION,
+    APPSYNC_GB_OUT,
     CLOUDFRONT_GB_OUT,
     CLOUDFRONT_HTTPS_REQUEST,
     DYNAMODB_READ_UNIT,
@@ -55,13 +69,14 @@ from prices import (
 )
 
 from beekeeper.apigateway.velocity import RenderInput, render
+from beekeeper.core import push, shared_state
 from beekeeper.core.polling_load import edge_misses_per_second
 from beekeeper.core.routes import route
-from beekeeper.core.serving import DOCUMENT_EVERY_SECONDS, document_delay
 from beekeeper.core.settings import RoomSettings
 from beekeeper.room.cookies import COOKIE_NAME
 from beekeeper.room.room_state import RoomConfig, RoomSnapshot, status_item
 from beekeeper.simulator import run as simulation
+from beekeeper.simulator.push import PushChannelModel, PushFigures
 from beekeeper.simulator.run import Arrival, Crowd, simulated_room
 from beekeeper.vtl import load_template, template_values
 from beekeeper.waiting_room_site import render_page
@@ -84,18 +99,62 @@ PRODUCER_SECONDS = 0.03
 CONSUMER_SECONDS_PER_MINUTE = 60.0
 FUNCTION_GB = 0.5
 WAITS = (("30 minutes", 1_800.0), ("60 s", 60.0))
+# State changes published over a 30-minute event besides the full copies (an assumption).
+CHANGES = 10
+EVENT_SECONDS = 1_800.0
+# A keep-alive frame's bytes on the wire, and a connection's handshake (estimates).
+KEEPALIVE_BYTES = 30
+HANDSHAKE_BYTES = 1_000
 
 
 # -- what the code sends -----------------------------------------------------------------
 
 
-def document_fetches(wait: float, *, watched: bool) -> int:
+def publishes(wait: float) -> list[tuple[float, str]]:
+    """What the room publishes while a visitor waits `wait` s, by its rule (core/push.py): the
+    CHANGES of a 30-minute event spread over it (the first a second after the page subscribed:
+    a short wait gets one), and a full copy whenever RESYNC_SECONDS pass without a publish."""
+    every = EVENT_SECONDS / CHANGES
+    changes = [k * every + 1.0 for k in range(math.ceil(wait / every))]
+    sent: list[tuple[float, str]] = []
+    last = 0.0
+    for change in [*changes, math.inf]:
+        while last + push.RESYNC_SECONDS < min(change, wait):
+            last += push.RESYNC_SECONDS
+            sent.append((last, push.RESYNC))
+        if change < wait:
+            sent.append((change, push.HOLD))
+            last = change
+    return sent
+
+
+def channel(wait: float, *, watched: bool) -> tuple[PushFigures, int]:
+    """One page's channel figures through a wait (simulator/push.py's accounting), and the
+    document fetches of a background tab once its socket is closed."""
+    socket_until = wait if watched else min(wait, push.HIDDEN_CLOSE_SECONDS)
+    sent = publishes(wait)
+    figures = PushChannelModel(
+        loads=[1.0],
+        stops=[1.0 + socket_until],
+        publishes=[1.0 + t for t, _ in sent],
+        reasons=[why for _, why in sent],
+        rng=random.Random(1),
+        origin_time=0.0,
+        seconds=int(wait) + 10,
+        catch_up=watched,
+    ).figures()
+    hidden = 0
+    now = float(push.HIDDEN_CLOSE_SECONDS)
+    while not watched and now < wait:
+        now += push.hidden_document_delay(now=now, own_poll_at=wait)
+        hidden += now < wait
+    return figures, hidden
+
+
+def document_fetches(wait: float, *, watched: bool) -> float:
     """The shared state's fetches from loading the page to the turn `wait` later."""
-    now, fetches = 0.0, 0
-    while now < wait:
-        fetches += 1
-        now += document_delay(visible=watched, now=now, own_poll_at=wait)
-    return fetches
+    figures, hidden = channel(wait, watched=watched)
+    return figures.state_fetches + hidden
 
 
 def page_bytes() -> int:
@@ -121,6 +180,17 @@ def state_bytes() -> int:
         ),
     )
     return len(gzip.compress(body.encode())) + HEADER_BYTES
+
+
+def message_bytes() -> int:
+    """A pushed message on the wire: the shared document in the channel's envelope, in a
+    `data` frame (uncompressed: AppSync sends the text as published)."""
+    config = RoomConfig.from_item(None, SETTINGS)
+    snapshot = RoomSnapshot(config=config, shard_counts=(600_000, 600_000), admitted_total=400_000)
+    item = status_item(snapshot, 0, 1_800_000_000.0)
+    doc = shared_state.document(item, now_ms=1_800_000_001_000, origin=SETTINGS.origin)
+    event = push.message(1_800_000_001_000, push.RESYNC, doc)
+    return len(json.dumps({"type": "data", "id": "room", "event": event})) + 50
 
 
 def polling_read_units() -> float:
@@ -215,10 +285,23 @@ def edge_request(count: float, size: float) -> dict[str, float]:
 
 
 def journey(
-    wait: float, *, watched: bool, client: bool, room: dict[str, float], sizes: dict[str, int]
+    wait: float,
+    *,
+    watched: bool,
+    client: bool,
+    room: dict[str, float],
+    sizes: dict[str, float],
+    keepalives_billed: bool = False,
 ) -> dict[str, dict[str, float]]:
     """USD per visitor, by request and by service."""
-    fetches = document_fetches(wait, watched=watched)
+    figures, hidden = channel(wait, watched=watched)
+    fetches = figures.state_fetches + hidden
+    deliveries = figures.operations - 2  # beyond the connect and the subscribe
+    pushed_bytes = (
+        deliveries * sizes["message"]
+        + figures.keepalives * KEEPALIVE_BYTES
+        + HANDSHAKE_BYTES * (figures.operations > 0)
+    )
     polls = room["own_polls"]
     producer_lambda = LAMBDA_REQUEST + PRODUCER_SECONDS * FUNCTION_GB * LAMBDA_ARM_GB_SECOND
     parts: dict[str, dict[str, float]] = {
@@ -237,7 +320,14 @@ def journey(
             "sqs": room["admission_sqs"] * SQS_REQUEST,
         },
         "the page (/room, from the edge)": edge_request(1, sizes["page"]),
-        f"the shared state (/state, {fetches} fetches)": edge_request(fetches, sizes["state"]),
+        f"the shared state (/state, {fetches:g} fetches)": edge_request(fetches, sizes["state"]),
+        f"the push channel ({figures.operations:g} operations, "
+        f"{figures.connection_minutes:g} connection-minutes)": {
+            "appsync_operations": figures.operations * APPSYNC_EVENTS_OPERATION,
+            "appsync_connection_minutes": figures.connection_minutes
+            * APPSYNC_EVENTS_CONNECTION_MINUTE,
+            "appsync_transfer": pushed_bytes / 1e9 * APPSYNC_GB_OUT,
+        },
         f"own /polling ({polls:.2f})": {
             **edge_request(polls, sizes["answer"]),
             "api_gateway": polls * API_GATEWAY_REST_REQUEST,
@@ -258,6 +348,10 @@ def journey(
             "api_gateway": API_GATEWAY_REST_REQUEST,
             "dynamodb": DYNAMODB_WRITE_UNIT,
         }
+    if keepalives_billed:
+        parts[f"keep-alives ({figures.keepalives:g}, if billed)"] = {
+            "appsync_operations": figures.keepalives * APPSYNC_EVENTS_OPERATION
+        }
     # Every request past the edge is inspected again by the origin lock, the API stage's
     # regional web ACL (stacks/api.py): one more WAF request per API Gateway request.
     for costs in parts.values():
@@ -267,7 +361,7 @@ def journey(
     return parts
 
 
-def table(room: dict[str, float], sizes: dict[str, int]) -> list[dict[str, Any]]:
+def table(room: dict[str, float], sizes: dict[str, float]) -> list[dict[str, Any]]:
     rows = []
     for label, wait in WAITS:
         for watched in (True, False):
@@ -275,6 +369,16 @@ def table(room: dict[str, float], sizes: dict[str, int]) -> list[dict[str, Any]]
                 parts = journey(wait, watched=watched, client=client, room=room, sizes=sizes)
                 per_request = {name: sum(costs.values()) * MILLION for name, costs in parts.items()}
                 total = sum(per_request.values())
+                billed = journey(
+                    wait,
+                    watched=watched,
+                    client=client,
+                    room=room,
+                    sizes=sizes,
+                    keepalives_billed=True,
+                )
+                total_billed = sum(sum(costs.values()) for costs in billed.values()) * MILLION
+                figures, hidden = channel(wait, watched=watched)
                 by_service: Counter[str] = Counter()
                 for costs in parts.values():
                     for service, usd in costs.items():
@@ -285,6 +389,7 @@ def table(room: dict[str, float], sizes: dict[str, int]) -> list[dict[str, Any]]
                         "tab": "watched" if watched else "background",
                         "client": "online" if client else "offline",
                         "usd_per_million": round(total, 2),
+                        "usd_per_million_keepalives_billed": round(total_billed, 2),
                         # A room deployed without the per-address rule (no edge web ACL:
                         # waf_requests_per_5_minutes 0) pays no edge WAF inspections.
                         "usd_per_million_without_edge_waf": round(
@@ -293,6 +398,10 @@ def table(room: dict[str, float], sizes: dict[str, int]) -> list[dict[str, Any]]
                         "by_request": {k: round(v, 2) for k, v in per_request.items()},
                         "by_service": {k: round(v, 2) for k, v in by_service.items()},
                         "document_fetches": document_fetches(wait, watched=watched),
+                        "push_operations": figures.operations,
+                        "push_connection_minutes": figures.connection_minutes,
+                        "push_keepalives": figures.keepalives,
+                        "state_fetches": round(figures.state_fetches + hidden, 3),
                     }
                 )
     return rows
@@ -308,7 +417,8 @@ def main(argv: list[str] | None = None) -> int:
         "state": state_bytes(),
         "answer": 300 + HEADER_BYTES,  # a /polling or /client answer: a few hundred bytes
         "redirect": 200 + HEADER_BYTES,  # the marketing link's 302 with its cookie
-        "polling_read_units": polling_read_units(),  # type: ignore[dict-item]
+        "polling_read_units": polling_read_units(),
+        "message": message_bytes(),
     }
     room = pipeline()
     rows = table(room, sizes)
@@ -327,19 +437,20 @@ def main(argv: list[str] | None = None) -> int:
     print(
         "room, per admitted visitor: "
         + ", ".join(f"{k} {v:.3f}" for k, v in room.items())
-        + f" (document every {DOCUMENT_EVERY_SECONDS} s while watched)"
+        + f"; a pushed message {sizes['message']:,} B"
     )
     print(
-        "\n| wait | tab | /client | per million visitors | without the edge's WAF | dominated by |"
+        "\n| wait | tab | /client | per million visitors | keep-alives billed "
+        "| without the edge's WAF | dominated by |"
     )
-    print("|---|---|---|---:|---:|---|")
+    print("|---|---|---|---:|---:|---:|---|")
     for row in rows:
         top = max(row["by_request"].items(), key=lambda kv: kv[1])
         share = top[1] / row["usd_per_million"]
         print(
             f"| {row['wait']} | {row['tab']} | {row['client']} | "
-            f"${row['usd_per_million']:,.2f} | ${row['usd_per_million_without_edge_waf']:,.2f} | "
-            f"{top[0]}: {share:.0%} |"
+            f"${row['usd_per_million']:,.2f} | ${row['usd_per_million_keepalives_billed']:,.2f} | "
+            f"${row['usd_per_million_without_edge_waf']:,.2f} | {top[0]}: {share:.0%} |"
         )
     for row in rows:
         if row["client"] == "online":

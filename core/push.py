@@ -29,6 +29,11 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from beekeeper.core.serving import (
+    DOCUMENT_EVERY_SECONDS,
+    EXTRAPOLATE_AT_MOST_SECONDS,
+    HIDDEN_DOCUMENT_MAX_SECONDS,
+)
 from beekeeper.core.shared_state import parse_history
 
 # -- the Event API's protocol -----------------------------------------------------------------
@@ -136,6 +141,80 @@ def auth_header(host: str, key: str) -> dict[str, str]:
     return {"host": host, "x-api-key": key}
 
 
+# -- what a waiting page does with it (waiting_room_site/channel.js; docs/pipeline.md) ----------
+
+# A page waits this long for `connection_ack`, then for `subscribe_success`, before it takes the
+# channel as refused: AWS documents no answer for a throttled connect (a failed upgrade, a
+# `connection_error` or nothing at all), so any failure to reach both in time is a refusal.
+HANDSHAKE_TIMEOUT_SECONDS = 10
+# Without any frame (a `ka` or a `data`) for this long a subscribed page takes its socket as
+# dropped: 1.5 keep-alive intervals, well inside AWS's own connectionTimeoutMs.
+SILENCE_SECONDS = 90
+# Without the channel (refused, throttled, dropped) the page fetches the shared document every
+# FALLBACK_DOCUMENT_SECONDS at most, each delay drawn from [1 - FALLBACK_JITTER, 1] of it so a
+# crowd refused together does not fetch in step; a change then reaches it within that plus the
+# edge copy's age.
+FALLBACK_DOCUMENT_SECONDS = 30
+FALLBACK_JITTER = 0.25
+# The socket is tried again with full-jitter exponential backoff ("the client should do a
+# jittered exponential backoff" on network errors, the protocol page): a delay drawn from
+# [0, min(SOCKET_RETRY_MAX_SECONDS, SOCKET_RETRY_FIRST_SECONDS x 2^(failures - 1))].
+SOCKET_RETRY_FIRST_SECONDS = 2
+SOCKET_RETRY_MAX_SECONDS = 120
+# A tab hidden this long closes its socket (it costs connection-minutes and deliveries nobody
+# sees); shown again, it fetches the document at once and subscribes again.
+HIDDEN_CLOSE_SECONDS = 60
+# A hidden page without its socket fetches the document only to plan its own /polling (it shows
+# nothing meanwhile): HIDDEN_LEAD_SECONDS before the moment predicted for it (within the shared
+# rule's reach, so the poll is planned from that copy), and at least every
+# HIDDEN_AT_MOST_SECONDS until then (HIDDEN_DOCUMENT_MAX_SECONDS while nothing is predicted; in
+# capacity mode within half the claim window), so a background tab costs a few fetches.
+HIDDEN_LEAD_SECONDS = 60
+HIDDEN_AT_MOST_SECONDS = 900
+
+
+def page_timing() -> dict[str, float]:
+    """The figures above as the page's room config carries them (waiting_room_site's
+    `page_timing`, read by channel.js and room.js)."""
+    return {
+        "handshakeSeconds": HANDSHAKE_TIMEOUT_SECONDS,
+        "silenceSeconds": SILENCE_SECONDS,
+        "fallbackSeconds": FALLBACK_DOCUMENT_SECONDS,
+        "fallbackJitter": FALLBACK_JITTER,
+        "retryFirstSeconds": SOCKET_RETRY_FIRST_SECONDS,
+        "retryMaxSeconds": SOCKET_RETRY_MAX_SECONDS,
+        "hiddenCloseSeconds": HIDDEN_CLOSE_SECONDS,
+        "hiddenLeadSeconds": HIDDEN_LEAD_SECONDS,
+        "hiddenAtMostSeconds": HIDDEN_AT_MOST_SECONDS,
+        "pushedReachSeconds": SUBSCRIBED_EXTRAPOLATE_SECONDS,
+    }
+
+
+def hidden_document_delay(
+    *, now: float, own_poll_at: float | None, claim_seconds: int = 0
+) -> float:
+    """Seconds to a hidden page's next fetch of the document once its socket is closed."""
+    most = float(HIDDEN_AT_MOST_SECONDS)
+    if claim_seconds > 0:
+        most = min(most, max(DOCUMENT_EVERY_SECONDS, claim_seconds / 2))
+    if own_poll_at is None:
+        return min(most, HIDDEN_DOCUMENT_MAX_SECONDS)
+    ahead = own_poll_at - now
+    lead = HIDDEN_LEAD_SECONDS
+    return min(most, max(DOCUMENT_EVERY_SECONDS, ahead - lead if ahead > lead else ahead + lead))
+
+
+def fallback_delay(random: float) -> float:
+    """Seconds to the next fetch of the document while the page has no channel."""
+    return FALLBACK_DOCUMENT_SECONDS * (1 - FALLBACK_JITTER * random)
+
+
+def socket_retry_delay(failures: int, random: float) -> float:
+    """Seconds before the socket is tried again after `failures` failures in a row (>= 1)."""
+    ceiling = SOCKET_RETRY_FIRST_SECONDS * 2 ** min(max(0, failures - 1), 16)
+    return min(SOCKET_RETRY_MAX_SECONDS, ceiling) * random
+
+
 # -- what the room publishes --------------------------------------------------------------------
 
 # The message's schema version.
@@ -145,7 +224,11 @@ VERSION = 1
 OFF, ON, HOLD, CLOSE, RESUME = "off", "on", "hold", "close", "resume"
 PREQUEUE, DRAW = "prequeue", "draw"
 RATE, CAPACITY, FULL, RESYNC = "rate", "capacity", "full", "resync"
-REASONS = (OFF, ON, HOLD, CLOSE, RESUME, PREQUEUE, DRAW, RATE, CAPACITY, FULL, RESYNC)
+# The line started or stopped moving with the state as it was: the status write that carried a
+# hold's end or a draw's result could not add its moving point to the history (a copy keeps
+# the point pages anchor on: core/shared_state.extend_history), a later one did.
+MOVING = "moving"
+REASONS = (OFF, ON, HOLD, CLOSE, RESUME, PREQUEUE, DRAW, RATE, CAPACITY, FULL, MOVING, RESYNC)
 
 # At most one publish a second per room: one publish to a million pages is a million outbound
 # messages, the per-API default of a whole second (docs/stack.md, "The push channel").
@@ -153,6 +236,11 @@ COALESCE_SECONDS = 1.0
 # A full copy at least this often: pages extrapolate the serving number between messages, and
 # a page that missed one (a dropped message, a socket reconnected) is right again within it.
 RESYNC_SECONDS = 300.0
+# While subscribed a page extrapolates the serving number this long past the newest point: a
+# change it must know is pushed, and a full copy comes every RESYNC_SECONDS, so the line moves
+# as the document says until the next copy, and the shared rule's own reach past that (without
+# the channel the page keeps that shorter reach, core/serving.py's).
+SUBSCRIBED_EXTRAPOLATE_SECONDS = RESYNC_SECONDS + EXTRAPOLATE_AT_MOST_SECONDS
 # In a full shop every departure lets one more in, so `full` can flip every few seconds: a
 # change of it alone is published at most this often.
 FULL_EVERY_SECONDS = 60.0
@@ -169,10 +257,14 @@ _SIGNAL_FIELDS = (
     "ranked",
     "max_inside",
     "full",
-    # Not a field of the document: the moment an announced hold stops the line (the newest
-    # history point's `until`; 0: none), which pages must know before it comes.
+    # Not fields of the document, both of its newest history point: the moment an announced
+    # hold stops the line (its `until`; 0: none), which pages must know before it comes, and
+    # whether the line moves (its flow above 0), without which a subscribed page would
+    # extrapolate a line standing still until the next full copy.
     "hold_at",
+    "moving",
 )
+_DOCUMENT_FIELDS = _SIGNAL_FIELDS[:-2]
 _FROM_STATE = {
     "off": OFF,
     "closed": CLOSE,
@@ -184,9 +276,11 @@ _FROM_STATE = {
 
 def signal(document: Mapping[str, Any]) -> str:
     """What a page must be told when it changes, as compact JSON (kept on the state copy)."""
-    fields = [document.get(name) for name in _SIGNAL_FIELDS[:-1]]
+    fields = [document.get(name) for name in _DOCUMENT_FIELDS]
     points = parse_history(str(document.get("history") or ""))
-    fields.append(points[-1].until_ms if points else 0)
+    newest = points[-1] if points else None
+    fields.append(newest.until_ms if newest else 0)
+    fields.append(1 if newest and newest.flow > 0 else 0)
     return json.dumps(fields, separators=(",", ":"))
 
 
@@ -221,6 +315,9 @@ def reason(before: str, after: str) -> str | None:
         return RATE
     if old["max_inside"] != new["max_inside"]:
         return CAPACITY
+    if old["moving"] != new["moving"] and not new["max_inside"]:
+        return MOVING
+    # A capacity room's line stops and moves as its shop fills and empties: as `full`.
     return FULL
 
 
@@ -283,6 +380,7 @@ __all__ = [
     "ID_PATTERN",
     "KEEP_ALIVE_SECONDS",
     "MAX_EVENTS_PER_PUBLISH",
+    "MOVING",
     "NAMESPACE",
     "NEVER",
     "REALTIME_PATH",

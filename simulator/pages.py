@@ -55,6 +55,7 @@ from beekeeper.core.shared_state import STATE_MAX_AGE_SECONDS, Point, parse_hist
 from beekeeper.room.room_state import read_number
 from beekeeper.simulator.clock import Scheduler
 from beekeeper.simulator.fake_dynamodb import FakeTable
+from beekeeper.simulator.push import PushChannelModel, PushFigures, RecordingPublisher
 from beekeeper.simulator.true_place import Sample, Verdict, judge
 
 # How long the edge keeps its copy of the shared state, of the page, and of the marketing
@@ -172,6 +173,7 @@ class PageCrowd:
         self._page_loads: dict[int, int] = {}  # page loads per edge lifetime of the page
         self._challenges: dict[int, int] = {}  # the link's shared challenge, per lifetime
         self._refreshing = False
+        self._documents: list[int] = []  # the shared document's fetches a second (`channel`)
         self._threshold_now = -1
         self._window_end = -math.inf  # when the edge's copy is next refreshed
 
@@ -489,58 +491,33 @@ class PageCrowd:
 
     # -- what the pages sent ------------------------------------------------------------------
 
+    def channel(self, publishes: RecordingPublisher, rng: random.Random) -> PushFigures:
+        """The pages' use of the push channel and their fetches of the shared document
+        (simulator/push.py): from each page's load to its close."""
+        end = self.end
+        figures = PushChannelModel(
+            loads=self._load,
+            stops=[min(stop, end) for stop in self._stop],
+            publishes=publishes.times,
+            reasons=publishes.reasons,
+            rng=rng,
+            origin_time=self.origin_time,
+            seconds=len(self._origin.counts),
+        ).figures()
+        self._documents = figures.fetches_per_second
+        return figures
+
     def figures(self) -> PageFigures:
-        """What the pages sent, per second (computed anew at each call)."""
+        """What the pages sent, per second (computed anew at each call), their fetches of the
+        shared document as `channel` counted them."""
         seconds = len(self._origin.counts)
-        period = self._period
+        documents = self._documents or [0] * seconds
         other = list(self._edge_other.counts)
         origin = list(self._origin.counts)
 
         def second_of(when: float) -> int:
             return max(0, math.floor(when - self.origin_time))
 
-        # Document fetches per second, by phase of the interval: a page fetching at base +
-        # k x the interval adds +1 at its first second and -1 past its last, in its phase's
-        # series.
-        fetches = [[0] * (seconds // period + 2) for _ in range(period)]
-        for index in range(self.visitors):
-            load = self._load[index]
-            if load == 0.0:
-                continue  # never joined
-            stop = min(self._stop[index], self.end)
-            if stop <= load:
-                continue
-            # Fetches at load, and at phase + k x period (k >= 1) before stop.
-            phase = self._phase_of(index)
-            base = load
-            if phase != load:
-                if second_of(load) < seconds:
-                    other[second_of(load)] += 1
-                base = phase + period
-            count = max(0, math.ceil((stop - base) / period))
-            if count == 0:
-                continue
-            first = math.floor(base - self.origin_time)
-            series = fetches[first % period]
-            begin = (first - first % period) // period
-            if begin < 0:
-                # Fetches before the first minute count in its first second.
-                skipped = min(count, -begin)
-                other[0] += skipped
-                begin, count = 0, count - skipped
-                if count <= 0:
-                    continue
-            series[begin] += 1
-            if begin + count < len(series):
-                series[begin + count] -= 1
-        documents = [0] * seconds
-        for phase in range(period):
-            running = 0
-            for k, change in enumerate(fetches[phase]):
-                running += change
-                second = phase + k * period
-                if running and second < seconds:
-                    documents[second] += running
         edge = [a + b for a, b in zip(other, documents, strict=True)]
         # The edge's misses: each cache asks the origin once a lifetime, if asked itself in it
         # (at most one per request: a quiet room's few pages reach few caches).

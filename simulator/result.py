@@ -86,6 +86,18 @@ class SimulationResult:
     # minute (minutes with any) and the whole run (issue 26: at most 1.3).
     origin_ratio_max: float | None = None
     origin_ratio: float | None = None
+    # The pages' push channel (simulator/push.py), per visitor who loaded a page: its
+    # connection-minutes, its operations (connection attempts, refused ones too, subscribes,
+    # deliveries), the keep-alives it got (their own key: AWS's pages do not settle whether
+    # they are billed), its fetches of the shared document; from each change's publish to each
+    # open page knowing it; the connection attempts AWS's default rate refused.
+    push_connection_minutes_per_visitor: float = 0.0
+    push_operations_per_visitor: float = 0.0
+    push_keepalives_per_visitor: float = 0.0
+    state_fetches_per_visitor: float = 0.0
+    change_noticed_seconds_p50: float | None = None
+    change_noticed_seconds_p99: float | None = None
+    push_connections_refused: int = 0
     consumers_woken: int = 0  # consumers started by a visitor joining a minute without one
     # The marketing link's calls per new visitor, and the trigger's and consumers' calls per
     # visitor admitted.

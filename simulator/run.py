@@ -44,6 +44,7 @@ from beekeeper.simulator.faults import FaultLog, Faults, Interleavings
 from beekeeper.simulator.measure import History
 from beekeeper.simulator.pages import PageCrowd
 from beekeeper.simulator.prequeue import prequeue_figures
+from beekeeper.simulator.push import RecordingPublisher
 from beekeeper.simulator.result import WAITING_STEP_SECONDS, SimulationResult
 from beekeeper.simulator.solving import solve_seconds
 
@@ -198,11 +199,14 @@ class Simulation:
         the room's proof of work, as every room's do; its consumers sign no tickets (the
         simulator measures admission, not signing)."""
         rng = self.rng
+        # The room's writers publish each change to the pages' channel (simulator/push.py).
+        self.publishes = RecordingPublisher(self.scheduler.clock)
         self.room = assemble(
             self._wired,
             Effects(
                 clock=self.scheduler.clock,
                 sleep=self.scheduler.sleep,
+                publisher=self.publishes,
                 invoke_consumer=self._start_consumer,
                 read_join_secret=lambda: JOIN_SECRET,
                 producer_metrics=self._new_sink(),
@@ -509,6 +513,7 @@ class Simulation:
     def _requests(self, history: History, admitted_total: int) -> dict[str, Any]:
         """What the pages sent the origin and the edge, and what they showed."""
         minutes = self.crowd.minutes
+        channel = self.pages.channel(self.publishes, random.Random(self.crowd.seed + 6))  # noqa: S311
         pages = self.pages.figures()
         origin_minutes = measure.per_minute_of(pages.origin_per_second, minutes)
         edge_minutes = measure.per_minute_of(pages.edge_per_second, minutes)
@@ -546,6 +551,13 @@ class Simulation:
             "origin_ratio": (
                 round(sum(origin_minutes) / total_served, 3) if total_served else None
             ),
+            "push_connection_minutes_per_visitor": channel.connection_minutes,
+            "push_operations_per_visitor": channel.operations,
+            "push_keepalives_per_visitor": channel.keepalives,
+            "state_fetches_per_visitor": channel.state_fetches,
+            "change_noticed_seconds_p50": channel.noticed_p50,
+            "change_noticed_seconds_p99": channel.noticed_p99,
+            "push_connections_refused": channel.refused_attempts,
         }
 
     def _everyone(self, history: History) -> History:

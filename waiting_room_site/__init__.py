@@ -6,7 +6,8 @@ for one room. The sources stay separate for maintenance and are inlined here:
 
 - index.html (or the room's custom template): the markup, with `{{PLACEHOLDER}}` hooks;
 - page.css: the styles, preceded by the room's colours as CSS custom properties;
-- page.js (pure logic) and room.js (the page controller): one inline module script, with the
+- page.js (pure logic), channel.js (the push channel's client) and room.js (the page
+  controller): one inline module script, with the
   page's timing written in from core/page_timing.py (as the templates get the poll rule's);
 - locales/*.json: every visible string, one file per language, put into the room's JSON config.
 
@@ -34,7 +35,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from beekeeper.core import schedule, serving, shared_state
+from beekeeper.core import push, schedule, serving, shared_state
 from beekeeper.core.colours import theme_properties
 from beekeeper.core.page_timing import PAGE_CONSTANTS
 from beekeeper.core.paths import SITE_DIR
@@ -55,10 +56,10 @@ from beekeeper.core.settings import RoomSettings, SettingsError
 from beekeeper.room.pacing import MINUTE_SECONDS
 
 # The size the page must stay under, uncompressed (so it holds whatever the transport; a
-# browser gets it compressed, about a third of it): 22% of API Gateway's mapping template limit
-# once base64'd (docs/stack.md), with room for a custom template's own markup and styles. It
-# holds the push channel's endpoints and key (about 300 bytes) and the socket that uses them.
-MAX_PAGE_BYTES = 60_000
+# browser gets it compressed, about a quarter of it): 28% of API Gateway's mapping template
+# limit once base64'd (docs/stack.md), with room for a custom template's own markup and styles.
+# It holds the push channel's endpoints and key (about 300 bytes) and its client (channel.js).
+MAX_PAGE_BYTES = 64_000
 
 # The room's routes the page calls (core/routes.py), by the key of the page's config its script
 # reads each under; the URLs are relative to the page's own (the public address's root, the
@@ -86,7 +87,7 @@ REQUIRED_HOOKS = (
     "notice-text",
     "notice-link",
 )
-SCRIPT_FILES = ("page.js", "room.js")
+SCRIPT_FILES = ("page.js", "channel.js", "room.js")
 
 _PLACEHOLDER = re.compile(r"\{\{([A-Z][A-Z0-9_]*)\}\}")
 _LOCAL_IMPORT = re.compile(r"^import\s*\{[^}]*\}\s*from\s*\"\./[\w.-]+\";\s*$", re.MULTILINE)
@@ -114,7 +115,9 @@ def render_page(
     template = _read_template(settings.custom_template)
     locales = load_locales()
     script = bundle_script()
-    style = f":root{{{theme_properties(settings.accent_colour)}}}\n" + _read("page.css")
+    style = f":root{{{theme_properties(settings.accent_colour)}}}\n" + _compact_css(
+        _read("page.css")
+    )
     values = {
         "DISPLAY_NAME": html.escape(settings.display_name),
         "LOGO": _logo_element(settings.logo_url),
@@ -181,6 +184,7 @@ def page_timing(minute_seconds: float = MINUTE_SECONDS) -> dict[str, float | int
         "prequeueFragment": serving.PREQUEUE_FRAGMENT,
         "startJitterSeconds": schedule.START_JITTER_SECONDS,
         "drawingPollSeconds": schedule.PREQUEUE_DRAWING_POLL_SECONDS,
+        **push.page_timing(),
     }
 
 
@@ -304,6 +308,18 @@ def image_source(logo_url: str) -> str:
         return "'none'"
     parts = urlsplit(logo_url)
     return f"{parts.scheme}://{parts.netloc}"
+
+
+_CSS_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
+_CSS_SPACE = re.compile(r"\s*([{};:,])\s*")
+
+
+def _compact_css(source: str) -> str:
+    """The styles without their comments, indentation, blank lines and the spaces around
+    their punctuation (the source keeps them; no value in page.css spans lines, holds a
+    comment's marks or a space that matters beside `{};:,`)."""
+    lines = (line.strip() for line in _CSS_COMMENT.sub("", source).splitlines())
+    return _CSS_SPACE.sub(r"\1", "\n".join(line for line in lines if line)).replace(";}", "}")
 
 
 def _sha256(text: str) -> str:

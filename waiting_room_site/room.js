@@ -5,6 +5,12 @@
 // function of page.js, whose figures come from the room config's `timing` (core/serving.py);
 // this file only touches the page. Elements are found by their data-bk hooks (docs/page.md).
 //
+// The room's push channel (channel.js, when the config names one) tells the page each change
+// at once: while it is subscribed the page fetches the shared state only on load and when the
+// tab is shown again, and extrapolates the serving number up to the next full copy; without it
+// (refused, dropped, a tab hidden a minute) the page fetches the shared state again (at most
+// every 30 s while watched) and keeps the shared rule's shorter reach.
+//
 // Without the shared state (the edge can not be reached, or the document is not valid) the
 // page falls back to asking its own /polling as often as the answers say (`poll_after`), so a
 // visitor is never stranded; when neither answers for a while it says so, keeps the place and
@@ -53,6 +59,7 @@ import {
   turnDueAt,
   waitNoteKey,
 } from "./page.js";
+import { fallbackDelay, hiddenDelay, openChannel } from "./channel.js";
 
 // How long the "why your wait went up" note stays after a rise, and "the room is back".
 const RISE_NOTE_MS = 120_000;
@@ -64,7 +71,9 @@ const CLOCK_SAMPLES = 8;
 export function startRoom(env) {
   const { document, window } = env;
   const config = JSON.parse(document.getElementById("beekeeper-room").textContent);
-  const timing = config.timing;
+  const baseTiming = config.timing;
+  // The rule's figures: the subscribed page's reach while the channel is up (onChannel).
+  let timing = baseTiming;
   const lang = chooseLanguage(
     env.languages,
     Object.keys(config.strings),
@@ -108,6 +117,10 @@ export function startRoom(env) {
     docAt: 0, // when it arrived (this clock)
     docNextAt: 0,
     docFailures: 0,
+    // Subscribed: one fetch owed at this moment (onChannel).
+    catchUpAt: 0,
+    // The room's push the document held says (core/push.py).
+    seq: 0,
     offsets: [], // the room's clock against this one, one sample a document
     ownNear: false, // asking every few seconds: the turn has come or is about to
     ownInFlight: false,
@@ -165,6 +178,11 @@ export function startRoom(env) {
 
   // When the page last heard from the room and will next; the details are shown.
   function showChecked(lastAt, nextAt) {
+    // Subscribed: the page last heard from the room at the channel's last frame, and takes it
+    // as dropped without a frame (a keep-alive comes every minute) for the silence.
+    const live = channel?.subscribed();
+    if (live) lastAt = channel.heardAt();
+    if (live || nextAt === Infinity) nextAt = lastAt + timing.silenceSeconds * 1000;
     setText(
       "checked",
       fill(t.checkedTimes, { last: formatClock(lastAt, locale), next: formatClock(nextAt, locale) }),
@@ -180,6 +198,7 @@ export function startRoom(env) {
     window.clearTimeout(state.tick);
     window.clearTimeout(state.countdown);
     window.clearTimeout(state.outageTimer);
+    channel?.stop();
   }
 
   function leaveFor(url, title, text, linkText) {
@@ -292,10 +311,12 @@ export function startRoom(env) {
 
   // -- the shared state -------------------------------------------------------------------
 
+  // null: no fetch planned (the channel tells the page).
   function scheduleDocument(delayMs) {
     window.clearTimeout(state.docTimer);
-    state.docNextAt = env.now() + delayMs;
-    state.docTimer = window.setTimeout(fetchDocument, delayMs);
+    state.docTimer = null;
+    state.docNextAt = delayMs === null ? Infinity : env.now() + delayMs;
+    if (delayMs !== null) state.docTimer = window.setTimeout(fetchDocument, delayMs);
   }
 
   async function fetchDocument() {
@@ -303,10 +324,13 @@ export function startRoom(env) {
     state.docTimer = null;
     let doc;
     let age = 0;
+    let seq = 0;
     try {
       const response = await env.fetch(config.stateUrl, { headers: { Accept: "application/json" } });
       if (response.ok) {
-        doc = interpretDocument(await response.json(), env.baseUrl);
+        const body = await response.json();
+        doc = interpretDocument(body, env.baseUrl);
+        seq = Number(body?.seq) || 0;
         age = Number(response.headers?.get?.("Age")) || 0;
       }
     } catch {
@@ -324,10 +348,21 @@ export function startRoom(env) {
       return;
     }
     state.docFailures = 0;
+    applyDocument(doc, age * 1000, seq);
+  }
+
+  // A document fetched (`ageMs`: the edge's Age) or pushed (null), of the room's push `seq`.
+  function applyDocument(doc, ageMs, seq) {
     const arrived = env.now();
-    state.offsets = [...state.offsets, doc.nowMs + age * 1000 - arrived].slice(-CLOCK_SAMPLES);
-    state.doc = doc;
-    state.docAt = arrived;
+    state.offsets = [...state.offsets, doc.nowMs + (ageMs ?? 0) - arrived].slice(-CLOCK_SAMPLES);
+    if (ageMs === null || arrived >= state.catchUpAt) state.catchUpAt = 0;
+    // An edge copy older than a push never undoes it: the higher seq wins (equal: the newer).
+    if (!state.doc || seq > state.seq || (seq === state.seq && doc.nowMs >= state.doc.nowMs)) {
+      state.seq = seq;
+      state.doc = doc;
+      state.docAt = arrived;
+    }
+    doc = state.doc;
     reached("doc");
     nextDocument();
     handleDocument(doc);
@@ -345,11 +380,35 @@ export function startRoom(env) {
     // The first document with the turn, if published before this visitor came: again soon.
     const predates = state.loading && doc && state.turn !== null && documentPredates(doc.points, state.turn, roomNow(), timing);
     const closed = doc?.kind === "closed";
-    const delay = documentDelay(
-      { visible: visible(), now: roomNow(), ownPollAt, claimSeconds, predates, closed },
-      timing,
-    );
-    scheduleDocument(Math.round(delay * 1000));
+    const inputs = { visible: visible(), now: roomNow(), ownPollAt, claimSeconds, predates, closed };
+    if (channel && !predates) {
+      // Hidden and subscribed: no catch-up (shown again, the page fetches at once).
+      if (channel.subscribed()) return scheduleDocument(state.catchUpAt && visible() ? state.catchUpAt - env.now() : null);
+      if (visible()) return scheduleDocument(fallbackDelay(timing, env.random));
+      return scheduleDocument(Math.round(hiddenDelay(inputs, timing) * 1000));
+    }
+    scheduleDocument(Math.round(documentDelay(inputs, timing) * 1000));
+  }
+
+  // -- the push channel --------------------------------------------------------------------
+
+  // A pushed message: its document applied as a fetched one.
+  function onPushed(message) {
+    const doc = interpretDocument(message.doc, env.baseUrl);
+    if (!state.stopped && doc.kind !== "invalid") applyDocument(doc, null, message.seq);
+  }
+
+  function onChannel({ subscribed, dropped }) {
+    if (state.stopped) return;
+    timing = subscribed ? { ...baseTiming, extrapolateAtMostSeconds: baseTiming.pushedReachSeconds } : baseTiming;
+    // Just subscribed: what was published before is in the document once the edge's copy is
+    // younger than the subscription (one fetch then, unless a push brings it first).
+    state.catchUpAt = subscribed ? env.now() + (baseTiming.stateMaxAgeSeconds + 1) * 1000 : 0;
+    // Lost after working: what was pushed meanwhile is lost, so the document at once.
+    if (dropped && visible()) return fetchDocument();
+    if (!state.doc) return;
+    if (subscribed || state.docTimer === null) nextDocument();
+    handleDocument(state.doc);
   }
 
   // The room's state, as a fetched document says it: the one place the page follows it.
@@ -701,7 +760,14 @@ export function startRoom(env) {
     }
   });
 
+  const channel =
+    config.channel && window.WebSocket
+      ? openChannel(env, config.channel, baseTiming, { onMessage: onPushed, onStatus: onChannel })
+      : null;
+  // A tab that loads hidden subscribes only once shown.
+  document.addEventListener("visibilitychange", () => channel?.visibility(visible()));
   fetchDocument();
+  channel?.visibility(visible());
   // Without its turn (no fragment) the page asks at once; a pre-queue place waits for the draw.
   if (state.turn === null && !state.awaitingDraw) ownPoll();
 }

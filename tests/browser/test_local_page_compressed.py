@@ -60,4 +60,5 @@ def test_the_pages_first_load_transfers_its_brotli_size(room: LocalProcess, brow
         context.close()
     assert sizes["decoded"] == len(page)
     assert sizes["encoded"] == len(brotli.compress(page, quality=BROTLI_QUALITY))
-    assert sizes["encoded"] < 16_000
+    # Under 17 KB (docs/limits.md says 17 KB gzipped; brotli sends less than gzip).
+    assert sizes["encoded"] < 17 * 1024

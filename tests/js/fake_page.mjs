@@ -123,7 +123,8 @@ function fakeStorage() {
  * falls back to its own /polling); `beacon` is what navigator.sendBeacon returns (true,
  * false), or null for a browser without it; `clockAt` the clock's start (epoch ms);
  * `lateDocuments` holds each /state answer back until the page's other answers are in (an edge
- * slower than the origin for once).
+ * slower than the origin for once). `channel` (the config's push channel) and `WebSocket` (a
+ * stand-in class: channel.test.mjs's) give the page its push channel.
  */
 export function fakePage({
   answers = [],
@@ -136,6 +137,8 @@ export function fakePage({
   clockAt = 1_790_000_000_000,
   age = 0,
   lateDocuments = false,
+  channel = undefined,
+  WebSocket = undefined,
 }) {
   const config = {
     displayName: "Spring Sale",
@@ -147,6 +150,7 @@ export function fakePage({
     defaultLanguage: "en",
     timing,
     strings: { en: load("en"), de: load("de") },
+    channel,
   };
   const document = new FakeDocument(config, hooks);
   const timers = new Map();
@@ -166,6 +170,7 @@ export function fakePage({
       timers.delete(id);
     },
     sessionStorage: fakeStorage(),
+    WebSocket,
   };
 
   const env = {

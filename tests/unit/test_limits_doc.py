@@ -6,7 +6,7 @@ the shared state, and the list prices the cost benchmarks use (bench/prices.py).
 from __future__ import annotations
 
 from beekeeper.cli.lambda_quota import UNRESERVED_FLOOR
-from beekeeper.core.serving import DOCUMENT_EVERY_SECONDS
+from beekeeper.core import push
 from beekeeper.core.settings import (
     DEFAULT_ARRIVAL_SHARDS,
     DEFAULT_CONSUMER_CAPACITY,
@@ -43,7 +43,9 @@ def test_what_aws_limits() -> None:
     assert number(r"\(default (\d+) shards = [\d,]+/s\)") == DEFAULT_ARRIVAL_SHARDS
     assert number(r"default \d+ shards = ([\d,]+)/s") == DEFAULT_ARRIVAL_SHARDS * 1_000
     assert number(r"\(default ([\d,]+) marketing-link requests per 5 minutes") == DEFAULT_WAF_LIMIT
-    assert number(r"about one request per (\d+) s per watched page") == DOCUMENT_EVERY_SECONDS
+    # A page without its socket: FALLBACK_DOCUMENT_SECONDS, jittered down by up to a quarter.
+    fallback = push.FALLBACK_DOCUMENT_SECONDS * (1 - push.FALLBACK_JITTER / 2)
+    assert number(r"fetches the shared state about once every (\d+) s") == round(fallback)
 
 
 def test_what_a_visitor_costs() -> None:
@@ -57,10 +59,15 @@ def test_what_a_visitor_costs() -> None:
     assert number(r"API Gateway's \$([\d.]+) per million") == (
         round(listed.API_GATEWAY_REST_REQUEST * MILLION, 2)
     )
-    assert number(r"fetch of the shared state every (\d+) s") == DOCUMENT_EVERY_SECONDS
-    # A page that must learn of a hold within 10 s asks every 10 s: 180 times in 30 minutes,
-    # $180 per million visitors at CloudFront's request price alone.
-    assert number(r"asks at least every 10 s, (\d+) times in 30 minutes") == 30 * 60 / 10
-    assert number(r"that is \$(\d+) per million visitors") == round(
+    assert number(r"the push channel \$([\d.]+) per million operations") == (
+        round(listed.APPSYNC_EVENTS_OPERATION * MILLION, 2)
+    )
+    assert number(r"\$([\d.]+) per million connection-minutes") == (
+        round(listed.APPSYNC_EVENTS_CONNECTION_MINUTE * MILLION, 2)
+    )
+    # A page that had to learn of a hold within 10 s by asking would ask every 10 s: 180 times
+    # in 30 minutes, $180 per million visitors at CloudFront's request price alone.
+    assert number(r"ask at least every 10 s, (\d+) times in 30 minutes") == 30 * 60 / 10
+    assert number(r"request price alone \$(\d+) per million visitors") == round(
         180 * listed.CLOUDFRONT_HTTPS_REQUEST * MILLION
     )

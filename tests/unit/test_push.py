@@ -41,6 +41,12 @@ def told(**fields: Any) -> str:
         ({"starts_at": 9, "drawn": True}, {"starts_at": 9, "drawn": True, "ranked": True}, "draw"),
         ({"max_inside": 50, "full": False}, {"max_inside": 80, "full": False}, push.CAPACITY),
         ({"max_inside": 50, "full": False}, {"max_inside": 50, "full": True}, push.FULL),
+        # The line moving again with the state unchanged (its resume's point could not be
+        # added to the history then): pages would otherwise extrapolate a line standing still.
+        ({"history": "1:2:0:5:0:2:0"}, {"history": "1:2:0:5:0:2:0 9:3:600:4:0:3:0"}, "moving"),
+        ({"history": "1:2:600:5:0:2:0"}, {"history": "9:3:0:4:0:3:0"}, push.MOVING),
+        # In a capacity room the line stops and moves as the shop fills: as full, once a minute.
+        ({"max_inside": 5, "history": "1:2:0"}, {"max_inside": 5, "history": "9:3:4"}, push.FULL),
     ],
 )
 def test_a_change_is_published_for_what_it_is(

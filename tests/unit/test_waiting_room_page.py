@@ -254,7 +254,7 @@ def test_oversized_custom_template_is_refused(tmp_path: Path) -> None:
         _default_template().replace("</main>", "<p>" + "x" * MAX_PAGE_BYTES + "</p></main>"),
         encoding="utf-8",
     )
-    with pytest.raises(PageTemplateError, match="keep it under 60,000 bytes"):
+    with pytest.raises(PageTemplateError, match=f"keep it under {MAX_PAGE_BYTES:,} bytes"):
         render_page(sample_room(custom_template=str(path)))
 
 

@@ -61,13 +61,13 @@ def test_off_writes_the_config_item_and_every_status_copy(
     for copy in status_copies(deployed_room):
         # The state copy also carries the serving number's history: off, no paced line; 8
         # wait, nobody joined since a point before (there was none); the pages' floor is the
-        # serving number, and no hold is announced; and the publish to the room's push channel
-        # that told waiting pages (core/push.py).
+        # serving number, no hold is announced and the line stands still; and the publish to the
+        # room's push channel that told waiting pages (core/push.py).
         history = (
             {
                 "history": f"{int(NOW) * 1000}:4:0:8:0:4:0",
                 "push_seq": int(NOW * 1000),
-                "push_told": '["off",600,false,null,null,null,null,null,null,0]',
+                "push_told": '["off",600,false,null,null,null,null,null,null,0,0]',
             }
             if copy["pk"] == STATE_KEY
             else {}

@@ -214,9 +214,15 @@ def test_30000_a_minute_with_100000_waiting_costs_the_origin_a_little_over_the_w
     assert result.noticed_seconds_p90 is not None and result.noticed_seconds_p90 <= 2.0
     assert result.visitor_polls_per_admission is not None
     assert result.visitor_polls_per_admission <= 1.1
-    # 100,000 pages fetching every 6 s: about 16,700 a second at the edge while they wait.
-    assert result.edge_requests_per_second_peak >= 15_000
-    assert result.edge_requests_per_minute[1] >= 10 * result.origin_requests_per_minute[1]
+    # The pages follow the room through its push channel (issue 36): the shared state fetched
+    # on load and once to catch up, more by the pages AWS's connection rate turned away at
+    # first (2,167 joins a second against 2,000 connections), and no periodic fetch.
+    assert 1.9 <= result.state_fetches_per_visitor <= 3.0
+    assert result.push_connections_refused > 0
+    # Every fetch reaches the edge, and the edge only.
+    fetches = result.state_fetches_per_visitor * 130_000
+    edge, origin = sum(result.edge_requests_per_minute), sum(result.origin_requests_per_minute)
+    assert edge - origin >= 0.99 * fetches
     assert math.isclose(
         result.origin_requests_per_second_mean,
         sum(result.origin_requests_per_minute) / 300,

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from beekeeper.core.datamodel import CONFIG_FRESH_SECONDS
 from beekeeper.core.serving import (
     DOCUMENT_EVERY_SECONDS,
     EXTRAPOLATE_AT_MOST_SECONDS,
@@ -171,6 +172,14 @@ HIDDEN_CLOSE_SECONDS = 60
 # capacity mode within half the claim window), so a background tab costs a few fetches.
 HIDDEN_LEAD_SECONDS = 60
 HIDDEN_AT_MOST_SECONDS = 900
+# When the line moves again (a resume, `on`, the draw) the room's lanes restart their lattice
+# at once: the first in line goes in within a look at the config (every second while the line
+# stands still, within CONFIG_FRESH_SECONDS at most), up to a slot before the pages' lattice
+# says. A subscribed page is not told the serving number's moves, so the page at the front of
+# the line, answered "waiting" by its own /polling then, asks again every
+# OWN_POLL_EVERY_SECONDS for this long rather than at the slot the lattice gives it (a minute
+# away at 1 a minute).
+RESTART_ASK_SECONDS = 2 * CONFIG_FRESH_SECONDS
 
 
 def page_timing() -> dict[str, float]:
@@ -186,6 +195,7 @@ def page_timing() -> dict[str, float]:
         "hiddenCloseSeconds": HIDDEN_CLOSE_SECONDS,
         "hiddenLeadSeconds": HIDDEN_LEAD_SECONDS,
         "hiddenAtMostSeconds": HIDDEN_AT_MOST_SECONDS,
+        "restartAskSeconds": RESTART_ASK_SECONDS,
         "pushedReachSeconds": SUBSCRIBED_EXTRAPOLATE_SECONDS,
     }
 

@@ -123,6 +123,7 @@ export function startRoom(env) {
     seq: 0,
     offsets: [], // the room's clock against this one, one sample a document
     ownNear: false, // asking every few seconds: the turn has come or is about to
+    movedAt: 0, // when the line last moved again after standing still (this clock)
     ownInFlight: false,
     ownNextAt: 0,
     // Until the first document with a turn: a page loading at the front asks at once.
@@ -417,7 +418,10 @@ export function startRoom(env) {
     const moving = doc.kind === "open";
     // The line moving again (a resume, `on`): a page at the front asks at once, as on loading,
     // since the room lets the next in line in at once.
-    if (moving && state.stillKind) state.loading = true;
+    if (moving && state.stillKind) {
+      state.loading = true;
+      state.movedAt = env.now();
+    }
     state.stillKind = !moving;
     if (doc.kind === "off") return letIn();
     if (doc.kind === "closed") return showClosed(doc.message);
@@ -662,7 +666,11 @@ export function startRoom(env) {
       handleDocument(state.doc);
       const now = roomNow();
       const at = state.doc.kind === "open" ? firstOwnPoll(ownPoints(state.doc), state.turn, now, timing) : null;
-      if (answer.kind === "waiting" && at !== null && at <= now) {
+      // The front of a line that just moved again goes in within seconds (core/push.py
+      // RESTART_ASK_SECONDS), perhaps a slot before the shared state's lattice says.
+      const restarted =
+        answer.position <= 1 && env.now() - state.movedAt < timing.restartAskSeconds * 1000;
+      if (answer.kind === "waiting" && ((at !== null && at <= now) || restarted)) {
         state.ownNear = true;
         scheduleOwn(timing.ownPollEverySeconds * 1000);
       }

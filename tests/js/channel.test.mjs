@@ -356,3 +356,48 @@ test("an edge copy older than a pushed hold never undoes it", async () => {
   assert.equal(page.record.documents.length, fetched + 1);
   assert.equal(page.text("wait"), paused);
 });
+
+// One a minute, held, this visitor first in line (turn 1), subscribed; resumed a second into a
+// minute, so the shared state's lattice puts its slot at the next minute, while the room lets
+// it in within seconds. `answers`: its own /polling's, in order.
+const FIRST = { allow: false, state: "waiting", position: 1, turn: 1, eta_seconds: 60, poll_after: 2, rate: 1, slowed: false, updated_at: 1 };
+
+async function resumedAtTheFront(answers) {
+  FakeSocket.opened = [];
+  const held = { state: "paused", serving: 0, rate: 1, flow: 0, slowed: false, updated_at: Math.floor(T / 1000) - 1, history: `${T - 1_000}:0:0` };
+  const page = fakePage({
+    base: "https://queue.shop.example/room#turn=1",
+    clockAt: T,
+    documents: [held],
+    answers,
+    channel: CHANNEL,
+    WebSocket: FakeSocket,
+  });
+  startRoom(page.env);
+  await page.settle();
+  FakeSocket.opened[0].accept();
+  await page.run(31_000, 500);
+  const asked = page.record.polls.length;
+  const now = page.now();
+  const open = { state: "open", serving: 0, rate: 1, flow: 1, slowed: false, updated_at: Math.floor(now / 1000), history: `${now}:0:1`, now, seq: now };
+  FakeSocket.opened[0].receive({ type: "data", id: "room", event: JSON.stringify({ v: 1, seq: now, reason: "resume", doc: open }) });
+  return { page, asked };
+}
+
+test("the front of a line that moves again asks every few seconds until it is let in", async () => {
+  const shop = "https://shop.example.com/?beekeeper_token=AAAAAAAAAAAAAAAAAAAAAA.1";
+  const { page, asked } = await resumedAtTheFront([FIRST, FIRST, FIRST, { allow: true, origin: shop }]);
+  await page.run(3 * TIMING.ownPollEverySeconds * 1000 + 500, 250);
+  // At once, then every few seconds: the fourth answer lets it in, well before its slot.
+  assert.equal(page.record.polls.length - asked, 4);
+  assert.deepEqual(page.record.navigations, [shop]);
+});
+
+test("the front of a line that moves again stops asking every few seconds after a while", async () => {
+  const { page } = await resumedAtTheFront([FIRST]);
+  await page.run(TIMING.restartAskSeconds * 1000 + 500, 250);
+  const asked = page.record.polls.length;
+  // Then as the shared state's lattice says: nothing more until near its slot.
+  await page.run(20_000, 250);
+  assert.equal(page.record.polls.length, asked);
+});

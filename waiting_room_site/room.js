@@ -242,6 +242,8 @@ export function startRoom(env) {
       window.clearTimeout(state.tick);
       showNotice(t.roomOffTitle, t.roomOffText, t.roomOffLink, joinUrl);
       show("notice-link", false);
+      // At once, whatever was planned (a subscribed page plans its turn minutes ahead).
+      if (!state.ownInFlight) scheduleOwn(0);
     }
     if (!state.ownInFlight && !state.ownTimer) scheduleOwn(0);
   }

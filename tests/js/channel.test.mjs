@@ -401,3 +401,29 @@ test("the front of a line that moves again stops asking every few seconds after 
   await page.run(20_000, 250);
   assert.equal(page.record.polls.length, asked);
 });
+
+test("a pushed off sends a page whose turn is planned minutes ahead to ask its own /polling at once", async () => {
+  // 600 a minute from serving 100: turn 1,000 comes in about 90 s, within a subscribed
+  // page's reach, so its own /polling is planned then.
+  FakeSocket.opened = [];
+  const shop = "https://shop.example.com/?beekeeper_token=AAAAAAAAAAAAAAAAAAAAAA.1000";
+  const page = fakePage({
+    base: "https://queue.shop.example/room#turn=1000",
+    clockAt: T,
+    documents: [doc(100)],
+    answers: [{ allow: true, origin: shop }],
+    channel: CHANNEL,
+    WebSocket: FakeSocket,
+  });
+  startRoom(page.env);
+  await page.settle();
+  FakeSocket.opened[0].accept();
+  await page.run(10_000, 500);
+  assert.equal(page.record.polls.length, 0);
+  const now = page.now();
+  const off = { ...doc(100, { state: "off", flow: 0, origin: "https://shop.example.com/" }), now, seq: now };
+  FakeSocket.opened[0].receive({ type: "data", id: "room", event: JSON.stringify({ v: 1, seq: now, reason: "off", doc: off }) });
+  await page.run(500, 250);
+  assert.equal(page.record.polls.length, 1);
+  assert.deepEqual(page.record.navigations, [shop]);
+});

@@ -27,7 +27,7 @@ from __future__ import annotations
 import base64
 import bisect
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from decimal import Decimal
 from typing import Any
 
@@ -59,6 +59,7 @@ from beekeeper.store.expressions import (
     holds,
 )
 from beekeeper.store.sizes import MAX_ITEM_BYTES, PAGE_BYTES, item_size
+from beekeeper.store.stored_items import has_names
 from beekeeper.store.timing import Timing
 
 __all__ = ["DynamoDb", "Index", "Table", "copy_item"]
@@ -173,8 +174,8 @@ class DynamoDb(Api):
         table = self._table(request.get("TableName"))
         pk = key_value(table, request.get("Key"))
         projection = expressions(request, ("ProjectionExpression",)).projection
-        item = table.items.get(pk)
-        return {"Item": _project(item, projection)} if item is not None else {}
+        item = table.items.get(pk)  # a copy: decoded from the stored form
+        return {"Item": _projected(item, projection)} if item is not None else {}
 
     def _batch_get_item(self, request: dict[str, Any]) -> dict[str, Any]:
         only(request, {"RequestItems", "ReturnConsumedCapacity"})
@@ -205,7 +206,7 @@ class DynamoDb(Api):
                 raise validation("Provided list of item keys contains duplicates")
             projection = expressions(table_request, ("ProjectionExpression",)).projection
             responses[table_name] = [
-                _project(table.items[pk], projection) for pk in pks if pk in table.items
+                _projected(table.items[pk], projection) for pk in pks if pk in table.items
             ]
         return {"Responses": responses, "UnprocessedKeys": {}}
 
@@ -235,10 +236,10 @@ class DynamoDb(Api):
         keys = sorted(table.items)
         first = bisect.bisect_right(keys, key_value(table, start)) if start is not None else 0
         page, more = _page(
-            [table.items[pk] for pk in keys[first:]], limit, lambda item: item_size(item)
+            (table.items[pk] for pk in keys[first:]), len(keys) - first, limit, item_size
         )
         found = [
-            _project(item, bound.projection)
+            _projected(item, bound.projection)
             for item in page
             if bound.condition is None or self._holds(bound, item)
         ]
@@ -246,7 +247,7 @@ class DynamoDb(Api):
         if request.get("Select") != "COUNT":
             answer["Items"] = found
         if more:
-            answer["LastEvaluatedKey"] = _project(page[-1], [table.key_name])
+            answer["LastEvaluatedKey"] = _projected(page[-1], [table.key_name])
         return answer
 
     def _query(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -295,11 +296,7 @@ class DynamoDb(Api):
         keys = [table.key_name, *(key.name for key in index.keys)]
         forward = request.get("ScanIndexForward") is not False
         entries = sorted(
-            (
-                _project(item, keys)
-                for item in table.items.values()
-                if all(name in item for name in keys) and self._holds(bound, item)
-            ),
+            self._index_entries(table, keys, bound),
             key=lambda entry: _index_order(entry, index, table.key_name),
             reverse=not forward,
         )
@@ -314,13 +311,22 @@ class DynamoDb(Api):
                 if (order := _index_order(entry, index, table.key_name)) != after
                 and (order > after) == forward
             ]
-        page, more = _page(entries, limit, item_size)
+        page, more = _page(iter(entries), len(entries), limit, item_size)
         answer: dict[str, Any] = {"Count": len(page), "ScannedCount": len(page)}
         if request.get("Select") != "COUNT":
             answer["Items"] = page
         if more:
             answer["LastEvaluatedKey"] = copy_item(page[-1])
         return answer
+
+    def _index_entries(self, table: Table, keys: list[str], bound: Expressions) -> Iterator[Item]:
+        """The index entries (the keys) of the items in a sparse index that the key condition
+        holds for; only the items with the index's keys are decoded."""
+        for pk, record in table.items.records():
+            if has_names(record, keys):
+                item = table.items[pk]
+                if self._holds(bound, item):
+                    yield _projected(item, keys)
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -336,7 +342,7 @@ class DynamoDb(Api):
         old = table.items.get(pk)
         self._check(request, bound, old)
         self._write(table, pk, item, whole=True)
-        return {"Attributes": copy_item(old)} if returns == "ALL_OLD" and old else {}
+        return {"Attributes": old} if returns == "ALL_OLD" and old else {}
 
     def _update_item(self, request: dict[str, Any]) -> dict[str, Any]:
         only(request, WRITE_OPTIONS | {"Key", "UpdateExpression"})
@@ -354,7 +360,7 @@ class DynamoDb(Api):
         if returns == "ALL_NEW":
             return {"Attributes": copy_item(new)}
         if returns == "ALL_OLD":
-            return {"Attributes": copy_item(old)} if old else {}
+            return {"Attributes": old} if old else {}  # a copy: decoded from the stored form
         source = new if returns == "UPDATED_NEW" else (old or {})
         chosen = {name: source[name] for name in touched if name in source}
         return {"Attributes": copy_item(chosen)} if returns != "NONE" and chosen else {}
@@ -385,7 +391,7 @@ class DynamoDb(Api):
         self._check(request, bound, old)
         if old is not None:
             self._write(table, pk, None)
-        return {"Attributes": copy_item(old)} if returns == "ALL_OLD" and old else {}
+        return {"Attributes": old} if returns == "ALL_OLD" and old else {}
 
     def _batch_write_item(self, request: dict[str, Any]) -> dict[str, Any]:
         only(request, {"RequestItems", "ReturnConsumedCapacity", "ReturnItemCollectionMetrics"})
@@ -539,7 +545,7 @@ class DynamoDb(Api):
         if kind == "Update":
             new = self._updated(table, bound, pk, old)[0]
         if new is not None:
-            refusal = item_refusal(table, new, update=kind == "Update")
+            refusal = item_refusal(table, new, update=kind == "Update", measured=kind == "Put")
             if refusal is not None:
                 return None, {"Code": "ValidationError", "Message": refusal}
         return new, {"Code": "None"}
@@ -587,10 +593,7 @@ class DynamoDb(Api):
     def snapshot(self) -> dict[str, dict[str, Item]]:
         """Every table's items (copies), for saving the store."""
         with self._guard:
-            return {
-                name: {pk: copy_item(i) for pk, i in t.items.items()}
-                for name, t in self.tables.items()
-            }
+            return {name: dict(t.items.items()) for name, t in self.tables.items()}
 
     def load(self, table_name: str, items: Iterable[tuple[str, Item | None]]) -> None:
         """Replay saved writes into a table (no observers: they are already saved)."""
@@ -611,9 +614,11 @@ def _limit(request: dict[str, Any]) -> int | None:
 
 
 def _page(
-    items: list[Item], limit: int | None, size: Callable[[Item], int]
+    items: Iterator[Item], count: int, limit: int | None, size: Callable[[Item], int]
 ) -> tuple[list[Item], bool]:
-    """The items one Query or Scan page reads, and whether it ends with a LastEvaluatedKey.
+    """The items one Query or Scan page reads of the `count` items left, and whether it
+    ends with a LastEvaluatedKey (the items are taken one by one: a page of a large table
+    decodes only its own).
 
     A page ends after `limit` items (with a LastEvaluatedKey even when none is left), or with
     the item that brings the data read to 1 MB (with one only when more items are left), as
@@ -626,7 +631,7 @@ def _page(
         if limit is not None and len(page) == limit:
             return page, True
         if read >= PAGE_BYTES:
-            return page, len(page) < len(items)
+            return page, len(page) < count
     return page, False
 
 
@@ -724,7 +729,8 @@ def _scalar_order(value: dict[str, Any]) -> Any:
     return str(content).encode("utf-8") if kind == "S" else base64.b64decode(content)
 
 
-def _project(item: Item, projection: list[str] | None) -> Item:
+def _projected(item: Item, projection: list[str] | None) -> Item:
+    """An item read from the table (already a copy) with only the projection's names."""
     if projection is None:
-        return copy_item(item)
-    return copy_item({name: item[name] for name in projection if name in item})
+        return item
+    return {name: item[name] for name in projection if name in item}

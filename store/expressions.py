@@ -25,6 +25,7 @@ loudly instead of being guessed at.
 from __future__ import annotations
 
 import base64
+import functools
 import re
 from collections.abc import Mapping
 from decimal import Context, Decimal, InvalidOperation
@@ -90,6 +91,13 @@ def normal_number(text: object) -> str:
     """A number as DynamoDB stores and returns it: no exponent, no superfluous zeros."""
     if not isinstance(text, str):
         raise ExpressionInvalid("A number value must be a string")
+    return _normal_number(text)
+
+
+# The room writes the same times and counts again and again; a refusal is not kept (raised
+# again each time). Equal texts share one string, which the stored items keep.
+@functools.lru_cache(maxsize=1 << 16)
+def _normal_number(text: str) -> str:
     if _PLAIN_INTEGER.fullmatch(text):
         return text  # already as DynamoDB writes it: the common case, kept cheap
     if not _NUMBER.fullmatch(text):

@@ -20,6 +20,9 @@ as DynamoDB pages them, so a caller's paging runs here as it does on AWS. Scan r
 order (DynamoDB promises no order). Not modelled: sort keys of the table itself, indexes
 that project more than the keys, TTL expiry (DynamoDB's own is lazy too), capacity; a
 request outside this fails loudly.
+
+A table's items are held compactly (store/stored_items.py): an item read from `Table.items`
+is decoded afresh, so it is already a copy no caller can change the stored item through.
 """
 
 from __future__ import annotations

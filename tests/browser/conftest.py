@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -52,15 +52,22 @@ def browser(playwright: Any) -> Iterator[Any]:
 
 @pytest.fixture
 def new_page(browser: Any) -> Iterator[Callable[..., Any]]:
-    """Opens a page with the fake clock installed at START; closes every context after."""
+    """Opens a page with the fake clock installed at START (with `paused=True`, standing there
+    until the test moves it); closes every context after."""
     contexts: list[Any] = []
 
-    def open_page(**context_options: Any) -> Any:
+    def open_page(*, paused: bool = False, **context_options: Any) -> Any:
         options = {"locale": "en-GB", "timezone_id": "UTC", **context_options}
         context = browser.new_context(**options)
         contexts.append(context)
         page = context.new_page()
-        page.clock.install(time=START)
+        if paused:
+            # The page's time stands at START until the test moves it (run_for): the real
+            # seconds a busy machine takes never reach the page. pause_at only moves forward.
+            page.clock.install(time=START - timedelta(minutes=1))
+            page.clock.pause_at(START)
+        else:
+            page.clock.install(time=START)
         page.errors = watch(page).errors
         return page
 

@@ -195,7 +195,7 @@ def test_failures_say_retrying_back_off_and_recover(
 
 def test_a_rise_in_the_wait_is_explained(new_page: Callable[..., Any], room: PollingDouble) -> None:
     room.script(waiting(300, 600), waiting(290, 1500, slowed=True), waiting(280, 1480, slowed=True))
-    page = open_room(new_page, room)
+    page = open_room(new_page, room, paused=True)
     wait_for_text(page, "wait", "about 10 minutes")
     page.clock.run_for(NEXT_POLL_MS)
     wait_for_text(page, "position", "You are number 290 in line.")
@@ -213,7 +213,7 @@ def test_polls_send_the_cookie_and_follow_poll_after(
     new_page: Callable[..., Any], room: PollingDouble
 ) -> None:
     room.script(waiting(10, 60, poll_after=5))
-    page = new_page()
+    page = new_page(paused=True)
     page.context.add_cookies(
         [{"name": "beekeeper_token", "value": "A" * 22 + ".10", "url": room.url("/")}]
     )

@@ -66,7 +66,8 @@ def start_local(args: list[str], config_dir: Path, name: str, timeout: float = 6
         text=True,
     )
     room = LocalProcess(process, config_dir, name)
-    ready = threading.Event()
+    ready = threading.Event()  # up, or its output ended
+    up = threading.Event()
 
     def read() -> None:
         assert process.stdout is not None
@@ -79,11 +80,12 @@ def start_local(args: list[str], config_dir: Path, name: str, timeout: float = 6
                 if line.strip().startswith(f"{key}:"):
                     room.urls[key] = line.split()[-1]
             if "Press Ctrl-C" in line:
+                up.set()
                 ready.set()
         ready.set()
 
     threading.Thread(target=read, daemon=True).start()
-    if not ready.wait(timeout) or process.poll() is not None:
+    if not ready.wait(timeout) or not up.is_set() or process.poll() is not None:
         process.kill()
         raise AssertionError("beekeeper local did not start:\n" + room.output())
     return room

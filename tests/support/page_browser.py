@@ -44,6 +44,7 @@ def wait_for_text(page: Any, hook: str, expected: str) -> None:
 
 def serious_violations(page: Any) -> list[str]:
     """What axe-core finds serious or critical on the page as it is now."""
+    page.clock.resume()  # axe-core waits on timers: a paused page's clock runs from here on
     page.evaluate(AXE.read_text(encoding="utf-8"))
     results = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
     return [

@@ -58,16 +58,17 @@ def refresh(page: Any) -> None:
     """Fire the page's next refresh and wait until its fragment is in."""
     stamp = page.locator(".updated").get_attribute("data-updated")
     page.clock.run_for(REFRESH_SECONDS * 1000)
-    deadline = time.monotonic() + 5
+    # Time limits, not waits: a busy machine answers the refresh late.
+    deadline = time.monotonic() + 30
     while page.locator(".updated").get_attribute("data-updated") == stamp:
         assert time.monotonic() < deadline, "the view did not refresh"
         time.sleep(0.05)
 
 
 def refresh_until(page: Any, done: Callable[[], bool]) -> None:
-    deadline = time.monotonic() + 15
+    deadline = time.monotonic() + 60
     while not done():
-        assert time.monotonic() < deadline, "the view did not show it within 15 s"
+        assert time.monotonic() < deadline, "the view did not show it within 60 s"
         time.sleep(0.2)
         refresh(page)
 

@@ -22,6 +22,7 @@ from beekeeper.local.room import LocalOptions, LocalRoom, local_room
 from beekeeper.waiting_room_site import load_locales
 from tests.integration.test_local_channel import open_socket, receive, subscribe
 from tests.support.localroom.http import follow_link
+from tests.support.localroom.process import wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -195,6 +196,10 @@ def test_a_page_refused_the_channel_shows_a_hold_from_the_shared_document_within
         noticed = [paused_at(page) for page in pages]
         for at in noticed:
             assert at - published <= FALLBACK_NOTICE_SECONDS * 1000
+        # The test's own watcher has gone (its close reaches the channel a moment later on a
+        # busy machine): no page holds a connection, let alone a subscription.
+        channel = room.channel
+        assert wait_until(lambda: channel.counts().connections == 0, timeout=10)
         assert room.channel.counts().subscriptions == 0
         # The socket was tried, refused, and tried again.
         assert room.channel.counts().refused >= 2

@@ -11,6 +11,9 @@ the commands DURING names run while it is, then Ctrl-C must stop it with exit co
 `--port 0 --demo-port 0 --operator-port 0` added, so they never fight another process over
 8080: the one change made to a command as written.
 
+A `beekeeper simulate` command is run as written by tests/unit/pipeline/test_pages_simulation.py,
+which also holds its figures to their bounds; it is not run a second time here.
+
 A command that can not run here is in SKIPPED, by document and text, with the reason: a
 reviewed list. A command neither run nor listed can not exist (the list is checked against
 the documents both ways).
@@ -28,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.doc_commands import REPO, Command, shown_commands
+from tests.support.doc_commands import REPO, Command, is_simulation, shown_commands
 
 pytestmark = pytest.mark.slow
 
@@ -210,7 +213,11 @@ def test_the_documents_commands_run_as_written(document: str, workspace: Path) -
         run(shlex.split(given), workspace, env)
     commands = [c for c in shown_commands() if c.document == document]
     runnable = [
-        c for c in commands if (document, c.text) not in SKIPPED and c.text not in during(document)
+        c
+        for c in commands
+        if (document, c.text) not in SKIPPED
+        and c.text not in during(document)
+        and not is_simulation(c)
     ]
     for command in [c for c in runnable if not is_server(c)]:
         run(command.words, workspace, env)

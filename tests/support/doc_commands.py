@@ -116,3 +116,19 @@ def shown_commands() -> list[Command]:
         text = (REPO / document).read_text(encoding="utf-8")
         commands += block_commands(document, text) + inline_commands(document, text)
     return commands
+
+
+def is_simulation(command: Command) -> bool:
+    """A `beekeeper simulate` run: tests/unit/pipeline/test_pages_simulation.py runs each as
+    written (in a directory of its own, with --json added) and holds its figures to the
+    bounds, so tests/integration/test_doc_commands.py does not run it a second time."""
+    return command.words[:2] == ("beekeeper", "simulate") and not command.inline
+
+
+def documented_simulations() -> list[tuple[str, ...]]:
+    """Every `beekeeper simulate` command the documents show, once each, as its arguments."""
+    found: list[tuple[str, ...]] = []
+    for command in shown_commands():
+        if is_simulation(command) and command.words[2:] not in found:
+            found.append(command.words[2:])
+    return found

@@ -147,6 +147,10 @@ def start(installation: Installation, log_dir: Path) -> DynamoDbLocal:
         process = subprocess.Popen(
             [
                 installation.java,
+                # A test's few thousand requests: the JIT's first tier and one GC thread cost
+                # less CPU than the server-class defaults tuned for a long run.
+                "-XX:TieredStopAtLevel=1",
+                "-XX:+UseSerialGC",
                 f"-Djava.library.path={installation.libraries}",
                 "-jar",
                 str(installation.jar),

@@ -36,7 +36,18 @@ def install_in_fresh_venv(wheel: Path, env_dir: Path) -> Path:
     subprocess.run([sys.executable, "-m", "venv", str(env_dir)], check=True)
     python = env_dir / "bin" / "python"
     subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(wheel)],
+        # --no-compile: pip would compile every module of every dependency (the AWS CDK's
+        # library alone is most of a minute of CPU); Python compiles what is imported.
+        [
+            str(python),
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-compile",
+            "--disable-pip-version-check",
+            str(wheel),
+        ],
         check=True,
         capture_output=True,
         text=True,

@@ -54,7 +54,10 @@ log = logging.getLogger("beekeeper.local")
 
 DEFAULT_MINUTE_SECONDS = 60.0
 GATEWAY_THREADS = 16
-STOP_TIMEOUT_SECONDS = 5.0
+# How long a stop waits for the room's threads. A request in progress takes milliseconds; a
+# consumer long-polling or sleeping until its minute's end is not waited for (it ends with the
+# process, and the saved line keeps what it held: local/saved_state.py).
+STOP_TIMEOUT_SECONDS = 1.0
 # The counters' reads retry as the room's own do (core/retry.py), on this machine's time.
 _PAUSES = Pauses(sleep=time.sleep, random=random.random)
 

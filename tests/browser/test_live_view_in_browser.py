@@ -87,13 +87,18 @@ def test_the_view_follows_visitors_in_and_no_visitor_page_can_read_it(
         page.goto(view_url)
         assert page.locator("svg").count() == 2
         before = page.locator("#per-minute-text").inner_text()
-        for _ in range(VISITORS):
+        first = VISITORS * 2 // 3
+        for _ in range(first):
             assert follow_link(room.urls["marketing URL"]).status == 302
-        refresh_until(page, lambda: figure(page, "arrived") == VISITORS)
+        refresh_until(page, lambda: figure(page, "arrived") == first)
         refresh_until(page, lambda: figure(page, "admitted") > 0)
         first_seen = figure(page, "admitted")
-        # Still going in at the rate: a later refresh shows more admitted, and the charts follow.
+        # More arrive (on a busy machine the first may all be in by now): a later refresh
+        # shows more admitted, and the charts follow.
+        for _ in range(VISITORS - first):
+            assert follow_link(room.urls["marketing URL"]).status == 302
         refresh_until(page, lambda: figure(page, "admitted") > first_seen)
+        refresh_until(page, lambda: figure(page, "arrived") == VISITORS)
         # And all of them, a minute's rate at a time: the line builds up and drains.
         refresh_until(page, lambda: figure(page, "admitted") == VISITORS)
         assert figure(page, "waiting") == 0

@@ -104,6 +104,32 @@ class Synthesized:
     edge_waf_raw: dict[str, Any] | None = None
     edge_waf_nag_messages: tuple[str, ...] = ()
 
+    def save(self, path: Path) -> None:
+        """Everything but the settings (the caller's) and the Template (made from `raw`)."""
+        fields = {
+            "raw": self.raw,
+            "nag_messages": self.nag_messages,
+            "nag_report": self.nag_report,
+            "outdir": str(self.outdir),
+            "edge_waf_raw": self.edge_waf_raw,
+            "edge_waf_nag_messages": list(self.edge_waf_nag_messages),
+        }
+        path.write_text(json.dumps(fields), encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: Path, settings: RoomSettings) -> Synthesized:
+        fields = json.loads(path.read_text(encoding="utf-8"))
+        return cls(
+            settings,
+            Template.from_json(fields["raw"]),
+            fields["raw"],
+            fields["nag_messages"],
+            fields["nag_report"],
+            Path(fields["outdir"]),
+            fields["edge_waf_raw"],
+            tuple(fields["edge_waf_nag_messages"]),
+        )
+
     def resources(self, kind: str) -> dict[str, dict[str, Any]]:
         """The room's own resources of a kind (the CDK's cross-region handler left out)."""
         handler = cdk_handler_ids(self.raw)

@@ -29,7 +29,7 @@ from beekeeper.core.serving import (
 )
 from beekeeper.core.shared_state import STATE_MAX_AGE_SECONDS
 from beekeeper.waiting_room_site import load_locales
-from tests.support.chromium import CHROMIUM
+from tests.support.chromium import CHROMIUM, REACHES_MS
 from tests.support.localroom.http import cookie_value, follow_link, get
 from tests.support.localroom.process import LocalProcess, operator, start_local, wait_until
 
@@ -44,9 +44,6 @@ pytest.importorskip("beekeeper.room.producer", reason="needs the admission pipel
 from beekeeper.local.demo_shop import ADMITTED_TEXT  # noqa: E402 - after the skips above
 
 EN = load_locales()["en"]
-# A change reaches a watched page within the edge's copy lifetime and one document interval;
-# twice that, and a few seconds, on a busy machine.
-REACHES_MS = 2 * (STATE_MAX_AGE_SECONDS + DOCUMENT_EVERY_SECONDS + 3) * 1000
 PAUSED = str(EN["pausedText"])
 FRONT = str(EN["positionNow"])
 ANY_MOMENT = str(EN["waitNow"])

@@ -8,7 +8,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from beekeeper.core.serving import DOCUMENT_EVERY_SECONDS
+from beekeeper.core.shared_state import STATE_MAX_AGE_SECONDS
+
 CHROMIUM = "/usr/bin/chromium"
+# A change reaches a watched page within the edge's copy lifetime and one document interval;
+# the browser tests wait twice that, and a few seconds, for a busy machine.
+REACHES_MS = 2 * (STATE_MAX_AGE_SECONDS + DOCUMENT_EVERY_SECONDS + 3) * 1000
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",

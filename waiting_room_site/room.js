@@ -65,6 +65,8 @@ import { fallbackDelay, hiddenDelay, openChannel } from "./channel.js";
 const RISE_NOTE_MS = 120_000;
 const BACK_NOTE_MS = 30_000;
 const FIRST_POSITION_KEY = "beekeeper.firstPosition";
+// The turn this tab last loaded with: the same turn again is a reload (or a tab brought back).
+const SHOWN_TURN_KEY = "beekeeper.shownTurn";
 // Offset samples kept for the room's clock (one a document).
 const CLOCK_SAMPLES = 8;
 
@@ -779,7 +781,22 @@ export function startRoom(env) {
   fetchDocument();
   channel?.visibility(visible());
   // Without its turn (no fragment) the page asks at once; a pre-queue place waits for the draw.
-  if (state.turn === null && !state.awaitingDraw) ownPoll();
+  // A reload asks at once too: since the tab last showed this turn the visitor may have left,
+  // been let in or lost the place, which the shared state can not say. A page just come from
+  // the marketing link has been placed a moment ago, and asks only near its turn.
+  if ((state.turn === null && !state.awaitingDraw) || reloadedWith(window, state.turn)) ownPoll();
+}
+
+// Whether this tab loaded with `turn` before; remembers it for the next load.
+function reloadedWith(window, turn) {
+  if (turn === null) return false;
+  try {
+    const again = window.sessionStorage.getItem(SHOWN_TURN_KEY) === String(turn);
+    window.sessionStorage.setItem(SHOWN_TURN_KEY, String(turn));
+    return again;
+  } catch {
+    return false; // storage switched off: the page asks near its turn, as on a first load
+  }
 }
 
 // The first position this visitor saw, kept for the tab's life so a reload keeps the progress bar.

@@ -108,7 +108,8 @@ class FakeDocument {
   }
 }
 
-function fakeStorage() {
+/** The tab's sessionStorage: pass one to two pages and the second is a reload of the first. */
+export function fakeStorage() {
   const items = new Map();
   return {
     getItem: (key) => items.get(key) ?? null,
@@ -124,7 +125,8 @@ function fakeStorage() {
  * false), or null for a browser without it; `clockAt` the clock's start (epoch ms);
  * `lateDocuments` holds each /state answer back until the page's other answers are in (an edge
  * slower than the origin for once). `channel` (the config's push channel) and `WebSocket` (a
- * stand-in class: channel.test.mjs's) give the page its push channel.
+ * stand-in class: channel.test.mjs's) give the page its push channel. `storage` is the tab's
+ * sessionStorage (a new one: a new tab).
  */
 export function fakePage({
   answers = [],
@@ -139,6 +141,7 @@ export function fakePage({
   lateDocuments = false,
   channel = undefined,
   WebSocket = undefined,
+  storage = fakeStorage(),
 }) {
   const config = {
     displayName: "Spring Sale",
@@ -169,7 +172,7 @@ export function fakePage({
     clearTimeout(id) {
       timers.delete(id);
     },
-    sessionStorage: fakeStorage(),
+    sessionStorage: storage,
     WebSocket,
   };
 

@@ -8,7 +8,7 @@ import { test } from "node:test";
 
 import { firstOwnPoll, parseHistory, shownServing } from "../../waiting_room_site/page.js";
 import { startRoom } from "../../waiting_room_site/room.js";
-import { fakePage, TIMING } from "./fake_page.mjs";
+import { fakePage, fakeStorage, TIMING } from "./fake_page.mjs";
 
 // 30 s into a minute (epoch ms), so the lattice is inside its span.
 const T = 1_800_000_030_000;
@@ -126,6 +126,33 @@ for (const [kind, extra, check] of [
     check(page);
   });
 }
+
+test("a reload asks its own /polling at once: a visitor who left is shown so, far from the turn", async () => {
+  const state = doc([[T - 1000, 1000, 600]]);
+  const storage = fakeStorage();
+  const first = await opened({ turn: 5000, documents: [state], answers: [WAITING], storage });
+  assert.deepEqual(first.record.polls, []); // just placed by the marketing link: the document says
+  assert.ok(placeOf(first) > 3000, `${placeOf(first)}`);
+  const reloaded = await opened({
+    turn: 5000,
+    documents: [state],
+    answers: [{ allow: false, state: "left" }],
+    storage,
+  });
+  assert.equal(reloaded.record.polls.length, 1);
+  assert.equal(reloaded.text("notice-title"), "You left the line");
+  // Another tab (its own storage) with the same link is a first load: no poll.
+  const other = await opened({ turn: 5000, documents: [state], answers: [WAITING] });
+  assert.deepEqual(other.record.polls, []);
+});
+
+test("a reload of a page let in meanwhile goes to the shop at once, before the shared state says so", async () => {
+  const state = doc([[T - 1000, 1000, 600]]);
+  const storage = fakeStorage();
+  await opened({ turn: 5000, documents: [state], answers: [WAITING], storage });
+  const reloaded = await opened({ turn: 5000, documents: [state], answers: [{ allow: true, origin: SHOP }], storage });
+  assert.deepEqual(reloaded.record.navigations, [SHOP]);
+});
 
 test("the room off: the page asks every 2 s until it is let in with its ticket", async () => {
   const off = doc([[T - 1000, 1000, 0]], { state: "off", origin: "https://shop.example.com/sale" });

@@ -184,12 +184,12 @@ def test_a_page_refused_the_channel_shows_a_hold_from_the_shared_document_within
     room: LocalRoom, browser: Any
 ) -> None:
     assert room.channel is not None
+    # The test's own watcher connects first: refusals begin before any page loads, so no
+    # page's retry can slip through while the watcher is let in.
+    watcher = subscriber(room)
     room.channel.refuse_connections = True
     pages, _, close = open_waiting(browser, room, 2)
     try:
-        room.channel.refuse_connections = False
-        watcher = subscriber(room)
-        room.channel.refuse_connections = True
         hold("drop")
         published = held_published(watcher)
         watcher.close()

@@ -102,6 +102,7 @@ class Decisions:
 
     def wait_for(self, count: int) -> list[Decision]:
         timeout = (count - len(self.seen) + 3) * MINUTE_SECONDS + 10
+
         def enough() -> list[Decision] | None:
             decisions = self.poll()
             return decisions if len(decisions) >= count else None

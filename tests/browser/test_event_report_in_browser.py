@@ -1,8 +1,9 @@
 """The event report opened in headless chromium: every chart drawn, nothing fetched.
 
 The screenshot it takes is the one docs/charts.md and docs/cli.md show
-(docs/screenshots/event-report.png): a simulated event's metrics, written by the real
-functions, read back as a deployed room's (tests/support/event_reports.py).
+(docs/screenshots/event-report.png, written there with BEEKEEPER_UPDATE_SCREENSHOTS=1): a
+simulated event's metrics, written by the real functions, read back as a deployed room's
+(tests/support/event_reports.py).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 import pytest
 
 from beekeeper.charts.event_report import event_report
-from tests.support.chromium import DRAWN_CHARTS, watch
+from tests.support.chromium import DRAWN_CHARTS, screenshot_path, watch
 from tests.support.event_reports import spring_sale
 
 pytestmark = pytest.mark.browser
@@ -49,7 +50,6 @@ def test_the_event_report_draws_every_chart_without_a_request_or_an_error(
         assert page.locator("#decisions tbody tr").count() == 6
         assert seen.requests == [report.as_uri()]  # the page itself, and nothing else
         assert seen.errors == []
-        SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SCREENSHOT), full_page=False)
+        page.screenshot(path=str(screenshot_path(SCREENSHOT, tmp_path)), full_page=False)
     finally:
         context.close()

@@ -1,6 +1,6 @@
 """The live operator view of `beekeeper local` in headless chromium, while visitors go in.
 
-The room runs the real room code with 1 s minutes; visitors join through the marketing link
+The room runs the real room code with 2 s minutes; visitors join through the marketing link
 over HTTP while the page is open, and the view must show them arriving and admitted within a
 few refreshes. The page's clock is Playwright's: the test moves it on to fire each refresh
 rather than waiting the 3 s between them. Its screenshot shows the time of day, so it changes
@@ -10,7 +10,6 @@ BEEKEEPER_UPDATE_SCREENSHOTS=1.
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from collections.abc import Callable, Iterator
@@ -22,7 +21,7 @@ import pytest
 
 from beekeeper.core.datamodel import QUEUE_VISIBILITY_TIMEOUT_SECONDS
 from beekeeper.local.operator_view import REFRESH_SECONDS
-from tests.support.chromium import watch
+from tests.support.chromium import screenshot_path, watch
 from tests.support.localroom.http import follow_link
 from tests.support.localroom.process import LocalProcess, start_local
 
@@ -130,10 +129,7 @@ def test_the_view_follows_visitors_in_and_no_visitor_page_can_read_it(
         assert seen.errors == []
         assert seen.requests and all(url.startswith(view_origin) for url in seen.requests)
         assert sum(url.endswith("/charts") for url in seen.requests) >= 2  # it refreshed
-        update = os.environ.get("BEEKEEPER_UPDATE_SCREENSHOTS") == "1"
-        page.screenshot(
-            path=str(SCREENSHOT if update else tmp_path / SCREENSHOT.name), full_page=True
-        )
+        page.screenshot(path=str(screenshot_path(SCREENSHOT, tmp_path)), full_page=True)
 
         # A page of another origin (the demo shop's) may ask, but gets nothing to read.
         shop = context.new_page()

@@ -1,7 +1,7 @@
 """The simulation report opened in headless chromium: every chart drawn, nothing fetched.
 
-The screenshot it takes is the one docs/charts.md shows (docs/screenshots/report.png): the same
-simulation always draws the same page.
+The screenshot it takes is the one docs/charts.md shows (docs/screenshots/report.png, written
+there with BEEKEEPER_UPDATE_SCREENSHOTS=1): the same simulation always draws the same page.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from beekeeper.cli.main import cli
-from tests.support.chromium import DRAWN_CHARTS, watch
+from tests.support.chromium import DRAWN_CHARTS, screenshot_path, watch
 
 # Each test drives a headless chromium: the full gate's (slow).
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -47,7 +47,6 @@ def test_the_report_draws_every_chart_without_a_request_or_an_error(
             assert len(chart["alternative"]) > 40, chart
         assert seen.requests == [report.as_uri()]  # the page itself, and nothing else
         assert seen.errors == []
-        SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SCREENSHOT), full_page=True)
+        page.screenshot(path=str(screenshot_path(SCREENSHOT, tmp_path)), full_page=True)
     finally:
         context.close()

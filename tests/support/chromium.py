@@ -5,7 +5,9 @@ Without the background-networking flags Chromium keeps trying hosts this machine
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from beekeeper.core.serving import DOCUMENT_EVERY_SECONDS
@@ -23,6 +25,16 @@ CHROMIUM_ARGS = [
     "--no-first-run",
     "--disable-sync",
 ]
+
+
+def screenshot_path(picture: Path, tmp_path: Path) -> Path:
+    """Where a test saves its screenshot: over the documents' `picture` (docs/screenshots) with
+    BEEKEEPER_UPDATE_SCREENSHOTS=1, else in the test's own folder, so that running the suite
+    leaves the checkout as it was."""
+    if os.environ.get("BEEKEEPER_UPDATE_SCREENSHOTS") == "1":
+        picture.parent.mkdir(parents=True, exist_ok=True)
+        return picture
+    return tmp_path / picture.name
 
 
 @dataclass

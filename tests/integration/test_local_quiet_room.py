@@ -35,8 +35,11 @@ def quiet_room(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalProces
 def test_one_a_minute_the_first_goes_straight_in_and_the_rest_see_their_places(
     quiet_room: LocalProcess,
 ) -> None:
-    # Away from the turn of the minute, where a visitor may wait two seconds for the next span.
-    while not 5 <= time.time() % 60 <= 45:
+    # Early in a minute: away from its turn, where a visitor may wait two seconds for the next
+    # span, and with 40 s left for the first's admission and the next five joins, which must
+    # all come before the next minute's slot admits the first of them (beside two CPU-bound
+    # processes the five once took past a start at 45 s).
+    while not 5 <= time.time() % 60 <= 20:
         time.sleep(0.5)
     next_minute = (time.time() // 60 + 1) * 60
     first = join(quiet_room)
@@ -50,7 +53,8 @@ def test_one_a_minute_the_first_goes_straight_in_and_the_rest_see_their_places(
         time.sleep(0.3)  # one by one
         others.append(join(quiet_room))
     answers = [polling(quiet_room, token) for token in others]
-    assert [a["state"] for a in answers] == ["waiting"] * 5
+    late = time.time() >= next_minute  # then the next minute's slot may have admitted one
+    assert [a.get("state") for a in answers] == ["waiting"] * 5, (late, answers)
     assert [a["position"] for a in answers] == [1, 2, 3, 4, 5]
     # At one a minute the front of the line waits up to a minute for the next slot.
     assert [a["eta_seconds"] for a in answers] == [60, 120, 180, 240, 300]

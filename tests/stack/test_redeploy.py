@@ -16,7 +16,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from cfnlint.schema import PROVIDER_SCHEMA_MANAGER
 
 from tests.support.stack_testkit import Synthesized
 
@@ -31,6 +30,10 @@ DOCUMENTED_REPLACEMENT = {
 
 
 def replacing_properties(resource_type: str, region: str) -> set[str]:
+    # Imported here: cfn-lint brings sympy and networkx, a second of every pytest worker's
+    # collection (and of compiling them) that only this test needs.
+    from cfnlint.schema import PROVIDER_SCHEMA_MANAGER
+
     schema = PROVIDER_SCHEMA_MANAGER.get_resource_schema(region, resource_type).schema
     create_only = {
         path.removeprefix("/properties/").split("/")[0]

@@ -34,7 +34,7 @@ from tests.support.chromium import CHROMIUM, REACHES_MS
 from tests.support.localroom.http import cookie_value, follow_link, get
 from tests.support.localroom.process import LocalProcess, operator, start_local, wait_until
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.minutes(4.5)]
 
 if not shutil.which(CHROMIUM):
     pytest.skip("Debian's chromium is not installed (.ci/run installs it)", allow_module_level=True)

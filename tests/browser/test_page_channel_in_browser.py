@@ -24,7 +24,7 @@ from tests.integration.test_local_channel import open_socket, receive, subscribe
 from tests.support.localroom.http import follow_link
 from tests.support.localroom.process import wait_until
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.minutes(1.1)]
 
 PAGES = 20
 # Places taken before the pages' visitors come, so that none of them is admitted (one a minute)

@@ -22,7 +22,7 @@ from tests.support.chromium import CHROMIUM, PageWatch, watch
 from tests.support.localroom import visitor as waiting_visitor
 from tests.support.localroom.process import LocalProcess, start_local
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.minutes(1.1)]
 
 if not shutil.which(CHROMIUM):
     pytest.skip("Debian's chromium is not installed (.ci/run installs it)", allow_module_level=True)

@@ -33,7 +33,7 @@ import pytest
 
 from tests.support.doc_commands import REPO, Command, is_simulation, shown_commands
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.minutes(1)]
 
 AWS = "needs a room deployed in AWS"
 NEEDS_A_PERSON = "asks its questions at a terminal"

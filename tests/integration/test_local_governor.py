@@ -25,7 +25,7 @@ from beekeeper.room.governor_records import Decision
 from beekeeper.room.governor_records import recent_decisions as decisions_in
 from tests.support.localroom.process import BEEKEEPER, LocalProcess, start_local, wait_until
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.minutes(1.4)]
 
 RATE = 1000
 # A sample times out after a quarter of the minute (room/governor.py), and 6 failed of a

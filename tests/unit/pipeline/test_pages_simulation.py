@@ -25,6 +25,9 @@ from beekeeper.simulator.result import SimulationResult
 from beekeeper.simulator.run import EPOCH, Arrival, Crowd, simulate, simulated_room
 from tests.support.doc_commands import documented_simulations
 
+# Its tests keep a worker minutes: the file starts first (tests/conftest.py).
+pytestmark = pytest.mark.minutes(3.5)
+
 
 def every_second(
     until: float, look: Callable[[PageCrowd, float], None]

@@ -21,6 +21,9 @@ import pytest
 from beekeeper.simulator.faults import FAULT_NAMES, Faults
 from beekeeper.simulator.run import Arrival, Crowd, SimulationResult, simulate, simulated_room
 
+# Its tests keep a worker minutes: the file starts first (tests/conftest.py).
+pytestmark = pytest.mark.minutes(3)
+
 # 12,345 a minute takes a few seconds a case: the full gate's (slow).
 SMALL_RATES = (1, 7, 25, 600, 3300, pytest.param(12345, marks=pytest.mark.slow))
 ALL_FAULTS = ",".join(FAULT_NAMES)

@@ -14,6 +14,9 @@ from beekeeper.simulator.faults import Faults
 from beekeeper.simulator.prequeue import inversions, kendall_tau, prequeue_figures
 from beekeeper.simulator.run import Arrival, Crowd, simulate, simulated_room
 
+# Its tests keep a worker minutes: the file starts first (tests/conftest.py).
+pytestmark = pytest.mark.minutes(1.7)
+
 
 def tau_z(tau: float, n: int) -> float:
     """tau in standard deviations of Kendall's tau for a uniformly random order of n."""

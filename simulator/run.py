@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import gc
 import logging
 import math
 import random
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from beekeeper.core.datamodel import DRAW_KEY, Token
@@ -57,6 +59,11 @@ START_LATENCY_SECONDS = (0.05, 0.5)
 # Visitors whose shown place is checked against the truth: every one up to this many, a
 # sample beyond (every page is simulated; simulator/pages.py).
 POLLING_VISITORS = 5_000
+# Objects allocated between two of the garbage collector's youngest-generation passes while a
+# simulation runs (Python's default is 700). A run allocates millions of objects that live
+# until it ends (the store's items, every page, the clock's events) and almost no cycles;
+# at the default, collecting took a quarter of a run's time (bench/simulator_gc.py).
+GC_YOUNG_THRESHOLD = 100_000
 
 MetricsFactory = Callable[[Callable[[], float]], MetricSink]
 
@@ -108,10 +115,22 @@ def simulate(
     (the producer's, and each trigger's and consumer's run), to record the room's metrics (none
     by default). `watch_pages`: a test's look at the pages, before the run (it schedules its own
     checks)."""
-    simulation = Simulation(settings, crowd, metrics=metrics, watch_pages=watch_pages)
-    simulation.schedule()
-    simulation.run()
-    return simulation.measure()
+    with _few_collections():
+        simulation = Simulation(settings, crowd, metrics=metrics, watch_pages=watch_pages)
+        simulation.schedule()
+        simulation.run()
+        return simulation.measure()
+
+
+@contextmanager
+def _few_collections() -> Iterator[None]:
+    """The garbage collector at GC_YOUNG_THRESHOLD for a run, and as it was after."""
+    young, middle, old = gc.get_threshold()
+    gc.set_threshold(max(young, GC_YOUNG_THRESHOLD), middle, old)
+    try:
+        yield
+    finally:
+        gc.set_threshold(young, middle, old)
 
 
 class Simulation:

@@ -6,6 +6,7 @@ service is switched off; jsii and the CDK CLI are kept quiet and offline.
 
 from __future__ import annotations
 
+import gc
 import os
 
 import pytest
@@ -56,6 +57,19 @@ def _share_botocore_service_models() -> None:
 
 
 _share_botocore_service_models()
+
+# The garbage collector, in a test process, passes over its youngest objects once per this many
+# allocations rather than Python's 700: a worker holds the AWS CDK's, boto3's and moto's
+# modules, tests allocate freely and make few cycles, and at the default the collector took
+# a sixth of the unit and functional tests' CPU (bench/README.md, "bash .ci/run").
+_GC_YOUNG_THRESHOLD = 100_000
+gc.set_threshold(_GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What collection imported (every module the tests use) lives until the process ends:
+    moved out of the collector's generations, no collection walks it again."""
+    gc.freeze()
 
 
 @pytest.hookimpl(trylast=True)

@@ -324,9 +324,15 @@ class DynamoDb(Api):
 
     def _index_entries(self, table: Table, keys: list[str], bound: Expressions) -> Iterator[Item]:
         """The index entries (the keys) of the items in a sparse index that the key condition
-        holds for; only the items with the index's keys are decoded."""
+        holds for; only the items with the index's keys are decoded. A table's items come in
+        a handful of shapes (stored_items.py): each shape is looked at once per query."""
+        indexed: dict[tuple[str, ...], bool] = {}
         for pk, record in table.items.records():
-            if has_names(record, keys):
+            shape = record[0]
+            has_keys = indexed.get(shape)
+            if has_keys is None:
+                has_keys = indexed[shape] = has_names(record, keys)
+            if has_keys:
                 item = table.items[pk]
                 if self._holds(bound, item):
                     yield _projected(item, keys)

@@ -137,11 +137,12 @@ def anchor(points: Sequence[Point], at: float, delay: float) -> Point | None:
     if not points:
         return None
     limit = (at - delay) * 1000
-    found = points[0]
-    for point in points:
+    # The last point in the list's order that is old enough: looked for from the end, where
+    # it is (a history is in time order), not through every point.
+    for point in reversed(points):
         if point.at_ms <= limit:
-            found = point
-    return found
+            return point
+    return points[0]
 
 
 def extrapolated(point: Point, at: float, *, minute_seconds: float) -> int:

@@ -35,6 +35,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "node_modules" / "dynamo-db-loca
 MINIMUM_JAVA = 17
 REGION = "us-east-1"
 _STARTUP_SECONDS = 90.0  # a cold JVM on a busy 2-core machine takes 5 to 15 s
+PORT_ATTEMPTS = 3  # starts on a new port when the last one was taken (`start`)
 
 
 @dataclass(frozen=True)
@@ -140,9 +141,26 @@ class DynamoDbLocal:
 
 
 def start(installation: Installation, log_dir: Path) -> DynamoDbLocal:
-    """DynamoDB Local in memory on a free port, once it answers; raises if it does not."""
-    port = _free_port()
-    log = log_dir / "dynamodb-local.log"
+    """DynamoDB Local in memory on a free port, once it answers; raises if it does not.
+
+    The port is free when chosen and taken by the JVM seconds later: another process (a
+    worker's local room, a connection's own end) can take it between the two. A start refused
+    the port is tried again on another, up to PORT_ATTEMPTS times."""
+    attempt = 1
+    while True:
+        try:
+            return _start_on(installation, log_dir / f"dynamodb-local-{attempt}.log", _free_port())
+        except PortTaken:
+            if attempt == PORT_ATTEMPTS:
+                raise
+            attempt += 1
+
+
+class PortTaken(RuntimeError):
+    """DynamoDB Local exited because its port was taken before it could listen."""
+
+
+def _start_on(installation: Installation, log: Path, port: int) -> DynamoDbLocal:
     with log.open("wb") as output:
         process = subprocess.Popen(
             [
@@ -169,9 +187,9 @@ def start(installation: Installation, log_dir: Path) -> DynamoDbLocal:
     deadline = time.monotonic() + _STARTUP_SECONDS
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(
-                f"DynamoDB Local exited with status {process.returncode}:\n{running.output()}"
-            )
+            output = running.output()
+            failure = PortTaken if "java.net.BindException" in output else RuntimeError
+            raise failure(f"DynamoDB Local exited with status {process.returncode}:\n{output}")
         if running.answers():
             return running
         time.sleep(0.2)

@@ -12,7 +12,8 @@ its request parser) keeps waitress' HTTP and adds:
   sends a byte. A connection with nothing to say is closed after IDLE_SECONDS (waitress'
   `channel_timeout`: the wait before a request's first byte, and between requests).
 - **One address holds at most `per_address` connections**: the one past it takes the place of
-  that address's oldest connection that waits for a request.
+  that address's oldest connection that waits for a request (one whose request has arrived,
+  read or not, does not wait).
 - **A new connection always finds a place**: when all `limit` are held, it takes the place of
   the oldest waiting connection of the address that holds the most. A connection whose request
   is being served, or whose answer is being sent, is never closed for another; only when every
@@ -32,6 +33,7 @@ It reads waitress' internals (its server's `active_channels` and `maintenance`, 
 from __future__ import annotations
 
 import logging
+import socket
 import time
 from collections import Counter, deque
 from dataclasses import dataclass
@@ -109,8 +111,18 @@ class GuardedChannel(HTTPChannel):
 
     @property
     def waiting(self) -> bool:
-        """Neither a request in service nor an answer being sent: it waits for a request."""
-        return not self.requests and not self.total_outbufs_len
+        """Neither a request in service, nor an answer being sent, nor bytes that arrived and
+        are still to be read: it waits for a request."""
+        return not self.requests and not self.total_outbufs_len and not self._unread()
+
+    def _unread(self) -> bool:
+        """Whether the client has sent bytes this server has not read yet. A busy machine runs
+        the server's loop late: a visitor whose request has arrived is not the one to give way,
+        however many connections its address opened since."""
+        try:
+            return bool(self.socket.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT))
+        except OSError:  # nothing arrived (EAGAIN), or the client reset it: nothing to keep
+            return False
 
 
 class GuardedServer(TcpWSGIServer):

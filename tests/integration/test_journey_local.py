@@ -65,7 +65,11 @@ def test_the_journey_a_shop_relies_on(local_room: LocalProcess) -> None:
     journey.tickets_verify_offline(room, tokens)
     journey.client_says_who_came_through(room, tokens)
     journey.off_lets_new_visitors_into_the_shop(room)
-    journey.a_subscribed_page_sees_a_hold(room)
+    # Delivered, without a bound: here the publish crosses three processes of this machine
+    # (the CLI, the room, this test), so how long it takes is the machine's scheduling (0.1 s
+    # on a quiet one, 2.5 s seen beside two busy processes). AppSync's delivery is held to 2 s
+    # in tests/aws; a page's, in a browser, in tests/browser/test_page_channel_in_browser.py.
+    journey.a_subscribed_page_sees_a_hold(room, within=None)
     journey.rate_changes_the_status(room, 120)
     steps = ["marketing link", "marketing link", "the work of 8 visitors"]
     steps += ["marketing link with the solution"]

@@ -365,11 +365,12 @@ def off_lets_new_visitors_into_the_shop(room: JourneyRoom, within: float = 10.0)
         run(room, "on", room.name)
 
 
-def a_subscribed_page_sees_a_hold(room: JourneyRoom, within: float = 2.0) -> None:
+def a_subscribed_page_sees_a_hold(room: JourneyRoom, within: float | None = 2.0) -> None:
     """The page's push channel as the page finds it: where its config says, with the key it
-    carries, allowed by its policy. A subscriber sees `beekeeper hold` (and `resume`) within
-    `within` s of the publish, and the page's key can not publish. The subscription is
-    `beekeeper check`'s own (cli/check/channel.py)."""
+    carries, allowed by its policy. A subscriber sees `beekeeper hold` (and `resume`), within
+    `within` s of the publish unless None (how long it took is noted either way), and the
+    page's key can not publish. The subscription is `beekeeper check`'s own
+    (cli/check/channel.py)."""
     page = get(room.page_url).body.decode("utf-8")
     config = ChannelConfig.of_page(page)
     assert config is not None, "the page's config names no push channel"
@@ -396,7 +397,8 @@ def a_subscribed_page_sees_a_hold(room: JourneyRoom, within: float = 2.0) -> Non
         resumed, resume_ms = seen("resume")
         assert resumed["doc"]["state"] == "open"
     # From the publish (its sequence number is its time, on the operator's clock) to the page.
-    assert max(delay_ms, resume_ms) <= within * 1000, (delay_ms, resume_ms)
+    if within is not None:
+        assert max(delay_ms, resume_ms) <= within * 1000, (delay_ms, resume_ms)
     room.note(f"push: a subscribed page saw hold after {delay_ms / 1000:.1f} s and resume "
               f"after {resume_ms / 1000:.1f} s")  # fmt: skip
 

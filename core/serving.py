@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from beekeeper.core.shared_state import STATE_MAX_AGE_SECONDS, Point
 
@@ -168,6 +169,11 @@ def serving_at(
     found = anchor(points, at, delay)
     if found is None:
         return None
+    return _served(found, at, delay=delay, minute_seconds=minute_seconds)
+
+
+def _served(found: Point, at: float, *, delay: float, minute_seconds: float) -> int:
+    """`serving_at` from its anchor, `found`."""
     if found.at_ms / 1000 > at - delay:
         return found.serving
     return extrapolated(found, at, minute_seconds=minute_seconds)
@@ -180,11 +186,8 @@ def shown_serving(points: Sequence[Point], at: float, *, minute_seconds: float) 
     room, is not shown moving faster than people came; and never below the anchor's floor, the
     most any page showed before (a prediction that ran ahead holds the places until the line
     catches up)."""
-    serving = serving_at(points, at, delay=DISPLAY_DELAY_SECONDS, minute_seconds=minute_seconds)
-    found = anchor(points, at, DISPLAY_DELAY_SECONDS)
-    if serving is None or found is None:
-        return serving
-    return max(_within_line(found, serving, at), found.floor or 0)
+    line = shown_line(points, at, minute_seconds=minute_seconds)
+    return None if line is None else line.serving
 
 
 def next_floor(points: Sequence[Point], at_ms: int, *, minute_seconds: float) -> int | None:
@@ -239,15 +242,35 @@ def place_shown(
     shows no number: the line its anchor states ran out before the turn (everyone it knows of
     would have been admitted by now), so the visitor joined after what every page knows, and
     how far the line has moved since is not known to every page alike."""
+    line = shown_line(points, at, minute_seconds=minute_seconds)
+    return None if line is None else line.place(turn)
+
+
+@dataclass(frozen=True)
+class ShownLine:
+    """What every page shows of the line at one moment, whatever its turn: `place` gives a
+    turn's (one copy and one moment answer every page's place alike)."""
+
+    serving: int  # the serving number shown (`shown_serving`)
+    lattice: int  # the anchor's serving number moved on the lattice (`serving_at`)
+    joined: int | None  # the visitors the anchor's line says have joined by then
+
+    def place(self, turn: int) -> int | None:
+        """`place_shown` for `turn`."""
+        if self.joined is not None and self.joined < self.lattice and turn > self.serving:
+            return None
+        return turn - self.serving
+
+
+def shown_line(points: Sequence[Point], at: float, *, minute_seconds: float) -> ShownLine | None:
+    """The line as pages show it at `at` from `points` (None without points): `shown_serving`
+    and `serving_at` from the one anchor both take."""
     found = anchor(points, at, DISPLAY_DELAY_SECONDS)
-    lattice = serving_at(points, at, delay=DISPLAY_DELAY_SECONDS, minute_seconds=minute_seconds)
-    serving = shown_serving(points, at, minute_seconds=minute_seconds)
-    if found is None or lattice is None or serving is None:
+    if found is None:
         return None
-    joined = _joined_by(found, at)
-    if joined is not None and joined < lattice and turn > serving:
-        return None
-    return turn - serving
+    lattice = _served(found, at, delay=DISPLAY_DELAY_SECONDS, minute_seconds=minute_seconds)
+    serving = max(_within_line(found, lattice, at), found.floor or 0)
+    return ShownLine(serving, lattice, _joined_by(found, at))
 
 
 def first_own_poll(

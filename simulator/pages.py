@@ -44,10 +44,11 @@ from beekeeper.core.schedule import PREQUEUE_DRAWING_POLL_SECONDS, START_JITTER_
 from beekeeper.core.serving import (
     DOCUMENT_EVERY_SECONDS,
     OWN_POLL_EVERY_SECONDS,
+    ShownLine,
     answer_point,
     document_predates,
     first_own_poll,
-    place_shown,
+    shown_line,
     shown_moment,
     with_answer,
 )
@@ -76,6 +77,7 @@ class EdgeCopies:
         self._table = table
         self.times: list[float] = []
         self.copies: list[tuple[Point, ...]] = []
+        self._lines: dict[tuple[int, float], ShownLine | None] = {}
 
     def refresh(self, now: float) -> tuple[Point, ...]:
         item = self._table.items.get(STATE_KEY)
@@ -89,8 +91,22 @@ class EdgeCopies:
 
     def at(self, when: float) -> tuple[Point, ...]:
         """The copy a request at `when` gets (the one refreshed last before it)."""
-        index = bisect.bisect_right(self.times, when) - 1
-        return self.copies[max(0, index)] if self.copies else ()
+        return self.copies[self._index(when)] if self.copies else ()
+
+    def line_shown(self, fetched: float, at: float, *, minute_seconds: float) -> ShownLine | None:
+        """The line a page shows at `at` from the copy its request at `fetched` got: the same
+        for every page that shows that copy at that moment, so worked out once for them all."""
+        if not self.copies:
+            return None
+        index = self._index(fetched)
+        copy = self.copies[index]
+        key = (index, shown_moment(copy, at, minute_seconds=minute_seconds))
+        if key not in self._lines:
+            self._lines[key] = shown_line(copy, key[1], minute_seconds=minute_seconds)
+        return self._lines[key]
+
+    def _index(self, when: float) -> int:
+        return max(0, bisect.bisect_right(self.times, when) - 1)
 
 
 class Bins:
@@ -449,13 +465,8 @@ class PageCrowd:
         if self._turn[index]:
             # As the page shows it once the fetch is answered (the moment it shows: a whole
             # second, or a slow line's slot).
-            copy = self.edge.at(fetch)
-            shown = place_shown(
-                copy,
-                self._turn[index],
-                shown_moment(copy, fetch, minute_seconds=self.minute_seconds),
-                minute_seconds=self.minute_seconds,
-            )
+            line = self.edge.line_shown(fetch, fetch, minute_seconds=self.minute_seconds)
+            shown = None if line is None else line.place(self._turn[index])
             self.samples.append(Sample(fetch, index, shown))
         following = self._next_fetch(index, fetch)
         self.scheduler.at(following, lambda: self._probe(index, following))
@@ -467,13 +478,10 @@ class PageCrowd:
         load = self._load[index]
         if not self._turn[index] or load == 0.0 or second < load or second >= self._stop[index]:
             return None
-        copy = self.edge.at(self._last_fetch(index, second))
-        return place_shown(
-            copy,
-            self._turn[index],
-            shown_moment(copy, second, minute_seconds=self.minute_seconds),
-            minute_seconds=self.minute_seconds,
+        line = self.edge.line_shown(
+            self._last_fetch(index, second), second, minute_seconds=self.minute_seconds
         )
+        return None if line is None else line.place(self._turn[index])
 
     def turn_of(self, index: int) -> int:
         """The visitor's turn as their page knows it (0 before a pre-queue page learns it)."""

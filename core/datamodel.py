@@ -108,7 +108,7 @@ class Token:
 
 def _mark(key: bytes, random_part: bytes, ordinal: int) -> bytes:
     message = random_part + b"." + str(ordinal).encode("ascii")
-    return hmac.new(key, message, hashlib.sha256).digest()[:TOKEN_MARK_BYTES]
+    return hmac.digest(key, message, hashlib.sha256)[:TOKEN_MARK_BYTES]
 
 
 # -- test visitors (`beekeeper check`, docs/data-model.md "Test visitors") -------------------

@@ -221,8 +221,16 @@ def fallback_delay(random: float) -> float:
 
 def socket_retry_delay(failures: int, random: float) -> float:
     """Seconds before the socket is tried again after `failures` failures in a row (>= 1)."""
-    ceiling = SOCKET_RETRY_FIRST_SECONDS * 2 ** min(max(0, failures - 1), 16)
-    return min(SOCKET_RETRY_MAX_SECONDS, ceiling) * random
+    return _RETRY_CEILINGS[min(max(0, failures - 1), _RETRY_DOUBLINGS)] * random
+
+
+# The backoff's ceiling after 1, 2, ... failures: the simulator draws hundreds of thousands of
+# retries of a crowd's pages (simulator/push.py).
+_RETRY_DOUBLINGS = 16
+_RETRY_CEILINGS = tuple(
+    min(SOCKET_RETRY_MAX_SECONDS, SOCKET_RETRY_FIRST_SECONDS * 2**doublings)
+    for doublings in range(_RETRY_DOUBLINGS + 1)
+)
 
 
 # -- what the room publishes --------------------------------------------------------------------

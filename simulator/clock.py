@@ -5,12 +5,16 @@ when the code under simulation calls `sleep`, its greenlet hands control back to
 which resumes whichever process wakes earliest (ties in the order they were scheduled). One
 thread, no locks, deterministic for a seed, and cheap enough for 270,000 visitors a minute.
 A sleep with nothing scheduled before its end just moves the clock on without a switch.
+
+The queue is a heap of the distinct moments something is due, each with its actions in the
+order they were scheduled: the order of a heap of (moment, order scheduled) pairs, with a float
+compared at each step instead of a tuple (a run pops hundreds of thousands of actions).
 """
 
 from __future__ import annotations
 
 import heapq
-import itertools
+from collections import deque
 from collections.abc import Callable
 
 import greenlet
@@ -23,8 +27,8 @@ class SimulationOver(BaseException):
 class Scheduler:
     def __init__(self, start: float = 0.0) -> None:
         self.now = start
-        self._queue: list[tuple[float, int, Callable[[], None]]] = []
-        self._order = itertools.count()
+        self._moments: list[float] = []  # a heap: each moment something is due, once
+        self._due: dict[float, deque[Callable[[], None]]] = {}  # in the order scheduled
         self._main = greenlet.getcurrent()
         self._until = start
         self._sleeping: set[greenlet.greenlet] = set()
@@ -49,7 +53,7 @@ class Scheduler:
         current = greenlet.getcurrent()
         if current is self._main:
             raise RuntimeError("only a simulated process may sleep")
-        if wake <= self._until and (not self._queue or self._queue[0][0] > wake):
+        if wake <= self._until and (not self._moments or self._moments[0] > wake):
             self.now = wake  # nobody else needs to run before then
             return
         self._schedule(wake, lambda: self._switch(current))
@@ -65,7 +69,7 @@ class Scheduler:
         current = greenlet.getcurrent()
         if current is self._main:
             raise RuntimeError("only a simulated process may wait")
-        if wake <= self._until and (not self._queue or self._queue[0][0] > wake):
+        if wake <= self._until and (not self._moments or self._moments[0] > wake):
             self.now = wake  # nothing can happen before then that would notify us
             return
         resumed = [False]
@@ -103,8 +107,14 @@ class Scheduler:
 
     def run_until(self, until: float) -> None:
         self._until = until
-        while self._queue and self._queue[0][0] <= until:
-            when, _, action = heapq.heappop(self._queue)
+        moments, due = self._moments, self._due
+        while moments and moments[0] <= until:
+            when = moments[0]
+            actions = due[when]
+            action = actions.popleft()
+            if not actions:  # an action scheduled for this moment from now on comes after
+                heapq.heappop(moments)
+                del due[when]
             self.now = max(self.now, when)
             action()
         self.now = max(self.now, until)
@@ -117,7 +127,12 @@ class Scheduler:
     # -- internals ----------------------------------------------------------------------------
 
     def _schedule(self, when: float, action: Callable[[], None]) -> None:
-        heapq.heappush(self._queue, (when, next(self._order), action))
+        actions = self._due.get(when)
+        if actions is None:
+            self._due[when] = deque((action,))
+            heapq.heappush(self._moments, when)
+        else:
+            actions.append(action)
 
     def _start(self, target: Callable[[], object]) -> None:
         def body() -> None:

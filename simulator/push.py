@@ -192,7 +192,8 @@ class PushChannelModel:
         order = sorted((i for i in range(len(loads)) if loads[i] != 0.0), key=loads.__getitem__)
         retries: dict[int, list[tuple[float, int]]] = {}
         refused = 0
-        rng = self.rng
+        # Bound once: the loop below runs once per attempt, hundreds of thousands in a burst.
+        random, retry_delay, floor = self.rng.random, push.socket_retry_delay, math.floor
         position = 0
         while position < len(order) or retries:
             due = [min(retries)] if retries else []
@@ -219,14 +220,17 @@ class PushChannelModel:
                 # closed meanwhile tries no more.
                 stop = stops[index]
                 retry = when
+                tried = failures[index]
                 while True:
                     refused += 1
-                    failures[index] = tried = min(failures[index] + 1, 60_000)
-                    retry += push.socket_retry_delay(tried, rng.random())
-                    if math.floor(retry) != second or retry >= stop:
+                    if tried < 60_000:
+                        tried += 1
+                    retry += retry_delay(tried, random())
+                    if floor(retry) != second or retry >= stop:
                         break
+                failures[index] = tried
                 if retry < stop:
-                    retries.setdefault(math.floor(retry), []).append((retry, index))
+                    retries.setdefault(floor(retry), []).append((retry, index))
         return subscribed, refused
 
 

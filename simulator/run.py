@@ -81,14 +81,21 @@ class Counted:
         self._target = target
         self._calls = calls
         self._role = role
+        # Each method wrapped once: the room calls a handful of methods a million times.
+        self._counted: dict[str, Callable[..., Any]] = {}
 
     def __getattr__(self, name: str) -> Any:
+        known = self._counted.get(name)
+        if known is not None:
+            return known
         method = getattr(self._target, name)
+        calls, role = self._calls, self._role
 
         def counted(**kwargs: Any) -> Any:
-            self._calls[self._role] += 1
+            calls[role] += 1
             return method(**kwargs)
 
+        self._counted[name] = counted
         return counted
 
 

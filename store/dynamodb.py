@@ -78,6 +78,9 @@ MAX_BATCH_GET_KEYS = 100
 MAX_BATCH_WRITE_REQUESTS = 25
 MAX_TRANSACT_ITEMS = 100
 _CONDITION_FAILED = "The conditional request failed"
+_PUT_FIELDS = WRITE_OPTIONS | {"Item"}
+_UPDATE_FIELDS = WRITE_OPTIONS | {"Key", "UpdateExpression"}
+_DELETE_FIELDS = WRITE_OPTIONS | {"Key"}
 
 
 def copy_item(item: Item) -> Item:
@@ -340,7 +343,7 @@ class DynamoDb(Api):
     # -- writes ---------------------------------------------------------------------------
 
     def _put_item(self, request: dict[str, Any]) -> dict[str, Any]:
-        only(request, WRITE_OPTIONS | {"Item"})
+        only(request, _PUT_FIELDS)
         returns = return_values("PutItem", request)
         table = self._table(request.get("TableName"))
         item, pk = self._put_request(table, request.get("Item"))
@@ -354,7 +357,7 @@ class DynamoDb(Api):
         return {"Attributes": old} if returns == "ALL_OLD" and old else {}
 
     def _update_item(self, request: dict[str, Any]) -> dict[str, Any]:
-        only(request, WRITE_OPTIONS | {"Key", "UpdateExpression"})
+        only(request, _UPDATE_FIELDS)
         returns = return_values("UpdateItem", request)
         table = self._table(request.get("TableName"))
         pk = key_value(table, request.get("Key"))
@@ -391,7 +394,7 @@ class DynamoDb(Api):
             raise validation(str(error)) from None
 
     def _delete_item(self, request: dict[str, Any]) -> dict[str, Any]:
-        only(request, WRITE_OPTIONS | {"Key"})
+        only(request, _DELETE_FIELDS)
         returns = return_values("DeleteItem", request)
         table = self._table(request.get("TableName"))
         pk = key_value(table, request.get("Key"))

@@ -124,6 +124,8 @@ class Expressions:
 
 
 def only(request: dict[str, Any], allowed: set[str] | frozenset[str]) -> None:
+    if allowed.issuperset(request):
+        return
     unknown = sorted(set(request) - allowed)
     if unknown:
         # botocore refuses unknown parameters before sending; a raw request (a template's)
@@ -251,9 +253,10 @@ def key_value(table: Table, key: object, what: str = "Key") -> str:
             f"{table.key_name} in the item"
         )
     if (
-        set(key) != {table.key_name}
+        len(key) != 1  # with `value` a dict: the key's one attribute is the table's key
         or not isinstance(value, dict)
-        or set(value) != {table.key_type}
+        or len(value) != 1
+        or table.key_type not in value
     ):
         if what == "Item":
             raise validation(

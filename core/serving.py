@@ -289,10 +289,9 @@ def first_own_poll(
     newest = anchor(points, now, 0.0)
     if newest is None:
         return None
-    serving = serving_at(points, now, delay=0.0, minute_seconds=minute_seconds)
-    if serving is not None:
-        serving = _within_line(newest, serving, now)
-    if serving is not None and (serving >= turn or (loading and serving >= turn - 1)):
+    serving = _served(newest, now, delay=0.0, minute_seconds=minute_seconds)
+    serving = _within_line(newest, serving, now)
+    if serving >= turn or (loading and serving >= turn - 1):
         return now
     if newest.flow <= 0:
         return None

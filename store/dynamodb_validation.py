@@ -221,7 +221,7 @@ def _binding_key(
         key = (
             tuple(texts.items()),
             tuple(names.items()),
-            tuple((placeholder, *value) for placeholder, value in values.items()),
+            tuple([(placeholder, *value) for placeholder, value in values.items()]),
             key_names,
         )
         hash(key)

@@ -489,7 +489,13 @@ def _add_or_delete(section: str, new: Item, name: str, change: dict[str, Any]) -
     if current is not None and set(current) != {kind}:
         raise ExpressionInvalid(_INCORRECT_TYPE)
     if section == "ADD" and kind == "N":
-        base = Decimal(current["N"]) if current is not None else Decimal(0)
+        base_text = current["N"] if current is not None else "0"
+        if _PLAIN_INTEGER.fullmatch(base_text) and _PLAIN_INTEGER.fullmatch(members):
+            # A counter's increment: exact in ints (at most 38 digits each, as in Decimal),
+            # and written as the Decimal sum is; checked as any number.
+            new[name] = {"N": normal_number(str(int(base_text) + int(members)))}
+            return
+        base = Decimal(base_text)
         new[name] = {"N": normal_number(str(_EXACT.add(base, Decimal(members))))}
         return
     held = list(current[kind]) if current is not None else []

@@ -118,9 +118,12 @@ class Bins:
 
     def add(self, when: float, count: int = 1) -> None:
         """Before the first minute counts in its first second (a burst joins just before)."""
-        second = max(0, math.floor(when - self.origin))
-        if second < len(self.counts):
-            self.counts[second] += count
+        second = math.floor(when - self.origin)
+        if second < 0:
+            second = 0
+        counts = self.counts
+        if second < len(counts):
+            counts[second] += count
 
     def per_minute(self, minute_seconds: float, minutes: int) -> list[int]:
         out = [0] * minutes
@@ -316,21 +319,24 @@ class PageCrowd:
         threshold = self._threshold(points, until)
         self._threshold_now = threshold
         period = self._period
-        while self._pending and self._pending[0][0] <= threshold:
-            _, index = heapq.heappop(self._pending)
-            if self._state[index] != _PENDING:
+        # Bound once: a crowd's pages pass through here by the hundred thousand.
+        pending, candidates, state, loads = self._pending, self._candidates, self._state, self._load
+        heappop, heappush = heapq.heappop, heapq.heappush
+        while pending and pending[0][0] <= threshold:
+            _, index = heappop(pending)
+            if state[index] != _PENDING:
                 continue
-            self._state[index] = _CANDIDATE
-            load = self._load[index]
+            state[index] = _CANDIDATE
+            load = loads[index]
             if load >= start:
                 fetch = load
             else:
                 phase = self._phase_of(index)
                 fetch = max(load, phase + period * math.ceil((start - phase) / period - _EPSILON))
-            heapq.heappush(self._candidates, (fetch, index))
-        while self._candidates and self._candidates[0][0] < until:
-            fetch, index = heapq.heappop(self._candidates)
-            if self._state[index] == _CANDIDATE:
+            heappush(candidates, (fetch, index))
+        while candidates and candidates[0][0] < until:
+            fetch, index = heappop(candidates)
+            if state[index] == _CANDIDATE:
                 self._decide(index, fetch)
 
     # -- a page's fetches ----------------------------------------------------------------------

@@ -156,7 +156,8 @@ class SimulatedFaults:
         )
 
     def before(self, action: str) -> None:
-        if action in self._crash_on and self._in_process():
+        # Without the crash fault, maybe_crash draws nothing: not asked.
+        if self._faults.crash and action in self._crash_on and self._in_process():
             self._faults.maybe_crash(self._rng, self.injected)
         if action in ADMISSION_WRITES and self._interleavings is not None:
             marked = self._interleavings.marked
@@ -193,6 +194,8 @@ class SimulatedFaults:
 
     def transaction_throttled(self, operations: Sequence[dict[str, Any]]) -> bool:
         """Throttling strikes admission transactions (a Put of a `v#` item) as batch writes."""
+        if not self._faults.throttle:
+            return False
         admits = any(
             operation.get("Put", {}).get("Item", {}).get("pk", {}).get("S", "").startswith("v#")
             for operation in operations

@@ -102,7 +102,6 @@ class PushChannelModel:
         fetches_per_second = [0] * self.seconds
         fetches = minutes = keepalives = 0
         subscribes = 0
-        rng = self.rng
         horizon = float(STATE_MAX_AGE_SECONDS)
         live_subs = array("d")
         live_stops = array("d")
@@ -114,24 +113,22 @@ class PushChannelModel:
                 noticed.extend([0] * (index + 1 - len(noticed)))
             noticed[index] += count
 
-        def fetched(when: float) -> None:
-            second = max(0, math.floor(when - self.origin_time))
-            if second < self.seconds:
-                fetches_per_second[second] += 1
-
+        # Bound once: the loop below runs for every page, its inner ones for every fetch.
+        origin, seconds, stops, floor = self.origin_time, self.seconds, self.stops, math.floor
+        draw, fallback_delay = self.rng.random, push.fallback_delay
         for index, load in enumerate(self.loads):
             if load == 0.0:
                 continue
             pages += 1
-            stop = self.stops[index]
+            stop = stops[index]
             sub = subscribed[index]
             until = min(sub, stop)
             # The fetches without the socket: at load, then every fallback delay.
             times = [load]
-            at = load + push.fallback_delay(rng.random())
+            at = load + fallback_delay(draw())
             while at < until:
                 times.append(at)
-                at += push.fallback_delay(rng.random())
+                at += fallback_delay(draw())
             if sub < math.inf:
                 # A page opens its socket as it loads, whatever its first /polling answers a
                 # moment later: a page admitted at once has a connection of a minute too.
@@ -146,7 +143,9 @@ class PushChannelModel:
                 live_stops.append(max(stop, sub))
             fetches += len(times)
             for when in times:
-                fetched(when)
+                second = max(0, floor(when - origin))
+                if second < seconds:
+                    fetches_per_second[second] += 1
             # The changes published while this page was open and not subscribed: noticed at
             # its first fetch an edge copy's lifetime after.
             first = bisect.bisect_right(changes, load)
@@ -193,7 +192,7 @@ class PushChannelModel:
         retries: dict[int, list[tuple[float, int]]] = {}
         refused = 0
         # Bound once: the loop below runs once per attempt, hundreds of thousands in a burst.
-        random, retry_delay, floor = self.rng.random, push.socket_retry_delay, math.floor
+        draw, retry_delay, floor = self.rng.random, push.socket_retry_delay, math.floor
         position = 0
         while position < len(order) or retries:
             due = [min(retries)] if retries else []
@@ -225,7 +224,7 @@ class PushChannelModel:
                     refused += 1
                     if tried < 60_000:
                         tried += 1
-                    retry += retry_delay(tried, random())
+                    retry += retry_delay(tried, draw())
                     if floor(retry) != second or retry >= stop:
                         break
                 failures[index] = tried

@@ -49,25 +49,6 @@ class Verdict:
         return self.errors[max(1, math.ceil(fraction * len(self.errors))) - 1]
 
 
-class _Fenwick:
-    def __init__(self, size: int) -> None:
-        self._tree = [0] * (size + 1)
-
-    def add(self, index: int, delta: int) -> None:
-        tree, i = self._tree, index + 1
-        while i < len(tree):
-            tree[i] += delta
-            i += i & -i
-
-    def below(self, index: int) -> int:
-        """The sum over positions 0 .. index - 1."""
-        tree, total, i = self._tree, 0, index
-        while i > 0:
-            total += tree[i]
-            i -= i & -i
-        return total
-
-
 def admission_order(admitted: Sequence[float | None]) -> list[int]:
     """Each visitor's rank in the order of admission: by the time of their admission, those
     not admitted after everyone admitted, and ties by who joined first (the lower index)."""
@@ -99,20 +80,30 @@ def true_places(
         if math.isinf(when):
             continue
         events.append((when, 0, visitor))
-        ends = [t for t in (admitted[visitor], gone[visitor]) if t is not None]
-        if ends:
-            events.append((min(ends), 1, visitor))
+        end, gone_at = admitted[visitor], gone[visitor]  # the first of the two that happened
+        if gone_at is not None:
+            end = gone_at if end is None else min(end, gone_at)
+        if end is not None:
+            events.append((end, 1, visitor))
     events.extend((sample.at, 2, index) for index, sample in enumerate(samples))
     events.sort()
-    waiting = _Fenwick(len(joined))
+    # The visitors waiting, by rank: a Fenwick tree (tree[i] sums the i & -i ranks up to i),
+    # its loops written out (hundreds of thousands of events in a large run).
+    tree = [0] * (len(joined) + 1)
+    size = len(tree)
     truth = [0] * len(samples)
     for _, kind, which in events:
-        if kind == 0:
-            waiting.add(rank[which], 1)
-        elif kind == 1:
-            waiting.add(rank[which], -1)
-        else:
-            truth[which] = 1 + waiting.below(rank[samples[which].visitor])
+        if kind == 2:  # the waiting ranked before the sample's visitor
+            i, total = rank[samples[which].visitor], 0
+            while i > 0:
+                total += tree[i]
+                i -= i & -i
+            truth[which] = 1 + total
+            continue
+        delta, i = (1 if kind == 0 else -1), rank[which] + 1
+        while i < size:
+            tree[i] += delta
+            i += i & -i
     return truth
 
 

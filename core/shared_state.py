@@ -32,6 +32,7 @@ Standard library only: it ships in the Lambda asset.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -98,6 +99,10 @@ class Point:
         return f"{self.at_ms}:{self.serving}:{self.flow}{line}"
 
 
+# A status write reads the same history three times (its floor, its joins, its publish), and a
+# room's history changes only when it is written: the points of the last few are kept. Points
+# are immutable, so a kept tuple can be handed to any caller.
+@functools.lru_cache(maxsize=64)
 def parse_history(text: str) -> tuple[Point, ...]:
     """The points of a history as written (nothing, when it is not well formed)."""
     if not text or not _HISTORY.fullmatch(text):

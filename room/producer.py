@@ -21,7 +21,6 @@ holds a place keeps today's path: no work.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import math
 import random
@@ -142,7 +141,7 @@ class SnapshotCache:
         if self.snapshot is not None:
             counts = list(self.snapshot.shard_counts)
             counts[shard] = max(counts[shard], n)
-            self.snapshot = dataclasses.replace(self.snapshot, shard_counts=tuple(counts))
+            self.snapshot = self.snapshot.with_shard_counts(tuple(counts))
 
 
 @dataclass

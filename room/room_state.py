@@ -257,6 +257,15 @@ class RoomSnapshot:
     def with_admitted_total(self, admitted_total: int) -> RoomSnapshot:
         return dataclasses.replace(self, admitted_total=admitted_total)
 
+    def with_shard_counts(self, shard_counts: tuple[int, ...]) -> RoomSnapshot:
+        """`dataclasses.replace(self, shard_counts=...)`, without its walk through every field
+        and frozen assignment (the producer takes one for every visitor who joins): the fields
+        copied as they are, the snapshot having nothing to check or derive in `__init__`."""
+        copied = object.__new__(RoomSnapshot)
+        copied.__dict__.update(self.__dict__)
+        copied.__dict__["shard_counts"] = shard_counts
+        return copied
+
     def serving_flow(self, now: float) -> int:
         """Visitors a minute the line moves at `now`: the rate while the room admits on its
         lattice; in a full shop, where visitors go in only as places free, the turnover (the

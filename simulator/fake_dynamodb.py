@@ -82,9 +82,10 @@ class FakeTable(StoreClient):
         if item is None or not pk.startswith("v#") or "admitted_at" not in item:
             return
         token_id = pk[2:]
-        if not whole and self.writes_per_id[token_id] > 0:
+        before = self.writes_per_id.get(token_id, 0)
+        if not whole and before > 0:
             return
         self.admissions.append((self._scheduler.now, token_id))
-        self.writes_per_id[token_id] += 1
-        if self.writes_per_id[token_id] == 1 and self.on_admission is not None:
+        self.writes_per_id[token_id] = before + 1
+        if before == 0 and self.on_admission is not None:
             self.on_admission(self._scheduler.now, token_id)

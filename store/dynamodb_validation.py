@@ -165,15 +165,16 @@ def expressions(
     if not texts:
         which = "ExpressionAttributeNames" if names is not None else "ExpressionAttributeValues"
         raise validation(f"{which} can only be specified when using expressions")
-    for given, what in ((names, "ExpressionAttributeNames"), (values, "ExpressionAttributeValues")):
-        if given is not None and (not isinstance(given, dict) or not given):
-            raise validation(f"{what} must not be empty")
-    bound = Expressions(names or {}, checked_values(values) or {})
-    key = _binding_key(texts, bound.names, bound.values, key_names)
+    if names is not None and (not isinstance(names, dict) or not names):
+        raise validation("ExpressionAttributeNames must not be empty")
+    if values is not None and (not isinstance(values, dict) or not values):
+        raise validation("ExpressionAttributeValues must not be empty")
+    checked = checked_values(values) or {}
+    key = _binding_key(texts, names or {}, checked, key_names)
     known = _BOUND.get(key) if key is not None else None
     if known is not None:
-        bound.condition, bound.update, bound.projection = known
-        return bound
+        return Expressions(names or {}, checked, *known)
+    bound = Expressions(names or {}, checked)
     try:
         for name, text in texts.items():
             if name == "UpdateExpression":

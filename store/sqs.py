@@ -276,14 +276,16 @@ class Queue:
             "Body": message.body,
         }
         every = "All" in attributes
-        system = {
-            "ApproximateReceiveCount": str(max(1, message.receives)),
-            "SentTimestamp": str(int(message.sent_at * 1000)),
-            "ApproximateFirstReceiveTimestamp": str(
+        # The system attributes asked for, in this order (each written only when asked).
+        chosen: dict[str, str] = {}
+        if every or "ApproximateReceiveCount" in attributes:
+            chosen["ApproximateReceiveCount"] = str(max(1, message.receives))
+        if every or "SentTimestamp" in attributes:
+            chosen["SentTimestamp"] = str(int(message.sent_at * 1000))
+        if every or "ApproximateFirstReceiveTimestamp" in attributes:
+            chosen["ApproximateFirstReceiveTimestamp"] = str(
                 int((message.first_received_at or message.sent_at) * 1000)
-            ),
-        }
-        chosen = {k: v for k, v in system.items() if every or k in attributes}
+            )
         if chosen:
             delivery["Attributes"] = chosen
         return delivery

@@ -29,16 +29,16 @@ _MOST_SHAPES = 10_000
 def encode(item: Item) -> Record:
     """The stored form of a checked wire-shaped item."""
     shape: list[str] = []
-    contents: list[Any] = []
+    record: list[Any] = [None]  # the shape's place, filled once the shape is known
     for name, value in item.items():
         ((kind, content),) = value.items()
-        shape.append(name)
-        shape.append(kind)
-        contents.append(content if kind in ("S", "N") else _encoded(kind, content))
+        shape += (name, kind)
+        record.append(content if kind == "S" or kind == "N" else _encoded(kind, content))
     key = tuple(shape)
     if len(_SHAPES) < _MOST_SHAPES:
         key = _SHAPES.setdefault(key, key)
-    return (key, *contents)
+    record[0] = key
+    return tuple(record)
 
 
 def decode(record: Record) -> Item:

@@ -239,7 +239,7 @@ class DynamoDb(Api):
         start = request.get("ExclusiveStartKey")
         if start is not None and (not isinstance(start, dict) or set(start) != {table.key_name}):
             raise validation("Exclusive Start Key must have same size as table's key schema")
-        keys = sorted(table.items)
+        keys = table.items.sorted_keys()
         first = bisect.bisect_right(keys, key_value(table, start)) if start is not None else 0
         page, more = _page(
             (table.items[pk] for pk in keys[first:]), len(keys) - first, limit, item_size

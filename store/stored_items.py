@@ -94,10 +94,12 @@ class StoredItems(MutableMapping[str, Item]):
     """A table's items by partition key value, stored compactly, read and written as DynamoDB's
     wire shape."""
 
-    __slots__ = ("_records",)
+    __slots__ = ("_keys_changed", "_records", "_sorted")
 
     def __init__(self, items: Iterable[tuple[str, Item]] = ()) -> None:
         self._records: dict[str, Record] = {}
+        self._keys_changed = 0  # moves on whenever a key comes or goes
+        self._sorted: tuple[int, list[str]] = (-1, [])  # the keys in order, as of that count
         for pk, item in items:
             self[pk] = item
 
@@ -109,10 +111,13 @@ class StoredItems(MutableMapping[str, Item]):
         return default if record is None else decode(record)
 
     def __setitem__(self, pk: str, item: Item) -> None:
+        if pk not in self._records:
+            self._keys_changed += 1
         self._records[pk] = encode(item)
 
     def __delitem__(self, pk: str) -> None:
         del self._records[pk]
+        self._keys_changed += 1
 
     def __contains__(self, pk: object) -> bool:
         return pk in self._records
@@ -132,3 +137,12 @@ class StoredItems(MutableMapping[str, Item]):
 
     def record(self, pk: str) -> Record:
         return self._records[pk]
+
+    def sorted_keys(self) -> list[str]:
+        """Every key in order (not to be changed by the caller): sorted again only after a key
+        came or went, so a Scan's pages through a large table sort it once, not once a page."""
+        changed, keys = self._sorted
+        if changed != self._keys_changed:
+            keys = sorted(self._records)
+            self._sorted = (self._keys_changed, keys)
+        return keys

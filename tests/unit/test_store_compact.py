@@ -122,3 +122,20 @@ def test_a_messages_id_is_its_number_as_a_uuid() -> None:
     received = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]
     assert sent == [str(uuid.UUID(int=i)) for i in range(3)]
     assert [m["MessageId"] for m in received] == sent
+
+
+def test_a_scans_pages_see_the_keys_that_came_and_went_between_them() -> None:
+    """A Scan reads in key order from where its last page ended: an item put after that key
+    before the next page is in it, one deleted is not (the sorted keys are kept between pages
+    only while no key comes or goes)."""
+    _, client = room_table()
+    for name in ("b", "d", "f"):
+        client.put_item(TableName=TABLE, Item={"pk": {"S": name}})
+    first = client.scan(TableName=TABLE, Limit=1)
+    assert [item["pk"]["S"] for item in first["Items"]] == ["b"]
+    client.put_item(TableName=TABLE, Item={"pk": {"S": "c"}})
+    client.put_item(TableName=TABLE, Item={"pk": {"S": "d"}, "again": {"N": "1"}})  # no new key
+    client.delete_item(TableName=TABLE, Key={"pk": {"S": "f"}})
+    rest = client.scan(TableName=TABLE, ExclusiveStartKey=first["LastEvaluatedKey"])
+    assert [item["pk"]["S"] for item in rest["Items"]] == ["c", "d"]
+    assert rest["Items"][1]["again"] == {"N": "1"}

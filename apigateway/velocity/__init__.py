@@ -4,8 +4,9 @@ Used by `beekeeper local` and the tests, never by the stack or the deploy path: 
 room's templates are rendered by API Gateway itself. The interface is `render(template,
 RenderInput(...))`, which returns the rendered text or raises one of the errors below
 (docs/vtl.md says what each means). Inside: airspeed_adapter.py parses (the only module that
-touches airspeed), compiler.py and java.py give the parsed template Java's semantics,
-renderer.py provides API Gateway's `$input`, `$util` and `$context`.
+touches airspeed), compiler.py compiles the parsed template to a Python function, values.py
+and java.py give it Java's semantics, renderer.py provides API Gateway's `$input`, `$util`
+and `$context`.
 """
 
 from beekeeper.apigateway.velocity.java import UnsupportedVtl, VelocityRuntimeError, VtlRenderError

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -82,6 +83,13 @@ def _index_of(text: str, needle: str, from_index: int = 0) -> int:
     return -1 if position == -1 else position // 2
 
 
+def _index_of_start(text: str, needle: str) -> int:
+    """indexOf(str): _index_of from 0, without its clamping for the ASCII case."""
+    if text.isascii() and needle.isascii():
+        return text.find(needle)
+    return _index_of(text, needle)
+
+
 def _last_index_of(text: str, needle: str) -> int:
     units, wanted = _units(text), _units(needle)
     position = units.rfind(wanted)
@@ -139,6 +147,10 @@ def java_split(text: str, pattern: str, limit: int = 0) -> list[str]:
     matches the result is the whole input (even when it is empty). limit > 0: at most `limit`
     parts, the last holding the rest; limit 0: trailing empty strings dropped; limit < 0: kept.
     """
+    if pattern == "" and limit == 0:
+        # What the loop below gives for the empty pattern (one part per character), which
+        # PARSE_NUMBER splits by for every number it reads.
+        return list(text) if text else [text]
     regex = _compile(pattern)
     parts: list[str] = []
     index = 0
@@ -184,7 +196,7 @@ _STRING_METHODS: dict[tuple[str, tuple[type, ...]], Callable[..., Any]] = {
     ("contains", (str,)): lambda text, other: _index_of(text, other) != -1,
     ("startsWith", (str,)): lambda text, other: _units(text).startswith(_units(other)),
     ("endsWith", (str,)): lambda text, other: _units(text).endswith(_units(other)),
-    ("indexOf", (str,)): _index_of,
+    ("indexOf", (str,)): _index_of_start,
     ("indexOf", (str, int)): _index_of,
     ("lastIndexOf", (str,)): _last_index_of,
     ("substring", (int,)): _substring,
@@ -205,10 +217,16 @@ def _argument_types(args: tuple[Any, ...]) -> tuple[type, ...]:
     return tuple(_PARAMETER_TYPES.get(type(arg), object) for arg in args)
 
 
-def _string_method(name: str, text: str, args: tuple[Any, ...]) -> Any:
-    method = _STRING_METHODS.get((name, _argument_types(args)))
-    if method is None and len(args) == 1:
+def _string_overload(name: str, types: tuple[type, ...]) -> Callable[..., Any] | None:
+    """The String method Java picks for arguments of these parameter types, if any."""
+    method = _STRING_METHODS.get((name, types))
+    if method is None and len(types) == 1:
         method = _STRING_METHODS.get((name, (object,)))
+    return method
+
+
+def _string_method(name: str, text: str, args: tuple[Any, ...]) -> Any:
+    method = _string_overload(name, _argument_types(args))
     if method is None:
         if name in _STRING_METHOD_NAMES:
             raise UnsupportedVtl(f"String.{name}: no overload takes {args!r}")
@@ -216,36 +234,47 @@ def _string_method(name: str, text: str, args: tuple[Any, ...]) -> Any:
     return method(text, *args)
 
 
+def _unsupported(kind: str, name: str, arity: int) -> UnsupportedVtl:
+    return UnsupportedVtl(f"{kind}.{name}() with {arity} argument(s) is not supported")
+
+
+def _list_get(items: list[Any], index: Any) -> Any:
+    if type(index) is not int:
+        raise _unsupported("List", "get", 1)
+    if not 0 <= index < len(items):
+        raise VelocityRuntimeError(f"IndexOutOfBoundsException: index {index}, size {len(items)}")
+    return items[index]
+
+
+# List and Map methods by (name, number of arguments).
+_LIST_METHODS: dict[tuple[str, int], Callable[..., Any]] = {
+    ("size", 0): len,
+    ("isEmpty", 0): lambda items: not items,
+    ("get", 1): _list_get,
+    ("contains", 1): lambda items, wanted: any(_java_equals(item, wanted) for item in items),
+}
+_MAP_METHODS: dict[tuple[str, int], Callable[..., Any]] = {
+    ("get", 1): dict.get,
+    ("containsKey", 1): lambda mapping, key: key in mapping,
+    ("keySet", 0): lambda mapping: list(mapping.keys()),
+    ("values", 0): lambda mapping: list(mapping.values()),
+    ("size", 0): len,
+    ("isEmpty", 0): lambda mapping: not mapping,
+}
+
+
 def _list_method(name: str, items: list[Any], args: tuple[Any, ...]) -> Any:
-    if name == "size" and not args:
-        return len(items)
-    if name == "isEmpty" and not args:
-        return not items
-    if name == "get" and len(args) == 1 and type(args[0]) is int:
-        if not 0 <= args[0] < len(items):
-            raise VelocityRuntimeError(
-                f"IndexOutOfBoundsException: index {args[0]}, size {len(items)}"
-            )
-        return items[args[0]]
-    if name == "contains" and len(args) == 1:
-        return any(_java_equals(item, args[0]) for item in items)
-    raise UnsupportedVtl(f"List.{name}() with {len(args)} argument(s) is not supported")
+    method = _LIST_METHODS.get((name, len(args)))
+    if method is None:
+        raise _unsupported("List", name, len(args))
+    return method(items, *args)
 
 
 def _map_method(name: str, mapping: dict[Any, Any], args: tuple[Any, ...]) -> Any:
-    if name == "get" and len(args) == 1:
-        return mapping.get(args[0])
-    if name == "containsKey" and len(args) == 1:
-        return args[0] in mapping
-    if name == "keySet" and not args:
-        return list(mapping.keys())
-    if name == "values" and not args:
-        return list(mapping.values())
-    if name == "size" and not args:
-        return len(mapping)
-    if name == "isEmpty" and not args:
-        return not mapping
-    raise UnsupportedVtl(f"Map.{name}() with {len(args)} argument(s) is not supported")
+    method = _MAP_METHODS.get((name, len(args)))
+    if method is None:
+        raise _unsupported("Map", name, len(args))
+    return method(mapping, *args)
 
 
 def _java_equals(left: object, right: object) -> bool:
@@ -268,6 +297,38 @@ def call_method(target: object, name: str, args: tuple[Any, ...]) -> Any:
             f"{type(target).__name__}.{name}() is not supported by the renderer (docs/vtl.md)"
         )
     return method(name, args)
+
+
+@dataclass(frozen=True)
+class FastPath:
+    """One case of call_method or get_property that depends only on exact types: for a target
+    of type `target` and arguments of types `parameters` (None: any), `function(target, *args)`
+    is what they would run. The compiler tests these at each call site, once the arguments are
+    known, and calls call_method/get_property for whatever else comes."""
+
+    target: type
+    parameters: tuple[type | None, ...]
+    function: Callable[..., Any]
+
+
+def method_fast_paths(name: str, arity: int) -> list[FastPath]:
+    """The fast paths of `$x.name(...)` with `arity` arguments, most specific first."""
+    paths = []
+    string_overloads = [types for n, types in _STRING_METHODS if n == name and len(types) == arity]
+    for types in sorted(string_overloads, key=lambda types: object in types):
+        method = _string_overload(name, types)
+        assert method is not None
+        parameters = tuple(None if kind is object else kind for kind in types)
+        paths.append(FastPath(str, parameters, method))
+    for kind, table in ((list, _LIST_METHODS), (dict, _MAP_METHODS)):
+        if (name, arity) in table:
+            paths.append(FastPath(kind, (None,) * arity, table[(name, arity)]))
+    return paths
+
+
+def property_fast_paths(name: str) -> list[FastPath]:
+    """The fast paths of `$x.name`: a map's entry (called as function(target, name))."""
+    return [FastPath(dict, (None,), dict.get)]
 
 
 def get_property(target: object, name: str) -> Any:

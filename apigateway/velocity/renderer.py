@@ -2,8 +2,9 @@
 
 `render(template, RenderInput(...))` gives a template the variables API Gateway gives it
 (`$input`, `$util`, `$context`, `$stageVariables`, defined here) and runs it compiled
-(compiler.py: airspeed_adapter.py parses, our closures evaluate with Java's semantics from
-java.py). A render either matches what API Gateway produces or raises:
+(airspeed_adapter.py parses, compiler.py compiles it to a Python function once per template
+text, values.py and java.py give its values Java's semantics). A render either matches what
+API Gateway produces or raises:
 
 - `UnsupportedVtl`: the template steps outside the subset documented in docs/vtl.md. A test
   failure, never an answer.
@@ -26,7 +27,7 @@ from beekeeper.apigateway.velocity.airspeed_adapter import parse
 from beekeeper.apigateway.velocity.compiler import (
     MAX_FOREACH_ITERATIONS,
     OVERRIDES,
-    Stmt,
+    Template,
     compile_template,
 )
 from beekeeper.apigateway.velocity.java import UnsupportedVtl, VelocityRuntimeError, VtlRenderError
@@ -258,15 +259,17 @@ class _Record:
 
 
 _UTIL = _Util()
+# The names of the variables API Gateway provides a template (render_response gives them).
+PROVIDED = ("input", "util", "context", "stageVariables")
 
 
 # -- compile once, render many times ---------------------------------------------------------
 
 
 @functools.lru_cache(maxsize=64)
-def _compile(template: str) -> Stmt:
+def _compile(template: str) -> Template:
     """Parsed, checked and compiled once per template text."""
-    return compile_template(parse(template))
+    return compile_template(parse(template), PROVIDED)
 
 
 @dataclass(frozen=True)
@@ -288,16 +291,17 @@ def render_response(template: str, data: RenderInput) -> Rendered:
     $context.responseOverride.header.<Name>."""
     compiled = _compile(template)
     overrides: dict[str, Any] = {}
-    provided = {
-        "input": _Input(data),
-        "util": _UTIL,
-        "context": _Record("$context", data.context),
-        "stageVariables": dict(data.stage_variables),
-        OVERRIDES: overrides,
-    }
+    variables = (
+        _Input(data),
+        _UTIL,
+        _Record("$context", data.context),
+        dict(data.stage_variables),
+    )
+    provided: dict[str, Any] = dict(zip(PROVIDED, variables, strict=True))
+    provided[OVERRIDES] = overrides
     out: list[str] = []
     try:
-        compiled([provided, {}], out)
+        compiled(provided, out)
     except VtlRenderError:
         raise
     except Exception as error:  # a gap in the compiler's checks: never an answer

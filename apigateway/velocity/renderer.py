@@ -247,20 +247,38 @@ class _Record:
 
     def __init__(self, label: str, fields: Mapping[str, Any]) -> None:
         self._label = label
-        self._fields = {
-            key: _Record(f"{label}.{key}", value) if isinstance(value, Mapping) else value
-            for key, value in fields.items()
-        }
+        self._fields = dict(fields)
+        # A nested mapping becomes a record when first read (most renders read one or two
+        # fields), the same record each time it is read.
+        self._records: dict[str, _Record] = {}
 
     def vtl_property(self, name: str) -> Any:
         if name not in self._fields:
             raise UnsupportedVtl(f"{self._label}.{name} is not provided by the renderer")
-        return self._fields[name]
+        value = self._fields[name]
+        if not isinstance(value, Mapping):
+            return value
+        if name not in self._records:
+            self._records[name] = _Record(f"{self._label}.{name}", value)
+        return self._records[name]
 
 
 _UTIL = _Util()
-# The names of the variables API Gateway provides a template (render_response gives them).
-PROVIDED = ("input", "util", "context", "stageVariables")
+
+
+def _provided(data: RenderInput, overrides: dict[str, Any]) -> dict[str, Any]:
+    """The variables API Gateway provides a template, by name, and where its overrides go."""
+    return {
+        "input": _Input(data),
+        "util": _UTIL,
+        "context": _Record("$context", data.context),
+        "stageVariables": dict(data.stage_variables),
+        OVERRIDES: overrides,
+    }
+
+
+# The compiler starts every other name of a template as null.
+PROVIDED = frozenset(_provided(RenderInput(), {})) - {OVERRIDES}
 
 
 # -- compile once, render many times ---------------------------------------------------------
@@ -291,14 +309,7 @@ def render_response(template: str, data: RenderInput) -> Rendered:
     $context.responseOverride.header.<Name>."""
     compiled = _compile(template)
     overrides: dict[str, Any] = {}
-    variables = (
-        _Input(data),
-        _UTIL,
-        _Record("$context", data.context),
-        dict(data.stage_variables),
-    )
-    provided: dict[str, Any] = dict(zip(PROVIDED, variables, strict=True))
-    provided[OVERRIDES] = overrides
+    provided = _provided(data, overrides)
     out: list[str] = []
     try:
         compiled(provided, out)

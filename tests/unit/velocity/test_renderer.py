@@ -209,6 +209,12 @@ def test_context_and_stage_variables() -> None:
     assert rendered == "1700000000123 192.0.2.1 stage"
 
 
+def test_a_nested_context_object_is_one_object_within_a_render() -> None:
+    # As in Java, where $context.identity is one object: a list holding it contains it.
+    template = "#set($held = [$context.identity])$held.contains($context.identity)"
+    assert run(template, context={"identity": {"sourceIp": "192.0.2.1"}}) == "true"
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [

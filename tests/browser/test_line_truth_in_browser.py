@@ -296,9 +296,16 @@ def test_after_a_reset_the_last_events_page_says_the_place_is_gone_and_joins_ane
     wait_for(page, "notice-title", str(EN["resetTitle"]), REACHES_MS)
     link = page.get_by_role("link", name=str(EN["joinLink"]))
     assert link.get_attribute("href") == room.urls["marketing URL"]
+    last_events_page = page.url
     link.click()
-    # A new place, after every place of the last event (or straight into the shop).
-    page.wait_for_url(re.compile(r".*(/room#turn=\d+|/)$"), timeout=30_000)
+    # A new place, after every place of the last event (or straight into the shop). The wait
+    # is for another address than the last event's page: that one matches the pattern too,
+    # and a busy machine is still on it a moment after the click.
+    arrived = re.compile(r".*(/room#turn=\d+|/)$")
+    page.wait_for_url(
+        lambda url: url != last_events_page and arrived.fullmatch(url) is not None,
+        timeout=30_000,
+    )
     if "#turn=" in page.url:
         assert int(page.url.rsplit("=", 1)[1]) > turn
 

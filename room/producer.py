@@ -204,7 +204,12 @@ class Producer:
             # later, through the page; nobody reaches the shop without a ticket.
             off = not snapshot.config.enabled
             visit = returning_visit(
-                event, dynamodb=self.dynamodb, table=self.table, snapshot=snapshot, now=self.clock()
+                event,
+                dynamodb=self.dynamodb,
+                table=self.table,
+                settings=self.settings,
+                snapshot=snapshot,
+                now=self.clock(),
             )
             if visit.way is Way.SHOP and visit.token is not None:
                 if as_json:  # the ticket in the answer, never in a URL

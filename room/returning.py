@@ -17,9 +17,12 @@ say about the same cookie:
 
 "Well-formed" is `cookies.read_token`, the rule /polling applies; "unknown" is
 `core.polling.is_unknown`, the rule the /polling template is held to. The room's counters come
-from the producer's cached snapshot. The only extra call is one GetItem of the visitor's item,
-for returning visitors only (a new visitor still costs two calls). If that read fails, the
-visitor keeps their place: a lost place is worse than a page that asks again.
+from the producer's cached snapshot. A returning visitor costs one GetItem of their item (a new
+visitor still costs two calls); one found still in line costs a second, a consistent read of
+the config item: the cached snapshot may be up to CONFIG_FRESH_SECONDS older than a
+`beekeeper reset` that the visitor's page already showed, and that page sends them here for a
+new place. If a read fails, the visitor keeps their place: a lost place is worse than a page
+that asks again.
 """
 
 from __future__ import annotations
@@ -27,15 +30,16 @@ from __future__ import annotations
 import enum
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from beekeeper.core.datamodel import STATE_ENDED, STATE_LEFT, TICKET_ATTRIBUTE, Token, visitor_key
 from beekeeper.core.polling import is_before_reset, is_unknown
+from beekeeper.core.settings import RoomSettings
 from beekeeper.core.tickets import TICKET_PATTERN
 from beekeeper.room.cookies import token_from_request
 from beekeeper.room.prequeue import read_prequeue_item
-from beekeeper.room.room_state import Item, RoomSnapshot, key, read_number
+from beekeeper.room.room_state import Item, RoomSnapshot, key, read_config, read_number
 
 log = logging.getLogger("beekeeper.producer")
 
@@ -84,7 +88,13 @@ def stored_ticket(visitor: Item) -> str | None:
 
 
 def returning_visit(
-    event: Mapping[str, Any], *, dynamodb: Any, table: str, snapshot: RoomSnapshot, now: float
+    event: Mapping[str, Any],
+    *,
+    dynamodb: Any,
+    table: str,
+    settings: RoomSettings,
+    snapshot: RoomSnapshot,
+    now: float,
 ) -> Visit:
     """The visit a marketing-link request is: new, or a returning visitor's (see the table)."""
     token = token_from_request(event)
@@ -96,6 +106,14 @@ def returning_visit(
         log.exception("could not read a returning visitor's admission; they keep their place")
         return Visit(Way.KEEP_PLACE, token, "unreadable")
     visit = classify(token, visitor, snapshot, now)
+    if visit.reason == "waiting":
+        # Only a reset newer than the cached snapshot can change this verdict.
+        try:
+            config = read_config(dynamodb, table, settings)
+        except Exception:
+            log.exception("could not read the room's config; a returning visitor keeps the place")
+            return visit
+        visit = classify(token, visitor, replace(snapshot, config=config), now)
     if visit.reason == "unknown" and snapshot.draw.state:
         # A pre-queue visitor's ordinal says nothing about their drawn place: keep it.
         try:

@@ -115,6 +115,24 @@ def test_a_place_from_before_the_last_reset_gets_a_new_place(aws: Aws, clock: Fa
     assert metrics.counts == {"Arrivals": 1, "Rejoined": 1}
 
 
+def test_a_reset_newer_than_the_producers_cached_config_gives_a_new_place(
+    aws: Aws, clock: FakeClock
+) -> None:
+    """The page shows a reset as soon as /polling sees it and sends the visitor to the link:
+    the producer's snapshot, read before the reset and fresh for seconds yet, must not send
+    them back to the page whose place is gone."""
+    metrics = Counted()
+    p = producer(aws, clock, metrics=metrics, rate=60)
+    p.handle({"httpMethod": "GET", "path": "/beekeeper", "headers": {}})  # config cached
+    aws.queue_bodies()
+    write_config(aws.dynamodb, aws.table, room(), now=clock(), reset_ordinal=TOKEN.ordinal)
+    response = click(p, TOKEN)  # the same moment: the cached snapshot is still fresh
+    fresh = new_cookie(response)
+    assert fresh is not None and fresh != str(TOKEN)
+    assert response["headers"]["Location"] == f"room#turn={Token.parse(fresh).ordinal}"  # type: ignore[union-attr]
+    assert metrics.counts == {"Arrivals": 2, "Rejoined": 1}
+
+
 def test_a_visitor_still_in_line_keeps_their_place(aws: Aws, clock: FakeClock) -> None:
     margin = polling.unknown_margin(60)
     aws.dynamodb.put_item(
@@ -128,18 +146,29 @@ def test_a_visitor_still_in_line_keeps_their_place(aws: Aws, clock: FakeClock) -
     assert metrics.counts == {}
 
 
+@pytest.mark.parametrize(
+    ("read_before", "logged"),
+    [
+        (0, "they keep their place"),  # the visitor's item
+        (1, "a returning visitor keeps the place"),  # the config, for a visitor still in line
+    ],
+    ids=["visitor", "config"],
+)
 def test_a_failed_read_keeps_the_visitors_place(
-    aws: Aws, clock: FakeClock, caplog: pytest.LogCaptureFixture
+    aws: Aws, clock: FakeClock, caplog: pytest.LogCaptureFixture, read_before: int, logged: str
 ) -> None:
     p = producer(aws, clock, metrics=Counted(), rate=60)
     p.handle({"httpMethod": "GET", "path": "/beekeeper", "headers": {}})  # config cached
     aws.queue_bodies()
     with Stubber(aws.dynamodb) as stubber:
+        for _ in range(read_before):
+            stubber.add_response("get_item", {})  # the visitor's item: none, still in line
         stubber.add_client_error("get_item", "ProvisionedThroughputExceededException")
         response = click(p, TOKEN)
+        stubber.assert_no_pending_responses()
     assert response["headers"]["Location"] == f"room#turn={TOKEN.ordinal}"
     assert new_cookie(response) is None
-    assert any("keep their place" in r.message for r in caplog.records)
+    assert any(logged in r.message for r in caplog.records)
 
 
 @pytest.mark.parametrize(

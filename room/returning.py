@@ -19,10 +19,11 @@ say about the same cookie:
 `core.polling.is_unknown`, the rule the /polling template is held to. The room's counters come
 from the producer's cached snapshot. A returning visitor costs one GetItem of their item (a new
 visitor still costs two calls); one found still in line costs a second, a consistent read of
-the config item: the cached snapshot may be up to CONFIG_FRESH_SECONDS older than a
-`beekeeper reset` that the visitor's page already showed, and that page sends them here for a
-new place. If a read fails, the visitor keeps their place: a lost place is worse than a page
-that asks again.
+the config item (a GetItem with ConsistentRead "always returns the last updated value": Amazon
+DynamoDB API Reference, GetItem; the local store's reads all do): the cached snapshot may be up
+to CONFIG_FRESH_SECONDS older than a `beekeeper reset` that the visitor's page already showed,
+and that page sends them here for a new place. If a read fails, the visitor keeps their place:
+a lost place is worse than a page that asks again.
 """
 
 from __future__ import annotations
